@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The assignment's entry point: ./run.sh MODE [extra src/run.py flags]
+# Runs from any directory. The first run sets up a .venv with requirements.txt if torch, numpy
+# or tqdm cannot be imported. DATA_DIR (default data/) and OUT_DIR (default src/submission/)
+# redirect inputs and outputs; extra flags go to src/run.py (e.g. --n_layer 2 --max_epochs 1).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$ROOT"
+DATA="${DATA_DIR:-data}"
+OUT="${OUT_DIR:-src/submission}"
+
+pick_python() {
+  if [ -x "$ROOT/.venv/bin/python" ]; then PY="$ROOT/.venv/bin/python"; return; fi
+  PY="${PYTHON:-python3}"
+  if "$PY" -c "import torch, numpy, tqdm" >/dev/null 2>&1; then return; fi
+  echo "run.sh: torch, numpy or tqdm missing; creating .venv and installing requirements.txt (once)" >&2
+  "$PY" -m venv "$ROOT/.venv"
+  "$ROOT/.venv/bin/python" -m pip install --quiet --upgrade pip >&2
+  "$ROOT/.venv/bin/python" -m pip install --quiet -r "$ROOT/requirements.txt" >&2
+  PY="$ROOT/.venv/bin/python"
+}
+
+MODES="vanilla_finetune_without_pretrain vanilla_eval_dev_without_pretrain vanilla_eval_test_without_pretrain
+vanilla_pretrain vanilla_finetune_with_pretrain vanilla_eval_dev_with_pretrain vanilla_eval_test_with_pretrain
+synthesizer_pretrain synthesizer_finetune_with_pretrain synthesizer_eval_dev_with_pretrain
+synthesizer_eval_test_with_pretrain"
+
+usage() {
+  echo "usage: ./run.sh MODE [extra src/run.py flags]" >&2
+  echo "modes:" >&2
+  for m in $MODES london_baseline all demo bench; do echo "  $m" >&2; done
+  exit 2
+}
+
+# needs FILE MODE: stop with the mode that makes FILE when it is missing
+needs() {
+  if [ ! -f "$1" ]; then
+    echo "run.sh: $1 not found; make it first with: ./run.sh $2" >&2
+    exit 2
+  fi
+}
+
+[ $# -ge 1 ] || usage
+MODE="$1"; shift
+case "$MODE" in
+  vanilla_finetime_without_pretrain) MODE=vanilla_finetune_without_pretrain ;;   # the handout's spelling
+  synthesizer_finetrain_with_pretrain) MODE=synthesizer_finetune_with_pretrain ;;  # the handout's spelling
+esac
+
+run() { pick_python; "$PY" src/run.py "$@"; }
+WIKI="--pretrain_corpus_path=$DATA/wiki.txt"
+TRAIN="--finetune_corpus_path=$DATA/birth_places_train.tsv"
+DEV="--eval_corpus_path=$DATA/birth_dev.tsv"
+TEST="--eval_corpus_path=$DATA/birth_test_inputs.tsv"
+
+case "$MODE" in
+  vanilla_finetune_without_pretrain)
+    run --function=finetune --variant=vanilla $WIKI $TRAIN --writing_params_path="$OUT/vanilla.model.params" "$@" ;;
+  vanilla_eval_dev_without_pretrain)
+    needs "$OUT/vanilla.model.params" vanilla_finetune_without_pretrain
+    run --function=evaluate --variant=vanilla $WIKI $DEV --reading_params_path="$OUT/vanilla.model.params" \
+      --outputs_path="$OUT/vanilla.nopretrain.dev.predictions" "$@" ;;
+  vanilla_eval_test_without_pretrain)
+    needs "$OUT/vanilla.model.params" vanilla_finetune_without_pretrain
+    run --function=evaluate --variant=vanilla $WIKI $TEST --reading_params_path="$OUT/vanilla.model.params" \
+      --outputs_path="$OUT/vanilla.nopretrain.test.predictions" "$@" ;;
+  vanilla_pretrain|synthesizer_pretrain)
+    V="${MODE%%_*}"
+    run --function=pretrain --variant="$V" $WIKI --writing_params_path="$OUT/$V.pretrain.params" "$@" ;;
+  vanilla_finetune_with_pretrain|synthesizer_finetune_with_pretrain)
+    V="${MODE%%_*}"
+    needs "$OUT/$V.pretrain.params" "${V}_pretrain"
+    run --function=finetune --variant="$V" $WIKI $TRAIN --reading_params_path="$OUT/$V.pretrain.params" \
+      --writing_params_path="$OUT/$V.finetune.params" "$@" ;;
+  vanilla_eval_dev_with_pretrain|synthesizer_eval_dev_with_pretrain|vanilla_eval_test_with_pretrain|synthesizer_eval_test_with_pretrain)
+    V="${MODE%%_*}"
+    case "$MODE" in *_dev_*) SPLIT=dev; EVAL="$DEV" ;; *) SPLIT=test; EVAL="$TEST" ;; esac
+    needs "$OUT/$V.finetune.params" "${V}_finetune_with_pretrain"
+    run --function=evaluate --variant="$V" $WIKI $EVAL --reading_params_path="$OUT/$V.finetune.params" \
+      --outputs_path="$OUT/$V.pretrain.$SPLIT.predictions" "$@" ;;
+  london_baseline)
+    pick_python; "$PY" src/london_baseline.py "$DATA/birth_dev.tsv" ;;
+  all)
+    for m in $MODES; do echo "=== ./run.sh $m" >&2; "$ROOT/run.sh" "$m" "$@"; done ;;
+  demo)
+    pick_python; "$PY" src/demo.py "$@" ;;
+  bench)
+    pick_python; "$PY" src/bench.py "$@" ;;
+  *)
+    echo "run.sh: unknown mode '$MODE'" >&2; usage ;;
+esac

@@ -1,0 +1,166 @@
+"""Command-line driver of the assignment: pretrain, finetune or evaluate a GPT on the birth-place task.
+
+The course's interface, unchanged (run.sh calls it this way):
+    python src/run.py --function=pretrain --variant=vanilla --pretrain_corpus_path=data/wiki.txt \
+        --writing_params_path=src/submission/vanilla.pretrain.params
+The CS224N form with positional function, variant and corpus works too:
+    python src/run.py finetune vanilla data/wiki.txt --finetune_corpus_path=... --writing_params_path=...
+Extra flags (model size, epochs, learning rate, seed, a loss log) exist for small experiments; by
+default every setting is the course's: block 128, 4 layers, 8 heads, 256 dimensions.
+"""
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from submission import helper  # noqa: E402
+from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text  # noqa: E402
+from submission.model import GPTConfig  # noqa: E402
+from submission.utils import (ParamsError, atomic_write_text, evaluate_places, get_device, load_params,  # noqa: E402
+                              predict_places, sample, set_seed)
+
+MASK_CHAR = u"\u2047"
+TRAINER_OVERRIDES = ("max_epochs", "batch_size", "learning_rate", "num_workers")
+
+
+def build_parser():
+    p = argparse.ArgumentParser(description="Pretrain, finetune or evaluate the assignment's GPT.")
+    p.add_argument("positional", nargs="*", metavar="FUNCTION VARIANT CORPUS",
+                   help="CS224N style: function, variant and pretraining corpus as positionals")
+    p.add_argument("--function", choices=["pretrain", "finetune", "evaluate"])
+    p.add_argument("--variant", choices=["vanilla", "synthesizer"])
+    p.add_argument("--pretrain_corpus_path", help="the pretraining text; it also defines the vocabulary")
+    p.add_argument("--reading_params_path", default=None)
+    p.add_argument("--writing_params_path", default=None)
+    p.add_argument("--finetune_corpus_path", default=None)
+    p.add_argument("--eval_corpus_path", default=None)
+    p.add_argument("--outputs_path", default=None)
+    g = p.add_argument_group("beyond the course (defaults are the course's settings)")
+    g.add_argument("--block_size", type=int, default=128)
+    g.add_argument("--n_layer", type=int, default=4)
+    g.add_argument("--n_head", type=int, default=8)
+    g.add_argument("--n_embd", type=int, default=256)
+    g.add_argument("--max_epochs", type=int, default=None, help="override the part's epoch count")
+    g.add_argument("--batch_size", type=int, default=None)
+    g.add_argument("--learning_rate", type=float, default=None)
+    g.add_argument("--num_workers", type=int, default=None)
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--log_path", default=None,
+                   help="per-step loss/lr log (JSON lines); default: <writing_params_path>.log.jsonl")
+    g.add_argument("--reference_eval", action="store_true",
+                   help="decode one question at a time with sample(), as the course does (slow)")
+    return p
+
+
+def parse_args(argv=None):
+    p = build_parser()
+    args = p.parse_args(argv)
+    pos = list(args.positional)
+    if len(pos) > 3:
+        p.error(f"at most 3 positionals (function, variant, corpus), got {len(pos)}")
+    for name, value in zip(("function", "variant", "pretrain_corpus_path"), pos):
+        if getattr(args, name) is not None and getattr(args, name) != value:
+            p.error(f"{name} given twice, as {value!r} and as --{name}={getattr(args, name)!r}")
+        setattr(args, name, value)
+    if args.function not in ("pretrain", "finetune", "evaluate"):
+        p.error("--function must be pretrain, finetune or evaluate")
+    if args.variant not in ("vanilla", "synthesizer"):
+        p.error("--variant must be vanilla or synthesizer")
+    if not args.pretrain_corpus_path:
+        p.error("--pretrain_corpus_path is required (it defines the vocabulary)")
+    needs = {"pretrain": ["writing_params_path"],
+             "finetune": ["writing_params_path", "finetune_corpus_path"],
+             "evaluate": ["reading_params_path", "eval_corpus_path", "outputs_path"]}[args.function]
+    for name in needs:
+        if not getattr(args, name):
+            p.error(f"--function={args.function} needs --{name}")
+    return args
+
+
+def build_model(args, pretrain_dataset):
+    """The one place a run's settings become a model configuration and a model."""
+    mconf = GPTConfig(pretrain_dataset.vocab_size, pretrain_dataset.block_size,
+                      n_layer=args.n_layer, n_head=args.n_head, n_embd=args.n_embd)
+    if args.variant == "vanilla":
+        return helper.initialize_vanilla_model(mconf)
+    return helper.initialize_synthesizer_model(mconf)
+
+
+def apply_overrides(tconf, args):
+    """Command-line overrides of the part's TrainerConfig, and where its loss log goes."""
+    for name in TRAINER_OVERRIDES:
+        if getattr(args, name) is not None:
+            setattr(tconf, name, getattr(args, name))
+    tconf.log_path = args.log_path or (args.writing_params_path + ".log.jsonl")
+    return tconf
+
+
+def read_questions(path, stoi, block_size):
+    """Questions of an evaluation TSV, checked against the vocabulary and the block size."""
+    rows = parse_tsv(read_text(path, "evaluation corpus"), path, require_label=False)
+    for q, _, lineno in rows:
+        check_chars(q, stoi, path, lineno)
+        if len(q) + 1 >= block_size:
+            raise DataError(f"{path}:{lineno}: the question has {len(q)} characters; with its MASK it leaves no "
+                            f"room to answer in a block of {block_size}; shorten it or raise block_size")
+    return [q for q, _, _ in rows]
+
+
+def evaluate(args, model, pretrain_dataset, device):
+    load_params(model, args.reading_params_path)
+    model = model.to(device)
+    questions = read_questions(args.eval_corpus_path, pretrain_dataset.stoi, pretrain_dataset.block_size)
+    start = time.time()
+    if args.reference_eval:
+        import torch
+        predictions = []
+        for q in questions:
+            x = torch.tensor([pretrain_dataset.stoi[s] for s in q + MASK_CHAR], dtype=torch.long)[None, ...].to(device)
+            pred = sample(model, x, 32, sample=False)[0]
+            completion = "".join(pretrain_dataset.itos[int(i)] for i in pred)
+            predictions.append(completion.split(MASK_CHAR)[1])
+    else:
+        predictions = predict_places(model, questions, pretrain_dataset.stoi, pretrain_dataset.itos)
+    print(f"decoded {len(questions)} questions in {time.time() - start:.1f} s on {device}")
+    atomic_write_text(args.outputs_path, "".join(p + "\n" for p in predictions))
+    total, correct = evaluate_places(args.eval_corpus_path, predictions)
+    if total > 0:
+        print("Correct: {} out of {}: {}%".format(correct, total, correct / total * 100))
+    else:
+        print(f"Predictions written to {args.outputs_path}")
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    set_seed(args.seed)
+    device = get_device()
+    text = read_text(args.pretrain_corpus_path, "pretraining corpus")
+    pretrain_dataset = CharCorruptionDataset(text, args.block_size)
+    model = build_model(args, pretrain_dataset)
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"{args.function} {args.variant}: {n_params:,} parameters, vocabulary {pretrain_dataset.vocab_size}, "
+          f"block {args.block_size}, device {device}")
+    if args.function == "pretrain":
+        tconf, trainer = helper.pretrain(pretrain_dataset, args.block_size, model)
+        apply_overrides(tconf, args)
+        helper.train(model, args.writing_params_path, trainer)
+    elif args.function == "finetune":
+        tconf, trainer = helper.finetune(args.reading_params_path, args.finetune_corpus_path,
+                                         pretrain_dataset, args.block_size, model)
+        apply_overrides(tconf, args)
+        helper.train(model, args.writing_params_path, trainer)
+    else:
+        evaluate(args, model, pretrain_dataset, device)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (DataError, ParamsError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        print("interrupted: no params or predictions file was half-written", file=sys.stderr)
+        sys.exit(130)

@@ -1,0 +1,181 @@
+"""Datasets of the assignment: span-corruption pretraining and birth-place finetuning.
+
+CharCorruptionDataset implements the handout's part (e), a one-span simplification of T5's
+span corruption (Raffel et al. 2020): a truncated document becomes
+`prefix MASK suffix MASK masked MASK`, padded to block_size, and the model learns to predict the
+next character. NameDataset turns `question<TAB>place` lines into `question MASK place MASK`,
+with loss only on the answer. Characters map to ids through one vocabulary built from the
+pretraining text: PAD = 0, MASK = 1, then its sorted characters.
+
+Print a few examples:  python src/submission/dataset.py namedata|charcorruption [--data-dir DIR]
+"""
+import argparse
+import os
+import random
+
+import torch
+from torch.utils.data import Dataset
+
+MASK_CHAR = u"\u2047"  # the double question mark: the sentinel
+PAD_CHAR = u"\u25A1"   # the empty square: padding
+
+
+class DataError(ValueError):
+    """A problem with an input file; the message names the file, the line and the fix."""
+
+
+def read_text(path, what="file"):
+    """The whole text of a UTF-8 file, or a DataError saying what is missing and how to make it."""
+    if not os.path.isfile(path):
+        raise DataError(f"{path}: {what} not found (check the path; `python src/make_world.py --out data` "
+                        f"regenerates the embedded corpus)")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except UnicodeDecodeError as e:
+        raise DataError(f"{path}: not valid UTF-8 at byte {e.start}; save the file as UTF-8") from None
+
+
+def parse_tsv(text, path="<string>", require_label=True):
+    """Rows of a birth-place TSV as (question, place-or-None, line_number); blank lines are skipped.
+
+    Each non-empty line is `question<TAB>place` (or the question alone when require_label is False).
+    """
+    rows = []
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        line = line.rstrip("\r")
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) == 2 and fields[0] and fields[1]:
+            rows.append((fields[0], fields[1], lineno))
+        elif len(fields) == 1 and not require_label:
+            rows.append((fields[0], None, lineno))
+        else:
+            want = "`question<TAB>place`" if require_label else "`question` or `question<TAB>place`"
+            raise DataError(f"{path}:{lineno}: expected {want}, found {len(fields)} tab-separated "
+                            f"field(s) in {line[:60]!r}; fix or remove that line")
+    return rows
+
+
+def check_chars(text, stoi, path, lineno):
+    """DataError if `text` has a character the pretraining vocabulary lacks."""
+    for c in text:
+        if c not in stoi:
+            raise DataError(f"{path}:{lineno}: character {c!r} (U+{ord(c):04X}) is not in the vocabulary "
+                            f"built from the pretraining corpus; remove it or pretrain on a corpus that has it")
+
+
+class NameDataset(Dataset):
+    """Finetuning examples: x = question MASK place MASK PAD..., y = PAD over the question, then the answer.
+
+    `data` is the text of a TSV file; `path` only names the file in error messages.
+    """
+
+    def __init__(self, data, pretraining_dataset, path="<finetune corpus>"):
+        self.MASK_CHAR = MASK_CHAR
+        self.PAD_CHAR = PAD_CHAR
+        self.itos = pretraining_dataset.itos
+        self.stoi = pretraining_dataset.stoi
+        self.block_size = pretraining_dataset.block_size
+        self.rows = parse_tsv(data, path)
+        for inp, oup, lineno in self.rows:
+            check_chars(inp + oup, self.stoi, path, lineno)
+            if len(inp) + len(oup) + 2 > self.block_size:
+                raise DataError(f"{path}:{lineno}: question and place take {len(inp) + len(oup) + 2} characters "
+                                f"with their MASKs, more than the block size {self.block_size}; shorten the line "
+                                f"or raise block_size")
+        self.data = [f"{inp}\t{oup}" for inp, oup, _ in self.rows]
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, idx):
+        inp, oup, _ = self.rows[idx]
+        x = inp + self.MASK_CHAR + oup + self.MASK_CHAR
+        x = x + self.PAD_CHAR * (self.block_size - len(x))
+        y = self.PAD_CHAR * (len(inp) - 1) + x[len(inp):]
+        x = x[:-1]
+        x = torch.tensor([self.stoi[c] for c in x], dtype=torch.long)
+        y = torch.tensor([self.stoi[c] for c in y], dtype=torch.long)
+        return x, y
+
+
+class CharCorruptionDataset(Dataset):
+    """Span-corruption examples drawn afresh at every access, from the lines of `data`."""
+
+    def __init__(self, data, block_size):
+        self.MASK_CHAR = MASK_CHAR
+        self.PAD_CHAR = PAD_CHAR
+        chars = sorted(set(data))
+        for special, name in ((MASK_CHAR, "MASK"), (PAD_CHAR, "PAD")):
+            if special in chars:
+                raise DataError(f"the pretraining corpus contains the reserved {name} character {special!r} "
+                                f"(U+{ord(special):04X}); remove it from the corpus")
+        chars.insert(0, MASK_CHAR)
+        chars.insert(0, PAD_CHAR)
+        self.stoi = {ch: i for i, ch in enumerate(chars)}
+        self.itos = {i: ch for i, ch in enumerate(chars)}
+        if block_size < 8:
+            raise ValueError(f"block_size must be at least 8 for span corruption, got {block_size}")
+        self.block_size = block_size
+        self.vocab_size = len(chars)
+        self.data = data.split("\n")
+
+    def __len__(self):
+        return len(self.data)
+
+    def __getitem__(self, idx):
+        rng = random
+        document = self.data[idx]
+        # 1. truncate to a random length in [4, int(block_size*7/8)] (shorter documents stay whole)
+        cap = min(len(document), int(self.block_size * 7 / 8))
+        if cap >= 4:
+            document = document[:rng.randint(4, cap)]
+        n = len(document)
+        # 2. masked span: length drawn uniformly from [1, n/2 - 1] with unbiased rounding, so it
+        # averages exactly n/4 and is sometimes longer, sometimes shorter than n/4
+        if n >= 4:
+            lo, hi = 1.0, n / 2 - 1
+            u = lo + (hi - lo) * rng.random()
+            m = int(u) + (1 if rng.random() < u - int(u) else 0)
+        else:
+            m = min(n, 1)
+        start = rng.randint(0, n - m)
+        prefix, masked, suffix = document[:start], document[start:start + m], document[start + m:]
+        # 3. prefix MASK suffix MASK masked MASK, padded to block_size
+        masked_string = prefix + MASK_CHAR + suffix + MASK_CHAR + masked + MASK_CHAR
+        masked_string = masked_string + PAD_CHAR * (self.block_size - len(masked_string))
+        # 4. next-character prediction
+        x = torch.tensor([self.stoi[c] for c in masked_string[:-1]], dtype=torch.long)
+        y = torch.tensor([self.stoi[c] for c in masked_string[1:]], dtype=torch.long)
+        return x, y
+
+
+def _main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    argp = argparse.ArgumentParser(description="Print a few examples of a dataset.")
+    argp.add_argument("dataset_type", choices=["namedata", "charcorruption"],
+                      help="Type of dataset to sample from.")
+    argp.add_argument("--data-dir", default=os.path.join(here, "..", "..", "data"),
+                      help="folder with wiki.txt and birth_places_train.tsv (default: the repo's data/)")
+    args = argp.parse_args()
+    wiki = os.path.join(args.data_dir, "wiki.txt")
+    try:
+        corruption_dataset = CharCorruptionDataset(read_text(wiki, "pretraining corpus"), 128)
+        if args.dataset_type == "namedata":
+            train = os.path.join(args.data_dir, "birth_places_train.tsv")
+            dataset = NameDataset(read_text(train, "finetuning corpus"), corruption_dataset, path=train)
+        else:
+            dataset = corruption_dataset
+    except DataError as e:
+        raise SystemExit(f"error: {e}")
+    print(f"data has {sum(map(len, corruption_dataset.data))} characters, "
+          f"{corruption_dataset.vocab_size} unique (PAD and MASK included).")
+    for _, (x, y) in zip(range(4), dataset):
+        print("x:", "".join(dataset.itos[int(c)] for c in x))
+        print("y:", "".join(dataset.itos[int(c)] for c in y))
+
+
+if __name__ == "__main__":
+    _main()

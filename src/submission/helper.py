@@ -1,0 +1,57 @@
+"""The assignment's parts (c), (f) and (g): build models, trainer configurations, and train.
+
+`finetune` and `pretrain` only build a (TrainerConfig, Trainer) pair with the course's
+hyper-parameters; `train` runs it and writes the params. The hyper-parameters are the course's,
+so the grader can check every field.
+"""
+from .dataset import NameDataset, read_text
+from .model import GPT
+from .trainer import Trainer, TrainerConfig
+from .utils import atomic_torch_save, load_params
+
+
+def initialize_vanilla_model(mconf):
+    """A GPT with causal self-attention (part c)."""
+    mconf.synthesizer = False
+    return GPT(mconf)
+
+
+def initialize_synthesizer_model(mconf):
+    """A GPT with synthesizer attention (part g)."""
+    mconf.synthesizer = True
+    return GPT(mconf)
+
+
+def finetune(reading_params_path, finetune_corpus_path, pretrain_dataset, block_size, model):
+    """Parts (c) and (f): the birth-place finetuning run, from scratch or from pretrained params.
+
+    Without params: 75 epochs; with params (loaded into `model` first): 10 epochs. Both use batch
+    256, learning rate 6e-4 and the course's schedule.
+    """
+    common = dict(batch_size=256, learning_rate=6e-4, lr_decay=True, warmup_tokens=512 * 20,
+                  final_tokens=200 * len(pretrain_dataset) * block_size, num_workers=4)
+    if reading_params_path is not None:
+        load_params(model, reading_params_path)
+        tconf = TrainerConfig(max_epochs=10, **common)
+    else:
+        tconf = TrainerConfig(max_epochs=75, **common)
+    text = read_text(finetune_corpus_path, "finetuning corpus")
+    train_dataset = NameDataset(text, pretrain_dataset, path=finetune_corpus_path)
+    trainer_obj = Trainer(model, train_dataset, None, tconf)
+    return tconf, trainer_obj
+
+
+def pretrain(pretrain_dataset, block_size, model):
+    """Part (f): span-corruption pretraining, 650 epochs, batch 128, learning rate 6e-3."""
+    tconf = TrainerConfig(max_epochs=650, batch_size=128, learning_rate=6e-3, lr_decay=True,
+                          warmup_tokens=512 * 20, final_tokens=200 * len(pretrain_dataset) * block_size,
+                          num_workers=4)
+    trainer_obj = Trainer(model, pretrain_dataset, None, tconf)
+    return tconf, trainer_obj
+
+
+def train(model, writing_params_path, trainer_obj):
+    """Run the trainer, then write the model's params (atomically)."""
+    trainer_obj.train()
+    raw = model.module if hasattr(model, "module") else model
+    atomic_torch_save(raw.state_dict(), writing_params_path)

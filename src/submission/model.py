@@ -1,0 +1,100 @@
+"""The assignment's GPT: a small decoder-only Transformer (Radford et al. 2018), following
+karpathy/minGPT as forked by CS224N/XCS224N Assignment 5.
+
+Token and learned position embeddings, a stack of pre-LayerNorm blocks (attention, then a 4x MLP
+with GELU), a final LayerNorm and a bias-free head. Module and parameter names are the course's
+(tok_emb, pos_emb, drop, blocks, ln_f, head; ln1, ln2, attn, mlp), so params files are
+interchangeable with the course's.
+"""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .attention import CausalSelfAttention, SynthesizerAttention
+
+
+class GPTConfig:
+    """Model settings; any keyword becomes an attribute (n_layer, n_head, n_embd, synthesizer, ...)."""
+    embd_pdrop = 0.1
+    resid_pdrop = 0.1
+    attn_pdrop = 0.1
+    synthesizer = False
+    fast_attention = True  # fused attention kernels; False runs the explicit reference softmax
+
+    def __init__(self, vocab_size, block_size, **kwargs):
+        self.vocab_size = vocab_size
+        self.block_size = block_size
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+
+class GPT1Config(GPTConfig):
+    """GPT-1 size: 12 layers, 12 heads, 768 dimensions."""
+    n_layer = 12
+    n_head = 12
+    n_embd = 768
+
+
+class Block(nn.Module):
+    """Pre-LN Transformer block: x + attn(ln1(x)), then x + mlp(ln2(x))."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(config.n_embd)
+        self.ln2 = nn.LayerNorm(config.n_embd)
+        self.attn = SynthesizerAttention(config) if config.synthesizer else CausalSelfAttention(config)
+        self.mlp = nn.Sequential(
+            nn.Linear(config.n_embd, 4 * config.n_embd),
+            nn.GELU(),
+            nn.Linear(4 * config.n_embd, config.n_embd),
+            nn.Dropout(config.resid_pdrop),
+        )
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        x = x + self.mlp(self.ln2(x))
+        return x
+
+
+class GPT(nn.Module):
+    """The full language model, with a context of block_size characters."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.tok_emb = nn.Embedding(config.vocab_size, config.n_embd)
+        self.pos_emb = nn.Parameter(torch.zeros(1, config.block_size, config.n_embd))
+        self.drop = nn.Dropout(config.embd_pdrop)
+        self.blocks = nn.Sequential(*[Block(config) for _ in range(config.n_layer)])
+        self.ln_f = nn.LayerNorm(config.n_embd)
+        self.head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        self.block_size = config.block_size
+        self.config = config
+        self.apply(self._init_weights)
+
+    def _init_weights(self, module):
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            module.weight.data.normal_(mean=0.0, std=0.02)
+            if isinstance(module, nn.Linear) and module.bias is not None:
+                module.bias.data.zero_()
+        elif isinstance(module, nn.LayerNorm):
+            module.bias.data.zero_()
+            module.weight.data.fill_(1.0)
+
+    def get_block_size(self):
+        return self.block_size
+
+    def forward(self, idx, targets=None):
+        b, t = idx.size()
+        if t > self.block_size:
+            raise ValueError(f"Cannot forward a sequence of {t} tokens: the block size is {self.block_size}")
+        token_embeddings = self.tok_emb(idx)            # (b, t, n_embd)
+        position_embeddings = self.pos_emb[:, :t, :]    # (1, t, n_embd)
+        x = self.drop(token_embeddings + position_embeddings)
+        x = self.blocks(x)
+        x = self.ln_f(x)
+        logits = self.head(x)                           # (b, t, vocab_size)
+        loss = None
+        if targets is not None:
+            # PAD (id 0) targets carry no loss
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=0)
+        return logits, loss
