@@ -130,6 +130,7 @@ def evaluate(args, model, pretrain_dataset, device):
         print("Correct: {} out of {}: {}%".format(correct, total, correct / total * 100))
     else:
         print(f"Predictions written to {args.outputs_path}")
+    return total, correct
 
 
 def main(argv=None):
@@ -152,7 +153,7 @@ def main(argv=None):
         apply_overrides(tconf, args)
         helper.train(model, args.writing_params_path, trainer)
     else:
-        evaluate(args, model, pretrain_dataset, device)
+        return evaluate(args, model, pretrain_dataset, device)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,125 @@
+"""Datasets: exact span-corruption properties over many draws, NameDataset alignment, input errors.
+
+Run:  python -m pytest -q tests/test_dataset.py
+"""
+import random
+import statistics
+
+import pytest
+import torch
+
+from submission.dataset import (MASK_CHAR, PAD_CHAR, CharCorruptionDataset, DataError, NameDataset,
+                                parse_tsv)
+
+LONG = "Ada Quill. " + "She was born in Lisbon and studied at the observatory of Porto for many years. " * 3
+CORPUS = "\n".join([LONG, "Bo Li. Born in Hanoi.", "abc", "", "x", "Zoë Ñandú. Née à Genève, morte à Paris. Where was she born? Geneva."])
+
+
+def decode(ds, t):
+    return "".join(ds.itos[int(i)] for i in t)
+
+
+@pytest.fixture(scope="module")
+def ds():
+    return CharCorruptionDataset(CORPUS, 128)
+
+
+def test_vocabulary(ds):
+    assert ds.stoi[PAD_CHAR] == 0 and ds.stoi[MASK_CHAR] == 1
+    chars = sorted(set(CORPUS))
+    assert [ds.itos[i] for i in range(2, ds.vocab_size)] == chars
+    assert ds.vocab_size == len(chars) + 2
+    assert len(ds) == len(CORPUS.split("\n")) == 6
+
+
+def test_reserved_characters_rejected():
+    with pytest.raises(DataError, match="MASK"):
+        CharCorruptionDataset("a" + MASK_CHAR, 16)
+
+
+def draws(ds, idx, n, seed=0):
+    random.seed(seed)
+    return [ds[idx] for _ in range(n)]
+
+
+def split_body(ds, x, y):
+    s = decode(ds, torch.cat([x[:1], y]))  # the whole masked_string
+    assert len(s) == ds.block_size
+    body = s.rstrip(PAD_CHAR)
+    assert PAD_CHAR not in body, "PAD only at the end"
+    assert body.count(MASK_CHAR) == 3 and body.endswith(MASK_CHAR)
+    prefix, suffix, masked, _ = body.split(MASK_CHAR)
+    return prefix, masked, suffix
+
+
+@pytest.mark.parametrize("idx", range(6))
+def test_span_corruption_structure(ds, idx):
+    doc = ds.data[idx]
+    for x, y in draws(ds, idx, 300):
+        assert x.dtype == torch.long and y.dtype == torch.long
+        assert x.shape == y.shape == (ds.block_size - 1,)
+        assert torch.equal(x[1:], y[:-1])
+        prefix, masked, suffix = split_body(ds, x, y)
+        truncated = prefix + masked + suffix
+        assert doc.startswith(truncated)
+        if len(doc) >= 4:
+            assert 4 <= len(truncated) <= int(ds.block_size * 7 / 8)
+            assert len(masked) >= 1
+        else:
+            assert truncated == doc
+
+
+def test_truncation_lengths_cover_the_range(ds):
+    seen = set()
+    for x, y in draws(ds, 0, 4000):
+        prefix, masked, suffix = split_body(ds, x, y)
+        seen.add(len(prefix + masked + suffix))
+    assert seen == set(range(4, int(128 * 7 / 8) + 1))
+
+
+def test_masked_length_averages_a_quarter(ds):
+    ratios, more, less = [], 0, 0
+    for x, y in draws(ds, 0, 6000):
+        prefix, masked, suffix = split_body(ds, x, y)
+        n = len(prefix + masked + suffix)
+        ratios.append(len(masked) / n)
+        more += len(masked) > n / 4
+        less += len(masked) < n / 4
+    assert abs(statistics.mean(ratios) - 0.25) < 0.01
+    assert more > 1000 and less > 1000
+
+
+def test_masked_span_position_varies(ds):
+    starts = {len(split_body(ds, x, y)[0]) for x, y in draws(ds, 0, 500)}
+    assert 0 in starts and len(starts) > 40
+
+
+def test_namedataset_alignment(ds):
+    text = "Where was Bo Li born?\tHanoi\nWhere was Zoë Ñandú born?\tGenève\n"
+    nd = NameDataset(text, ds)
+    assert len(nd) == 2
+    x, y = nd[1]
+    q, place = "Where was Zoë Ñandú born?", "Genève"
+    assert x.shape == y.shape == (127,)
+    xs, ys = decode(ds, x), decode(ds, y)
+    assert xs.startswith(q + MASK_CHAR + place + MASK_CHAR) and set(xs[len(q) + len(place) + 2:]) == {PAD_CHAR}
+    # y is PAD while the question is read; from the question's last character on it predicts
+    # MASK, the place, MASK, then PAD (no loss)
+    assert ys[:len(q) - 1] == PAD_CHAR * (len(q) - 1)
+    assert ys[len(q) - 1:len(q) + len(place) + 1] == MASK_CHAR + place + MASK_CHAR
+    for t in range(len(q) - 1, len(q) + len(place) + 1):  # targets are the next input character
+        assert y[t] == (x[t + 1] if t + 1 < len(x) else y[t])
+
+
+def test_tsv_errors_name_file_and_line(ds):
+    with pytest.raises(DataError, match=r"train\.tsv:2: expected"):
+        NameDataset("Where was Bo Li born?\tHanoi\nWhere was Bo Li born? Hanoi\n", ds, path="train.tsv")
+    with pytest.raises(DataError, match=r"train\.tsv:1: character 'X'"):
+        NameDataset("Where was Xu born?\tHanoi\n", ds, path="train.tsv")
+    with pytest.raises(DataError, match=r"train\.tsv:1: .*block size"):
+        NameDataset("Where was " + "a" * 130 + " born?\tHanoi\n", ds, path="train.tsv")
+
+
+def test_parse_tsv_unlabelled():
+    rows = parse_tsv("q1\nq2\n\n", "t.tsv", require_label=False)
+    assert rows == [("q1", None, 1), ("q2", None, 2)]

@@ -1,0 +1,172 @@
+"""Model and attention: the course's API, parameter counts, causality, the synthesizer equation,
+fast-path parity and an overfit batch.
+
+Run:  python -m pytest -q tests/test_model.py
+"""
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import submission
+from submission import GPT, GPTConfig, SynthesizerAttention
+
+
+def small_config(**kw):
+    base = dict(n_layer=2, n_head=2, n_embd=16, attn_pdrop=0.0, resid_pdrop=0.0, embd_pdrop=0.0)
+    base.update(kw)
+    return GPTConfig(20, 16, **base)
+
+
+def set_fast(model, fast):
+    for m in model.modules():
+        if hasattr(m, "fast"):
+            m.fast = fast
+
+
+def test_exports():
+    for name in ["GPT", "GPTConfig", "NameDataset", "CharCorruptionDataset", "Trainer", "TrainerConfig",
+                 "evaluate_places", "sample", "initialize_vanilla_model", "initialize_synthesizer_model",
+                 "finetune", "pretrain", "train", "SynthesizerAttention", "CausalSelfAttention"]:
+        assert hasattr(submission, name), name
+
+
+def test_config_defaults():
+    c = GPTConfig(10, 8, n_layer=1)
+    assert (c.vocab_size, c.block_size, c.n_layer) == (10, 8, 1)
+    assert c.embd_pdrop == c.resid_pdrop == c.attn_pdrop == 0.1 and c.synthesizer is False
+    g = submission.model.GPT1Config(10, 8)
+    assert (g.n_layer, g.n_head, g.n_embd) == (12, 12, 768)
+
+
+@pytest.mark.parametrize("synth,count", [(False, 3_323_392), (True, 3_076_988)])
+def test_parameter_counts_course_size(synth, count):
+    m = GPT(GPTConfig(256, 128, n_layer=4, n_head=8, n_embd=256, synthesizer=synth))
+    assert sum(p.numel() for p in m.parameters()) == count
+
+
+def test_state_dict_keys_are_the_courses():
+    v = GPT(small_config(n_layer=1)).state_dict()
+    assert list(v) == ["pos_emb", "tok_emb.weight", "blocks.0.ln1.weight", "blocks.0.ln1.bias",
+                       "blocks.0.ln2.weight", "blocks.0.ln2.bias", "blocks.0.attn.mask",
+                       "blocks.0.attn.key.weight", "blocks.0.attn.key.bias", "blocks.0.attn.query.weight",
+                       "blocks.0.attn.query.bias", "blocks.0.attn.value.weight", "blocks.0.attn.value.bias",
+                       "blocks.0.attn.proj.weight", "blocks.0.attn.proj.bias", "blocks.0.mlp.0.weight",
+                       "blocks.0.mlp.0.bias", "blocks.0.mlp.2.weight", "blocks.0.mlp.2.bias",
+                       "ln_f.weight", "ln_f.bias", "head.weight"]
+    s = GPT(small_config(n_layer=1, synthesizer=True)).state_dict()
+    assert [k for k in s if ".attn." in k] == [
+        "blocks.0.attn.w2", "blocks.0.attn.b2", "blocks.0.attn.mask", "blocks.0.attn.w1.weight",
+        "blocks.0.attn.w1.bias", "blocks.0.attn.value.weight", "blocks.0.attn.value.bias",
+        "blocks.0.attn.proj.weight", "blocks.0.attn.proj.bias"]
+    assert s["blocks.0.attn.w2"].shape == (8, 15) and s["blocks.0.attn.b2"].shape == (15,)
+
+
+def test_initialisation():
+    torch.manual_seed(0)
+    m = GPT(GPTConfig(256, 128, n_layer=2, n_head=8, n_embd=256))
+    assert torch.all(m.pos_emb == 0)
+    assert abs(m.head.weight.std().item() - 0.02) < 0.002
+    assert torch.all(m.blocks[0].attn.key.bias == 0) and torch.all(m.ln_f.weight == 1)
+    s = SynthesizerAttention(small_config())
+    assert s.w2.abs().max() <= 0.001 and torch.all(s.b2 == 0)
+
+
+def test_loss_ignores_pad():
+    torch.manual_seed(0)
+    m = GPT(small_config()).eval()
+    x = torch.randint(0, 20, (2, 10))
+    y = torch.randint(1, 20, (2, 10))
+    y[:, 5:] = 0
+    logits, loss = m(x, y)
+    ref = F.cross_entropy(logits[:, :5].reshape(-1, 20), y[:, :5].reshape(-1))
+    assert torch.allclose(loss, ref)
+
+
+@pytest.mark.parametrize("synth", [False, True])
+@pytest.mark.parametrize("fast", [False, True])
+def test_causality(synth, fast):
+    torch.manual_seed(0)
+    m = GPT(small_config(synthesizer=synth)).eval()
+    set_fast(m, fast)
+    x = torch.randint(0, 20, (3, 15))
+    x2 = x.clone()
+    x2[:, 9:] = (x2[:, 9:] + 1) % 20  # change the later tokens
+    a, _ = m(x)
+    b, _ = m(x2)
+    assert torch.allclose(a[:, :9], b[:, :9], atol=1e-6)
+    assert not torch.allclose(a[:, 9:], b[:, 9:])
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_fast_path_matches_reference(synth):
+    torch.manual_seed(0)
+    m = GPT(small_config(synthesizer=synth, n_embd=32, n_head=4)).eval()
+    for p in m.parameters():  # larger weights than the 0.02 init, so attention is not uniform
+        p.data.normal_(0, 0.3)
+    x = torch.randint(0, 20, (4, 15))
+    set_fast(m, True)
+    a, _ = m(x)
+    set_fast(m, False)
+    b, _ = m(x)
+    assert torch.allclose(a, b, atol=1e-4, rtol=1e-4)
+
+
+def synthesizer_reference(att, x):
+    """Handout equation (3), head by head, in plain loops of matrix products."""
+    B, T, C = x.shape
+    h = att.n_head
+    d = C // h
+    W1, b1 = att.w1.weight.t(), att.w1.bias      # X @ W1 + b1 = [X A_1 + b1_1, ..., X A_h + b1_h]
+    Wv, bv = att.value.weight.t(), att.value.bias
+    out = []
+    for i in range(h):
+        sl = slice(i * d, (i + 1) * d)
+        hidden = torch.relu(x @ W1[:, sl] + b1[sl])           # (B, T, d)
+        scores = hidden @ att.w2[:, :T] + att.b2[:T]          # (B, T, T)
+        causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+        scores = scores.masked_fill(~causal, float("-inf"))
+        out.append(torch.softmax(scores, dim=-1) @ (x @ Wv[:, sl] + bv[sl]))
+    return att.proj(torch.cat(out, dim=-1))
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_synthesizer_matches_equation(fast):
+    torch.manual_seed(0)
+    att = SynthesizerAttention(GPTConfig(10, 8, n_embd=6, n_head=3, attn_pdrop=0.0, resid_pdrop=0.0)).double().eval()
+    for p in att.parameters():
+        p.data.normal_(0, 1)
+    att.fast = fast
+    for T in (7, 4, 1):
+        x = torch.randn(2, T, 6, dtype=torch.float64)
+        assert torch.allclose(att(x), synthesizer_reference(att, x), atol=1e-8)
+
+
+def test_synthesizer_rejects_full_block():
+    att = SynthesizerAttention(GPTConfig(10, 8, n_embd=6, n_head=3))
+    with pytest.raises(ValueError, match="block_size - 1"):
+        att(torch.randn(1, 8, 6))
+
+
+def test_block_size_enforced():
+    m = GPT(small_config())
+    with pytest.raises(ValueError, match="block size"):
+        m(torch.zeros(1, 17, dtype=torch.long))
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_overfits_one_batch(synth):
+    torch.manual_seed(0)
+    m = GPT(small_config(synthesizer=synth, n_embd=32, n_head=4))
+    x = torch.randint(1, 20, (4, 15))
+    y = torch.roll(x, -1, dims=1)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-2)
+    first = None
+    for _ in range(150):
+        _, loss = m(x, y)
+        first = first if first is not None else loss.item()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert first > math.log(20) - 0.5 and loss.item() < 0.1

@@ -1,0 +1,88 @@
+"""Trainer: the course's learning-rate schedule at chosen token counts, parameter groups, the
+token counter, the per-step log and checkpoints.
+
+Run:  python -m pytest -q tests/test_trainer.py
+"""
+import json
+import math
+
+import pytest
+import torch
+from torch.utils.data import TensorDataset
+
+from submission import GPT, GPTConfig, Trainer, TrainerConfig
+from submission.trainer import lr_multiplier
+
+
+def test_defaults_are_the_courses():
+    c = TrainerConfig()
+    assert (c.max_epochs, c.batch_size, c.learning_rate, c.betas, c.grad_norm_clip, c.weight_decay) == \
+        (10, 64, 3e-4, (0.9, 0.95), 1.0, 0.1)
+    assert (c.lr_decay, c.warmup_tokens, c.final_tokens, c.ckpt_path, c.num_workers) == \
+        (False, 375e6, 260e9, None, 0)
+
+
+def test_schedule_points():
+    c = TrainerConfig(warmup_tokens=512 * 20, final_tokens=200 * 2938 * 128)
+    assert lr_multiplier(0, c) == 0.0
+    assert lr_multiplier(5120, c) == pytest.approx(0.5)
+    assert lr_multiplier(10240, c) == pytest.approx(1.0)
+    mid = 10240 + (c.final_tokens - 10240) / 2
+    assert lr_multiplier(mid, c) == pytest.approx(0.5)
+    quarter = 10240 + (c.final_tokens - 10240) / 4
+    assert lr_multiplier(quarter, c) == pytest.approx(0.5 * (1 + math.cos(math.pi / 4)))
+    assert lr_multiplier(c.final_tokens, c) == pytest.approx(0.1)  # the 10% floor
+    # the course's quirk: progress is not clamped, so past final_tokens the cosine climbs again,
+    # back to the full rate at progress 2 (epoch ~400 of the 650 pretraining epochs)
+    assert lr_multiplier(10240 + 2 * (c.final_tokens - 10240), c) == pytest.approx(1.0)
+    end = (650 * 2938 * 128 - 10240) / (c.final_tokens - 10240)
+    assert lr_multiplier(650 * 2938 * 128, c) == pytest.approx(0.5 * (1 + math.cos(math.pi * end)))
+
+
+def tiny_run(tmp_path, **kw):
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (40, 9))
+    data = TensorDataset(x, torch.roll(x, -1, 1))
+    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+    conf = dict(max_epochs=3, batch_size=16, learning_rate=1e-2, lr_decay=True, warmup_tokens=100,
+                final_tokens=800, log_path=str(tmp_path / "log.jsonl"))
+    conf.update(kw)
+    trainer = Trainer(model, data, None, TrainerConfig(**conf))
+    trainer.train()
+    return trainer, [json.loads(line) for line in open(tmp_path / "log.jsonl")]
+
+
+def test_token_counter_and_logged_schedule(tmp_path):
+    trainer, log = tiny_run(tmp_path)
+    # 3 epochs of 40 rows of 9 targets: every position counts, as in the course
+    assert trainer.tokens == 3 * 40 * 9
+    assert len(log) == 3 * 3 and log[-1]["step"] == 9 and log[-1]["epoch"] == 3
+    c = trainer.config
+    for row in log:
+        assert row["lr"] == pytest.approx(1e-2 * lr_multiplier(row["tokens"], c))
+        assert math.isfinite(row["loss"])
+    assert log[-1]["loss"] < log[0]["loss"]
+
+
+def test_parameter_groups_follow_the_course():
+    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+    opt = Trainer(model, None, None, TrainerConfig())._optimizer(model, TrainerConfig())
+    decay, nodecay = opt.param_groups
+    names = {id(p): n for n, p in model.named_parameters()}
+    assert decay["weight_decay"] == 0.1 and nodecay["weight_decay"] == 0.0
+    assert all(names[id(p)].endswith("bias") for p in nodecay["params"])
+    # the course's "LayerNorm.weight" never matches ln1/ln2/ln_f, so their weights decay
+    assert any(names[id(p)] == "ln_f.weight" for p in decay["params"])
+    assert len(decay["params"]) + len(nodecay["params"]) == len(list(model.parameters()))
+
+
+def test_checkpoint_keeps_best_test_loss(tmp_path):
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (32, 9))
+    data = TensorDataset(x, torch.roll(x, -1, 1))
+    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+    ckpt = tmp_path / "ckpt.params"
+    Trainer(model, data, data, TrainerConfig(max_epochs=2, batch_size=16, ckpt_path=str(ckpt))).train()
+    state = torch.load(ckpt, weights_only=True)
+    assert set(state) == set(model.state_dict())
+    assert not list(tmp_path.glob("*.tmp"))

@@ -1,0 +1,121 @@
+"""Utilities: batched greedy decoding equals the course's one-at-a-time `sample`, scoring,
+atomic writes and the params loader's checks.
+
+Run:  python -m pytest -q tests/test_utils.py
+"""
+import os
+import pickle
+
+import pytest
+import torch
+
+from submission import GPT, GPTConfig, NameDataset, CharCorruptionDataset, Trainer, TrainerConfig
+from submission.utils import (MASK_CHAR, ParamsError, atomic_write_text, evaluate_places, load_params,
+                              predict_places, sample)
+
+PLACES = ["Oslo", "Lima", "Quito", "Accra", "Hanoi", "Perth"]
+NAMES = ["Ana", "Bo", "Cy", "Dee", "Eli", "Fay", "Gus", "Hal", "Ivy", "Jo", "Kai", "Lu"]
+
+
+@pytest.fixture(scope="module")
+def trained():
+    torch.manual_seed(0)
+    rows = [(f"Where was {n} born?", PLACES[i % len(PLACES)]) for i, n in enumerate(NAMES)]
+    wiki = "\n".join(f"{n}. Born in {p}." for (q, p), n in zip(rows, NAMES)) + "\nWhere was it born?\n"
+    pre = CharCorruptionDataset(wiki, 48)
+    data = NameDataset("".join(f"{q}\t{p}\n" for q, p in rows), pre)
+    model = GPT(GPTConfig(pre.vocab_size, 48, n_layer=2, n_head=2, n_embd=32))
+    Trainer(model, data, None, TrainerConfig(max_epochs=40, batch_size=4, learning_rate=3e-3)).train()
+    return model, pre, rows
+
+
+def course_predict(model, pre, q):
+    x = torch.tensor([pre.stoi[c] for c in q + MASK_CHAR], dtype=torch.long)[None, ...]
+    completion = "".join(pre.itos[int(i)] for i in sample(model, x, 32, sample=False)[0])
+    return completion.split(MASK_CHAR)[1]
+
+
+def test_batched_decoding_equals_sample(trained):
+    model, pre, rows = trained
+    questions = [q for q, _ in rows] + ["Where was Bo born?", "Where was Ivy born?", "Where was Cy born?"]
+    batched = predict_places(model, questions, pre.stoi, pre.itos, batch_size=5)
+    reference = [course_predict(model, pre, q) for q in questions]
+    assert batched == reference
+    assert sum(b == p for b, (_, p) in zip(batched, rows)) >= 6  # the model learnt something
+
+
+def test_batched_decoding_crops_context(trained):
+    # 32 steps after a 40-character prompt overflow the 48-character block: both crop the same way
+    model, pre, _ = trained
+    q = "Where was Ana Bo Cy Dee Eli Fay Hal born?"
+    assert predict_places(model, [q], pre.stoi, pre.itos) == [course_predict(model, pre, q)]
+
+
+def test_evaluate_places(tmp_path):
+    p = tmp_path / "dev.tsv"
+    p.write_text("Where was A born?\tOslo\nWhere was B born?\tLima\n", encoding="utf-8")
+    assert evaluate_places(str(p), ["Oslo", "Rome"]) == (2.0, 1.0)
+    q = tmp_path / "test.tsv"
+    q.write_text("Where was A born?\n", encoding="utf-8")
+    assert evaluate_places(str(q), ["Oslo"]) == (0, 0)
+    with pytest.raises(ValueError, match="2 labelled questions but 1 predictions"):
+        evaluate_places(str(p), ["Oslo"])
+
+
+def test_atomic_write_replaces_whole_file(tmp_path):
+    p = tmp_path / "out.predictions"
+    atomic_write_text(str(p), "old\n")
+
+    class Boom(Exception):
+        pass
+
+    def failing(f):
+        f.write(b"half")
+        raise Boom()
+
+    from submission.utils import _atomic
+    with pytest.raises(Boom):
+        _atomic(str(p), failing)
+    assert p.read_text() == "old\n"
+    assert os.listdir(tmp_path) == ["out.predictions"]
+
+
+def small(vocab=20, synth=False):
+    return GPT(GPTConfig(vocab, 16, n_layer=1, n_head=2, n_embd=8, synthesizer=synth))
+
+
+def test_load_params_roundtrip_and_prefixes(tmp_path):
+    a, b = small(), small()
+    p = tmp_path / "m.params"
+    torch.save({"module." + k: v for k, v in a.state_dict().items()}, p)
+    load_params(b, str(p))
+    assert all(torch.equal(a.state_dict()[k], b.state_dict()[k]) for k in a.state_dict())
+
+
+def test_load_params_errors(tmp_path):
+    p = tmp_path / "s.params"
+    torch.save(small(synth=True).state_dict(), p)
+    with pytest.raises(ParamsError, match="synthesizer params, but the model is vanilla"):
+        load_params(small(), str(p))
+    torch.save(small(vocab=30).state_dict(), p)
+    with pytest.raises(ParamsError, match="vocabulary of 30 characters"):
+        load_params(small(), str(p))
+    with pytest.raises(ParamsError, match="not found"):
+        load_params(small(), str(tmp_path / "nope.params"))
+    p.write_bytes(b"\x00truncated")
+    with pytest.raises(ParamsError, match="not a loadable params file"):
+        load_params(small(), str(p))
+
+
+class Evil:
+    def __reduce__(self):
+        return (os.system, ("touch /tmp/owned_by_params",))
+
+
+def test_load_params_refuses_code(tmp_path):
+    p = tmp_path / "evil.params"
+    with open(p, "wb") as f:
+        pickle.dump({"x": Evil()}, f)
+    with pytest.raises(ParamsError):
+        load_params(small(), str(p))
+    assert not os.path.exists("/tmp/owned_by_params")
