@@ -1,0 +1,158 @@
+"""The whole assignment in one command (`./run.sh demo`): the always-London baseline, vanilla
+without pretraining, vanilla pretrained then finetuned, synthesizer pretrained then finetuned,
+and a table of dev accuracies.
+
+On CUDA it runs the course's full configuration on the corpus in data/. On a CPU the full task
+shows nothing within minutes, so by default it runs the small version: a smaller world made by
+src/make_world.py and a smaller model, sized to finish in about 10 minutes on 2 cores. Every
+step goes through src/run.py, the same code path as run.sh's modes.
+
+    python src/demo.py                      # CPU: the small version; CUDA: the course's settings
+    python src/demo.py --size full          # the course's settings anywhere (hours on a CPU)
+    python src/demo.py --data-dir ../shared/reference-data --people 600   # a subset of another corpus
+"""
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import run as driver  # noqa: E402
+from submission.dataset import parse_tsv, read_text  # noqa: E402
+from submission.utils import atomic_write_text, get_device  # noqa: E402
+
+
+@dataclass
+class DemoSize:
+    """One demo setting: the world, the model and the training budget."""
+    people: int
+    train: int
+    dev: int
+    world_args: dict = field(default_factory=dict)
+    model_args: list = field(default_factory=list)
+    pretrain_args: list = field(default_factory=list)
+    finetune_args: list = field(default_factory=list)
+    nopretrain_args: list = field(default_factory=list)
+
+
+SIZES = {
+    # the course's settings: every model and trainer flag at its default
+    "full": DemoSize(people=2937, train=2000, dev=500),
+    # the small version for a 2-core CPU (chosen by experiment; see README)
+    "cpu": DemoSize(people=600, train=400, dev=200,
+                    world_args=dict(max_sentences=2),
+                    model_args=["--n_layer", "2", "--n_head", "4", "--n_embd", "128", "--block_size", "64"],
+                    pretrain_args=["--max_epochs", "300", "--batch_size", "64", "--learning_rate", "3e-3"],
+                    finetune_args=["--max_epochs", "10", "--batch_size", "32"],
+                    nopretrain_args=["--max_epochs", "75", "--batch_size", "32"]),
+}
+
+
+def subset_corpus(src_dir, out_dir, people, train, dev):
+    """Copy the first `train` train people and first `dev` dev people of a course-layout corpus
+    (wiki line i is train row i, then dev, then test) with their wiki lines only."""
+    wiki = read_text(os.path.join(src_dir, "wiki.txt"), "pretraining corpus").split("\n")
+    tr_path, dv_path = os.path.join(src_dir, "birth_places_train.tsv"), os.path.join(src_dir, "birth_dev.tsv")
+    tr = parse_tsv(read_text(tr_path, "finetuning corpus"), tr_path)
+    dv = parse_tsv(read_text(dv_path, "dev corpus"), dv_path)
+    if train > len(tr) or dev > len(dv):
+        raise SystemExit(f"error: {src_dir} has {len(tr)} train and {len(dv)} dev rows; asked for {train} and {dev}")
+    lines = wiki[:train] + wiki[len(tr):len(tr) + dev]
+    os.makedirs(out_dir, exist_ok=True)
+    atomic_write_text(os.path.join(out_dir, "wiki.txt"), "\n".join(lines) + "\n")
+    atomic_write_text(os.path.join(out_dir, "birth_places_train.tsv"), "".join(f"{q}\t{p}\n" for q, p, _ in tr[:train]))
+    atomic_write_text(os.path.join(out_dir, "birth_dev.tsv"), "".join(f"{q}\t{p}\n" for q, p, _ in dv[:dev]))
+
+
+def make_corpus(out_dir, size, seed):
+    import make_world
+    world = make_world.build_world(people=size.people, train=size.train, dev=size.dev, seed=seed, **size.world_args)
+    make_world.write_world(world, out_dir)
+
+
+def london(data):
+    path = os.path.join(data, "birth_dev.tsv")
+    rows = parse_tsv(read_text(path), path)
+    return sum(p == "London" for _, p, _ in rows), len(rows)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--size", choices=sorted(SIZES), default=None,
+                   help="full: the course's settings (default on CUDA); cpu: the small version (default elsewhere)")
+    p.add_argument("--data-dir", default=None, help="use (a subset of) this corpus instead of a generated world")
+    p.add_argument("--people", type=int, default=None, help="with --data-dir: train+dev people to keep")
+    p.add_argument("--train", type=int, default=None, help="with --data-dir: how many of them are train people")
+    p.add_argument("--out", default=os.path.join(HERE, "..", "runs", "demo"), help="work folder (params, predictions, logs)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--variants", default="nopretrain,vanilla,synthesizer")
+    p.add_argument("--pretrain-epochs", type=int, default=None, help="override the size's pretraining epochs")
+    args, extra = p.parse_known_args(argv)
+    size_name = args.size or ("full" if get_device() == "cuda" else "cpu")
+    size = SIZES[size_name]
+    out = os.path.abspath(args.out)
+    data = os.path.join(out, "data")
+    t0 = time.time()
+    if args.data_dir:
+        people = args.people or size.people
+        train = args.train or round(people * size.train / size.people)
+        subset_corpus(args.data_dir, data, people, train, people - train)
+        source = f"{args.data_dir} (first {train} train + {people - train} dev people)"
+    elif size_name == "full" and os.path.exists(os.path.join(HERE, "..", "data", "wiki.txt")):
+        data = os.path.join(HERE, "..", "data")
+        source = "data/ (the embedded corpus)"
+    else:
+        make_corpus(data, size, args.seed)
+        source = f"a generated world of {size.people} people ({size.train} train, {size.dev} dev)"
+    print(f"demo ({size_name}) on {source}, device {get_device()}", flush=True)
+    wiki = ["--pretrain_corpus_path", os.path.join(data, "wiki.txt")]
+    train_tsv = ["--finetune_corpus_path", os.path.join(data, "birth_places_train.tsv")]
+    dev_tsv = ["--eval_corpus_path", os.path.join(data, "birth_dev.tsv")]
+    common = size.model_args + ["--seed", str(args.seed)] + extra
+    pre_args = list(size.pretrain_args)
+    if args.pretrain_epochs:
+        pre_args += ["--max_epochs", str(args.pretrain_epochs)]
+    results = []
+    right, total = london(data)
+    results.append(("always London", right / total * 100, 0.0))
+
+    def step(*a):
+        return driver.main(list(a) + common)
+
+    def par(name):
+        return os.path.join(out, name)
+
+    for v in args.variants.split(","):
+        t = time.time()
+        if v == "nopretrain":
+            step("--function=finetune", "--variant=vanilla", *wiki, *train_tsv,
+                 "--writing_params_path", par("vanilla.model.params"), *size.nopretrain_args)
+            tot, cor = step("--function=evaluate", "--variant=vanilla", *wiki, *dev_tsv,
+                            "--reading_params_path", par("vanilla.model.params"),
+                            "--outputs_path", par("vanilla.nopretrain.dev.predictions"))
+            label = "vanilla, no pretraining"
+        else:
+            step("--function=pretrain", f"--variant={v}", *wiki,
+                 "--writing_params_path", par(f"{v}.pretrain.params"), *pre_args)
+            step("--function=finetune", f"--variant={v}", *wiki, *train_tsv,
+                 "--reading_params_path", par(f"{v}.pretrain.params"),
+                 "--writing_params_path", par(f"{v}.finetune.params"), *size.finetune_args)
+            tot, cor = step("--function=evaluate", f"--variant={v}", *wiki, *dev_tsv,
+                            "--reading_params_path", par(f"{v}.finetune.params"),
+                            "--outputs_path", par(f"{v}.pretrain.dev.predictions"))
+            label = f"{v}, pretrained + finetuned"
+        results.append((label, cor / tot * 100, time.time() - t))
+    print(f"\nDev accuracy ({int(total)} questions, {source}; {size_name} settings, {get_device()}, "
+          f"{(time.time() - t0) / 60:.1f} min in all)")
+    print(f"| {'run':32s} | dev accuracy | minutes |")
+    print(f"| {'-' * 32} | ------------ | ------- |")
+    for label, acc, secs in results:
+        print(f"| {label:32s} | {acc:11.1f}% | {secs / 60:7.1f} |")
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""End to end: every run.sh mode on a tiny generated world with a tiny model, checking the files
+it writes, the printed accuracy line, and the errors a user meets.
+
+Run:  python -m pytest -q tests/test_run_sh.py
+"""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY = ["--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "1", "--batch_size", "16"]
+
+
+def sh(args, data, out, check=True):
+    env = dict(os.environ, DATA_DIR=str(data), OUT_DIR=str(out), PYTHON=sys.executable)
+    p = subprocess.run([os.path.join(ROOT, "run.sh")] + args, cwd="/", env=env,
+                       capture_output=True, text=True, timeout=300)
+    if check and p.returncode != 0:
+        raise AssertionError(f"run.sh {args[0]} failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    return p
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    import make_world
+    data = tmp_path_factory.mktemp("data")
+    make_world.write_world(make_world.build_world(people=60, train=40, dev=12, seed=3), str(data))
+    return data
+
+
+def test_all_modes_end_to_end(world, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    modes = ["vanilla_finetime_without_pretrain", "vanilla_eval_dev_without_pretrain",
+             "vanilla_eval_test_without_pretrain", "vanilla_pretrain", "vanilla_finetune_with_pretrain",
+             "vanilla_eval_dev_with_pretrain", "vanilla_eval_test_with_pretrain", "synthesizer_pretrain",
+             "synthesizer_finetrain_with_pretrain", "synthesizer_eval_dev_with_pretrain",
+             "synthesizer_eval_test_with_pretrain"]
+    printed = {}
+    for m in modes:
+        printed[m] = sh([m] + TINY, world, out).stdout
+    names = sorted(os.listdir(out))
+    expected = ["synthesizer.finetune.params", "synthesizer.pretrain.dev.predictions",
+                "synthesizer.pretrain.params", "synthesizer.pretrain.test.predictions",
+                "vanilla.finetune.params", "vanilla.model.params", "vanilla.nopretrain.dev.predictions",
+                "vanilla.nopretrain.test.predictions", "vanilla.pretrain.dev.predictions",
+                "vanilla.pretrain.params", "vanilla.pretrain.test.predictions"]
+    assert [n for n in names if not n.endswith(".log.jsonl")] == expected
+    dev_q = open(world / "birth_dev.tsv", encoding="utf-8").read().count("\n")
+    test_q = open(world / "birth_test_inputs.tsv", encoding="utf-8").read().count("\n")
+    for n in names:
+        if n.endswith(".predictions"):
+            lines = open(out / n, encoding="utf-8").read().split("\n")
+            assert lines[-1] == "" and len(lines) - 1 == (dev_q if ".dev." in n else test_q)
+    for m in modes:
+        if "_eval_dev_" in m:
+            assert re.search(rf"Correct: \d+\.0 out of {dev_q}\.0: [\d.]+%", printed[m]), printed[m]
+        if "_eval_test_" in m:
+            assert "No gold birth places provided" in printed[m]
+    assert not [n for n in names if n.endswith(".tmp")]
+
+
+def test_london_baseline(world):
+    p = sh(["london_baseline"], world, world)
+    rows = [line.split("\t")[1] for line in open(world / "birth_dev.tsv", encoding="utf-8").read().split("\n") if line]
+    assert f"Correct: {float(rows.count('London'))} out of {float(len(rows))}" in p.stdout
+
+
+def test_unknown_mode_lists_modes(world, tmp_path):
+    p = sh(["vanila_pretrain"], world, tmp_path, check=False)
+    assert p.returncode == 2 and "unknown mode" in p.stderr and "synthesizer_eval_test_with_pretrain" in p.stderr
+
+
+def test_missing_params_names_the_mode(world, tmp_path):
+    p = sh(["synthesizer_eval_dev_with_pretrain"], world, tmp_path, check=False)
+    assert p.returncode == 2 and "./run.sh synthesizer_finetune_with_pretrain" in p.stderr
+
+
+def test_user_errors_are_one_line(world, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    sh(["synthesizer_pretrain"] + TINY, world, out)
+    # synthesizer params where vanilla ones are expected
+    os.replace(out / "synthesizer.pretrain.params", out / "vanilla.pretrain.params")
+    p = sh(["vanilla_finetune_with_pretrain"] + TINY, world, out, check=False)
+    assert p.returncode == 2
+    assert p.stderr.strip().count("\n") == 0 and "synthesizer params, but the model is vanilla" in p.stderr
+    # a malformed line and a character outside the vocabulary
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for f in os.listdir(world):
+        (bad / f).write_bytes((world / f).read_bytes())
+    with open(bad / "birth_places_train.tsv", "a", encoding="utf-8") as f:
+        f.write("Where was Nobody born? Nowhere\n")
+    n = open(bad / "birth_places_train.tsv", encoding="utf-8").read().count("\n")
+    p = sh(["vanilla_finetune_without_pretrain"] + TINY, bad, out, check=False)
+    assert p.returncode == 2 and f"birth_places_train.tsv:{n}: expected" in p.stderr
+    with open(bad / "birth_dev.tsv", "a", encoding="utf-8") as f:
+        f.write("Where was 李 born?\tBeijing\n")
+    sh(["vanilla_finetune_without_pretrain"] + TINY, world, out)
+    p = sh(["vanilla_eval_dev_without_pretrain"], bad, out, check=False)
+    assert p.returncode == 2 and "character '李'" in p.stderr and "birth_dev.tsv:" in p.stderr
+    assert not (out / "vanilla.nopretrain.dev.predictions").exists()
+    # a missing corpus
+    p = sh(["vanilla_pretrain"], tmp_path / "nowhere", out, check=False)
+    assert p.returncode == 2 and "wiki.txt: pretraining corpus not found" in p.stderr
