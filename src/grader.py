@@ -1,0 +1,895 @@
+#!/usr/bin/env python3
+"""The assignment's autograder: the course's test ids, with hidden tests that check for real.
+
+    python src/grader.py                      # every test (from any directory)
+    python src/grader.py 1e-0-basic           # one test; an unknown id lists the ids
+    python src/grader.py --json results.json  # also write Gradescope's results.json
+    python src/grader.py --data-dir ../shared/reference-data   # grade against the course's files
+
+The course's hidden tests compare with a secret solution module. These compare with references
+written here, independently of the package: the module tree the model must have
+(`expected_tree`), the TrainerConfig each helper must return (`expected_config`), the span
+corruption's properties measured over thousands of draws of a synthetic corpus
+(`span_corpus`), and the synthesizer's equation from the handout (`synthesizer_reference`).
+Expected values are computed from the data in use, never hard-coded for one corpus.
+
+Test-set accuracy needs the labels, data/birth_test.tsv. The course's data ships only the
+questions (birth_test_inputs.tsv); graded against it, the test-accuracy tests score 0 and say
+that the labels are absent.
+
+The framework (time limits, points, output, results.json) is in graderlib.py; points and pass
+marks in points.json.
+"""
+import argparse
+import importlib
+import math
+import os
+import random
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+import torch  # noqa: E402
+
+import graderlib  # noqa: E402
+from graderlib import Failure, require  # noqa: E402
+
+BLOCK_SIZE = 128
+N_LAYER, N_HEAD, N_EMBD = 4, 8, 256
+DEFAULT_DATA_DIR = os.path.join(ROOT, "data")
+DEFAULT_SUBMISSION_DIR = os.path.join(HERE, "submission")
+POINTS_PATH = os.path.join(HERE, "points.json")
+MASK_CHAR = u"\u2047"
+PAD_CHAR = u"\u25A1"
+
+
+# =============================================================================================
+# Context: where the data and the submission's files are, and the pass marks in force
+# =============================================================================================
+class Context:
+    def __init__(self, data_dir, submission_dir, marks, corpus):
+        self.data_dir = os.path.abspath(data_dir)
+        self.submission_dir = os.path.abspath(submission_dir)
+        self.marks = marks    # {"vanilla_dev": 0.10, ...}
+        self.corpus = corpus  # "course" or "embedded": which marks
+
+    def data_file(self, name, what):
+        path = os.path.join(self.data_dir, name)
+        if not os.path.isfile(path):
+            default = self.data_dir == os.path.abspath(DEFAULT_DATA_DIR)
+            hint = ("regenerate the embedded corpus with python src/make_world.py --out data" if default
+                    else "pass the folder that holds it with --data-dir")
+            raise Failure(f"{_rel(path)} not found: the {what}; {hint}")
+        return path
+
+    def wiki_text(self):
+        with open(self.data_file("wiki.txt", "pretraining corpus"), encoding="utf-8") as f:
+            return f.read()
+
+    def train_path(self):
+        return self.data_file("birth_places_train.tsv", "finetuning corpus")
+
+    def pretrain_dataset(self, text=None):
+        text = self.wiki_text() if text is None else text
+        return sub_attr("CharCorruptionDataset")(text, BLOCK_SIZE)
+
+    def run_sh(self, mode):
+        """The command that makes a missing file, with the folders this grading run uses."""
+        env = []
+        if self.data_dir != os.path.abspath(DEFAULT_DATA_DIR):
+            env.append(f"DATA_DIR={self.data_dir}")
+        if self.submission_dir != os.path.abspath(DEFAULT_SUBMISSION_DIR):
+            env.append(f"OUT_DIR={self.submission_dir}")
+        return " ".join(env + ["./run.sh", mode])
+
+
+def _rel(path):
+    """A path as the student would type it: relative to the repo root when inside it (run.sh runs
+    from there), else absolute."""
+    path = os.path.abspath(path)
+    if os.path.commonpath([path, ROOT]) == ROOT:
+        return os.path.relpath(path, ROOT)
+    return path
+
+
+def sub():
+    """The `submission` package (imported from src/), or a Failure saying why it cannot be imported."""
+    try:
+        return importlib.import_module("submission")
+    except SyntaxError as e:
+        raise Failure(f"cannot import the submission package: SyntaxError at {_rel(e.filename or '?')}:{e.lineno}: "
+                      f"{e.msg}") from None
+    except Exception as e:
+        raise Failure(f"cannot import the submission package: {type(e).__name__}: {e}") from None
+
+
+def sub_attr(name):
+    m = sub()
+    if not hasattr(m, name):
+        raise Failure(f"the submission package has no {name} (submission/__init__.py must export it)")
+    return getattr(m, name)
+
+
+def model_config(vocab_size, **over):
+    """The course's model settings: block 128, 4 layers, 8 heads, 256 dimensions."""
+    kw = dict(n_layer=N_LAYER, n_head=N_HEAD, n_embd=N_EMBD)
+    kw.update(over)
+    return sub_attr("GPTConfig")(vocab_size, BLOCK_SIZE, **kw)
+
+
+def _count_rows(path):
+    """(questions, items of text.split('\\n')) of a TSV file: the lengths a NameDataset may have."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    items = text.split("\n")
+    return sum(1 for line in items if line.strip()), len(items)
+
+
+def _unpack_pair(ret, fn_name):
+    if not (isinstance(ret, (tuple, list)) and len(ret) == 2):
+        raise Failure(f"{fn_name} must return (trainer_config, trainer), got {type(ret).__name__}"
+                      + (f" of length {len(ret)}" if isinstance(ret, (tuple, list)) else ""))
+    return ret
+
+
+# =============================================================================================
+# References: the expected model tree and the expected trainer configurations
+# =============================================================================================
+def expected_tree(vocab_size, block_size, n_layer, n_head, n_embd, synthesizer):
+    """The GPT the course's code builds, written out: {module name: (kind, attributes)}, {parameter
+    name: shape} and {buffer name: shape}. `kind` is a torch.nn class, or the class name of one of
+    the assignment's own modules."""
+    import torch.nn as nn
+    modules, params, buffers = {}, {}, {}
+
+    def linear(name, n_in, n_out, bias=True):
+        modules[name] = (nn.Linear, dict(in_features=n_in, out_features=n_out, bias=bias))
+        params[name + ".weight"] = (n_out, n_in)
+        if bias:
+            params[name + ".bias"] = (n_out,)
+
+    def layernorm(name):
+        modules[name] = (nn.LayerNorm, dict(normalized_shape=(n_embd,), eps=1e-5, elementwise_affine=True))
+        params[name + ".weight"] = (n_embd,)
+        params[name + ".bias"] = (n_embd,)
+
+    def dropout(name):
+        modules[name] = (nn.Dropout, dict(p=0.1))
+
+    modules[""] = ("GPT", {})
+    modules["tok_emb"] = (nn.Embedding, dict(num_embeddings=vocab_size, embedding_dim=n_embd))
+    params["tok_emb.weight"] = (vocab_size, n_embd)
+    params["pos_emb"] = (1, block_size, n_embd)
+    dropout("drop")
+    modules["blocks"] = (nn.Sequential, {})
+    for i in range(n_layer):
+        b = f"blocks.{i}"
+        modules[b] = ("Block", {})
+        layernorm(b + ".ln1")
+        layernorm(b + ".ln2")
+        a = b + ".attn"
+        if synthesizer:
+            modules[a] = ("SynthesizerAttention", {})
+            linear(a + ".w1", n_embd, n_embd)
+            params[a + ".w2"] = (n_embd // n_head, block_size - 1)
+            params[a + ".b2"] = (block_size - 1,)
+        else:
+            modules[a] = ("CausalSelfAttention", {})
+            linear(a + ".key", n_embd, n_embd)
+            linear(a + ".query", n_embd, n_embd)
+        linear(a + ".value", n_embd, n_embd)
+        dropout(a + ".attn_drop")
+        dropout(a + ".resid_drop")
+        linear(a + ".proj", n_embd, n_embd)
+        buffers[a + ".mask"] = (1, 1, block_size, block_size)
+        modules[b + ".mlp"] = (nn.Sequential, {})
+        linear(b + ".mlp.0", n_embd, 4 * n_embd)
+        modules[b + ".mlp.1"] = (nn.GELU, dict(approximate="none"))
+        linear(b + ".mlp.2", 4 * n_embd, n_embd)
+        dropout(b + ".mlp.3")
+    layernorm("ln_f")
+    linear("head", n_embd, vocab_size, bias=False)
+    return modules, params, buffers
+
+
+def _kind_name(kind):
+    return kind if isinstance(kind, str) else kind.__name__
+
+
+def tree_differences(model, expected):
+    """Every way `model` differs from `expected` (module names and types, layer settings,
+    parameter and buffer names and shapes), as short phrases."""
+    exp_modules, exp_params, exp_buffers = expected
+    problems = []
+    got_modules = dict(model.named_modules())
+    missing = [n for n in exp_modules if n not in got_modules]
+    for n in missing:
+        if n.rsplit(".", 1)[0] in missing and "." in n:
+            continue  # inside a missing module: that one is reported
+        problems.append(f"missing module {n} ({_kind_name(exp_modules[n][0])})")
+    for n, mod in got_modules.items():
+        if n not in exp_modules:
+            problems.append(f"unexpected module {n} ({type(mod).__name__})")
+            continue
+        kind, attrs = exp_modules[n]
+        ok = type(mod).__name__ == kind if isinstance(kind, str) else isinstance(mod, kind)
+        if not ok:
+            problems.append(f"{n or 'the model'} is a {type(mod).__name__}, expected {_kind_name(kind)}")
+            continue
+        for attr, want in attrs.items():
+            have = getattr(mod, attr, None)
+            if attr == "bias" and isinstance(mod, torch.nn.Linear):
+                have = mod.bias is not None
+            if isinstance(want, tuple):
+                have = tuple(have) if have is not None else None
+            if isinstance(want, float) and isinstance(have, (int, float)):
+                same = math.isclose(have, want, rel_tol=1e-9)
+            else:
+                same = have == want
+            if not same:
+                problems.append(f"{n}.{attr} is {have!r}, expected {want!r}")
+    def owner(name):  # the module a parameter or buffer belongs to
+        return name.rsplit(".", 1)[0] if "." in name else ""
+
+    def reported(name):  # its module is already reported missing or unexpected
+        o = owner(name)
+        return (o in exp_modules) != (o in got_modules)
+
+    got_params = {n: tuple(p.shape) for n, p in model.named_parameters()}
+    for n, shape in exp_params.items():
+        if n not in got_params and not reported(n):
+            problems.append(f"missing parameter {n} {shape}")
+        elif n in got_params and got_params[n] != shape:
+            problems.append(f"parameter {n} has shape {got_params[n]}, expected {shape}")
+    for n, shape in got_params.items():
+        if n not in exp_params and not reported(n):
+            problems.append(f"unexpected parameter {n} {shape}")
+    state = model.state_dict()
+    for n, shape in exp_buffers.items():
+        if n in state:
+            if tuple(state[n].shape) != shape:
+                problems.append(f"buffer {n} has shape {tuple(state[n].shape)}, expected {shape}")
+        elif not reported(n):
+            problems.append(f"missing buffer {n} {shape} (the causal mask, saved with the params)")
+    return problems
+
+
+def require_tree(model, expected, what):
+    problems = tree_differences(model, expected)
+    if problems:
+        more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise Failure(f"the {what} differs from the expected module tree: " + "; ".join(problems[:3]) + more)
+    n_params = sum(p.numel() for p in model.parameters())
+    want = sum(math.prod(s) for s in expected[1].values())
+    require(n_params == want, f"the {what} has {n_params:,} parameters, expected {want:,}")
+    return n_params
+
+
+EXPECTED_CONFIGS = {
+    # part (c): finetuning without pretraining
+    "finetune_scratch": dict(max_epochs=75, batch_size=256, learning_rate=6e-4),
+    # parts (f) and (g): finetuning from pretrained params
+    "finetune_pretrained": dict(max_epochs=10, batch_size=256, learning_rate=6e-4),
+    # part (f): span-corruption pretraining
+    "pretrain": dict(max_epochs=650, batch_size=128, learning_rate=6e-3),
+}
+
+
+def expected_config(kind, n_pretrain_items):
+    """Every TrainerConfig field the course checks; final_tokens from the data in use:
+    200 * len(pretrain_dataset) * block_size, len counting every item of text.split('\\n')."""
+    cfg = dict(EXPECTED_CONFIGS[kind])
+    cfg.update(betas=(0.9, 0.95), grad_norm_clip=1.0, weight_decay=0.1, lr_decay=True,
+               warmup_tokens=512 * 20, final_tokens=200 * n_pretrain_items * BLOCK_SIZE,
+               ckpt_path=None, num_workers=4)
+    return cfg
+
+
+def _same(have, want):
+    if want is None:
+        return have is None
+    if isinstance(want, bool):
+        return have is want or (isinstance(have, (int, float)) and not isinstance(have, bool) and have == want)
+    if isinstance(want, tuple):
+        return isinstance(have, (tuple, list)) and len(have) == len(want) and all(_same(h, w) for h, w in zip(have, want))
+    if isinstance(have, bool) or not isinstance(have, (int, float)):
+        return False
+    return math.isclose(float(have), float(want), rel_tol=1e-9, abs_tol=0.0)
+
+
+def require_config(tconf, expected, call, n_items):
+    problems = []
+    for field, want in expected.items():
+        if not hasattr(tconf, field):
+            problems.append(f"no {field} (expected {want!r})")
+            continue
+        have = getattr(tconf, field)
+        if not _same(have, want):
+            why = f" = 200 * {n_items} pretraining items * {BLOCK_SIZE}" if field == "final_tokens" else ""
+            problems.append(f"{field} is {have!r}, expected {want!r}{why}")
+    if problems:
+        more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise Failure(f"{call} returned a TrainerConfig with " + "; ".join(problems[:3]) + more)
+
+
+def require_trainer(trainer, tconf, model, call, dataset=None, n_rows=None):
+    """The trainer trains `model` on the right dataset with the returned config."""
+    for attr in ("model", "train_dataset", "config"):
+        require(hasattr(trainer, attr), f"{call} returned a trainer without .{attr} (build it with "
+                                        f"Trainer(model, train_dataset, None, tconf))")
+    raw = getattr(trainer.model, "module", trainer.model)
+    require(raw is model, f"{call} returned a trainer of another model than the one passed in")
+    require(trainer.config is tconf, f"{call} returned a trainer whose config is not the returned TrainerConfig")
+    if dataset is not None:
+        require(trainer.train_dataset is dataset, f"{call} returned a trainer that does not train on pretrain_dataset")
+    if n_rows is not None:  # the course's NameDataset also counts the empty item after the last newline
+        n = len(trainer.train_dataset)
+        lo, hi = n_rows
+        require(lo <= n <= hi, f"{call} returned a trainer on {n} examples; the finetuning corpus has {lo} "
+                               f"(train on NameDataset(open(finetune_corpus_path).read(), pretrain_dataset))")
+
+
+# =============================================================================================
+# 1c: the vanilla model and finetuning without pretraining
+# =============================================================================================
+def test_1c0(ctx):
+    vocab = ctx.pretrain_dataset().vocab_size
+    model = sub_attr("initialize_vanilla_model")(model_config(vocab))
+    n = require_tree(model, expected_tree(vocab, BLOCK_SIZE, N_LAYER, N_HEAD, N_EMBD, synthesizer=False),
+                     "vanilla GPT")
+    model.eval()
+    idx = torch.randint(0, vocab, (2, 16))
+    with torch.no_grad():
+        out = model(idx, idx)
+    require(isinstance(out, (tuple, list)) and len(out) == 2, "GPT.forward must return (logits, loss)")
+    logits, loss = out
+    require(tuple(logits.shape) == (2, 16, vocab),
+            f"GPT.forward on a (2, 16) batch returned logits of shape {tuple(logits.shape)}, expected (2, 16, {vocab})")
+    require(loss is not None and loss.dim() == 0 and bool(torch.isfinite(loss)),
+            "GPT.forward with targets must return a finite scalar loss")
+    return f"{n:,} parameters, vocabulary {vocab}"
+
+
+def test_1c1(ctx):
+    text = ctx.wiki_text()
+    ds = ctx.pretrain_dataset(text)
+    model = sub_attr("initialize_vanilla_model")(model_config(ds.vocab_size))
+    call = "finetune(None, ...)"
+    tconf, trainer = _unpack_pair(sub_attr("finetune")(None, ctx.train_path(), ds, BLOCK_SIZE, model), call)
+    n_items = len(text.split("\n"))
+    require_config(tconf, expected_config("finetune_scratch", n_items), call, n_items)
+    require_trainer(trainer, tconf, model, call, n_rows=_count_rows(ctx.train_path()))
+
+
+# =============================================================================================
+# Accuracy tests (1d, 1f, 1g): prediction files against the labels
+# =============================================================================================
+PREDICTIONS = {
+    # file: (split, run.sh mode that writes it, the modes before it)
+    "vanilla.nopretrain.dev.predictions": ("dev", "vanilla_eval_dev_without_pretrain",
+                                           ["vanilla_finetune_without_pretrain"]),
+    "vanilla.nopretrain.test.predictions": ("test", "vanilla_eval_test_without_pretrain",
+                                            ["vanilla_finetune_without_pretrain"]),
+    "vanilla.pretrain.dev.predictions": ("dev", "vanilla_eval_dev_with_pretrain",
+                                         ["vanilla_pretrain", "vanilla_finetune_with_pretrain"]),
+    "vanilla.pretrain.test.predictions": ("test", "vanilla_eval_test_with_pretrain",
+                                          ["vanilla_pretrain", "vanilla_finetune_with_pretrain"]),
+    "synthesizer.pretrain.dev.predictions": ("dev", "synthesizer_eval_dev_with_pretrain",
+                                             ["synthesizer_pretrain", "synthesizer_finetune_with_pretrain"]),
+    "synthesizer.pretrain.test.predictions": ("test", "synthesizer_eval_test_with_pretrain",
+                                              ["synthesizer_pretrain", "synthesizer_finetune_with_pretrain"]),
+}
+LABELS = {"dev": "birth_dev.tsv", "test": "birth_test.tsv"}
+
+
+def read_labels(path):
+    answers = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            fields = line.rstrip("\r\n").split("\t")
+            require(len(fields) == 2, f"{_rel(path)}:{lineno}: expected question<TAB>place")
+            answers.append(fields[1].strip())
+    return answers
+
+
+def score_predictions(ctx, name):
+    """(correct, total) of a prediction file against the labels of its split, or a Failure saying
+    what is missing: the labels, the file (and the run.sh mode that makes it), or lines."""
+    split, mode, before = PREDICTIONS[name]
+    labels = os.path.join(ctx.data_dir, LABELS[split])
+    if not os.path.isfile(labels):
+        if split == "test" and os.path.isfile(os.path.join(ctx.data_dir, "birth_test_inputs.tsv")):
+            raise Failure(f"test labels absent: {_rel(labels)} is not there (the course's data has the questions "
+                          f"only, birth_test_inputs.tsv), so test accuracy cannot be graded with this --data-dir")
+        ctx.data_file(LABELS[split], f"labelled {split} questions")
+    answers = read_labels(labels)
+    path = os.path.join(ctx.submission_dir, name)
+    if not os.path.isfile(path):
+        first = f" (after {', '.join(before)})" if before else ""
+        raise Failure(f"{_rel(path)} not found: make it with {ctx.run_sh(mode)}{first}")
+    with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    require(len(lines) == len(answers),
+            f"{name} has {len(lines)} lines for the {len(answers)} questions of {LABELS[split]}: it must hold one "
+            f"prediction a line, in order; remake it with {ctx.run_sh(mode)}")
+    correct = sum(1 for p, a in zip(lines, answers) if p.strip() == a)
+    return correct, len(answers)
+
+
+def at_least_one_right(name):
+    def test(ctx):
+        correct, total = score_predictions(ctx, name)
+        require(correct >= 1, f"no prediction in {name} is right (0/{total}); even without pretraining the "
+                              f"model gets a few right: check that it was finetuned and evaluated on this data")
+        return f"{correct}/{total} right ({correct / total:.1%})"
+    return test
+
+
+def pass_mark(name, mark_key):
+    def test(ctx):
+        correct, total = score_predictions(ctx, name)
+        split = PREDICTIONS[name][0]
+        mark = ctx.marks[mark_key]
+        acc = correct / total if total else 0.0
+        require(acc >= mark - 1e-12, f"{split} accuracy {acc:.2%} ({correct}/{total}) is below the pass mark "
+                                     f"{mark:.0%} ({ctx.corpus} corpus)")
+        return f"{split} accuracy {acc:.2%} ({correct}/{total}), pass mark {mark:.0%} ({ctx.corpus} corpus)"
+    return test
+
+
+# =============================================================================================
+# 1e: span corruption, over many draws of a synthetic corpus
+# =============================================================================================
+SPAN_BLOCK_SIZES = (128, 50)  # the course's block size, and the course grader's (int(50*7/8) = 43)
+SPAN_ROUNDS = 40              # draws of every line, per block size
+SPAN_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,;:'()-éüßøñ"
+
+
+def span_corpus():
+    """A small corpus with every kind of line: empty and 1-3 characters, a few just over the minimum,
+    medium ones, and ones longer than any block. Random characters, so that a span taken from the
+    wrong place shows. It ends with a newline, so its last item is empty, as in wiki.txt."""
+    rng = random.Random(1224)
+
+    def words(n):
+        return "".join(rng.choice(SPAN_ALPHABET) for _ in range(n))
+
+    lines = ["", "a", "bc", "def", "ghij", "klmno", "pqrstu", "vwxyz01"]
+    lines += [words(rng.randint(8, 110)) for _ in range(24)]
+    lines.insert(17, "")
+    lines += [words(rng.randint(150, 1200)) for _ in range(24)]
+    return "\n".join(lines) + "\n"
+
+
+class SpanDraws:
+    """Draws of CharCorruptionDataset over span_corpus(): (document, block_size, x, y) for every line,
+    SPAN_ROUNDS times, for each block size."""
+
+    def __init__(self, check_items=False):
+        cls = sub_attr("CharCorruptionDataset")
+        self.text = span_corpus()
+        self.lines = self.text.split("\n")
+        self.draws = []
+        self.datasets = {}
+        for block in SPAN_BLOCK_SIZES:
+            ds = cls(self.text, block)
+            self.datasets[block] = ds
+            if check_items:
+                require(len(ds) == len(self.lines),
+                        f"len(dataset) is {len(ds)}; the corpus has {len(self.lines)} items in text.split('\\n') "
+                        f"(keep every line, empty ones included: final_tokens depends on it)")
+            for _ in range(SPAN_ROUNDS):
+                for idx, doc in enumerate(self.lines):
+                    try:
+                        item = ds[idx]
+                    except Exception as e:
+                        raise Failure(f"dataset[{idx}] raised {type(e).__name__}: {' '.join(str(e).split())[:120]} on "
+                                      f"a document of {len(doc)} characters (block_size {block}); every line must "
+                                      f"work: wiki.txt ends with a newline, so its last item is empty") from None
+                    if check_items:
+                        check_item(item, ds, block, doc)
+                    self.draws.append((doc, block, item))
+
+    def strings(self):
+        """(document, block_size, masked_string) for every draw, masked_string = x + y[-1]."""
+        for doc, block, item in self.draws:
+            yield doc, block, decode_item(item, self.datasets[block])
+
+
+def _specials(ds):
+    return getattr(ds, "MASK_CHAR", MASK_CHAR), getattr(ds, "PAD_CHAR", PAD_CHAR)
+
+
+def decode_item(item, ds):
+    try:
+        x, y = item
+        ids = torch.as_tensor(x).tolist() + [int(torch.as_tensor(y)[-1])]
+        return "".join(ds.itos[i] for i in ids)
+    except Exception as e:
+        raise Failure(f"cannot decode a dataset item ({type(e).__name__}: {e}); see 1e-0-basic") from None
+
+
+def _show(s, limit=100):
+    """A masked string for a failure message: runs of PAD shortened to PADxN, then cut to `limit`."""
+    out, i = [], 0
+    while i < len(s):
+        j = i
+        while j < len(s) and s[j] == PAD_CHAR:
+            j += 1
+        if j - i >= 4:
+            out.append(f"{PAD_CHAR}x{j - i}")
+            i = j
+        else:
+            out.append(s[i])
+            i += 1
+    text = repr("".join(out))
+    return text if len(text) <= limit else text[:limit - 5] + "...'"
+
+
+def check_item(item, ds, block, doc):
+    where = f"(block_size {block}, document of {len(doc)} characters)"
+    require(isinstance(item, (tuple, list)) and len(item) == 2, f"dataset[i] must be a pair (x, y) {where}")
+    x, y = item
+    for name, t in (("x", x), ("y", y)):
+        require(isinstance(t, torch.Tensor), f"{name} is a {type(t).__name__}, expected a torch tensor {where}")
+        require(t.dtype == torch.long, f"{name} has dtype {t.dtype}, expected torch.long {where}")
+        require(tuple(t.shape) == (block - 1,),
+                f"{name} has shape {tuple(t.shape)}, expected ({block - 1},): x = masked_string[:-1] and "
+                f"y = masked_string[1:] of a string padded to block_size {where}")
+        require(bool(((t >= 0) & (t < ds.vocab_size)).all()), f"{name} has ids outside the vocabulary {where}")
+    if not torch.equal(x[1:], y[:-1]):
+        i = int((x[1:] != y[:-1]).nonzero()[0, 0])
+        raise Failure(f"x[1:] != y[:-1] (first at position {i}): y must be x shifted by one {where}")
+
+
+def test_1e0(ctx):
+    d = SpanDraws(check_items=True)
+    return f"{len(d.draws)} draws checked"
+
+
+def test_1e1(ctx):
+    d = SpanDraws()
+    for doc, block, s in d.strings():
+        mask, pad = _specials(d.datasets[block])
+        body = s.rstrip(pad)
+        where = f"document of {len(doc)} characters, block_size {block}"
+        require(pad not in body, f"PAD inside the string, not only at its end: {_show(s)} ({where})")
+        if len(doc) >= 4:
+            require(body.count(mask) == 3 and body.endswith(mask),
+                    f"expected prefix MASK suffix MASK masked MASK then PADs, found {body.count(mask)} MASKs"
+                    f"{'' if body.endswith(mask) else ', not at the end'}: {_show(body)} ({where})")
+        elif body.count(mask) != 3 or not body.endswith(mask):
+            require(body.count(mask) <= 3, f"more than three MASKs: {_show(body)} ({where})")
+            require(all(c in doc for c in body.replace(mask, "")), f"characters not in the document: {_show(body)}")
+            continue
+        prefix, suffix, masked, _ = body.split(mask)
+        original = prefix + masked + suffix
+        require(doc.startswith(original),
+                f"prefix + masked + suffix is not a prefix of the document: {_show(body)} from {_show(doc)} ({where})")
+    return f"{len(d.draws)} draws checked"
+
+
+def _parts(s, mask, pad, doc, block):
+    parts = s.replace(pad, "").split(mask)
+    require(len(parts) >= 3, f"cannot find prefix, suffix and masked content in {_show(s)} (document of "
+                             f"{len(doc)} characters, block_size {block}); see 1e-1-basic")
+    return parts
+
+
+def test_1e2(ctx):
+    d = SpanDraws()
+    long_lengths = {b: [] for b in SPAN_BLOCK_SIZES}
+    for doc, block, s in d.strings():
+        mask, pad = _specials(d.datasets[block])
+        n = sum(1 for c in s if c != mask and c != pad)
+        cap = int(block * 7 / 8)
+        if len(doc) < 4:
+            require(n <= len(doc), f"{n} characters kept from a document of {len(doc)}")
+            continue
+        require(4 <= n <= min(len(doc), cap),
+                f"truncated a document of {len(doc)} characters to {n}; expected between 4 and "
+                f"{min(len(doc), cap)} (int(block_size*7/8) = {cap} for block_size {block})")
+        if len(doc) > cap:
+            long_lengths[block].append(n)
+    for block, lengths in long_lengths.items():
+        cap = int(block * 7 / 8)
+        seen = set(lengths)
+        require(min(seen) == 4, f"documents longer than {cap} characters were never truncated to 4 characters "
+                                f"(shortest {min(seen)} in {len(lengths)} draws, block_size {block}): the length "
+                                f"must be random in [4, int(block_size*7/8)]")
+        require(max(seen) == cap, f"documents longer than {cap} characters were never truncated to {cap} = "
+                                  f"int(block_size*7/8) (longest {max(seen)} in {len(lengths)} draws, block_size "
+                                  f"{block}); the upper end is included")
+        span = cap - 4 + 1
+        require(len(seen) >= 0.9 * span, f"truncation lengths of long documents take only {len(seen)} of the "
+                                         f"{span} values in [4, {cap}] over {len(lengths)} draws (block_size "
+                                         f"{block}): draw the length uniformly")
+    return f"{len(d.draws)} draws checked"
+
+
+def test_1e3(ctx):
+    d = SpanDraws()
+    ms, ns = [], []
+    by_length = {}
+    for doc, block, s in d.strings():
+        if len(doc) < 4:
+            continue
+        mask, pad = _specials(d.datasets[block])
+        prefix, suffix, masked = _parts(s, mask, pad, doc, block)[:3]
+        n = len(prefix) + len(suffix) + len(masked)
+        if n < 4:
+            continue
+        ms.append(len(masked))
+        ns.append(n)
+        by_length.setdefault(n, []).append(len(masked))
+    quarter = sum(ns) / 4
+    ratio = sum(ms) / quarter
+    require(0.85 <= ratio <= 1.15,
+            f"masked content averages {sum(ms) / len(ms):.2f} characters where a quarter of the truncated length "
+            f"averages {quarter / len(ns):.2f} (ratio {ratio:.2f}, allowed 0.85-1.15) over {len(ms)} draws")
+    more = sum(1 for m, n in zip(ms, ns) if m > n / 4) / len(ms)
+    less = sum(1 for m, n in zip(ms, ns) if m < n / 4) / len(ms)
+    require(more >= 0.05, f"the masked content is longer than a quarter of the truncated length in only "
+                          f"{more:.1%} of {len(ms)} draws: its length must be random, a quarter on average")
+    require(less >= 0.05, f"the masked content is shorter than a quarter of the truncated length in only "
+                          f"{less:.1%} of {len(ms)} draws: its length must be random, a quarter on average")
+    groups = [v for n, v in by_length.items() if n >= 12 and len(v) >= 10]
+    varied = sum(1 for v in groups if len(set(v)) > 1)
+    require(groups and varied >= 0.8 * len(groups),
+            f"for a given truncated length the masked length hardly varies ({varied} of {len(groups)} lengths "
+            f"drawn 10+ times show more than one value): it must be drawn at random, not computed from the length")
+    return f"masked/quarter ratio {ratio:.3f}; more than a quarter {more:.0%}, less {less:.0%} of {len(ms)} draws"
+
+
+# =============================================================================================
+# 1f: pretraining configuration
+# =============================================================================================
+def test_1f0(ctx):
+    text = ctx.wiki_text()
+    ds = ctx.pretrain_dataset(text)
+    model = sub_attr("initialize_vanilla_model")(model_config(ds.vocab_size))
+    call = "pretrain(...)"
+    tconf, trainer = _unpack_pair(sub_attr("pretrain")(ds, BLOCK_SIZE, model), call)
+    n_items = len(text.split("\n"))
+    require_config(tconf, expected_config("pretrain", n_items), call, n_items)
+    require_trainer(trainer, tconf, model, call, dataset=ds)
+
+
+# =============================================================================================
+# 1g: the synthesizer
+# =============================================================================================
+def test_1g0(ctx):
+    text = ctx.wiki_text()
+    ds = ctx.pretrain_dataset(text)
+    vocab = ds.vocab_size
+    init = sub_attr("initialize_synthesizer_model")
+    torch.manual_seed(1)
+    pretrained = init(model_config(vocab))
+    require_tree(pretrained, expected_tree(vocab, BLOCK_SIZE, N_LAYER, N_HEAD, N_EMBD, synthesizer=True),
+                 "synthesizer GPT")
+    with torch.no_grad():  # every tensor now differs from a freshly built model's
+        for p in pretrained.parameters():
+            p.add_(torch.randn_like(p) * 0.05)
+    state = {k: v.detach().cpu().clone() for k, v in pretrained.state_dict().items()}
+    torch.manual_seed(2)
+    model = init(model_config(vocab))
+    call = "finetune(params_path, ...)"
+    with tempfile.TemporaryDirectory(prefix="grader-1g0-") as tmp:
+        path = os.path.join(tmp, "synthesizer.pretrain.params")
+        torch.save(state, path)
+        tconf, trainer = _unpack_pair(sub_attr("finetune")(path, ctx.train_path(), ds, BLOCK_SIZE, model), call)
+    loaded = model.state_dict()
+    for k, v in state.items():
+        require(k in loaded and torch.equal(loaded[k].detach().cpu(), v),
+                f"{call} did not load the params into the model ({k} differs from the file's): "
+                f"model.load_state_dict(torch.load(reading_params_path)) before building the trainer")
+    n_items = len(text.split("\n"))
+    require_config(tconf, expected_config("finetune_pretrained", n_items), call, n_items)
+    require_trainer(trainer, tconf, model, call, n_rows=_count_rows(ctx.train_path()))
+
+
+class TinyConfig:
+    """The course's 1g-3 configuration, independent of the package's GPTConfig."""
+    embd_pdrop = 0.1
+    resid_pdrop = 0.1
+    attn_pdrop = 0.1
+    synthesizer = True
+
+    def __init__(self, vocab_size, block_size, **kwargs):
+        self.vocab_size = vocab_size
+        self.block_size = block_size
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+
+def synthesizer_reference(params, x, n_head):
+    """The handout's equation, head by head, with the causal mask:
+        Y_i = softmax(ReLU(X A_i + b1) B_i + b2) (X V_i),   output = [Y_1 ... Y_h] P + p
+    A_i and b1 are head i's columns of w1 (weight transposed, bias); B_i = w2[:, :T] (shared by the
+    heads); b2[:T]; V_i head i's columns of value; P, p the projection."""
+    B, T, C = x.shape
+    hs = C // n_head
+    A = params["w1.weight"].t()
+    b1 = params["w1.bias"]
+    Bmat = params["w2"][:, :T]
+    b2 = params["b2"][:T]
+    V = params["value.weight"].t()
+    bv = params["value.bias"]
+    causal = torch.ones(T, T, dtype=torch.bool).tril()
+    heads = []
+    for i in range(n_head):
+        cols = slice(i * hs, (i + 1) * hs)
+        scores = torch.relu(x @ A[:, cols] + b1[cols]) @ Bmat + b2        # (B, T, T)
+        scores = scores.masked_fill(~causal, float("-inf"))
+        heads.append(torch.softmax(scores, dim=-1) @ (x @ V[:, cols] + bv[cols]))  # (B, T, hs)
+    y = torch.cat(heads, dim=-1)
+    return y @ params["proj.weight"].t() + params["proj.bias"]
+
+
+def test_1g3(ctx):
+    n_embd, n_head, block = 6, 3, 8
+    att = sub_attr("SynthesizerAttention")(TinyConfig(5, block, n_layer=1, n_head=n_head, n_embd=n_embd))
+    att.eval()
+    att.double()
+    hs = n_embd // n_head
+    shapes = {"w1.weight": (n_embd, n_embd), "w1.bias": (n_embd,), "w2": (hs, block - 1), "b2": (block - 1,),
+              "value.weight": (n_embd, n_embd), "value.bias": (n_embd,),
+              "proj.weight": (n_embd, n_embd), "proj.bias": (n_embd,)}
+    params = dict(att.named_parameters())
+    for name, shape in shapes.items():
+        require(name in params, f"SynthesizerAttention has no parameter {name} (the course's are w1, w2, b2, "
+                                f"value, proj)")
+        require(tuple(params[name].shape) == shape,
+                f"SynthesizerAttention.{name} has shape {tuple(params[name].shape)}, expected {shape}")
+    with torch.no_grad():  # random values everywhere, so that every parameter shows in the output
+        for p in att.parameters():
+            p.copy_(torch.randn(p.shape, dtype=torch.float64))
+    worst = 0.0
+    for T in (block - 1, 4, 1):
+        x = torch.randn(11, T, n_embd, dtype=torch.float64)
+        try:
+            with torch.no_grad():
+                y = att(x)
+        except Exception as e:
+            short = " ".join(str(e).split())[:160]
+            slice_hint = "; slice w2 and b2 to the input's length T" if T < block - 1 else ""
+            raise Failure(f"SynthesizerAttention raised {type(e).__name__} on an input of {T} positions "
+                          f"(block_size {block}): {short}{slice_hint}") from None
+        require(isinstance(y, torch.Tensor) and tuple(y.shape) == (11, T, n_embd),
+                f"SynthesizerAttention returned {getattr(y, 'shape', type(y).__name__)} for an input of shape "
+                f"(11, {T}, {n_embd})")
+        with torch.no_grad():
+            ref = synthesizer_reference({k: v.detach() for k, v in params.items()}, x, n_head)
+        diff = float((y - ref).abs().max())
+        require(diff <= 1e-8, f"output differs from the handout's equation by {diff:.3g} (max abs, tolerance 1e-8) "
+                              f"on an input of {T} positions (block_size {block}): check the causal mask, the "
+                              f"slicing of w2 and b2 to T, ReLU and the per-head split")
+        worst = max(worst, diff)
+    return f"max abs difference {worst:.2g}"
+
+
+# =============================================================================================
+# The grader
+# =============================================================================================
+TESTS = [
+    # id, description, function, time limit (s)
+    ("1c-0-hidden", "vanilla model structure (module tree, parameter shapes)", test_1c0, 60),
+    ("1c-1-basic", "trainer config of finetune without pretraining", test_1c1, 60),
+    ("1d-0-hidden", "vanilla without pretraining: dev predictions, at least one right",
+     at_least_one_right("vanilla.nopretrain.dev.predictions"), 30),
+    ("1d-1-hidden", "vanilla without pretraining: test predictions, at least one right",
+     at_least_one_right("vanilla.nopretrain.test.predictions"), 30),
+    ("1e-0-basic", "CharCorruptionDataset items: types, shapes, x[1:] == y[:-1]", test_1e0, 60),
+    ("1e-1-basic", "CharCorruptionDataset layout: prefix MASK suffix MASK masked MASK, PADs at the end", test_1e1, 60),
+    ("1e-2-basic", "CharCorruptionDataset truncation length in [4, int(block_size*7/8)]", test_1e2, 60),
+    ("1e-3-basic", "CharCorruptionDataset masked content: random length, a quarter on average", test_1e3, 60),
+    ("1f-0-basic", "trainer config of pretrain", test_1f0, 60),
+    ("1f-1-hidden", "vanilla with pretraining: dev accuracy at the pass mark",
+     pass_mark("vanilla.pretrain.dev.predictions", "vanilla_dev"), 30),
+    ("1f-2-hidden", "vanilla with pretraining: test accuracy at the pass mark",
+     pass_mark("vanilla.pretrain.test.predictions", "vanilla_test"), 30),
+    ("1g-0-basic", "synthesizer GPT; finetune with its pretrained params: params loaded, trainer config", test_1g0, 60),
+    ("1g-1-hidden", "synthesizer with pretraining: dev accuracy at the pass mark",
+     pass_mark("synthesizer.pretrain.dev.predictions", "synthesizer_dev"), 30),
+    ("1g-2-hidden", "synthesizer with pretraining: test accuracy at the pass mark",
+     pass_mark("synthesizer.pretrain.test.predictions", "synthesizer_test"), 30),
+    ("1g-3-hidden", "SynthesizerAttention matches the handout's equation", test_1g3, 30),
+]
+MARK_KEYS = ("vanilla_dev", "vanilla_test", "synthesizer_dev", "synthesizer_test")
+
+
+def which_corpus(data_dir, marks="auto"):
+    """Which pass marks apply: the embedded corpus's for the repo's own data/, the course's for any
+    other --data-dir; `marks` ("course" or "embedded") overrides."""
+    if marks != "auto":
+        return marks
+    same = os.path.realpath(data_dir) == os.path.realpath(DEFAULT_DATA_DIR)
+    return "embedded" if same else "course"
+
+
+def load_marks(doc, corpus):
+    table = doc.get("pass_marks", {}).get(corpus)
+    if not isinstance(table, dict) or any(not isinstance(table.get(k), (int, float)) for k in MARK_KEYS):
+        raise ValueError(f"points.json: pass_marks.{corpus} must give {', '.join(MARK_KEYS)} as fractions")
+    return {k: float(table[k]) for k in MARK_KEYS}
+
+
+def make_grader(data_dir=DEFAULT_DATA_DIR, submission_dir=DEFAULT_SUBMISSION_DIR, marks="auto",
+                points_path=POINTS_PATH):
+    """The grader with every test, for the given data and submission folders."""
+    doc = graderlib.load_points(points_path)
+    corpus = which_corpus(data_dir, marks)
+    ctx = Context(data_dir, submission_dir, load_marks(doc, corpus), corpus)
+    g = graderlib.Grader(doc["points"], context=ctx, own_files=[__file__])
+    for test_id, description, fn, timeout in TESTS:
+        g.add(test_id, description, fn, timeout)
+    g.check_points()
+    return g
+
+
+def build_parser():
+    p = argparse.ArgumentParser(
+        prog="python src/grader.py",
+        description="Grade the assignment: basic tests (shown to students) and hidden tests (shown on "
+                    "Gradescope after grades are published; run here too).")
+    p.add_argument("test_ids", nargs="*", metavar="TEST_ID", help="tests to run (default: all)")
+    p.add_argument("--json", metavar="PATH", help="also write Gradescope's results.json to PATH")
+    p.add_argument("--data-dir", default=DEFAULT_DATA_DIR,
+                   help="folder with wiki.txt, birth_places_train.tsv, birth_dev.tsv and, for test accuracy, "
+                        "birth_test.tsv (default: the repo's data/)")
+    p.add_argument("--submission-dir", default=DEFAULT_SUBMISSION_DIR,
+                   help="folder with the prediction files (default: src/submission/); the code graded is "
+                        "always the submission package in src/")
+    p.add_argument("--marks", choices=["auto", "course", "embedded"], default="auto",
+                   help="pass marks of the accuracy tests: auto (default) takes the embedded corpus's for the "
+                        "repo's data/ and the course's for any other --data-dir")
+    p.add_argument("--list", action="store_true", help="list the test ids and exit")
+    return p
+
+
+def main(argv=None):
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
+    args = build_parser().parse_args(argv)
+    g = make_grader(args.data_dir, args.submission_dir, args.marks)
+    if args.list:
+        for t in g.tests:
+            print(f"{t.id}: {t.description}")
+        return 0
+    try:
+        g.select(args.test_ids)
+    except KeyError as e:
+        print(f"unknown test id: {e.args[0]}; the tests are:", file=sys.stderr)
+        for t in g.tests:
+            print(f"  {t.id}: {t.description}", file=sys.stderr)
+        return 2
+    ctx = g.context
+    header = [f"data: {_rel(ctx.data_dir)} ({ctx.corpus} corpus pass marks); prediction files: "
+              f"{_rel(ctx.submission_dir)}"]
+    start = time.monotonic()
+    results = g.run(args.test_ids, header_lines=header)
+    if args.json:
+        graderlib.write_json(results, args.json, execution_time=time.monotonic() - start)
+        print(f"wrote {args.json}")
+    if g.abandoned:  # a timed-out test that could not be stopped: do not wait for it
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,288 @@
+"""The grading framework behind src/grader.py: registering tests, running each one under a time
+limit, scoring from points.json, printing the course's output frame and writing Gradescope's
+results.json. Nothing here knows about the assignment; grader.py holds the tests.
+
+A test is a function of one argument (the grader's context object). It passes by returning (a
+string it returns is shown as a note, e.g. an accuracy), and
+fails by raising `Failure` (through `require`) with a one-line reason, or by raising anything else
+(the reason is then the exception and the line of the student's code that raised it). Scoring is
+all or nothing per test, as in the course.
+
+Time limits: each test runs in a worker thread that the grader joins with a timeout. When a test
+runs past its limit the grader records "timed out after N s", asks the thread to stop (an
+asynchronous exception, delivered at its next Python instruction), and goes on with the next
+test. A thread stuck inside one long native call cannot be stopped that way; it is left behind as
+a daemon thread, and `main` exits the process without waiting for it.
+"""
+import ctypes
+import datetime
+import json
+import os
+import random
+import sys
+import threading
+import time
+import traceback
+
+FRAME = "=========="
+SEED = 224
+
+
+class Failure(Exception):
+    """A graded failure; its message is the reason shown to the student (one or two lines)."""
+
+
+class TestTimeout(BaseException):
+    """Raised asynchronously in a test thread that ran past its time limit (BaseException, so that
+    an `except Exception` in the code under test does not swallow it)."""
+
+
+def require(condition, reason):
+    """Fail the current test with `reason` unless `condition` holds."""
+    if not condition:
+        raise Failure(reason)
+
+
+class Test:
+    def __init__(self, test_id, description, fn, timeout):
+        parts = test_id.split("-")
+        if len(parts) != 3 or parts[2] not in ("basic", "hidden"):
+            raise ValueError(f"test id {test_id!r}: expected QUESTION-NUMBER-basic or QUESTION-NUMBER-hidden")
+        self.id = test_id
+        self.description = description
+        self.fn = fn
+        self.timeout = timeout
+        self.hidden = parts[2] == "hidden"
+        self.points = None  # from points.json
+
+
+class Result:
+    def __init__(self, test, passed, reason, seconds, timed_out=False, note=None):
+        self.id = test.id
+        self.description = test.description
+        self.hidden = test.hidden
+        self.max_points = test.points
+        self.points = test.points if passed else 0
+        self.passed = passed
+        self.reason = reason  # None when passed
+        self.seconds = seconds
+        self.timed_out = timed_out
+        self.timeout = test.timeout
+        self.note = note  # what a passing test chose to report (e.g. an accuracy)
+
+    def __repr__(self):
+        state = "pass" if self.passed else f"FAIL ({self.reason})"
+        return f"<Result {self.id}: {self.points}/{self.max_points} {state}>"
+
+
+def _short(text, limit=300):
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def describe_exception(exc, tb, own_files=()):
+    """The reason for an unexpected exception: its type and message, then where it was raised, the
+    innermost frame outside the grader's own files (that is, in the code under test) if any."""
+    head = f"{type(exc).__name__}: {_short(exc) or '(no message)'}"
+    frames = traceback.extract_tb(tb)
+    own = {os.path.abspath(f) for f in own_files}
+    outside = [f for f in frames if os.path.abspath(f.filename) not in own]
+    where = (outside or frames)[-1:] if frames else []
+    if not where:
+        return head
+    f = where[0]
+    return f"{head}\n      raised at {_relpath(f.filename)}:{f.lineno} in {f.name}"
+
+
+def _relpath(path):
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel.startswith(".." + os.sep + "..") else rel
+
+
+def _stop_thread(thread):
+    """Ask `thread` to raise TestTimeout at its next Python instruction."""
+    if thread.ident is None:
+        return
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(TestTimeout))
+
+
+def seed_everything(seed=SEED):
+    """The same random state before every test, so that a test's draws do not depend on the others."""
+    random.seed(seed)
+    try:
+        import numpy as np
+        np.random.seed(seed)
+    except ImportError:
+        pass
+    try:
+        import torch
+        torch.manual_seed(seed)
+    except ImportError:
+        pass
+
+
+def format_duration(seconds):
+    return str(datetime.timedelta(seconds=int(round(seconds))))
+
+
+class Grader:
+    """An ordered set of tests with their points, run against one context object."""
+
+    def __init__(self, points, context=None, own_files=()):
+        self.tests = []
+        self._by_id = {}
+        self._points = dict(points)
+        self.context = context
+        self.own_files = tuple(own_files) + (os.path.abspath(__file__),)
+        self.abandoned = []  # threads of timed-out tests that did not stop
+
+    def add(self, test_id, description, fn, timeout):
+        if test_id in self._by_id:
+            raise ValueError(f"test id {test_id} registered twice")
+        if test_id not in self._points:
+            raise ValueError(f"points.json has no points for {test_id}")
+        test = Test(test_id, description, fn, timeout)
+        test.points = self._points[test_id]
+        self.tests.append(test)
+        self._by_id[test_id] = test
+        return test
+
+    def check_points(self):
+        """points.json must list exactly the registered tests."""
+        extra = sorted(set(self._points) - set(self._by_id))
+        if extra:
+            raise ValueError(f"points.json lists tests the grader does not have: {', '.join(extra)}")
+
+    def ids(self):
+        return [t.id for t in self.tests]
+
+    def select(self, ids):
+        """The tests with these ids (all when `ids` is empty); KeyError names the unknown ones."""
+        if not ids or list(ids) == ["all"]:
+            return list(self.tests)
+        unknown = [i for i in ids if i not in self._by_id]
+        if unknown:
+            raise KeyError(", ".join(unknown))
+        wanted = set(ids)
+        return [t for t in self.tests if t.id in wanted]
+
+    # -- running -------------------------------------------------------------------------------
+    def run_test(self, test):
+        box = {}
+
+        def target():
+            try:
+                seed_everything()
+                note = test.fn(self.context)
+                box["note"] = note if isinstance(note, str) else None
+                box["ok"] = True
+            except BaseException as e:  # noqa: B902 -- everything a test raises is its result
+                box["error"] = e
+                box["tb"] = e.__traceback__
+
+        thread = threading.Thread(target=target, name=f"grader-{test.id}", daemon=True)
+        start = time.monotonic()
+        thread.start()
+        thread.join(test.timeout)
+        if thread.is_alive():
+            _stop_thread(thread)
+            thread.join(2.0)
+            if thread.is_alive():
+                self.abandoned.append(thread)
+            return Result(test, False, f"timed out after {test.timeout} s", time.monotonic() - start, timed_out=True)
+        seconds = time.monotonic() - start
+        if box.get("ok"):
+            return Result(test, True, None, seconds, note=box.get("note"))
+        err = box.get("error")
+        if isinstance(err, Failure):
+            reason = str(err)
+        elif isinstance(err, TestTimeout):
+            reason = f"timed out after {test.timeout} s"
+        else:
+            reason = describe_exception(err, box.get("tb"), self.own_files)
+        return Result(test, False, reason, seconds)
+
+    def run(self, ids=None, out="stdout", header_lines=()):
+        """Run the selected tests, printing the course's frame to `out` (a file; "stdout", the
+        default, is sys.stdout at the time of the call; None: silent)."""
+        if out == "stdout":
+            out = sys.stdout
+        def say(line=""):
+            if out is not None:
+                print(line, file=out, flush=True)
+
+        results = []
+        say(f"{FRAME} START GRADING")
+        for line in header_lines:
+            say(line)
+        for test in self.select(ids):
+            say(f"----- START {test.id}: {test.description}")
+            r = self.run_test(test)
+            if not r.passed:
+                lines = r.reason.split("\n")
+                say(f"FAIL: {lines[0]}")
+                for extra in lines[1:]:
+                    say(extra)
+            elif r.note:
+                say(r.note)
+            say(f"----- END {test.id} [took {format_duration(r.seconds)} (max allowed {test.timeout} seconds), "
+                f"{_num(r.points)}/{_num(r.max_points)} points]")
+            say()
+            results.append(r)
+        for kind in ("basic", "hidden"):
+            rs = [r for r in results if r.hidden == (kind == "hidden")]
+            say(f"Total {kind} points: {_num(sum(r.points for r in rs))}/{_num(sum(r.max_points for r in rs))}")
+        say(f"Total points: {_num(sum(r.points for r in results))}/{_num(sum(r.max_points for r in results))}")
+        say(f"{FRAME} END GRADING")
+        return results
+
+
+def _num(x):
+    return int(x) if float(x).is_integer() else round(float(x), 2)
+
+
+def gradescope_json(results, execution_time=None):
+    """Gradescope's autograder results format: hidden tests are shown after grades are published."""
+    tests = []
+    for r in results:
+        if r.passed:
+            output = "passed" + (f": {r.note.strip()}" if r.note else "")
+        else:
+            output = "FAIL: " + r.reason
+        tests.append({
+            "name": f"{r.id}: {r.description}",
+            "number": r.id,
+            "score": r.points,
+            "max_score": r.max_points,
+            "output": output,
+            "visibility": "after_published" if r.hidden else "visible",
+        })
+    doc = {"score": sum(r.points for r in results), "tests": tests}
+    if execution_time is not None:
+        doc["execution_time"] = int(round(execution_time))
+    return doc
+
+
+def write_json(results, path, execution_time=None):
+    d = os.path.dirname(os.path.abspath(path))
+    os.makedirs(d, exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(gradescope_json(results, execution_time), f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def load_points(path):
+    """points.json: {"points": {test_id: number}, ...}; the other keys are the grader's to read."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    if not isinstance(doc.get("points"), dict):
+        raise ValueError(f"{path}: expected a \"points\" object mapping test ids to numbers")
+    for k, v in doc["points"].items():
+        if not isinstance(v, (int, float)) or v < 0:
+            raise ValueError(f"{path}: points of {k} must be a non-negative number, got {v!r}")
+    return doc

@@ -1,0 +1,489 @@
+"""Tests of the autograder (src/grader.py, src/graderlib.py): the correct package earns full marks,
+wrong solutions (mutants) fail the right test, accuracy tests score prediction files made here,
+and the framework keeps its promises (time limits, output frame, Gradescope JSON, CLI).
+
+Run with:  python -m pytest -q tests/test_grader.py
+
+Everything runs on a small biography corpus written into a temporary folder, so the tests need
+neither the embedded corpus nor trained models; one test also grades the repo's data/ when it is
+there.
+"""
+import json
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import grader
+import graderlib
+import submission
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GRADER = os.path.join(ROOT, "src", "grader.py")
+NO_MODEL_TESTS = ["1c-0-hidden", "1c-1-basic", "1e-0-basic", "1e-1-basic", "1e-2-basic", "1e-3-basic",
+                  "1f-0-basic", "1g-0-basic", "1g-3-hidden"]
+SPAN_TESTS = ["1e-0-basic", "1e-1-basic", "1e-2-basic", "1e-3-basic"]
+ACCURACY = {  # test id: prediction file
+    "1d-0-hidden": "vanilla.nopretrain.dev.predictions",
+    "1d-1-hidden": "vanilla.nopretrain.test.predictions",
+    "1f-1-hidden": "vanilla.pretrain.dev.predictions",
+    "1f-2-hidden": "vanilla.pretrain.test.predictions",
+    "1g-1-hidden": "synthesizer.pretrain.dev.predictions",
+    "1g-2-hidden": "synthesizer.pretrain.test.predictions",
+}
+PLACES = ["London", "Paris", "Lyon", "Berlin", "Köln", "Oslo", "Lima", "Quito", "Dublin", "Zürich"]
+
+
+# ---------------------------------------------------------------------------------------------
+# A small corpus in the course's formats
+# ---------------------------------------------------------------------------------------------
+def write_corpus(folder, n_people=80, n_train=40, n_dev=20, with_test_labels=True):
+    rng = random.Random(7)
+    syll = ["an", "bel", "cor", "da", "el", "fan", "gor", "hil", "is", "jo", "ka", "lu", "mar", "ne", "ol"]
+    people = []
+    for i in range(n_people):
+        name = "".join(rng.choice(syll) for _ in range(2)).title() + " " + "".join(rng.choice(syll) for _ in range(3)).title()
+        people.append((f"{name} {i}", rng.choice(PLACES)))
+    wiki = [f"{n}. Where was {n} born? {n} was born in {p} and worked in {rng.choice(PLACES)} ." for n, p in people]
+    os.makedirs(folder, exist_ok=True)
+
+    def write(name, rows):
+        with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
+            f.write("".join(r + "\n" for r in rows))
+
+    write("wiki.txt", wiki)
+    q = [(f"Where was {n} born?", p) for n, p in people]
+    write("birth_places_train.tsv", [f"{a}\t{b}" for a, b in q[:n_train]])
+    write("birth_dev.tsv", [f"{a}\t{b}" for a, b in q[n_train:n_train + n_dev]])
+    test = q[n_train + n_dev:]
+    write("birth_test_inputs.tsv", [a for a, _ in test])
+    if with_test_labels:
+        write("birth_test.tsv", [f"{a}\t{b}" for a, b in test])
+    return {"dev": [b for _, b in q[n_train:n_train + n_dev]], "test": [b for _, b in test]}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    folder = str(tmp_path_factory.mktemp("data"))
+    answers = write_corpus(folder)
+    return folder, answers
+
+
+def run(data_dir, ids, submission_dir=None, marks="course"):
+    g = grader.make_grader(data_dir, submission_dir or grader.DEFAULT_SUBMISSION_DIR, marks)
+    return {r.id: r for r in g.run(ids, out=None)}
+
+
+def failing(results):
+    return {i for i, r in results.items() if not r.passed}
+
+
+# ---------------------------------------------------------------------------------------------
+# The correct package
+# ---------------------------------------------------------------------------------------------
+def test_correct_package_earns_full_marks(corpus):
+    results = run(corpus[0], NO_MODEL_TESTS)
+    assert set(results) == set(NO_MODEL_TESTS)
+    for r in results.values():
+        assert r.passed, f"{r.id}: {r.reason}"
+        assert r.points == r.max_points > 0
+
+
+def test_points_and_ids_match_the_course():
+    g = grader.make_grader()
+    assert g.ids() == ["1c-0-hidden", "1c-1-basic", "1d-0-hidden", "1d-1-hidden", "1e-0-basic", "1e-1-basic",
+                       "1e-2-basic", "1e-3-basic", "1f-0-basic", "1f-1-hidden", "1f-2-hidden", "1g-0-basic",
+                       "1g-1-hidden", "1g-2-hidden", "1g-3-hidden"]
+    with open(os.path.join(ROOT, "src", "points.json"), encoding="utf-8") as f:
+        doc = json.load(f)
+    assert set(doc["points"]) == set(g.ids())
+    assert doc["pass_marks"]["course"] == {"vanilla_dev": 0.10, "vanilla_test": 0.09,
+                                           "synthesizer_dev": 0.05, "synthesizer_test": 0.04}
+
+
+def test_expected_tree_counts():
+    for synth, want in ((False, 3_323_392), (True, 3_076_988)):
+        _, params, _ = grader.expected_tree(256, 128, 4, 8, 256, synthesizer=synth)
+        assert sum(torch.Size(s).numel() for s in params.values()) == want
+
+
+def test_expected_config_follows_the_data(corpus):
+    n = len(open(os.path.join(corpus[0], "wiki.txt"), encoding="utf-8").read().split("\n"))
+    assert grader.expected_config("pretrain", n)["final_tokens"] == 200 * n * 128
+    assert grader.expected_config("pretrain", 2938)["final_tokens"] == 75_212_800  # the course's corpus
+
+
+@pytest.mark.skipif(not os.path.isfile(os.path.join(ROOT, "data", "wiki.txt")),
+                    reason="the embedded corpus is not in data/ yet")
+def test_full_marks_on_the_repo_data():
+    results = run(grader.DEFAULT_DATA_DIR, NO_MODEL_TESTS, marks="auto")
+    for r in results.values():
+        assert r.passed, f"{r.id}: {r.reason}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Mutants: each wrong solution fails its test, and only that one
+# ---------------------------------------------------------------------------------------------
+RealDataset = submission.CharCorruptionDataset
+
+
+class SpanMutant(RealDataset):
+    """Span corruption written here, with one knob each for the masked length and the padding."""
+    masked_length = staticmethod(lambda n, rng: rng.randint(1, max(1, n // 2 - 1)))
+    pad_in_middle = False
+
+    def __getitem__(self, idx):
+        rng = random
+        doc = self.data[idx]
+        cap = min(len(doc), int(self.block_size * 7 / 8))
+        if cap >= 4:
+            doc = doc[:rng.randint(4, cap)]
+        n = len(doc)
+        m = self.masked_length(n, rng) if n >= 4 else min(n, 1)
+        start = rng.randint(0, n - m)
+        prefix, masked, suffix = doc[:start], doc[start:start + m], doc[start + m:]
+        mask, pad = self.MASK_CHAR, self.PAD_CHAR
+        npad = self.block_size - (n + 3)
+        if self.pad_in_middle:
+            s = prefix + mask + suffix + mask + masked + pad * npad + mask
+        else:
+            s = prefix + mask + suffix + mask + masked + mask + pad * npad
+        x = torch.tensor([self.stoi[c] for c in s[:-1]], dtype=torch.long)
+        y = torch.tensor([self.stoi[c] for c in s[1:]], dtype=torch.long)
+        return x, y
+
+
+class FixedQuarter(SpanMutant):
+    masked_length = staticmethod(lambda n, rng: n // 4)
+
+
+class RoundedQuarter(SpanMutant):
+    """Averages a quarter and is sometimes above, sometimes below, but is not random."""
+    masked_length = staticmethod(lambda n, rng: int(n / 4 + 0.5))
+
+
+class MiddlePad(SpanMutant):
+    pad_in_middle = True
+
+
+class AlwaysLongest(SpanMutant):
+    def __getitem__(self, idx):
+        saved = random.randint
+        try:  # truncate to the longest length allowed, always
+            random.randint = lambda a, b: b if b == min(len(self.data[idx]), int(self.block_size * 7 / 8)) else saved(a, b)
+            return super().__getitem__(idx)
+        finally:
+            random.randint = saved
+
+
+class CrashesOnShortLines(SpanMutant):
+    masked_length = staticmethod(lambda n, rng: rng.randint(1, n // 2 - 1))
+
+    def __getitem__(self, idx):
+        doc = self.data[idx]
+        if len(doc) < 4:
+            random.randint(1, len(doc) // 4)  # raises ValueError: empty range
+        return super().__getitem__(idx)
+
+
+def test_span_crash_on_a_short_line_fails_1e0(corpus, monkeypatch):
+    monkeypatch.setattr(submission, "CharCorruptionDataset", CrashesOnShortLines)
+    r = run(corpus[0], ["1e-0-basic"])["1e-0-basic"]
+    assert not r.passed and "raised ValueError" in r.reason and "every line must work" in r.reason
+
+
+def test_own_span_mutant_base_is_correct(corpus, monkeypatch):
+    monkeypatch.setattr(submission, "CharCorruptionDataset", SpanMutant)
+    assert failing(run(corpus[0], SPAN_TESTS)) == set()
+
+
+@pytest.mark.parametrize("mutant, wrong", [
+    (FixedQuarter, "1e-3-basic"),
+    (RoundedQuarter, "1e-3-basic"),
+    (MiddlePad, "1e-1-basic"),
+    (AlwaysLongest, "1e-2-basic"),
+])
+def test_span_mutants_fail_their_test(corpus, monkeypatch, mutant, wrong):
+    monkeypatch.setattr(submission, "CharCorruptionDataset", mutant)
+    results = run(corpus[0], SPAN_TESTS)
+    assert failing(results) == {wrong}, {i: r.reason for i, r in results.items()}
+    assert results[wrong].points == 0 and results[wrong].reason
+
+
+RealSynth = submission.SynthesizerAttention
+
+
+class NoCausalMask(RealSynth):
+    def forward(self, x, layer_past=None):
+        B, T, C = x.size()
+        hs = C // self.n_head
+        a = F.relu(self.w1(x)).view(B, T, self.n_head, hs).transpose(1, 2)
+        v = self.value(x).view(B, T, self.n_head, hs).transpose(1, 2)
+        att = F.softmax(a @ self.w2[:, :T] + self.b2[:T], dim=-1)
+        y = (self.attn_drop(att) @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_drop(self.proj(y))
+
+
+class W2NotSliced(RealSynth):
+    def forward(self, x, layer_past=None):
+        B, T, C = x.size()
+        hs = C // self.n_head
+        a = F.relu(self.w1(x)).view(B, T, self.n_head, hs).transpose(1, 2)
+        v = self.value(x).view(B, T, self.n_head, hs).transpose(1, 2)
+        att = a @ self.w2 + self.b2  # (B, nh, T, block_size - 1): right only when T = block_size - 1
+        att = att.masked_fill(self.mask[:, :, :T, :T] == 0, -1e10)
+        y = (self.attn_drop(F.softmax(att, dim=-1)) @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_drop(self.proj(y))
+
+
+class ReluMissing(RealSynth):
+    def forward(self, x, layer_past=None):
+        B, T, C = x.size()
+        hs = C // self.n_head
+        a = self.w1(x).view(B, T, self.n_head, hs).transpose(1, 2)
+        v = self.value(x).view(B, T, self.n_head, hs).transpose(1, 2)
+        att = (a @ self.w2[:, :T] + self.b2[:T]).masked_fill(self.mask[:, :, :T, :T] == 0, -1e10)
+        y = (F.softmax(att, dim=-1) @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_drop(self.proj(y))
+
+
+@pytest.mark.parametrize("mutant, phrase", [
+    (NoCausalMask, "differs from the handout's equation"),
+    (W2NotSliced, "slice w2 and b2"),
+    (ReluMissing, "differs from the handout's equation"),
+])
+def test_synthesizer_mutants_fail_1g3(corpus, monkeypatch, mutant, phrase):
+    monkeypatch.setattr(submission, "SynthesizerAttention", mutant)
+    r = run(corpus[0], ["1g-3-hidden"])["1g-3-hidden"]
+    assert not r.passed and r.points == 0
+    assert phrase in r.reason
+
+
+real_finetune = submission.finetune
+real_pretrain = submission.pretrain
+
+
+def finetune_wrong_lr(reading_params_path, *args):
+    tconf, trainer = real_finetune(reading_params_path, *args)
+    if reading_params_path is None:
+        tconf.learning_rate = 6e-3
+    return tconf, trainer
+
+
+def finetune_ignores_params(reading_params_path, *args):
+    tconf, trainer = real_finetune(None, *args)
+    if reading_params_path is not None:
+        tconf.max_epochs = 10
+    return tconf, trainer
+
+
+def finetune_wrong_epochs(reading_params_path, *args):
+    tconf, trainer = real_finetune(reading_params_path, *args)
+    if reading_params_path is not None:
+        tconf.max_epochs = 75
+    return tconf, trainer
+
+
+def pretrain_wrong_epochs(*args):
+    tconf, trainer = real_pretrain(*args)
+    tconf.max_epochs = 600
+    return tconf, trainer
+
+
+def pretrain_fixed_final_tokens(*args):
+    tconf, trainer = real_pretrain(*args)
+    tconf.final_tokens = 75_212_800  # the course corpus's value, hard-coded
+    return tconf, trainer
+
+
+@pytest.mark.parametrize("name, mutant, wrong, phrase", [
+    ("finetune", finetune_wrong_lr, "1c-1-basic", "learning_rate is 0.006, expected 0.0006"),
+    ("finetune", finetune_ignores_params, "1g-0-basic", "did not load the params"),
+    ("finetune", finetune_wrong_epochs, "1g-0-basic", "max_epochs is 75, expected 10"),
+    ("pretrain", pretrain_wrong_epochs, "1f-0-basic", "max_epochs is 600, expected 650"),
+    ("pretrain", pretrain_fixed_final_tokens, "1f-0-basic", "final_tokens"),
+])
+def test_config_mutants_fail_their_test(corpus, monkeypatch, name, mutant, wrong, phrase):
+    monkeypatch.setattr(submission, name, mutant)
+    results = run(corpus[0], ["1c-1-basic", "1f-0-basic", "1g-0-basic"])
+    assert failing(results) == {wrong}, {i: r.reason for i, r in results.items()}
+    assert phrase in results[wrong].reason
+
+
+real_init_vanilla = submission.initialize_vanilla_model
+
+
+def vanilla_one_layer_missing(mconf):
+    model = real_init_vanilla(mconf)
+    model.blocks = nn.Sequential(*list(model.blocks)[:-1])
+    return model
+
+
+def vanilla_relu(mconf):
+    model = real_init_vanilla(mconf)
+    for block in model.blocks:
+        block.mlp[1] = nn.ReLU()
+    return model
+
+
+@pytest.mark.parametrize("mutant, phrase", [
+    (vanilla_one_layer_missing, "missing module blocks.3 (Block)"),
+    (vanilla_relu, "blocks.0.mlp.1 is a ReLU, expected GELU"),
+])
+def test_model_mutants_fail_1c0(corpus, monkeypatch, mutant, phrase):
+    monkeypatch.setattr(submission, "initialize_vanilla_model", mutant)
+    results = run(corpus[0], ["1c-0-hidden", "1c-1-basic"])
+    assert failing(results) == {"1c-0-hidden"}
+    assert phrase in results["1c-0-hidden"].reason
+
+
+def test_broken_import_fails_every_test_with_the_reason(corpus, monkeypatch):
+    monkeypatch.delattr(submission, "SynthesizerAttention")
+    r = run(corpus[0], ["1g-3-hidden"])["1g-3-hidden"]
+    assert not r.passed and "has no SynthesizerAttention" in r.reason
+
+
+def test_exception_in_submission_names_the_line(corpus, monkeypatch):
+    def boom(*args):
+        raise IndexError("list index out of range")
+    monkeypatch.setattr(submission, "pretrain", boom)
+    r = run(corpus[0], ["1f-0-basic"])["1f-0-basic"]
+    assert r.reason.startswith("IndexError: list index out of range")
+    assert "test_grader.py" in r.reason and "in boom" in r.reason
+    assert len(r.reason.split("\n")) <= 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Accuracy tests on prediction files made here
+# ---------------------------------------------------------------------------------------------
+def write_predictions(folder, answers, transform):
+    os.makedirs(folder, exist_ok=True)
+    for name in ACCURACY.values():
+        split = "dev" if ".dev." in name else "test"
+        lines = transform(list(answers[split]))
+        with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
+            f.write("".join(p + "\n" for p in lines))
+
+
+def test_all_right_predictions_earn_full_marks(corpus, tmp_path):
+    write_predictions(str(tmp_path), corpus[1], lambda a: a)
+    results = run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path))
+    for r in results.values():
+        assert r.passed and r.points == r.max_points, r.reason
+
+
+def test_all_wrong_predictions_score_zero(corpus, tmp_path):
+    write_predictions(str(tmp_path), corpus[1], lambda a: ["Atlantis"] * len(a))
+    results = run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path))
+    for test_id, r in results.items():
+        assert not r.passed and r.points == 0
+        if test_id.startswith("1d"):
+            assert "no prediction" in r.reason and "is right (0/" in r.reason
+        else:
+            assert "accuracy 0.00%" in r.reason and "below the pass mark" in r.reason
+
+
+def test_a_missing_line_scores_zero(corpus, tmp_path):
+    write_predictions(str(tmp_path), corpus[1], lambda a: a[:-1])
+    results = run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path))
+    n = {"dev": len(corpus[1]["dev"]), "test": len(corpus[1]["test"])}
+    for test_id, r in results.items():
+        split = "dev" if ".dev." in ACCURACY[test_id] else "test"
+        assert not r.passed and r.points == 0
+        assert f"has {n[split] - 1} lines for the {n[split]} questions" in r.reason
+
+
+def test_missing_file_names_the_run_sh_mode(corpus, tmp_path):
+    results = run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path))
+    modes = {"1d-0-hidden": "vanilla_eval_dev_without_pretrain", "1d-1-hidden": "vanilla_eval_test_without_pretrain",
+             "1f-1-hidden": "vanilla_eval_dev_with_pretrain", "1f-2-hidden": "vanilla_eval_test_with_pretrain",
+             "1g-1-hidden": "synthesizer_eval_dev_with_pretrain", "1g-2-hidden": "synthesizer_eval_test_with_pretrain"}
+    for test_id, r in results.items():
+        assert not r.passed and "not found" in r.reason and f"./run.sh {modes[test_id]}" in r.reason
+
+
+def test_pass_mark_boundary(corpus, tmp_path):
+    dev = corpus[1]["dev"]  # 20 questions: 2 right is exactly the vanilla mark (10%), 1 right is below
+    for right, passes in ((2, True), (1, False)):
+        write_predictions(str(tmp_path), corpus[1], lambda a: a[:right] + ["Atlantis"] * (len(a) - right))
+        r = run(corpus[0], ["1f-1-hidden"], submission_dir=str(tmp_path))["1f-1-hidden"]
+        assert r.passed is passes and len(dev) == 20
+
+
+def test_absent_test_labels_score_zero_with_the_reason(tmp_path):
+    data = str(tmp_path / "data")
+    answers = write_corpus(data, with_test_labels=False)
+    write_predictions(str(tmp_path / "sub"), answers, lambda a: a)
+    results = run(data, list(ACCURACY), submission_dir=str(tmp_path / "sub"))
+    for test_id, r in results.items():
+        if ".test." in ACCURACY[test_id]:
+            assert not r.passed and r.points == 0 and "test labels absent" in r.reason
+        else:
+            assert r.passed
+
+
+def test_marks_table_follows_the_data_dir(corpus):
+    assert grader.which_corpus(grader.DEFAULT_DATA_DIR) == "embedded"
+    assert grader.which_corpus(corpus[0]) == "course"
+    assert grader.which_corpus(corpus[0], "embedded") == "embedded"
+
+
+# ---------------------------------------------------------------------------------------------
+# The framework: time limits, output, Gradescope JSON, command line
+# ---------------------------------------------------------------------------------------------
+def test_timeout_fails_the_test_and_the_grader_goes_on():
+    import time
+
+    def forever(ctx):
+        while True:
+            time.sleep(0.01)
+
+    g = graderlib.Grader({"9a-0-basic": 1, "9a-1-hidden": 2})
+    g.add("9a-0-basic", "runs forever", forever, 0.5)
+    g.add("9a-1-hidden", "passes", lambda ctx: None, 5)
+    results = g.run(out=None)
+    assert results[0].reason == "timed out after 0.5 s" and results[0].points == 0
+    assert results[1].passed and results[1].points == 2
+    assert not g.abandoned  # the looping thread was stopped
+
+
+def test_output_frame_and_json(tmp_path, capsys):
+    def fails(ctx):
+        graderlib.require(False, "the reason")
+
+    g = graderlib.Grader({"9a-0-basic": 1, "9a-1-hidden": 2})
+    g.add("9a-0-basic", "passes", lambda ctx: None, 5)
+    g.add("9a-1-hidden", "fails", fails, 5)
+    results = g.run()
+    out = capsys.readouterr().out
+    assert out.startswith("========== START GRADING") and out.rstrip().endswith("========== END GRADING")
+    assert "----- START 9a-0-basic: passes" in out
+    assert "----- END 9a-0-basic [took 0:00:00 (max allowed 5 seconds), 1/1 points]" in out
+    assert "FAIL: the reason" in out and "0/2 points]" in out
+    assert "Total basic points: 1/1" in out and "Total hidden points: 0/2" in out
+    path = str(tmp_path / "results.json")
+    graderlib.write_json(results, path, execution_time=1.2)
+    doc = json.load(open(path, encoding="utf-8"))
+    assert doc["score"] == 1 and doc["execution_time"] == 1
+    assert [t["visibility"] for t in doc["tests"]] == ["visible", "after_published"]
+    assert {"name", "score", "max_score", "output", "visibility"} <= set(doc["tests"][1])
+    assert doc["tests"][1]["score"] == 0 and doc["tests"][1]["max_score"] == 2
+    assert doc["tests"][1]["output"] == "FAIL: the reason"
+
+
+def test_command_line_from_another_directory(corpus, tmp_path):
+    out_json = str(tmp_path / "r.json")
+    p = subprocess.run([sys.executable, GRADER, "1g-3-hidden", "--data-dir", corpus[0], "--json", out_json],
+                       cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "----- END 1g-3-hidden [took" in p.stdout and "2/2 points]" in p.stdout
+    doc = json.load(open(out_json, encoding="utf-8"))
+    assert doc["tests"][0]["visibility"] == "after_published" and doc["score"] == 2
+    p = subprocess.run([sys.executable, GRADER, "1z-9-basic"], cwd=str(tmp_path),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0 and "1e-0-basic" in p.stderr and "1z-9-basic" in p.stderr

@@ -1,0 +1,30 @@
+"""The written answers build: `make` turns submission.tex into a PDF whose text holds every
+question number. Skipped where LaTeX is not installed (CI installs it: .ci/apt-packages.txt).
+
+Run:  python -m pytest -q tests/test_pdf.py
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LABELS = ["2(a)", "2(b)", "2(c)", "3(a)", "3(b)", "3(c)i", "3(c)ii", "3(d)i", "3(d)ii", "3(e)i", "3(e)ii"]
+
+
+@pytest.mark.skipif(not (shutil.which("latexmk") and shutil.which("pdftotext")),
+                    reason="needs latexmk and pdftotext (apt-get install $(cat .ci/apt-packages.txt))")
+def test_pdf_builds_with_every_question(tmp_path):
+    work = tmp_path / "tree"
+    shutil.copytree(ROOT, work, ignore=shutil.ignore_patterns(".git", ".venv", "runs", "figures", "*.pdf",
+                                                              "*.params", "__pycache__"))
+    p = subprocess.run(["make", f"PYTHON={sys.executable}"], cwd=work, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    text = subprocess.run(["pdftotext", str(work / "submission.pdf"), "-"], capture_output=True, text=True).stdout
+    missing = [label for label in LABELS if label not in text]
+    assert not missing, f"question numbers missing from the PDF text: {missing}"
+    assert "Problem 5" in text or "5(a)" in text
+    subprocess.run(["make", "clean"], cwd=work, check=True, capture_output=True)
+    assert not (work / "submission.pdf").exists() and not (work / "figures").exists()

@@ -1,0 +1,622 @@
+"""Numerical checks of every mathematical claim in the written answers (submission.tex).
+
+Run:  python -m pytest -q tests/test_written.py      (CPU only, a few seconds)
+
+Each test is named after the answer it checks (test_3c_ii_* checks 3(c)ii, test_p4_* checks
+problem 4 of the problem-set section, ...). The attention algebra runs in float64 NumPy through
+written/checks.py, the same helpers that draw the figures; the tests marked "project" use the
+project's own CausalSelfAttention, GPT and sample from src/submission.
+"""
+import math
+import os
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from written import checks  # noqa: E402
+
+torch = pytest.importorskip("torch")
+
+
+def normal_cdf(x):
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def orthonormal(rng, n, d):
+    """n random orthonormal vectors in R^d, as rows."""
+    q, _ = np.linalg.qr(rng.standard_normal((d, n)))
+    return q.T
+
+
+# =============================================================================================
+# 3(a) copying
+# =============================================================================================
+def test_3a_query_aligned_with_key_copies_value():
+    rng = np.random.default_rng(0)
+    n, d = 6, 10
+    keys = orthonormal(rng, n, d)
+    values = rng.standard_normal((n, 4))
+    for j in range(n):
+        spread = np.max(np.linalg.norm(values - values[j], axis=1))
+        for beta in (5.0, 10.0, 25.0):
+            w, c = checks.attend(beta * keys[j], keys, values)
+            leftover = (n - 1) * math.exp(-beta)  # margin beta between k_j . q and the rest
+            assert w[j] >= 1 - leftover - 1e-15
+            assert np.linalg.norm(c - values[j]) <= leftover * spread + 1e-14
+        assert np.linalg.norm(c - values[j]) < 1e-9
+
+
+def test_3a_margin_bound():
+    """1 - alpha_j <= (n-1) e^-margin and ||c - v_j|| <= (1 - alpha_j) max ||v_i - v_j||."""
+    rng = np.random.default_rng(1)
+    for _ in range(500):
+        n = int(rng.integers(2, 12))
+        s = rng.normal(0, 3, n)
+        j = int(rng.integers(n))
+        s[j] = np.max(np.delete(s, j)) + rng.uniform(0, 20)
+        margin = s[j] - np.max(np.delete(s, j))
+        w = checks.softmax(s)
+        assert 1 - w[j] <= (n - 1) * math.exp(-margin) * (1 + 1e-12)
+        values = rng.standard_normal((n, 3))
+        c = w @ values
+        spread = np.max(np.linalg.norm(values - values[j], axis=1))
+        assert np.linalg.norm(c - values[j]) <= (1 - w[j]) * spread + 1e-12
+    # the margin that guarantees 1 - eps
+    n, eps = 50, 1e-3
+    s = np.zeros(n)
+    s[0] = math.log((n - 1) / eps)
+    assert checks.softmax(s)[0] >= 1 - eps
+
+
+def test_3a_sum_criterion_is_neither_sufficient_nor_necessary():
+    # s_1 >> s_2 + s_3 but no copying
+    w = checks.softmax([10.0, 10.0, -100.0])
+    assert 10.0 - (10.0 - 100.0) == 100.0
+    assert abs(w[0] - 0.5) < 1e-12
+    # s_1 < sum of the others, yet copying
+    w = checks.softmax([20.0, 5.0, 5.0, 5.0])
+    assert 20.0 < 3 * 5.0 + 10.0
+    assert w[0] > 1 - 1e-6
+
+
+# =============================================================================================
+# 3(b) an average of two
+# =============================================================================================
+def test_3b_average_of_two():
+    rng = np.random.default_rng(2)
+    n, d = 7, 9
+    keys = orthonormal(rng, n, d)
+    values = rng.standard_normal((n, 5))
+    a, b = 2, 5
+    target = 0.5 * (values[a] + values[b])
+    errors = []
+    for beta in (2.0, 5.0, 10.0, 20.0, 40.0):
+        w, c = checks.attend(beta * (keys[a] + keys[b]), keys, values)
+        exact = math.exp(beta) / (2 * math.exp(beta) + n - 2)
+        assert w[a] == pytest.approx(exact, rel=1e-12)
+        assert w[b] == pytest.approx(exact, rel=1e-12)
+        bound = (n - 2) / (2 * math.exp(beta) + n - 2) * np.max(np.linalg.norm(values - target, axis=1))
+        err = np.linalg.norm(c - target)
+        assert err <= bound + 1e-12
+        errors.append(err)
+    assert all(e2 < e1 for e1, e2 in zip(errors, errors[1:]))
+    assert errors[-1] < 1e-12
+
+
+def test_3b_subtracting_other_keys_converges_faster():
+    rng = np.random.default_rng(3)
+    n, d = 7, 7
+    keys = orthonormal(rng, n, d)
+    a, b = 0, 1
+    others = [i for i in range(n) if i not in (a, b)]
+    for beta in (2.0, 4.0, 8.0):
+        w_plain, _ = checks.attend(beta * (keys[a] + keys[b]), keys, np.eye(n))
+        q = beta * (keys[a] + keys[b] - keys[others].sum(axis=0))
+        w_sub, _ = checks.attend(q, keys, np.eye(n))
+        assert w_sub[a] == pytest.approx(math.exp(beta) / ((n - 2) * math.exp(-beta) + 2 * math.exp(beta)))
+        leftover_plain = 1 - w_plain[a] - w_plain[b]
+        leftover_sub = 1 - w_sub[a] - w_sub[b]
+        assert leftover_sub < leftover_plain
+        assert leftover_sub <= (n - 2) * math.exp(-2 * beta) / 2 + 1e-15
+
+
+# =============================================================================================
+# 3(c) and 3(d): sampled keys
+# =============================================================================================
+N_KEYS, BETA, DRAWS = 8, 30.0, 20000
+
+
+def _draws(seed, alpha=1e-10, draws=DRAWS):
+    rng = np.random.default_rng(seed)
+    return checks.sample_perturbed_keys(rng, draws, N_KEYS, N_KEYS, 0, alpha=alpha)
+
+
+def test_3c_i_small_noise_averages():
+    rng = np.random.default_rng(10)
+    mu = np.eye(N_KEYS)
+    keys = mu[None] + math.sqrt(1e-10) * rng.standard_normal((5000, N_KEYS, N_KEYS))
+    w = checks.weight_on_a_one_head(keys, 0, 1, BETA)
+    assert np.max(np.abs(w - 0.5)) < 1e-3
+    # the assumption matters: with beta * sqrt(alpha) of order one the split is random again
+    noisy = mu[None] + (1.0 / BETA) * rng.standard_normal((5000, N_KEYS, N_KEYS))
+    w_noisy = checks.weight_on_a_one_head(noisy, 0, 1, BETA)
+    assert np.std(w_noisy) > 0.2
+
+
+def test_3c_ii_key_scale_distribution():
+    keys, gamma = _draws(13)
+    assert np.mean(gamma) == pytest.approx(1.0, abs=0.02)
+    assert np.var(gamma) == pytest.approx(0.5, rel=0.04)
+    # k_a is (almost) a multiple of mu_a: the part orthogonal to mu_a is of order sqrt(alpha)
+    resid = keys[:, 0, 1:]
+    assert np.max(np.abs(resid)) < 1e-4
+    # the other keys, k_b included, stay at their means
+    assert np.max(np.abs(keys[:, 1:, :] - np.eye(N_KEYS)[1:][None])) < 1e-4
+
+
+def test_3c_ii_single_head_spreads():
+    keys, gamma = _draws(14)
+    w = checks.weight_on_a_one_head(keys, 0, 1, BETA)
+    # bimodal: near v_a or near v_b, each about half of the time
+    assert np.mean(w > 0.5) == pytest.approx(0.5, abs=0.02)
+    assert np.std(w) > 0.45
+    assert np.mean(w) == pytest.approx(0.5, abs=0.02)
+    # the winner is decided by gamma > 1, i.e. by which key reaches further along q
+    assert np.mean((w > 0.5) == (gamma > 1.0)) > 0.999
+    # sigmoid(beta (gamma - 1)) approximation (what is left: the n - 2 other keys, ~ n e^-beta,
+    # and the O(beta sqrt(alpha)) noise in the scores)
+    sig = 1.0 / (1.0 + np.exp(-BETA * (gamma - 1.0)))
+    assert np.max(np.abs(w - sig)) < 2e-3
+    # intermediate outputs only for |gamma - 1| <~ 1/beta: fraction ~ 2 ln 9 / (beta sqrt(pi))
+    mid = np.mean((w >= 0.1) & (w <= 0.9))
+    assert mid == pytest.approx(2 * math.log(9) / (BETA * math.sqrt(math.pi)), abs=0.012)
+    # ... a fraction that shrinks like 1 / beta
+    mids = [np.mean(((m := checks.weight_on_a_one_head(keys, 0, 1, beta)) >= 0.1) & (m <= 0.9))
+            for beta in (10.0, 100.0)]
+    assert mids[0] > 4 * mids[1]
+
+
+def test_3d_i_two_heads_average():
+    rng = np.random.default_rng(15)
+    keys = np.eye(N_KEYS)[None] + math.sqrt(1e-10) * rng.standard_normal((2000, N_KEYS, N_KEYS))
+    w = checks.weight_on_a_two_heads(keys, 0, 1, BETA)
+    head = math.exp(BETA) / (math.exp(BETA) + N_KEYS - 1)
+    assert np.max(np.abs(w - 0.5 * head)) < 1e-3
+    values = rng.standard_normal((N_KEYS, 3))
+    mu = np.eye(N_KEYS)
+    _, c1 = checks.attend(BETA * mu[0], keys[0], values)
+    _, c2 = checks.attend(BETA * mu[1], keys[0], values)
+    assert np.linalg.norm(0.5 * (c1 + c2) - 0.5 * (values[0] + values[1])) < 1e-9
+
+
+def test_3d_ii_two_heads_stay_near_half():
+    keys, gamma = _draws(16)
+    one = checks.weight_on_a_one_head(keys, 0, 1, BETA)
+    two = checks.weight_on_a_two_heads(keys, 0, 1, BETA)
+    assert np.mean(np.abs(two - 0.5) < 0.01) > 0.85
+    assert np.std(two) < 0.2 < 0.45 < np.std(one)
+    # every draw with gamma clearly positive gives 1/2 (v_a + v_b)
+    assert np.max(np.abs(two[gamma > 0.3] - 0.5)) < 0.01
+    # the case the question ignores has probability Phi(-sqrt 2) ~ 7.9 %
+    assert np.mean(gamma <= 0) == pytest.approx(normal_cdf(-math.sqrt(2.0)), abs=0.006)
+    # ... and there head 1 spreads evenly over the other n - 1 values
+    neg = keys[gamma < -0.3]
+    w1, _ = checks.attend(BETA * np.eye(N_KEYS)[0], neg, np.zeros(neg.shape[:-1] + (1,)))
+    assert np.max(np.abs(w1[:, 1:] - 1.0 / (N_KEYS - 1))) < 1e-3
+    # head 2 ignores k_a whatever its length
+    w2, _ = checks.attend(BETA * np.eye(N_KEYS)[1], keys, np.zeros(keys.shape[:-1] + (1,)))
+    assert np.max(w2[:, 0]) < 1e-10
+
+
+# =============================================================================================
+# 3(e) key-query-value self-attention
+# =============================================================================================
+def _us(beta, seed=20, d=6):
+    rng = np.random.default_rng(seed)
+    ua, ub, uc, ud = beta * orthonormal(rng, 4, d)
+    return ua, ub, uc, ud
+
+
+def _self_attention(X, Q, K, V):
+    """Rows of X are the x_i; returns (weights, C) with c_i = sum_j alpha_ij V x_j."""
+    q, k, v = X @ Q.T, X @ K.T, X @ V.T
+    w = checks.softmax(q @ k.T, axis=-1)
+    return w, w @ v
+
+
+def test_3e_i_c2_copies_ua():
+    beta = 4.0
+    ua, ub, uc, ud = _us(beta)
+    X = np.stack([ud + ub, ua, uc + ub])
+    eye = np.eye(X.shape[1])
+    w, C = _self_attention(X, eye, eye, eye)
+    assert w[1, 1] == pytest.approx(math.exp(beta ** 2) / (math.exp(beta ** 2) + 2), rel=1e-12)
+    assert np.linalg.norm(C[1] - ua) < 1e-5
+
+
+@pytest.mark.parametrize("extra", ["ud", "uc"])
+def test_3e_i_adding_ud_or_uc_cannot_give_ub(extra):
+    beta = 4.0
+    ua, ub, uc, ud = _us(beta)
+    add = {"ud": ud, "uc": uc}[extra]
+    X = np.stack([ud + ub, ua + add, uc + ub])
+    eye = np.eye(X.shape[1])
+    w, C = _self_attention(X, eye, eye, eye)
+    # the word still attends to itself: c_2 ~ u_a + the added vector
+    assert np.linalg.norm(C[1] - (ua + add)) < 1e-5
+    # and no attention weights whatsoever bring c_2 within beta / sqrt(3) of u_b
+    rng = np.random.default_rng(21)
+    weights = rng.dirichlet(np.ones(3) * 0.3, size=20000)
+    weights = np.vstack([weights, np.eye(3), [[1 / 3, 1 / 3, 1 / 3], [0.5, 0.0, 0.5]]])
+    dist = np.linalg.norm(weights @ X - ub, axis=1)
+    assert np.min(dist) >= beta / math.sqrt(3) - 1e-9
+
+
+def _kqv_answer(beta):
+    ua, ub, uc, ud = _us(beta)
+    d = ua.size
+    V = (np.outer(ub, ub) - np.outer(uc, uc)) / beta ** 2
+    K = np.eye(d)
+    Q = (np.outer(uc, ud) + np.outer(ud, ua)) / beta ** 2
+    X = np.stack([ud + ub, ua, uc + ub])
+    return (ua, ub, uc, ud), X, Q, K, V
+
+
+def test_3e_ii_kqv_route_values():
+    for beta in (3.0, 4.0, 6.0):
+        (ua, ub, uc, ud), X, Q, K, V = _kqv_answer(beta)
+        # values, keys, queries as derived in the answer
+        np.testing.assert_allclose(X @ V.T, np.stack([ub, 0 * ub, ub - uc]), atol=1e-12)
+        np.testing.assert_allclose((X @ Q.T)[:2], np.stack([uc, ud]), atol=1e-12)
+        np.testing.assert_allclose((X @ Q.T)[2], 0, atol=1e-12)
+        w, C = _self_attention(X, Q, K, V)
+        np.testing.assert_allclose((X @ Q.T)[:2] @ (X @ K.T).T,
+                                   [[0, 0, beta ** 2], [beta ** 2, 0, 0]], atol=1e-9)
+        bound = 2 * math.exp(-beta ** 2) * 2 * math.sqrt(2) * beta
+        assert np.linalg.norm(C[1] - ub) <= bound
+        assert np.linalg.norm(C[0] - (ub - uc)) <= bound
+    assert np.linalg.norm(C[1] - ub) < 1e-12
+
+
+def test_3e_ii_sign_slip():
+    beta = 4.0
+    (ua, ub, uc, ud), X, _, K, V = _kqv_answer(beta)
+    Q_wrong = (np.outer(ud, ua) - np.outer(uc, ud)) / beta ** 2
+    _, C = _self_attention(X, Q_wrong, K, V)
+    assert np.linalg.norm(C[0] - 0.5 * ub) < 1e-5
+    assert np.linalg.norm(C[0] - (ub - uc)) > beta
+
+
+# =============================================================================================
+# Project helpers: the model's attention from its own weights
+# =============================================================================================
+def _project():
+    from submission.attention import CausalSelfAttention
+    from submission.model import GPT, GPTConfig
+    return GPT, GPTConfig, CausalSelfAttention
+
+
+def _module_attention(attn, x):
+    """Attention probabilities (B, nh, T, T) of a CausalSelfAttention on input x, from its weights."""
+    def weight_and_bias(lin):
+        w = lin.weight.detach().double().numpy()
+        b = lin.bias.detach().double().numpy() if lin.bias is not None else np.zeros(w.shape[0])
+        return w, b
+
+    (wq, bq), (wk, bk) = weight_and_bias(attn.query), weight_and_bias(attn.key)
+    mats = checks.merged_qk(wq, bq, wk, bk, attn.n_head)
+    out = []
+    for xb in x.detach().double().numpy():
+        s = checks.merged_scores(xb, mats)
+        T = s.shape[-1]
+        s = np.where(np.tril(np.ones((T, T))) > 0, s, -np.inf)
+        out.append(checks.softmax(s, axis=-1))
+    return np.stack(out)
+
+
+def _model_attention(model, idx):
+    """Stack (n_layer, B, nh, T, T) of every CausalSelfAttention's probabilities on idx."""
+    _, _, CausalSelfAttention = _project()
+    inputs = []
+    hooks = [m.register_forward_hook(lambda mod, inp, out: inputs.append((mod, inp[0])))
+             for m in model.modules() if isinstance(m, CausalSelfAttention)]
+    try:
+        with torch.no_grad():
+            model(idx)
+    finally:
+        for h in hooks:
+            h.remove()
+    assert inputs, "no CausalSelfAttention found in the model"
+    return np.stack([_module_attention(mod, x) for mod, x in inputs])
+
+
+# =============================================================================================
+# Problem 1: loss shaping
+# =============================================================================================
+def _random_causal_attention(rng, shape, T, sharpness=1.0):
+    s = rng.normal(0, sharpness, shape + (T, T))
+    s = np.where(np.tril(np.ones((T, T))) > 0, s, -np.inf)
+    return checks.softmax(s, axis=-1)
+
+
+def test_p1b_focus_bounds():
+    rng = np.random.default_rng(30)
+    for T in (1, 2, 5, 16, 64):
+        bound = checks.focus_loss_max(T)
+        assert bound == pytest.approx(sum(math.log(t) for t in range(1, T + 1)) / T)
+        assert bound <= math.log(T) + 1e-12
+        for sharp in (0.1, 1.0, 10.0):
+            att = _random_causal_attention(rng, (2, 3, 4), T, sharp)
+            assert 0.0 <= checks.focus_loss(att) <= bound + 1e-12
+        # maximal exactly for uniform rows, zero exactly for one-hot rows
+        assert checks.focus_loss(checks.causal_uniform(T)) == pytest.approx(bound, abs=1e-12)
+        assert checks.focus_loss(np.eye(T)) == 0.0
+    # the maximum grows with the window, like ln T - 1
+    big = checks.focus_loss_max(4096)
+    assert big == pytest.approx(math.log(4096) - 1, abs=0.01)
+
+
+def test_p1b_focus_on_project_attention():
+    """Freshly initialised, the project's attention is nearly uniform: L_focus near its maximum."""
+    GPT, GPTConfig, _ = _project()
+    torch.manual_seed(0)
+    T = 32
+    model = GPT(GPTConfig(50, T, n_layer=2, n_head=4, n_embd=64)).eval()
+    idx = torch.randint(0, 50, (3, T))
+    att = _model_attention(model, idx)
+    assert att.shape == (2, 3, 4, T, T)
+    np.testing.assert_allclose(att.sum(-1), 1.0, atol=1e-12)
+    focus = checks.focus_loss(att)
+    assert 0.98 * checks.focus_loss_max(T) <= focus <= checks.focus_loss_max(T) + 1e-12
+    near = checks.nearness_loss(att, width=4)
+    assert 0.0 <= near <= 1.0
+
+
+def test_p1c_near_bounded_for_any_window():
+    rng = np.random.default_rng(31)
+    for T in (4, 32, 256):
+        for sharp in (0.1, 1.0, 10.0):
+            att = _random_causal_attention(rng, (2,), T, sharp)
+            assert 0.0 <= checks.nearness_loss(att, width=4) <= 1.0
+        # the worst case (all weight on the first, farthest position) stays below 1 for every T
+        worst = np.zeros((T, T))
+        worst[:, 0] = 1.0
+        assert checks.nearness_loss(worst, width=4) <= 1.0
+        # the unclipped version grows like T^2
+        assert checks.nearness_loss_squared(worst) == pytest.approx(
+            np.mean(np.arange(T, dtype=float) ** 2))
+        # attention to oneself costs nothing
+        assert checks.nearness_loss(np.eye(T), width=4) == 0.0
+
+
+def test_p1c_near_outlier_cost_independent_of_window():
+    eps, width = 0.05, 4
+    robust, plain = [], []
+    for T in (16, 64, 256, 1024):
+        base = np.zeros((T, T))
+        base[np.arange(T), np.arange(T)] = 1.0
+        out = base.copy()
+        last = T - 1
+        out[last, last] -= eps
+        out[last, 0] += eps  # an outlier weight eps on the farthest token
+        # cost per row of the outlier (undo the 1/T averaging over rows)
+        robust.append((checks.nearness_loss(out, width) - checks.nearness_loss(base, width)) * T)
+        plain.append((checks.nearness_loss_squared(out) - checks.nearness_loss_squared(base)) * T)
+    np.testing.assert_allclose(robust, eps, rtol=1e-12)
+    assert plain == pytest.approx([eps * (T - 1) ** 2 for T in (16, 64, 256, 1024)])
+
+
+def test_p1d_shaping_cannot_lower_population_loss():
+    """A universal model row a = softmax(theta) fitted to a population distribution p*: adding a
+    shaping term leaves the LM loss at or above its unshaped minimum H(p*)."""
+    torch.manual_seed(0)
+    T = 6
+    p_star = torch.tensor([0.05, 0.1, 0.15, 0.2, 0.2, 0.3], dtype=torch.float64)
+    dist2 = torch.minimum(torch.ones(T, dtype=torch.float64),
+                          ((T - 1 - torch.arange(T, dtype=torch.float64)) / 2.0) ** 2)
+
+    def fit(lam_focus, lam_near):
+        theta = torch.zeros(T, dtype=torch.float64, requires_grad=True)
+        opt = torch.optim.LBFGS([theta], max_iter=500, tolerance_grad=1e-12, tolerance_change=1e-15,
+                                line_search_fn="strong_wolfe")
+
+        def closure():
+            opt.zero_grad()
+            logp = torch.log_softmax(theta, 0)
+            p = logp.exp()
+            loss = -(p_star * logp).sum() + lam_focus * -(p * logp).sum() + lam_near * (p * dist2).sum()
+            loss.backward()
+            return loss
+
+        opt.step(closure)
+        logp = torch.log_softmax(theta.detach(), 0)
+        return float(-(p_star * logp).sum()), float(-(logp.exp() * logp).sum())
+
+    h_star = float(-(p_star * p_star.log()).sum())
+    lm0, _ = fit(0.0, 0.0)
+    assert lm0 == pytest.approx(h_star, abs=1e-9)
+    for lf, ln in ((0.1, 0.0), (0.5, 0.0), (0.0, 0.3), (0.2, 0.2)):
+        lm, ent = fit(lf, ln)
+        assert lm > h_star + 1e-6
+        if lf > 0:
+            assert ent < h_star  # sharper attention, paid for in LM loss
+
+
+# =============================================================================================
+# Problem 2: temperature 1 / sqrt(I)
+# =============================================================================================
+def test_p2_unit_variance_at_inverse_sqrt_dim():
+    rng = np.random.default_rng(40)
+    n = 20000
+    for dim in (4, 32, 256):
+        h = rng.standard_normal((n, dim))
+        e = rng.standard_normal((n, dim))
+        raw = np.sum(h * e, axis=1)
+        scaled = raw / math.sqrt(dim)
+        assert abs(np.mean(scaled)) < 0.03
+        assert np.var(scaled) == pytest.approx(1.0, abs=0.05)
+        assert np.var(raw) == pytest.approx(dim, rel=0.05)
+        # also for non-Gaussian unit-variance entries (only independence and moments matter)
+        hu = rng.uniform(-math.sqrt(3), math.sqrt(3), (n, dim))
+        eu = rng.choice([-1.0, 1.0], (n, dim))
+        assert np.var(np.sum(hu * eu, axis=1) / math.sqrt(dim)) == pytest.approx(1.0, abs=0.05)
+
+
+def _reference_forward(attn, x, scale):
+    """The module's output rebuilt from merged W^QK scores with a given temperature."""
+    xd = x.detach().double().numpy()
+    C = xd.shape[-1]
+    hs = C // attn.n_head
+    probs = []
+    wq, wk = attn.query.weight.detach().double().numpy(), attn.key.weight.detach().double().numpy()
+    bq, bk = attn.query.bias.detach().double().numpy(), attn.key.bias.detach().double().numpy()
+    mats = checks.merged_qk(wq, bq, wk, bk, attn.n_head) * math.sqrt(hs) * scale
+    for xb in xd:
+        s = checks.merged_scores(xb, mats)
+        T = s.shape[-1]
+        s = np.where(np.tril(np.ones((T, T))) > 0, s, -np.inf)
+        probs.append(checks.softmax(s, axis=-1))
+    probs = np.stack(probs)  # (B, nh, T, T)
+    v = xd @ attn.value.weight.detach().double().numpy().T + attn.value.bias.detach().double().numpy()
+    B, T, _ = v.shape
+    v = v.reshape(B, T, attn.n_head, hs).transpose(0, 2, 1, 3)
+    y = (probs @ v).transpose(0, 2, 1, 3).reshape(B, T, C)
+    return y @ attn.proj.weight.detach().double().numpy().T + attn.proj.bias.detach().double().numpy()
+
+
+def _random_attention_module(seed, n_embd=32, n_head=4, block=12):
+    _, GPTConfig, CausalSelfAttention = _project()
+    torch.manual_seed(seed)
+    attn = CausalSelfAttention(GPTConfig(20, block, n_layer=1, n_head=n_head, n_embd=n_embd))
+    with torch.no_grad():
+        for lin in (attn.query, attn.key, attn.value, attn.proj):
+            lin.weight.normal_(0, 0.4)
+            lin.bias.normal_(0, 0.4)  # non-zero biases, so their merged form is exercised
+    return attn.double().eval()
+
+
+def test_p2b_project_scales_by_head_dim():
+    attn = _random_attention_module(41)
+    x = torch.randn(2, 10, 32, dtype=torch.float64)
+    with torch.no_grad():
+        y = attn(x).numpy()
+    hs = 32 // attn.n_head
+    assert np.max(np.abs(y - _reference_forward(attn, x, 1 / math.sqrt(hs)))) < 1e-10
+    assert np.max(np.abs(y - _reference_forward(attn, x, 1 / math.sqrt(32)))) > 1e-3
+
+
+def test_p2b_initial_scores_are_small():
+    """With the project's initialisation the scaled scores have std about 0.1, not 1."""
+    GPT, GPTConfig, _ = _project()
+    torch.manual_seed(1)
+    T = 64
+    model = GPT(GPTConfig(256, T, n_layer=1, n_head=8, n_embd=256)).eval()
+    idx = torch.randint(0, 256, (4, T))
+    att = _model_attention(model, idx)
+    # recover scores as log-probabilities relative to the row mean (rows are softmaxes)
+    rows = np.log(att[0][..., T - 1, :])  # the last row sees all T keys
+    scores = rows - rows.mean(axis=-1, keepdims=True)
+    assert 0.06 < np.std(scores) < 0.15
+
+
+# =============================================================================================
+# Problem 3(b) / 5(a): one merged matrix per head
+# =============================================================================================
+@pytest.mark.parametrize("fast", [True, False])
+def test_p3b_merged_wqk_reproduces_causal_self_attention(fast):
+    attn = _random_attention_module(42)
+    if hasattr(attn, "fast"):
+        attn.fast = fast
+    x = torch.randn(3, 12, 32, dtype=torch.float64)
+    hs = 32 // attn.n_head
+    # scores from split heads, as the module computes them ...
+    with torch.no_grad():
+        q = attn.query(x).view(3, 12, attn.n_head, hs).transpose(1, 2)
+        k = attn.key(x).view(3, 12, attn.n_head, hs).transpose(1, 2)
+        split = ((q @ k.transpose(-2, -1)) / math.sqrt(hs)).numpy()
+    # ... equal those from one (C+1) x (C+1) matrix per head
+    wq, wk = attn.query.weight.detach().numpy(), attn.key.weight.detach().numpy()
+    bq, bk = attn.query.bias.detach().numpy(), attn.key.bias.detach().numpy()
+    mats = checks.merged_qk(wq, bq, wk, bk, attn.n_head)
+    merged = np.stack([checks.merged_scores(xb, mats) for xb in x.numpy()])
+    assert np.max(np.abs(split - merged)) < 1e-10
+    # the module's whole output is rebuilt from the merged scores
+    with torch.no_grad():
+        y = attn(x).numpy()
+    assert np.max(np.abs(y - _reference_forward(attn, x, 1 / math.sqrt(hs)))) < 1e-10
+    # only the per-key bias term bq^T Wk x_t2 matters: dropping the row-constant terms
+    # (x^T Wq^T bk and bq . bk) leaves the attention weights unchanged
+    trimmed = mats.copy()
+    trimmed[:, :-1, -1] = 0.0
+    trimmed[:, -1, -1] = 0.0
+    for xb in x.numpy():
+        T = xb.shape[0]
+        tri = np.tril(np.ones((T, T))) > 0
+        p_full = checks.softmax(np.where(tri, checks.merged_scores(xb, mats), -np.inf))
+        p_trim = checks.softmax(np.where(tri, checks.merged_scores(xb, trimmed), -np.inf))
+        assert np.max(np.abs(p_full - p_trim)) < 1e-12
+
+
+def test_p3b_merged_matrix_rank_and_asymmetry():
+    attn = _random_attention_module(43, n_embd=32, n_head=4)
+    wq, wk = attn.query.weight.detach().numpy(), attn.key.weight.detach().numpy()
+    mats = checks.merged_qk(wq, np.zeros(32), wk, np.zeros(32), attn.n_head)
+    for m in mats:
+        core = m[:-1, :-1]
+        assert np.linalg.matrix_rank(core) == 32 // attn.n_head  # rank I, not J
+        assert np.max(np.abs(core - core.T)) > 1e-3  # not symmetric
+    # heads differ: a plain inner product would give every head the same pattern
+    assert np.max(np.abs(mats[0] - mats[1])) > 1e-3
+
+
+# =============================================================================================
+# Problem 4: repetition at zero temperature
+# =============================================================================================
+@pytest.mark.parametrize("vocab,block,seed", [(5, 2, 0), (5, 2, 1), (3, 3, 2), (4, 2, 3)])
+def test_p4_greedy_decoding_loops_once_a_state_repeats(vocab, block, seed):
+    GPT, GPTConfig, _ = _project()
+    from submission.utils import sample
+    torch.manual_seed(seed)
+    model = GPT(GPTConfig(vocab, block, n_layer=1, n_head=1, n_embd=16))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0, 0.7)  # a less trivial next-token map than the near-uniform init
+    model.eval()
+    start = torch.randint(0, vocab, (1, block))
+    steps = vocab ** block + 40
+    seq = sample(model, start, steps, temperature=1.0, sample=False)[0].tolist()
+    again = sample(model, start, steps, temperature=1.0, sample=False)[0].tolist()
+    assert seq == again  # greedy decoding is deterministic
+    # greedy is the zero-temperature limit: any temperature gives the same argmax path
+    cold = sample(model, start, 20, temperature=1e-3, sample=False)[0].tolist()
+    assert cold == seq[:block + 20]
+    found = checks.first_repeated_state(seq, block)
+    assert found is not None
+    i, j = found
+    assert j <= vocab ** block  # pigeonhole: V^B + 1 windows cannot all differ
+    period = j - i
+    assert all(seq[m] == seq[m + period] for m in range(i, len(seq) - period))
+
+
+# =============================================================================================
+# Problem 5(b): parameter counts
+# =============================================================================================
+def test_p5b_parameter_counts():
+    _, GPTConfig, CausalSelfAttention = _project()
+    J, K = 256, 8
+    I = J // K
+    attn = CausalSelfAttention(GPTConfig(256, 128, n_layer=4, n_head=K, n_embd=J))
+    original = attn.query.weight.numel() + attn.key.weight.numel()
+    assert original == K * 2 * I * J == 2 * J * J == 131072
+    wq, wk = attn.query.weight.detach().numpy(), attn.key.weight.detach().numpy()
+    mats = checks.merged_qk(wq, np.zeros(J), wk, np.zeros(J), K)
+    merged = sum(m[:-1, :-1].size for m in mats)
+    assert merged == K * J * J == 524288 == 4 * original
+    assert merged / original == J / (2 * I)
+    # equal counts when I = J / 2
+    assert 2 * (J // 2) * J == J * J

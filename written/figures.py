@@ -1,0 +1,156 @@
+"""Figures for the written answers (submission.tex), written to figures/ at the repository root.
+
+    python written/figures.py            # or: make  (builds the figures, then the PDF)
+
+Deterministic (fixed seeds, no timestamps in the PDFs) and fast (a few seconds on one core).
+Needs numpy and matplotlib only; the model is not involved.
+
+figures/spread.pdf       3(c)ii / 3(d)ii: weight on v_a over many sampled keys, one head vs two
+figures/spread_stats.tex LaTeX macros with the numbers of that Monte Carlo quoted in the text
+figures/temperature.pdf  problem 2: largest attention weight at initialisation, with and without
+                         the 1/sqrt(I) temperature, as the head dimension I grows
+"""
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checks  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "figures")
+
+# Settings quoted in submission.tex (keep them in sync).
+SPREAD_SEED = 224
+SPREAD_DRAWS = 20000
+SPREAD_N = 8        # number of keys (and dimension)
+SPREAD_BETA = 30.0  # query scale
+SPREAD_ALPHA = 1e-10
+
+plt.rcParams.update({
+    "font.size": 9,
+    "axes.titlesize": 9,
+    "axes.labelsize": 9,
+    "legend.fontsize": 8,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "pdf.fonttype": 42,
+})
+
+
+def _save(fig, name):
+    os.makedirs(OUT, exist_ok=True)
+    path = os.path.join(OUT, name)
+    # No CreationDate: the same inputs give the same bytes.
+    fig.savefig(path, bbox_inches="tight", metadata={"CreationDate": None})
+    plt.close(fig)
+    return path
+
+
+def spread_figure():
+    rng = np.random.default_rng(SPREAD_SEED)
+    a, b = 0, 1
+    keys, gamma = checks.sample_perturbed_keys(rng, SPREAD_DRAWS, SPREAD_N, SPREAD_N, a,
+                                               alpha=SPREAD_ALPHA)
+    one = checks.weight_on_a_one_head(keys, a, b, SPREAD_BETA)
+    two = checks.weight_on_a_two_heads(keys, a, b, SPREAD_BETA)
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(6.4, 2.5))
+    bins = np.linspace(0.0, 1.0, 41)
+    left.hist(one, bins=bins, color="tab:red", alpha=0.45, histtype="stepfilled",
+              label="one head, $q=\\beta(\\mu_a+\\mu_b)$")
+    left.hist(two, bins=bins, color="tab:blue", histtype="step", lw=1.4,
+              label="two heads, $q_1=\\beta\\mu_a$, $q_2=\\beta\\mu_b$")
+    left.set_yscale("log")
+    left.set_xlabel("weight on $v_a$ in the output $c$")
+    left.set_ylabel(f"draws (of {SPREAD_DRAWS:,})")
+    left.set_title("weight on $v_a$ across sampled keys")
+    left.legend(loc="upper center", frameon=False)
+    left.set_ylim(0.8, SPREAD_DRAWS * 150)
+
+    g = np.linspace(-1.5, 3.5, 801)
+    mu = np.eye(SPREAD_N)
+    grid = np.broadcast_to(mu, (g.size, SPREAD_N, SPREAD_N)).copy()
+    grid[:, a, :] = g[:, None] * mu[a]
+    right.plot(g, checks.weight_on_a_one_head(grid, a, b, SPREAD_BETA), color="tab:red",
+               label="one head")
+    right.plot(g, checks.weight_on_a_two_heads(grid, a, b, SPREAD_BETA), color="tab:blue",
+               label="two heads")
+    dens = np.exp(-(g - 1.0) ** 2) / math.sqrt(math.pi)  # N(1, 1/2)
+    right.fill_between(g, 0, dens / dens.max() * 0.35, color="0.75", label="density of $\\gamma$")
+    right.axvline(1.0, color="0.4", lw=0.6, ls=":")
+    right.set_xlabel("$\\gamma = \\mu_a^\\top k_a$ (scale of the sampled key $k_a$)")
+    right.set_ylabel("weight on $v_a$")
+    right.set_title(f"as a function of the key scale ($\\beta={SPREAD_BETA:g}$, $n={SPREAD_N}$)")
+    right.set_ylim(-0.03, 1.03)
+    right.legend(loc="upper left", frameon=False)
+    fig.tight_layout()
+    return _save(fig, "spread.pdf"), (one, two, gamma)
+
+
+def _pct(x):
+    return f"{100.0 * float(np.mean(x)):.1f}\\,\\%"
+
+
+def _write_spread_stats(one, two, gamma):
+    """Numbers quoted in 3(c)ii / 3(d)ii, from the very draws shown in figures/spread.pdf."""
+    macros = {
+        "spreadDraws": f"{SPREAD_DRAWS:,}".replace(",", "{,}"),
+        "spreadBeta": f"{SPREAD_BETA:g}",
+        "spreadN": f"{SPREAD_N}",
+        "spreadOneHigh": _pct(one > 0.9),
+        "spreadOneLow": _pct(one < 0.1),
+        "spreadOneMid": _pct((one >= 0.1) & (one <= 0.9)),
+        "spreadOneStd": f"{float(np.std(one)):.2f}",
+        "spreadTwoNear": _pct(np.abs(two - 0.5) < 0.01),
+        "spreadTwoStd": f"{float(np.std(two)):.2f}",
+        "spreadGammaNeg": _pct(gamma <= 0),
+    }
+    lines = ["% Written by written/figures.py from the draws of figures/spread.pdf; do not edit."]
+    lines += [f"\\newcommand{{\\{k}}}{{{v}}}" for k, v in macros.items()]
+    path = os.path.join(OUT, "spread_stats.tex")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+def temperature_figure():
+    rng = np.random.default_rng(7)
+    T, trials = 64, 400
+    dims = np.array([2, 4, 8, 16, 32, 64, 128, 256, 512])
+    raw, scaled = [], []
+    for dim in dims:
+        q = rng.standard_normal((trials, 1, dim))
+        k = rng.standard_normal((trials, T, dim))
+        s = np.sum(q * k, axis=-1)  # (trials, T), variance dim per entry
+        raw.append(checks.softmax(s).max(axis=-1).mean())
+        scaled.append(checks.softmax(s / math.sqrt(dim)).max(axis=-1).mean())
+    fig, ax = plt.subplots(figsize=(3.4, 2.3))
+    ax.semilogx(dims, raw, "o-", color="tab:red", ms=3, label="scores $q\\cdot k$", base=2)
+    ax.semilogx(dims, scaled, "o-", color="tab:blue", ms=3, label="scores $q\\cdot k/\\sqrt{I}$",
+                base=2)
+    ax.axhline(1.0 / T, color="0.5", lw=0.8, ls=":", label="uniform weight $1/T$")
+    ax.set_xlabel("head dimension $I$")
+    ax.set_ylabel("largest attention weight")
+    ax.set_title(f"unit-variance $q, k$; $T={T}$ keys (mean of {trials})")
+    ax.set_ylim(0, 1.02)
+    ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.45), frameon=False)
+    fig.tight_layout()
+    return _save(fig, "temperature.pdf")
+
+
+def main():
+    spread_path, draws = spread_figure()
+    # spread_stats.tex last: the Makefile takes it as the sign that all of figures/ is made.
+    for path in (spread_path, temperature_figure(), _write_spread_stats(*draws)):
+        print("wrote", os.path.relpath(path, ROOT))
+
+
+if __name__ == "__main__":
+    main()
