@@ -28,7 +28,7 @@ synthesizer_eval_test_with_pretrain"
 usage() {
   echo "usage: ./run.sh MODE [extra src/run.py flags]" >&2
   echo "modes:" >&2
-  for m in $MODES london_baseline all demo bench test; do echo "  $m" >&2; done
+  for m in $MODES london_baseline all demo bench test plot; do echo "  $m" >&2; done
   exit 2
 }
 
@@ -88,11 +88,13 @@ case "$MODE" in
     pick_python; "$PY" src/bench.py "$@" ;;
   test)
     pick_python
-    if ! "$PY" -c "import pytest, matplotlib" >/dev/null 2>&1; then
+    if ! "$PY" -c "import pytest, matplotlib, nbclient, ipykernel" >/dev/null 2>&1; then
       echo "run.sh: installing the test requirements (requirements-dev.txt)" >&2
       "$PY" -m pip install --quiet -r requirements-dev.txt >&2
     fi
     "$PY" -m pytest -q tests "$@" ;;
+  plot)
+    pick_python; "$PY" src/plots.py "$@" ;;
   *)
     echo "run.sh: unknown mode '$MODE'" >&2; usage ;;
 esac

@@ -42,10 +42,10 @@ SIZES = {
     # the course's settings: every model and trainer flag at its default
     "full": DemoSize(people=2937, train=2000, dev=500),
     # the small version for a 2-core CPU (chosen by experiment; see README)
-    "cpu": DemoSize(people=600, train=400, dev=200,
-                    world_args=dict(max_sentences=2),
-                    model_args=["--n_layer", "2", "--n_head", "4", "--n_embd", "128", "--block_size", "64"],
-                    pretrain_args=["--max_epochs", "300", "--batch_size", "64", "--learning_rate", "3e-3"],
+    "cpu": DemoSize(people=300, train=200, dev=100,
+                    world_args=dict(max_sentences=1),
+                    model_args=["--n_layer", "2", "--n_head", "4", "--n_embd", "128"],
+                    pretrain_args=["--max_epochs", "150", "--batch_size", "64", "--learning_rate", "3e-3"],
                     finetune_args=["--max_epochs", "10", "--batch_size", "32"],
                     nopretrain_args=["--max_epochs", "75", "--batch_size", "32"]),
 }
@@ -151,6 +151,8 @@ def main(argv=None):
     print(f"| {'-' * 32} | ------------ | ------- |")
     for label, acc, secs in results:
         print(f"| {label:32s} | {acc:11.1f}% | {secs / 60:7.1f} |")
+    import plots
+    plots.plot_demo_runs(out, model_args=common, data_dir=data)
     return results
 
 

@@ -101,9 +101,14 @@ def test_user_errors_are_one_line(world, tmp_path):
     with open(bad / "birth_dev.tsv", "a", encoding="utf-8") as f:
         f.write("Where was 李 born?\tBeijing\n")
     sh(["vanilla_finetune_without_pretrain"] + TINY, world, out)
-    p = sh(["vanilla_eval_dev_without_pretrain"], bad, out, check=False)
+    p = sh(["vanilla_eval_dev_without_pretrain"] + TINY, bad, out, check=False)
     assert p.returncode == 2 and "character '李'" in p.stderr and "birth_dev.tsv:" in p.stderr
     assert not (out / "vanilla.nopretrain.dev.predictions").exists()
     # a missing corpus
-    p = sh(["vanilla_pretrain"], tmp_path / "nowhere", out, check=False)
+    p = sh(["vanilla_pretrain"] + TINY, tmp_path / "nowhere", out, check=False)
+    assert p.returncode == 2 and "wiki.txt: pretraining corpus not found" in p.stderr
+    # params of another model size
+    p = sh(["vanilla_eval_dev_without_pretrain", "--n_embd", "32", "--n_head", "2", "--n_layer", "1"], world, out,
+           check=False)
+    assert p.returncode == 2 and "has shape" in p.stderr and "model size" in p.stderr
     assert p.returncode == 2 and "wiki.txt: pretraining corpus not found" in p.stderr

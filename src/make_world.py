@@ -1,0 +1,540 @@
+"""Generate the fictional biography world in data/ (entry point), and print its statistics.
+
+The world stands in for the course's corpus of short biographies: one person a line in
+wiki.txt, and "Where was NAME born?<TAB>PLACE" questions split into train (first 2,000 people),
+dev (next 500) and test (the rest). Everything is drawn from `random.Random` streams seeded by
+`--seed`, so the same command always writes the same bytes.
+
+    python src/make_world.py --out data                 # regenerate the shipped data/
+    python src/make_world.py --out /tmp/w --people 200 --train 150 --dev 25 --places 20 \
+        --max-sentences 2                               # a small, simple world for a CPU demo
+    python src/make_world.py --stats data ../shared/reference-data   # statistics, side by side
+
+Python API: `build_world(...) -> World` and `write_world(world, out_dir)`; `stats(dir)` returns
+the statistics as a dict and `format_stats([...])` prints them. Standard library only.
+"""
+import argparse
+import bisect
+import os
+import random
+import statistics
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+
+from world.names import NameMaker  # noqa: E402
+from world.places import conflicts, ranked_places  # noqa: E402
+from world.templates import QUESTIONS, Bio  # noqa: E402
+
+DEFAULT_SEED = 224
+DEFAULT_PEOPLE, DEFAULT_TRAIN, DEFAULT_DEV = 2937, 2000, 500
+DEFAULT_PLACES = 560          # distinct birthplaces in a default-size world (scaled with people)
+ZIPF_EXPONENT = 0.85          # birthplace of global rank r has weight 1 / (r + ZIPF_SHIFT) ** s
+ZIPF_SHIFT = 1.0
+ZIPF_KNEE = 150               # ... up to this rank; beyond it the tail falls off faster:
+ZIPF_TAIL = 1.7               # weight(knee) * ((knee + shift) / (r + shift)) ** ZIPF_TAIL
+UNANSWERABLE = 0.05           # share of people whose line never states the birthplace
+NAME_LEAN = 0.25              # chance that a given or family name follows the birth region
+SAME_REGION_OTHER = 0.45      # chance that another place in a biography is from the birth region
+SENTENCE_WEIGHTS = {1: 14, 2: 48, 3: 24, 4: 8.5, 5: 3, 6: 1.2, 7: 0.6, 8: 0.4, 9: 0.2, 10: 0.1}
+MAX_LINE = 520                # longer lines lose their last non-birth sentences
+
+PAD_CHAR, MASK_CHAR = "\u25A1", "\u2047"
+QUESTION = "Where was {} born?"
+FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv",
+         "birth_test.tsv")
+
+
+@dataclass
+class World:
+    wiki: list            # one line per person, "Name. biography" (no newline)
+    train: list           # (name, place), aligned with wiki[0:len(train)]
+    dev: list             # (name, place), aligned with the next lines
+    test: list            # (name, place), the last lines
+    answerable: list = field(default_factory=list)  # per person: does the line state the place?
+    seed: int = DEFAULT_SEED
+
+    @property
+    def rows(self):
+        return self.train + self.dev + self.test
+
+
+@dataclass
+class _Person:
+    name: object
+    birthplace: str
+    birthplace_is_country: bool
+    region: str
+
+
+class _Table:
+    """Weighted draws from a fixed list (cumulative weights + bisect)."""
+
+    def __init__(self, items, weights):
+        self.items = items
+        self.cum = []
+        total = 0.0
+        for w in weights:
+            total += w
+            self.cum.append(total)
+
+    def draw(self, rng):
+        return self.items[bisect.bisect_right(self.cum, rng.random() * self.cum[-1])]
+
+
+def _zipf(n):
+    """Weights by global rank: Zipf-Mandelbrot up to rank ZIPF_KNEE, a steeper tail beyond."""
+    knee = 1.0 / (ZIPF_KNEE + ZIPF_SHIFT) ** ZIPF_EXPONENT
+    return [1.0 / (r + ZIPF_SHIFT) ** ZIPF_EXPONENT if r <= ZIPF_KNEE
+            else knee * ((ZIPF_KNEE + ZIPF_SHIFT) / (r + ZIPF_SHIFT)) ** ZIPF_TAIL
+            for r in range(1, n + 1)]
+
+
+def _plan_birthplaces(rng, places, weights, sizes):
+    """Birthplaces per split: London gets its expected share of every split exactly, every
+    other place is used at least once (when there are enough people), the rest are Zipf draws."""
+    total = sum(sizes)
+    n = len(places)
+    wsum = sum(weights)
+    if total >= n:
+        expected_london = 1 + (total - n) * weights[0] / wsum
+    else:
+        expected_london = total * weights[0] / wsum
+    share = expected_london / total if total else 0.0
+    london_quota = [round(share * s) for s in sizes]
+    others = places[1:]
+    needed = total - sum(london_quota)
+    pool = list(others[:needed])
+    if needed > len(pool) and not others:
+        pool += [places[0]] * (needed - len(pool))
+    elif needed > len(pool):
+        table = _Table(others, weights[1:])
+        pool += [table.draw(rng) for _ in range(needed - len(pool))]
+    rng.shuffle(pool)
+    plan, at = [], 0
+    for size, q in zip(sizes, london_quota):
+        part = pool[at:at + size - q] + [places[0]] * q
+        at += size - q
+        rng.shuffle(part)
+        plan.append(part)
+    return plan
+
+
+def _place_drawer(rng, person, tables, region_of):
+    """New other places for one person, never conflicting with the birthplace or with each
+    other; from the birth region with probability SAME_REGION_OTHER. Kind "abroad" is a
+    country outside the birth region (for "emigrated to ...")."""
+    used = [person.birthplace]
+
+    def draw(kind):
+        result = None
+        abroad = kind == "abroad"
+        if abroad:
+            kind = "country"
+        for _ in range(60):
+            table = None
+            if not abroad and rng.random() < SAME_REGION_OTHER:
+                table = tables.get((person.region, kind))
+            if table is None:
+                table = tables.get((None, kind))
+            if table is None:
+                break
+            name = table.draw(rng)
+            if abroad and region_of[name] == person.region:
+                continue
+            if not any(conflicts(name, u) for u in used):
+                result = name
+                break
+        if result is not None:
+            used.append(result)
+        return result
+
+    return draw
+
+
+def build_world(people=DEFAULT_PEOPLE, train=DEFAULT_TRAIN, dev=DEFAULT_DEV, seed=DEFAULT_SEED,
+                max_sentences=None, places=None):
+    """Build a world of `people` people: the first `train` are the train split, the next `dev`
+    the dev split, the rest the test split. `max_sentences` caps the sentences of a biography
+    (shorter lines); `places` is the number of distinct birthplaces (by default DEFAULT_PLACES
+    for DEFAULT_PEOPLE people and proportionally fewer or more for other sizes; in any case at
+    most the length of the place list, and at most the number of people)."""
+    if people < 1 or train < 0 or dev < 0 or train + dev > people:
+        raise ValueError("need people >= 1 and 0 <= train, dev with train + dev <= people")
+    if max_sentences is not None and max_sentences < 1:
+        raise ValueError("max_sentences must be at least 1")
+    sizes = [train, dev, people - train - dev]
+    ranked = ranked_places()
+    if places is None:  # as many people per place as the default world has
+        n_places = max(1, round(DEFAULT_PLACES * people / DEFAULT_PEOPLE))
+    else:
+        n_places = places
+    if n_places < 1:
+        raise ValueError("places must be at least 1")
+    used = ranked[:min(n_places, len(ranked))]
+    weights = _zipf(len(used))
+    by_name = {p.name: p for p in used}
+
+    # 1. birthplaces, per split
+    plan = _plan_birthplaces(random.Random(f"{seed}:places"), [p.name for p in used], weights,
+                             sizes)
+
+    # 2. which lines never state the birthplace: the same share of every split
+    rng_ans = random.Random(f"{seed}:answerable")
+    answerable = []
+    for size in sizes:
+        flags = [True] * size
+        for i in rng_ans.sample(range(size), round(UNANSWERABLE * size)):
+            flags[i] = False
+        answerable += flags
+
+    # 3. names, leaning weakly toward the birth region
+    region_weights = {}
+    for p, w in zip(used, weights):
+        region_weights[p.region] = region_weights.get(p.region, 0.0) + w
+    rng_names = random.Random(f"{seed}:names")
+    maker = NameMaker(rng_names, region_weights, NAME_LEAN)
+    persons = []
+    for i, place_name in enumerate(pl for part in plan for pl in part):
+        place = by_name[place_name]
+        female = rng_names.random() < 0.5
+        name = maker.make(place.region, female, avoid=None if answerable[i] else place.name)
+        persons.append(_Person(name, place.name, place.is_country, place.region))
+
+    # 4. biographies
+    tables = {}
+    for kind in ("any", "city", "country"):
+        for region in [None] + sorted({p.region for p in used}):
+            sel = [(p.name, w) for p, w in zip(used, weights)
+                   if (region is None or p.region == region)
+                   and (kind == "any" or (kind == "country") == p.is_country)]
+            if sel:
+                tables[(region, kind)] = _Table([s[0] for s in sel], [s[1] for s in sel])
+    rng_bio = random.Random(f"{seed}:bios")
+    countries = {p.name for p in used if p.is_country}
+    region_of = {p.name: p.region for p in used}
+
+    def is_country(name):
+        return name in countries
+
+    ks = list(SENTENCE_WEIGHTS)
+    kw = [SENTENCE_WEIGHTS[k] for k in ks]
+
+    def side_name(female):
+        n = maker.draw(rng_bio.choice(list(region_weights)), female)
+        return n.full
+
+    wiki = []
+    for i, person in enumerate(persons):
+        for attempt in range(50):
+            k = rng_bio.choices(ks, weights=kw)[0]
+            if max_sentences is not None:
+                k = min(k, max_sentences)
+            drawer = _place_drawer(rng_bio, person, tables, region_of)
+            bio = Bio(rng_bio, person, drawer, is_country,
+                      spouse_name=lambda: side_name(not person.name.female),
+                      other_name=lambda: side_name(rng_bio.random() < 0.5))
+            sentences, birth_at = bio.write(k, answerable[i])
+            while len(sentences) > 1 and len(_line(person, sentences)) > MAX_LINE:
+                drop = len(sentences) - 1 if birth_at != len(sentences) - 1 else len(sentences) - 2
+                if drop == 0:
+                    break
+                del sentences[drop]
+                if birth_at is not None and drop < birth_at:
+                    birth_at -= 1
+            line = _line(person, sentences)
+            states = person.birthplace in line
+            if states == answerable[i] and "\t" not in line and "\n" not in line:
+                break
+        else:
+            raise RuntimeError(f"could not write a consistent biography for {person.name.full}")
+        wiki.append(line)
+
+    rows = [(p.name.full, p.birthplace) for p in persons]
+    world = World(wiki=wiki, train=rows[:train], dev=rows[train:train + dev],
+                  test=rows[train + dev:], answerable=answerable, seed=seed)
+    _cover_question_chars(world, persons)
+    return world
+
+
+def _line(person, sentences):
+    return f"{person.name.full}. {' '.join(sentences)}"
+
+
+def _cover_question_chars(world, persons):
+    """The model's vocabulary comes from wiki.txt alone, so every character of the questions and
+    answers must occur there. Usually it already does; otherwise (tiny worlds) a sentence is
+    appended to the first line it cannot mislead, deterministically."""
+    wiki_chars = set("".join(world.wiki))
+    need = set(QUESTION.format("")) | set("".join(n + p for n, p in world.rows))
+    missing = need - wiki_chars
+    if not missing:
+        return
+    question = next(q for q in QUESTIONS if set(QUESTION.format("")) <= set(q))
+    extra = []
+    if missing & set(QUESTION.format("")):
+        extra.append(question)
+    for ch in sorted(missing - set(question)):
+        place = next(p for _, p in world.rows if ch in p)
+        extra.append(place)
+    for text in extra:
+        is_place = text != question
+        for i, person in enumerate(persons):
+            if conflicts(text, person.birthplace) or text in world.wiki[i]:
+                continue  # never state (or seem to state) someone's birthplace by accident
+            if is_place:
+                world.wiki[i] += f" {person.name.family} later travelled to {text}."
+            else:
+                world.wiki[i] += f" {person.name.family} once asked a friend: \"{text}\""
+            break
+    left = need - set("".join(world.wiki))
+    if left:
+        raise RuntimeError(f"characters {sorted(left)} of the questions are not in any biography")
+
+
+# ----------------------------------------------------------------------------- writing
+
+def _atomic_write(path, text):
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".",
+                               suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8"))
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; data files are ordinary readable files
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _lines(items):
+    return "".join(item + "\n" for item in items)
+
+
+def world_files(world):
+    """File name -> text, exactly as `write_world` writes them."""
+    def tsv(rows):
+        return _lines(f"{QUESTION.format(n)}\t{p}" for n, p in rows)
+    return {
+        "wiki.txt": _lines(world.wiki),
+        "birth_places_train.tsv": tsv(world.train),
+        "birth_dev.tsv": tsv(world.dev),
+        "birth_test_inputs.tsv": _lines(QUESTION.format(n) for n, _ in world.test),
+        "birth_test.tsv": tsv(world.test),
+    }
+
+
+def write_world(world, out_dir):
+    """Write the five files into out_dir (created if needed), each atomically."""
+    os.makedirs(out_dir, exist_ok=True)
+    for name, text in world_files(world).items():
+        _atomic_write(os.path.join(out_dir, name), text)
+
+
+# ----------------------------------------------------------------------------- statistics
+
+def _read_lines(path):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if not text:
+        return []
+    return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+
+
+def _read_tsv(path):
+    rows = []
+    for line in _read_lines(path):
+        question, _, place = line.partition("\t")
+        rows.append((_question_name(question), place))
+    return rows
+
+
+def _question_name(question):
+    head, tail = "Where was ", " born?"
+    if question.startswith(head) and question.endswith(tail):
+        return question[len(head):-len(tail)]
+    return question
+
+
+def _name_lookup_baseline(train, dev, fallback):
+    """Predict a dev birthplace from train people who share the dev person's last name token,
+    else first token, else the most common train place: what names alone can give."""
+    by_last, by_first = {}, {}
+    for n, p in train:
+        toks = n.split()
+        by_last.setdefault(toks[-1], Counter())[p] += 1
+        by_first.setdefault(toks[0], Counter())[p] += 1
+    hits = 0
+    for n, p in dev:
+        toks = n.split()
+        c = by_last.get(toks[-1]) or by_first.get(toks[0])
+        guess = c.most_common(1)[0][0] if c else fallback
+        hits += guess == p
+    return hits / len(dev) if dev else 0.0
+
+
+def stats(data_dir):
+    """Statistics of a data directory in the course's format (birth_test.tsv optional)."""
+    wiki = _read_lines(os.path.join(data_dir, "wiki.txt"))
+    train = _read_tsv(os.path.join(data_dir, "birth_places_train.tsv"))
+    dev = _read_tsv(os.path.join(data_dir, "birth_dev.tsv"))
+    test_path = os.path.join(data_dir, "birth_test.tsv")
+    if os.path.exists(test_path):
+        test = _read_tsv(test_path)
+    else:
+        test = [(_question_name(q), None)
+                for q in _read_lines(os.path.join(data_dir, "birth_test_inputs.tsv"))]
+    s = {"people": len(wiki), "train": len(train), "dev": len(dev), "test": len(test)}
+    labelled = train + dev + [r for r in test if r[1] is not None]
+    s["labelled"] = len(labelled)
+    all_places = Counter(p for _, p in labelled)
+    s["distinct_places"] = len(all_places)
+    s["singleton_places"] = sum(1 for c in all_places.values() if c == 1)
+    train_places = Counter(p for _, p in train)
+    for split, rows in (("train", train), ("dev", dev), ("test", test)):
+        c = Counter(p for _, p in rows if p is not None)
+        s[f"{split}_distinct"] = len(c) if c else None
+        if c:
+            top, cnt = c.most_common(1)[0]
+            s[f"{split}_top"] = (top, cnt / len(rows))
+            s[f"{split}_london"] = c["London"] / len(rows)
+        else:
+            s[f"{split}_top"] = None
+            s[f"{split}_london"] = None
+    unseen = [p for _, p in dev if p not in train_places]
+    s["dev_unseen_distinct"] = len(set(unseen))
+    s["dev_unseen_rows"] = len(unseen)
+    s["dev_unseen_share"] = len(unseen) / len(dev) if dev else 0.0
+    lengths = sorted(len(l) for l in wiki)
+    s["len_min"], s["len_max"] = lengths[0], lengths[-1]
+    s["len_median"] = statistics.median(lengths)
+    q = statistics.quantiles(lengths, n=10)
+    s["len_p10"], s["len_p90"] = q[0], q[-1]
+    s["len_mean"] = statistics.fmean(lengths)
+    stated = sum(1 for i, (_, p) in enumerate(labelled) if i < len(wiki) and p in wiki[i])
+    s["states_birthplace"] = stated / len(labelled) if labelled else 0.0
+    text = "\n".join(wiki) + "\n"
+    chars = set(text)
+    s["distinct_chars"] = len(chars)
+    s["non_ascii_chars"] = sum(1 for ch in chars if ord(ch) > 127)
+    s["has_pad_or_mask"] = PAD_CHAR in chars or MASK_CHAR in chars
+    tsv_chars = set("".join(QUESTION.format(n) + (p or "") for n, p in train + dev + test))
+    s["tsv_chars_missing_from_wiki"] = "".join(sorted(tsv_chars - chars))
+    names = [n for n, _ in train + dev + test]
+    s["duplicate_names"] = sum(c - 1 for c in Counter(names).values() if c > 1)
+    train_names = {n for n, _ in train}
+    s["dev_names_in_train"] = sum(1 for n, _ in dev if n in train_names)
+    s["test_names_in_train"] = sum(1 for n, _ in test if n in train_names)
+    s["names_match_lines"] = sum(1 for i, n in enumerate(names)
+                                 if i < len(wiki) and wiki[i].startswith(n + ". ")) / len(names)
+    fallback = train_places.most_common(1)[0][0] if train_places else "London"
+    s["dev_london_baseline"] = sum(1 for _, p in dev if p == "London") / len(dev) if dev else 0.0
+    s["dev_name_lookup_baseline"] = _name_lookup_baseline(train, dev, fallback)
+    return s
+
+
+_SHARES = {"train_london", "dev_london", "test_london", "dev_unseen_share", "states_birthplace",
+           "names_match_lines", "dev_london_baseline", "dev_name_lookup_baseline"}
+
+
+def _fmt(v, key=""):
+    if v is None:
+        return "n/a"
+    if isinstance(v, tuple):
+        return f"{v[0]} {v[1]:.1%}"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if key in _SHARES:
+        return f"{v:.1%}"
+    if isinstance(v, float):
+        return f"{v:.0f}" if v == int(v) else f"{v:.1f}"
+    return str(v) if v != "" else "(none)"
+
+
+_ROWS = [
+    ("people (wiki lines)", "people"), ("train / dev / test rows", ("train", "dev", "test")),
+    ("distinct birthplaces (labelled rows)", "distinct_places"),
+    ("  of which used once", "singleton_places"),
+    ("distinct birthplaces train / dev / test",
+     ("train_distinct", "dev_distinct", "test_distinct")),
+    ("top place train", "train_top"), ("top place dev", "dev_top"), ("top place test", "test_top"),
+    ("London share train / dev / test", ("train_london", "dev_london", "test_london")),
+    ("dev places unseen in train: distinct / rows", ("dev_unseen_distinct", "dev_unseen_rows")),
+    ("dev rows with a place unseen in train", "dev_unseen_share"),
+    ("line length min / median / max", ("len_min", "len_median", "len_max")),
+    ("line length p10 / mean / p90", ("len_p10", "len_mean", "len_p90")),
+    ("lines stating the birthplace", "states_birthplace"),
+    ("distinct chars in wiki.txt (with newline)", "distinct_chars"),
+    ("  of which non-ASCII", "non_ascii_chars"),
+    ("PAD or MASK in wiki.txt", "has_pad_or_mask"),
+    ("question/answer chars missing from wiki", "tsv_chars_missing_from_wiki"),
+    ("duplicate names", "duplicate_names"),
+    ("dev / test names in train", ("dev_names_in_train", "test_names_in_train")),
+    ("split rows matching wiki line names", "names_match_lines"),
+    ("dev: always 'London'", "dev_london_baseline"),
+    ("dev: name-lookup baseline", "dev_name_lookup_baseline"),
+]
+
+
+def format_stats(dirs, labels=None):
+    """A table of the statistics of one or more data directories, one column each (headed by
+    `labels`, by default the directories as given)."""
+    all_stats = [stats(d) for d in dirs]
+    header = ["statistic"] + list(labels or dirs)
+    table = [header]
+    for label, key in _ROWS:
+        cells = [label]
+        for s in all_stats:
+            if isinstance(key, tuple):
+                cells.append(" / ".join(_fmt(s[k], k) for k in key))
+            else:
+                cells.append(_fmt(s[key], key))
+        table.append(cells)
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    out = []
+    for j, row in enumerate(table):
+        out.append("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |")
+        if j == 0:
+            out.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(out)
+
+
+# ----------------------------------------------------------------------------- command line
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", help="write the world into this directory")
+    ap.add_argument("--stats", nargs="+", metavar="DIR",
+                    help="print statistics of these data directories (side by side)")
+    ap.add_argument("--people", type=int, default=DEFAULT_PEOPLE)
+    ap.add_argument("--train", type=int, default=DEFAULT_TRAIN)
+    ap.add_argument("--dev", type=int, default=DEFAULT_DEV)
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    ap.add_argument("--max-sentences", type=int, default=None,
+                    help="at most this many sentences per biography (shorter lines)")
+    ap.add_argument("--places", type=int, default=None,
+                    help=f"number of distinct birthplaces (default {DEFAULT_PLACES} for "
+                         f"{DEFAULT_PEOPLE} people, proportionally fewer for smaller worlds)")
+    args = ap.parse_args(argv)
+    if not args.out and not args.stats:
+        ap.error("give --out DIR and/or --stats DIR [DIR ...]")
+    if args.out:
+        world = build_world(people=args.people, train=args.train, dev=args.dev, seed=args.seed,
+                            max_sentences=args.max_sentences, places=args.places)
+        write_world(world, args.out)
+        print(f"wrote {len(world.wiki)} people ({len(world.train)} train, {len(world.dev)} dev, "
+              f"{len(world.test)} test) to {args.out}")
+    if args.stats:
+        print(format_stats(args.stats))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

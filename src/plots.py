@@ -1,0 +1,465 @@
+"""Pictures of the assignment's runs: training curves and attention maps.
+
+Every training run through src/run.py writes a per-step log next to its params
+(`<writing_params_path>.log.jsonl`, one JSON object a line: step, epoch, tokens, loss, lr, time).
+Two commands turn runs into PNG images:
+
+    # loss and learning rate against the step, one line per log (labelled by its file name)
+    python src/plots.py curves runs/demo/vanilla.pretrain.params.log.jsonl \
+        runs/demo/synthesizer.pretrain.params.log.jsonl --out curves.png
+
+    # each layer's and head's attention over a question, vanilla beside synthesizer
+    python src/plots.py attention --params src/submission/vanilla.finetune.params --variant vanilla \
+        --params2 src/submission/synthesizer.finetune.params --variant2 synthesizer \
+        --pretrain_corpus_path data/wiki.txt --question "Where was Emily Lee born?" --out attention.png
+
+The model size flags (--n_layer --n_head --n_embd --block_size) default to the course's
+4 / 8 / 256 / 128, as in src/run.py; pass the ones the params were trained with otherwise (both
+params files of one picture share them). The attention weights are not read from the model's
+forward pass (its fused kernel never forms them): a forward hook on each block's `attn` module
+recomputes them from that module's own parameters and its input, exactly as the reference path
+of src/submission/attention.py does, in eval mode (no dropout).
+
+matplotlib is optional (it is in requirements-dev.txt): without it, each command prints how to
+install it and exits with status 2. `plot_demo_runs(work_dir)` draws the curves (and, when both
+finetuned models are there, the attention maps) of a `./run.sh demo` work folder.
+"""
+import argparse
+import glob
+import io
+import json
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+INSTALL_HINT = "plots.py: matplotlib is not installed; pip install matplotlib (or pip install -r requirements-dev.txt)"
+LOG_SUFFIX = ".log.jsonl"
+LOG_KEYS = ("step", "epoch", "tokens", "loss", "lr", "time")
+COURSE_SIZE = dict(n_layer=4, n_head=8, n_embd=256, block_size=128)
+MASK = "\u2047"     # the assignment's MASK character (submission.dataset.MASK_CHAR)
+SHOWN = {" ": "\u2423"}  # a space is drawn as the open box, so it is visible on an axis
+
+
+class PlotError(ValueError):
+    """A problem with a command's inputs; the message says which and what to do."""
+
+
+class MissingMatplotlib(ImportError):
+    """matplotlib cannot be imported."""
+
+
+def pyplot():
+    """matplotlib.pyplot on the file-only Agg backend, or MissingMatplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        raise MissingMatplotlib(INSTALL_HINT) from e
+    return plt
+
+
+# ----------------------------------------------------------------------------- training curves
+
+def read_log(path):
+    """The rows of one training log, checked: a list of dicts with LOG_KEYS."""
+    if not os.path.isfile(path):
+        raise PlotError(f"{path}: log not found (src/run.py writes <writing_params_path>{LOG_SUFFIX})")
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                raise PlotError(f"{path}:{lineno}: not a JSON object; is this a training log?") from None
+            if not isinstance(row, dict) or any(k not in row for k in ("step", "loss", "lr")):
+                raise PlotError(f"{path}:{lineno}: a log row needs step, loss and lr, found {str(row)[:80]}")
+            rows.append(row)
+    if not rows:
+        raise PlotError(f"{path}: the log is empty (did the run train at least one step?)")
+    return rows
+
+
+def log_label(path):
+    """The legend label of a log: its file name without `.log.jsonl` and `.params`."""
+    name = os.path.basename(path)
+    for suffix in (LOG_SUFFIX, ".params"):
+        if name.endswith(suffix):
+            name = name[:-len(suffix)]
+    return name
+
+
+def moving_average(values, window):
+    """Trailing mean over `window` values (shorter at the start), same length as `values`."""
+    out, total = [], 0.0
+    for i, v in enumerate(values):
+        total += v
+        if i >= window:
+            total -= values[i - window]
+        out.append(total / min(i + 1, window))
+    return out
+
+
+def plot_curves(paths, out, title=None, dpi=100):
+    """Loss (raw and smoothed) and learning rate against the step, one colour per log; writes `out`."""
+    plt = pyplot()
+    logs = [(log_label(p), read_log(p)) for p in paths]
+    fig, (ax_loss, ax_lr) = plt.subplots(2, 1, figsize=(8, 6), sharex=True, height_ratios=(2, 1),
+                                         layout="constrained")
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (label, rows) in enumerate(logs):
+        color = colors[i % len(colors)]
+        steps = [r["step"] for r in rows]
+        losses = [r["loss"] for r in rows]
+        window = max(1, len(rows) // 40)
+        ax_loss.plot(steps, losses, color=color, alpha=0.25, linewidth=0.8)
+        smooth_note = f", mean of {window} steps" if window > 1 else ""
+        ax_loss.plot(steps, moving_average(losses, window), color=color, linewidth=1.8,
+                     label=f"{label} ({len(rows)} steps{smooth_note})")
+        style = ("-", "--", ":", "-.")[i % 4]  # runs with the same schedule stay visible on top of each other
+        ax_lr.plot(steps, [r["lr"] for r in rows], color=color, linewidth=1.5, linestyle=style, label=label)
+    ax_loss.set_ylabel("training loss (cross-entropy, nats/char)")
+    ax_loss.grid(True, alpha=0.3)
+    ax_loss.legend(fontsize=9)
+    ax_lr.set_ylabel("learning rate")
+    ax_lr.set_xlabel("optimizer step")
+    ax_lr.ticklabel_format(axis="y", style="sci", scilimits=(-2, 2))
+    ax_lr.grid(True, alpha=0.3)
+    fig.suptitle(title or "Training loss and learning rate per step (faint: each step; bold: smoothed)")
+    _save(fig, out, dpi)
+    plt.close(fig)
+    return out
+
+
+def _save(fig, out, dpi):
+    """Write the figure; a PNG goes through a 256-colour palette (a third of the bytes, same look)."""
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    if not out.lower().endswith(".png"):
+        fig.savefig(out, dpi=dpi)  # another format, by its extension (pdf, svg, ...)
+        return
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    try:
+        from PIL import Image  # Pillow comes with matplotlib
+    except ImportError:
+        with open(out, "wb") as f:
+            f.write(buf.getvalue())
+        return
+    image = Image.open(buf).convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT,
+                                                    dither=Image.Dither.NONE)
+    image.save(out, format="png", optimize=True)
+
+
+# ----------------------------------------------------------------------------- attention maps
+
+def attention_weights(module, x):
+    """The attention weights (B, n_head, T, T) that `module` (one block's attn) applies to input x.
+
+    Vanilla: softmax(q k^T / sqrt(hs)) with the causal mask, q and k from the module's query and
+    key layers. Synthesizer: softmax(relu(w1 x) w2[:, :T] + b2[:T]) with the causal mask. Each row
+    (a query position) sums to 1 over the positions up to it; the masked entries are 0.
+    """
+    import torch.nn.functional as F
+    from submission.attention import SynthesizerAttention
+    B, T, C = x.shape
+    nh = module.n_head
+    hs = C // nh
+    if isinstance(module, SynthesizerAttention):
+        a = F.relu(module.w1(x)).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
+        scores = a @ module.w2[:, :T] + module.b2[:T]                  # (B, nh, T, T)
+    else:
+        q = module.query(x).view(B, T, nh, hs).transpose(1, 2)
+        k = module.key(x).view(B, T, nh, hs).transpose(1, 2)
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(hs)
+    scores = scores.masked_fill(module.mask[:, :, :T, :T] == 0, float("-inf"))
+    return F.softmax(scores, dim=-1)
+
+
+def attention_maps(model, idx):
+    """Run `model` on idx (1, T) in eval mode; the list, one per layer, of (n_head, T, T) weights."""
+    import torch
+    maps = []
+
+    def hook(module, inputs, output):
+        maps.append(attention_weights(module, inputs[0])[0].detach().cpu())
+
+    handles = [block.attn.register_forward_hook(hook) for block in model.blocks]
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            model(idx)
+    finally:
+        for h in handles:
+            h.remove()
+        model.train(was_training)
+    return maps
+
+
+def load_model(params, variant, corpus_path, n_layer, n_head, n_embd, block_size):
+    """(model in eval mode on the CPU, vocabulary dataset) for a params file of the given size."""
+    from submission.dataset import CharCorruptionDataset, read_text
+    from submission.model import GPT, GPTConfig
+    from submission.utils import ParamsError, load_params
+    vocab = CharCorruptionDataset(read_text(corpus_path, "pretraining corpus"), block_size)
+    mconf = GPTConfig(vocab.vocab_size, block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd,
+                      synthesizer=variant == "synthesizer")
+    model = GPT(mconf)
+    try:
+        load_params(model, params)
+    except ParamsError as e:
+        hint = _size_hint(params)
+        raise ParamsError(f"{e}{hint}") from None
+    return model.eval(), vocab
+
+
+def _size_hint(params):
+    """' (the file looks like --n_layer 2 ...)' read from a params file's shapes, or ''."""
+    try:
+        import torch
+        state = torch.load(params, map_location="cpu", weights_only=True)
+        layers = len({k.split(".")[1] for k in state if k.startswith("blocks.")})
+        n_embd = state["tok_emb.weight"].shape[1]
+        block = state["pos_emb"].shape[1]
+        flags = f"--n_layer {layers} --n_embd {n_embd} --block_size {block}"
+        w2 = [v for k, v in state.items() if k.endswith("attn.w2")]
+        if w2:
+            flags += f" --n_head {n_embd // w2[0].shape[0]}"
+        return f" (the file looks like {flags})"
+    except Exception:
+        return ""
+
+
+def encode_prompt(question, vocab):
+    """The ids of question + MASK, what the model reads before answering; checks chars and length."""
+    import torch
+    from submission.dataset import MASK_CHAR
+    prompt = question + MASK_CHAR
+    bad = sorted({c for c in question if c not in vocab.stoi})
+    if bad:
+        raise PlotError(f"--question has characters the vocabulary lacks: {''.join(bad)!r}; use the "
+                        f"--pretrain_corpus_path the model was trained with, or other characters")
+    if len(prompt) > vocab.block_size - 1:
+        raise PlotError(f"--question is {len(question)} characters; with its MASK it must fit in "
+                        f"block_size - 1 = {vocab.block_size - 1}")
+    return prompt, torch.tensor([[vocab.stoi[c] for c in prompt]], dtype=torch.long)
+
+
+def greedy_answer(model, question, vocab):
+    """The model's greedy answer to `question`, decoded as the evaluation does."""
+    from submission.utils import predict_places
+    return predict_places(model, [question], vocab.stoi, vocab.itos)[0]
+
+
+VARIANT_NAMES = {"vanilla": "vanilla (causal self-attention)", "synthesizer": "dense synthesizer"}
+
+
+def plot_attention(panels, prompt, out, title=None, dpi=100):
+    """Heatmaps of attention weights: per model a grid of layers (rows) by heads (columns), models side
+    by side. `panels` is a list of dicts with `label` and `maps` (per layer, (n_head, T, T))."""
+    plt = pyplot()
+    import numpy as np
+    from matplotlib.colors import PowerNorm
+    T = len(prompt)
+    n_layer = max(len(p["maps"]) for p in panels)
+    n_head = max(p["maps"][0].shape[0] for p in panels)
+    size = min(3.6, max(1.6, 0.12 * T))           # inches per heatmap
+    font = min(9.0, max(4.0, size * 72 / T * 0.9))  # tick labels: one character per row/column
+    chars = [SHOWN.get(c, c) for c in prompt]
+    model_width = n_head * size + 0.6
+    width = len(panels) * model_width + 1.0
+    height = n_layer * size + 1.5
+    fig = plt.figure(figsize=(width, height), layout="constrained")
+    *subfigs, bar = fig.subfigures(1, len(panels) + 1, width_ratios=[model_width] * len(panels) + [1.0])
+    cmap = plt.get_cmap("viridis").with_extremes(bad="#e6e6e6")  # grey: masked (future) positions
+    norm = PowerNorm(gamma=0.5, vmin=0.0, vmax=1.0)
+    image = None
+    for sub, panel in zip(subfigs, panels):
+        axes = sub.subplots(n_layer, n_head, squeeze=False)
+        for layer, weights in enumerate(panel["maps"]):
+            w = weights.numpy().astype(float)
+            future = np.triu(np.ones((T, T), dtype=bool), k=1)
+            for head in range(n_head):
+                ax = axes[layer][head]
+                image = ax.imshow(np.ma.masked_where(future, w[head]), cmap=cmap, norm=norm,
+                                  interpolation="nearest")
+                ax.set_xticks(range(T))
+                ax.set_yticks(range(T))
+                ax.set_xticklabels(chars if layer == n_layer - 1 else [], fontsize=font)
+                ax.set_yticklabels(chars if head == 0 else [], fontsize=font)
+                ax.tick_params(length=0, pad=1)
+                if layer == 0:
+                    ax.set_title(f"head {head + 1}", fontsize=10)
+                if head == 0:
+                    ax.set_ylabel(f"layer {layer + 1}\nquery position", fontsize=9)
+                if layer == n_layer - 1:
+                    ax.set_xlabel("attended position", fontsize=9)
+        sub.suptitle(panel["label"], fontsize=12)
+    bar.colorbar(image, cax=bar.add_axes((0.15, 0.2, 0.2, 0.6)),
+                 label="attention weight (square-root colour scale)")
+    fig.suptitle(title or f"Attention weights over the prompt {prompt!r}, per layer (rows) and head (columns)\n"
+                          f"each row of a map is a query position; its weights over the positions up to it sum "
+                          f"to 1; grey: masked future; \u2423 = space, {MASK} = the MASK the answer follows",
+                 fontsize=13)
+    _save(fig, out, dpi)
+    plt.close(fig)
+    return out
+
+
+def attention_panel(params, variant, corpus_path, question, size, expected=None):
+    """One model's panel for plot_attention: its label, its per-layer maps and its greedy answer."""
+    model, vocab = load_model(params, variant, corpus_path, **size)
+    prompt, idx = encode_prompt(question, vocab)
+    maps = attention_maps(model, idx)
+    answer = greedy_answer(model, question, vocab)
+    label = f"{VARIANT_NAMES[variant]}: {os.path.basename(params)}, greedy answer {answer!r}"
+    if expected is not None:
+        label += f" (true: {expected!r})"
+    return prompt, {"label": label, "maps": maps, "answer": answer}
+
+
+def draw_attention(question, corpus_path, models, out, size=None, title=None, dpi=100, expected=None):
+    """Attention maps of one or two models (a list of (params, variant)) on `question`; writes `out`.
+    `expected`, the true place, is shown beside each model's answer when given."""
+    pyplot()  # fail early, before loading models, when matplotlib is missing
+    size = dict(COURSE_SIZE, **(size or {}))
+    panels, prompt = [], None
+    for params, variant in models:
+        prompt, panel = attention_panel(params, variant, corpus_path, question, size, expected)
+        panels.append(panel)
+    return plot_attention(panels, prompt, out, title=title, dpi=dpi)
+
+
+# ----------------------------------------------------------------------------- the demo's pictures
+
+def _size_from_flags(flags):
+    """The model size in a list of src/run.py flags (others ignored); the course's where absent."""
+    p = argparse.ArgumentParser(add_help=False)
+    for name, default in COURSE_SIZE.items():
+        p.add_argument(f"--{name}", type=int, default=default)
+    known, _ = p.parse_known_args([str(f) for f in (flags or [])])
+    return vars(known)
+
+
+def plot_demo_runs(work_dir, model_args=None, question=None, data_dir=None):
+    """Write the pictures of a demo work folder next to its params; returns the paths written.
+
+    curves.pretrain.png: the pretraining logs; curves.finetune.png: the finetuning logs (with and
+    without pretraining). attention.png: vanilla beside synthesizer on the shortest dev question (or
+    `question`), when both finetuned params are there. `model_args` are the run.py flags the demo
+    used (only the size flags count); `data_dir` holds the run's wiki.txt and birth_dev.tsv
+    (default: work_dir/data). Without matplotlib it prints how to install it and returns [].
+    """
+    try:
+        pyplot()
+    except MissingMatplotlib:
+        print(INSTALL_HINT + "; no plots written")
+        return []
+    logs = sorted(glob.glob(os.path.join(work_dir, "*" + LOG_SUFFIX)))
+    groups = {"pretrain": [p for p in logs if ".pretrain." in os.path.basename(p)]}
+    groups["finetune"] = [p for p in logs if p not in groups["pretrain"]]
+    from submission.dataset import DataError
+    from submission.utils import ParamsError
+    written = []
+    try:
+        for name, paths in groups.items():
+            if paths:
+                out = os.path.join(work_dir, f"curves.{name}.png")
+                folder = os.path.basename(os.path.abspath(work_dir))
+                plot_curves(paths, out, title=f"{name.capitalize()} runs in {folder}: loss and learning rate per step")
+                written.append(out)
+        _demo_attention(work_dir, model_args, question, data_dir, written)
+    except (PlotError, DataError, ParamsError) as e:  # the demo's results stand; only a picture is missing
+        print(f"plots.py: some pictures were not drawn: {e}")
+    for path in written:
+        print(f"wrote {path}")
+    return written
+
+
+def _demo_attention(work_dir, model_args, question, data_dir, written):
+    """attention.png of a demo folder (appended to `written`) when both finetuned params are there."""
+    from submission.dataset import parse_tsv, read_text
+    pairs = [(os.path.join(work_dir, f"{v}.finetune.params"), v) for v in ("vanilla", "synthesizer")]
+    data_dir = data_dir or os.path.join(work_dir, "data")
+    corpus = os.path.join(data_dir, "wiki.txt")
+    if all(os.path.isfile(p) for p, _ in pairs) and os.path.isfile(corpus):
+        dev = os.path.join(data_dir, "birth_dev.tsv")
+        places = dict((q, p) for q, p, _ in parse_tsv(read_text(dev), dev)) if os.path.isfile(dev) else {}
+        if question is None and places:
+            question = min(places, key=len)  # the shortest dev question: the most readable axes
+        if question:
+            out = os.path.join(work_dir, "attention.png")
+            draw_attention(question, corpus, pairs, out, size=_size_from_flags(model_args),
+                           expected=places.get(question))
+            written.append(out)
+
+
+# ----------------------------------------------------------------------------- command line
+
+def build_parser():
+    p = argparse.ArgumentParser(description="Plot training curves and attention maps of the assignment's runs.")
+    sub = p.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("curves", help="loss and learning rate against the step, one line per log")
+    c.add_argument("logs", nargs="+", metavar="LOG", help=f"training logs (<params>{LOG_SUFFIX})")
+    c.add_argument("--out", required=True, help="the PNG to write")
+    c.add_argument("--title", default=None)
+    c.add_argument("--dpi", type=int, default=100)
+    a = sub.add_parser("attention", help="each layer's and head's attention over a question, as heatmaps")
+    a.add_argument("--params", required=True, help="a params file written by src/run.py")
+    a.add_argument("--variant", required=True, choices=["vanilla", "synthesizer"])
+    a.add_argument("--params2", default=None, help="a second params file, drawn beside the first")
+    a.add_argument("--variant2", default=None, choices=["vanilla", "synthesizer"],
+                   help="the second file's variant (default: the other variant)")
+    a.add_argument("--pretrain_corpus_path", required=True, help="the corpus the params were trained with "
+                                                                 "(it defines the vocabulary)")
+    a.add_argument("--question", required=True, help='e.g. "Where was Emily Lee born?"')
+    a.add_argument("--expected", default=None, help="the true place, shown beside the models' answers")
+    a.add_argument("--out", required=True, help="the PNG to write")
+    for name, default in COURSE_SIZE.items():
+        a.add_argument(f"--{name}", type=int, default=default, help=f"default {default}, the course's")
+    a.add_argument("--title", default=None)
+    a.add_argument("--dpi", type=int, default=100)
+    return p
+
+
+def _attention_command(args):
+    models = [(args.params, args.variant)]
+    if args.params2:
+        other = "synthesizer" if args.variant == "vanilla" else "vanilla"
+        models.append((args.params2, args.variant2 or other))
+    size = {name: getattr(args, name) for name in COURSE_SIZE}
+    return draw_attention(args.question, args.pretrain_corpus_path, models, args.out, size=size,
+                          title=args.title, dpi=args.dpi, expected=args.expected)
+
+
+def main(argv=None):
+    """The command line; returns the exit status (0, or 2 with a one-line message on stderr)."""
+    args = build_parser().parse_args(argv)
+    errors = (PlotError,)
+    if args.command == "attention":  # torch is imported only for the attention maps
+        from submission.dataset import DataError
+        from submission.utils import ParamsError
+        errors = (PlotError, DataError, ParamsError)
+    try:
+        if args.command == "curves":
+            out = plot_curves(args.logs, args.out, title=args.title, dpi=args.dpi)
+        else:
+            out = _attention_command(args)
+    except MissingMatplotlib:
+        print(INSTALL_HINT, file=sys.stderr)
+        return 2
+    except errors as e:
+        print(f"plots.py: error: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,259 @@
+"""Training logs and the pictures made from them: a short real run through the Trainer writes its
+per-step log (rows, steps, losses, the learning-rate schedule); src/plots.py draws the curves and
+the attention maps as non-empty PNG images; the recomputed attention weights are the ones each
+attention module applies; without matplotlib the commands say how to install it.
+
+Run:  python -m pytest -q tests/test_plots.py
+"""
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import plots
+from submission import GPT, GPTConfig, Trainer, TrainerConfig
+from submission.dataset import CharCorruptionDataset
+from submission.trainer import lr_multiplier
+from submission.utils import atomic_torch_save
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PLOTS = os.path.join(ROOT, "src", "plots.py")
+TEXT = "\n".join([
+    "Ada Lovell. Ada Lovell was born in Leeds in 1901. She worked as a printer in York.",
+    "Tom Oduya. Tom Oduya was born in Nairobi. He studied law in London.",
+    "Mei Tan. Mei Tan, born in Penang, taught music in Perth for forty years.",
+    "Ivo Marek. Ivo Marek grew up in Brno and moved to Vienna in 1950.",
+    "Lia Costa. Lia Costa was born in Porto; she married a sailor from Lisbon.",
+    "Sam Reed. Sam Reed was born in Leeds and died in Hull at the age of 80.",
+    "Ana Ruiz. Ana Ruiz, a painter, was born in Seville in 1888.",
+    "Jon Berg. Jon Berg was born in Bergen. He was a fisherman. Where was he born? In Bergen.",
+]) + "\n"
+QUESTION = "Where was Mei Tan born?"
+SIZE = dict(n_layer=2, n_head=2, n_embd=16, block_size=32)
+BATCH, EPOCHS, LR = 3, 3, 1e-3
+
+
+def train_run(folder, variant):
+    """A few real steps of span-corruption pretraining through the Trainer, logging every step."""
+    random.seed(0)
+    torch.manual_seed(0)
+    ds = CharCorruptionDataset(TEXT, SIZE["block_size"])
+    model = GPT(GPTConfig(ds.vocab_size, SIZE["block_size"], n_layer=SIZE["n_layer"], n_head=SIZE["n_head"],
+                          n_embd=SIZE["n_embd"], synthesizer=variant == "synthesizer"))
+    tokens_per_step = BATCH * (SIZE["block_size"] - 1)
+    params = os.path.join(folder, f"{variant}.pretrain.params")
+    tconf = TrainerConfig(max_epochs=EPOCHS, batch_size=BATCH, learning_rate=LR, lr_decay=True,
+                          warmup_tokens=2 * tokens_per_step, final_tokens=10 * tokens_per_step,
+                          num_workers=0, log_path=params + ".log.jsonl")
+    Trainer(model, ds, None, tconf).train()
+    atomic_torch_save(model.state_dict(), params)
+    return params, tconf, ds
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    folder = str(tmp_path_factory.mktemp("runs"))
+    with open(os.path.join(folder, "wiki.txt"), "w", encoding="utf-8") as f:
+        f.write(TEXT)
+    return {v: train_run(folder, v) for v in ("vanilla", "synthesizer")} | {"folder": folder}
+
+
+def needs_matplotlib():
+    pytest.importorskip("matplotlib", reason="matplotlib is not installed (pip install -r requirements-dev.txt)")
+
+
+def assert_png(path, min_bytes=3000):
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    assert len(data) >= min_bytes, f"{path} has only {len(data)} bytes"
+    from PIL import Image
+    with Image.open(path) as im:
+        assert im.width >= 400 and im.height >= 300
+        assert sum(1 for n in im.convert("L").histogram() if n) > 10, "the image is (nearly) one colour"
+
+
+# ----------------------------------------------------------------------------- the logged curves
+
+@pytest.mark.parametrize("variant", ["vanilla", "synthesizer"])
+def test_log_rows_follow_the_run(runs, variant):
+    params, tconf, ds = runs[variant]
+    rows = [json.loads(line) for line in open(params + ".log.jsonl", encoding="utf-8")]
+    per_epoch = math.ceil(len(ds) / BATCH)
+    assert len(rows) == EPOCHS * per_epoch
+    assert all(set(r) == set(plots.LOG_KEYS) for r in rows)
+    assert [r["step"] for r in rows] == list(range(1, len(rows) + 1))
+    assert [r["epoch"] for r in rows] == [1 + i // per_epoch for i in range(len(rows))]
+    times = [r["time"] for r in rows]
+    assert times == sorted(times)
+    assert all(math.isfinite(r["loss"]) and r["loss"] > 0 for r in rows)
+    # the token counter adds every target position of the batch (the course's count)
+    seen = 0
+    for i, r in enumerate(rows):
+        in_batch = min(BATCH, len(ds) - (i % per_epoch) * BATCH)
+        seen += in_batch * (SIZE["block_size"] - 1)
+        assert r["tokens"] == seen
+        # the logged rate is the one the next step uses: the schedule at the tokens seen so far
+        assert r["lr"] == pytest.approx(LR * lr_multiplier(r["tokens"], tconf))
+    lrs = [r["lr"] for r in rows]
+    assert lrs[0] < lrs[1] and max(lrs) == pytest.approx(LR, rel=0.05)  # warm-up, then the peak
+    assert lrs[-1] < max(lrs)                                            # then the cosine decay
+
+
+def test_read_log_explains_bad_files(tmp_path):
+    empty, bad, missing = tmp_path / "empty.log.jsonl", tmp_path / "bad.log.jsonl", tmp_path / "none.log.jsonl"
+    empty.write_text("")
+    bad.write_text('{"step": 1, "loss": 2.0, "lr": 0.1}\nnot json\n')
+    with pytest.raises(plots.PlotError, match="empty"):
+        plots.read_log(str(empty))
+    with pytest.raises(plots.PlotError, match=r"bad.log.jsonl:2"):
+        plots.read_log(str(bad))
+    with pytest.raises(plots.PlotError, match="not found"):
+        plots.read_log(str(missing))
+    assert plots.log_label("/x/vanilla.pretrain.params.log.jsonl") == "vanilla.pretrain"
+    assert plots.moving_average([1.0, 3.0, 5.0, 7.0], 2) == [1.0, 2.0, 4.0, 6.0]
+
+
+# ----------------------------------------------------------------------------- the commands
+
+def test_curves_command_writes_a_png(runs, tmp_path):
+    needs_matplotlib()
+    out = tmp_path / "curves.png"
+    logs = [runs[v][0] + ".log.jsonl" for v in ("vanilla", "synthesizer")]
+    proc = subprocess.run([sys.executable, PLOTS, "curves", *logs, "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert_png(out)
+
+
+def test_without_matplotlib_the_commands_say_how_to_install_it(tmp_path):
+    log = tmp_path / "a.log.jsonl"
+    log.write_text('{"step": 1, "loss": 2.0, "lr": 0.1}\n')
+    code = ("import runpy, sys; sys.modules['matplotlib'] = None; "  # makes `import matplotlib` fail
+            f"sys.argv = ['plots.py', 'curves', {str(log)!r}, '--out', {str(tmp_path / 'x.png')!r}]; "
+            f"runpy.run_path({PLOTS!r}, run_name='__main__')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "pip install matplotlib" in lines[0]
+    assert not (tmp_path / "x.png").exists()
+
+
+def attention_args(runs, out, *extra):
+    f = runs["folder"]
+    return ["attention", "--params", runs["vanilla"][0], "--variant", "vanilla",
+            "--params2", runs["synthesizer"][0], "--variant2", "synthesizer",
+            "--pretrain_corpus_path", os.path.join(f, "wiki.txt"), "--question", QUESTION,
+            "--out", str(out), *extra]
+
+
+def size_flags():
+    return [x for k, v in SIZE.items() for x in (f"--{k}", str(v))]
+
+
+def test_attention_command_writes_a_png(runs, tmp_path, capsys):
+    needs_matplotlib()
+    out = tmp_path / "attention.png"
+    assert plots.main(attention_args(runs, out, *size_flags(), "--expected", "Penang")) == 0
+    assert_png(out, min_bytes=10000)
+
+
+def test_attention_command_explains_bad_inputs(runs, tmp_path, capsys):
+    needs_matplotlib()
+    out = tmp_path / "a.png"
+    assert plots.main(attention_args(runs, out)) == 2  # the course's size, but small params
+    err = capsys.readouterr().err
+    assert "--n_layer 2 --n_embd 16 --block_size 32" in err and err.count("\n") == 1
+    args = attention_args(runs, out, *size_flags())
+    args[args.index("--question") + 1] = "Where was Zoë born?"  # 'Z', 'ë' are not in the corpus
+    assert plots.main(args) == 2
+    assert "vocabulary lacks" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_plot_demo_runs(runs, tmp_path):
+    needs_matplotlib()
+    work = tmp_path / "demo"
+    (work / "data").mkdir(parents=True)
+    (work / "data" / "wiki.txt").write_text(TEXT, encoding="utf-8")
+    (work / "data" / "birth_dev.tsv").write_text(f"Where was Ada Lovell born?\tLeeds\n{QUESTION}\tPenang\n",
+                                                 encoding="utf-8")
+    for v in ("vanilla", "synthesizer"):
+        params = runs[v][0]
+        for kind in ("pretrain", "finetune"):
+            with open(params + ".log.jsonl", encoding="utf-8") as src:
+                (work / f"{v}.{kind}.params.log.jsonl").write_text(src.read())
+        with open(params, "rb") as src:
+            (work / f"{v}.finetune.params").write_bytes(src.read())
+    written = plots.plot_demo_runs(str(work), model_args=size_flags() + ["--seed", "0"])
+    names = sorted(os.path.basename(p) for p in written)
+    assert names == ["attention.png", "curves.finetune.png", "curves.pretrain.png"]
+    for p in written:
+        assert_png(p)
+
+
+# ----------------------------------------------------------------------------- the attention weights
+
+def tiny_model(variant, T=12):
+    torch.manual_seed(1)
+    model = GPT(GPTConfig(20, 16, n_layer=2, n_head=2, n_embd=16, synthesizer=variant == "synthesizer"))
+    if variant == "synthesizer":  # away from the near-uniform initialisation
+        for block in model.blocks:
+            torch.nn.init.normal_(block.attn.w2, std=1.0)
+            torch.nn.init.normal_(block.attn.b2, std=1.0)
+    return model.eval(), torch.randint(2, 20, (1, T))
+
+
+@pytest.mark.parametrize("variant", ["vanilla", "synthesizer"])
+def test_recomputed_weights_are_the_ones_the_module_applies(variant):
+    model, idx = tiny_model(variant)
+    seen = []
+
+    def capture(module, inputs, output):
+        seen.append((module, inputs[0], output))
+
+    handles = [b.attn.register_forward_hook(capture) for b in model.blocks]
+    with torch.no_grad():
+        model(idx)
+    for h in handles:
+        h.remove()
+    maps = plots.attention_maps(model, idx)
+    assert len(maps) == len(seen) == 2
+    T = idx.shape[1]
+    for (module, x, output), w in zip(seen, maps):
+        assert w.shape == (2, T, T)
+        assert torch.allclose(w.sum(-1), torch.ones(2, T), atol=1e-5)
+        assert torch.all(w.triu(diagonal=1) == 0)  # nothing from the future
+        # rebuild the module's output from the weights: proj(weights @ values)
+        with torch.no_grad():
+            v = module.value(x).view(1, T, 2, 8).transpose(1, 2)
+            y = (w.unsqueeze(0) @ v).transpose(1, 2).reshape(1, T, 16)
+            assert torch.allclose(module.proj(y), output, atol=1e-5)
+
+
+def test_first_layer_synthesizer_weights_ignore_the_other_tokens():
+    """The point of the maps: a synthesizer row depends on the query token and the positions only."""
+    for variant, unchanged in (("synthesizer", True), ("vanilla", False)):
+        model, idx = tiny_model(variant)
+        other = idx.clone()
+        other[0, 3] = 2 if idx[0, 3] != 2 else 3  # another character at position 3
+        a, b = plots.attention_maps(model, idx)[0], plots.attention_maps(model, other)[0]
+        rows = [i for i in range(4, idx.shape[1])]  # query positions that see position 3
+        same = torch.allclose(a[:, rows], b[:, rows], atol=1e-6)
+        assert same == unchanged, variant
+
+
+def test_plot_demo_runs_without_matplotlib(monkeypatch, tmp_path, capsys):
+    def missing():
+        raise plots.MissingMatplotlib(plots.INSTALL_HINT)
+
+    monkeypatch.setattr(plots, "pyplot", missing)
+    (tmp_path / "vanilla.pretrain.params.log.jsonl").write_text('{"step": 1, "loss": 2.0, "lr": 0.1}\n')
+    assert plots.plot_demo_runs(str(tmp_path)) == []
+    assert "pip install matplotlib" in capsys.readouterr().out
+    assert list(tmp_path.glob("*.png")) == []

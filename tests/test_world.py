@@ -1,0 +1,361 @@
+"""Tests of the biography-world generator (src/make_world.py, src/world/) and of the shipped data/.
+
+CPU only, a few seconds, no network and no course data needed:
+
+    python -m pytest -q tests/test_world.py
+
+They check that data/ is exactly what the generator writes, the course's file formats, the
+statistics the task depends on (London share, long-tailed places, line lengths, unanswerable
+share, characters), determinism, and that small demo worlds build fast and stay well formed.
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pytest
+
+import make_world as mw
+from world.names import POOLS, REGION_POOLS
+from world.places import REGIONS, ranked_places
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(ROOT, "data")
+SCRIPT = os.path.join(ROOT, "src", "make_world.py")
+QUESTION_RE = re.compile(r"^Where was (.+) born\?$")
+SPLIT_FILES = ("birth_places_train.tsv", "birth_dev.tsv", "birth_test.tsv")
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def lines_of(text):
+    assert text.endswith("\n") and not text.endswith("\n\n")
+    return text[:-1].split("\n")
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    """The shipped files as text."""
+    return {name: read(os.path.join(DATA, name)).decode("utf-8") for name in mw.FILES}
+
+
+@pytest.fixture(scope="module")
+def rows(shipped):
+    """(name, place) per split, parsed from the shipped TSV files."""
+    out = {}
+    for name in SPLIT_FILES:
+        parsed = []
+        for line in lines_of(shipped[name]):
+            question, place = line.split("\t")
+            parsed.append((QUESTION_RE.match(question).group(1), place))
+        out[name] = parsed
+    return out
+
+
+@pytest.fixture(scope="module")
+def stats():
+    return mw.stats(DATA)
+
+
+# ----------------------------------------------------------------------------- regeneration
+
+def test_shipped_data_is_regenerated_byte_for_byte(tmp_path):
+    mw.write_world(mw.build_world(), str(tmp_path))
+    for name in mw.FILES:
+        assert read(os.path.join(DATA, name)) == read(str(tmp_path / name)), name
+    assert sorted(os.listdir(tmp_path)) == sorted(mw.FILES)  # no temporary files left behind
+
+
+def test_cli_writes_the_same_bytes_as_the_api(tmp_path):
+    args = ["--people", "120", "--train", "80", "--dev", "20", "--seed", "3", "--places", "30"]
+    assert mw.main(["--out", str(tmp_path / "cli")] + args) == 0
+    world = mw.build_world(people=120, train=80, dev=20, seed=3, places=30)
+    for name, text in mw.world_files(world).items():
+        assert read(str(tmp_path / "cli" / name)) == text.encode("utf-8")
+
+
+def test_output_does_not_depend_on_hash_seed(tmp_path):
+    outs = []
+    for hash_seed in ("0", "1"):
+        out = tmp_path / hash_seed
+        env = dict(os.environ, PYTHONHASHSEED=hash_seed)
+        subprocess.run([sys.executable, SCRIPT, "--out", str(out), "--people", "150",
+                        "--train", "100", "--dev", "25"], check=True, env=env,
+                       stdout=subprocess.DEVNULL)
+        outs.append({name: read(str(out / name)) for name in mw.FILES})
+    assert outs[0] == outs[1]
+
+
+def test_write_world_overwrites_atomically(tmp_path):
+    small = mw.build_world(people=30, train=20, dev=5, places=10)
+    other = mw.build_world(people=30, train=20, dev=5, places=10, seed=5)
+    mw.write_world(small, str(tmp_path))
+    mw.write_world(other, str(tmp_path))
+    assert sorted(os.listdir(tmp_path)) == sorted(mw.FILES)
+    assert read(str(tmp_path / "wiki.txt")).decode("utf-8") == mw.world_files(other)["wiki.txt"]
+    assert os.stat(tmp_path / "wiki.txt").st_mode & 0o444 == 0o444
+
+
+# ----------------------------------------------------------------------------- formats
+
+def test_line_counts(shipped):
+    assert len(lines_of(shipped["wiki.txt"])) == 2937
+    assert len(lines_of(shipped["birth_places_train.tsv"])) == 2000
+    assert len(lines_of(shipped["birth_dev.tsv"])) == 500
+    assert len(lines_of(shipped["birth_test.tsv"])) == 437
+    assert len(lines_of(shipped["birth_test_inputs.tsv"])) == 437
+
+
+def test_files_are_clean_utf8_with_one_final_newline(shipped):
+    for name, text in shipped.items():
+        assert text.endswith("\n") and not text.endswith("\n\n"), name
+        assert "\r" not in text and "\ufeff" not in text, name
+        assert all(line.strip() == line and line for line in lines_of(text)), name
+
+
+def test_tsv_format(shipped):
+    for name in SPLIT_FILES:
+        for line in lines_of(shipped[name]):
+            assert line.count("\t") == 1, line
+            question, place = line.split("\t")
+            assert QUESTION_RE.match(question), question
+            assert place and place.strip() == place
+
+
+def test_test_inputs_are_the_test_questions(shipped):
+    questions = [line.split("\t")[0] for line in lines_of(shipped["birth_test.tsv"])]
+    assert lines_of(shipped["birth_test_inputs.tsv"]) == questions
+    assert "\t" not in shipped["birth_test_inputs.tsv"]
+
+
+def test_wiki_line_i_is_split_row_i(shipped, rows):
+    wiki = lines_of(shipped["wiki.txt"])
+    names = [n for f in SPLIT_FILES for n, _ in rows[f]]
+    assert len(names) == len(wiki)
+    for line, name in zip(wiki, names):
+        assert line.startswith(name + ". "), (name, line[:60])
+        assert "\t" not in line
+
+
+# ----------------------------------------------------------------------------- statistics
+
+def test_london_is_about_five_percent_of_every_split(rows):
+    for name in SPLIT_FILES:
+        counts = Counter(p for _, p in rows[name])
+        share = counts["London"] / len(rows[name])
+        assert 0.03 <= share <= 0.07, (name, share)
+    assert Counter(p for _, p in rows["birth_places_train.tsv"]).most_common(1)[0][0] == "London"
+
+
+def test_places_are_many_and_long_tailed(rows, stats):
+    assert 400 <= stats["distinct_places"] <= 600
+    assert 400 <= stats["train_distinct"] <= 600
+    counts = sorted(Counter(p for f in SPLIT_FILES for _, p in rows[f]).values(), reverse=True)
+    total = sum(counts)
+    assert sum(counts[:10]) / total < 0.30           # no short head
+    assert stats["singleton_places"] >= 80           # a long tail of places used once
+    assert counts[0] > counts[9] > counts[99] >= counts[299]
+    # some dev places never occur in train, but not many
+    assert 0.02 <= stats["dev_unseen_share"] <= 0.20
+
+
+def test_places_include_countries_and_cities(rows):
+    places = {p for f in SPLIT_FILES for _, p in rows[f]}
+    for place in ("London", "Paris", "England", "France"):
+        assert place in places
+
+
+def test_line_lengths(stats):
+    assert 100 <= stats["len_median"] <= 160
+    assert 25 <= stats["len_min"] <= 70
+    assert 350 <= stats["len_max"] <= 600
+
+
+def test_birthplace_stated_in_most_lines(stats):
+    assert 0.90 <= stats["states_birthplace"] <= 0.98
+
+
+def test_unanswerable_lines_never_state_a_birth(shipped, rows):
+    wiki = lines_of(shipped["wiki.txt"])
+    labelled = [r for f in SPLIT_FILES for r in rows[f]]
+    unanswerable = [line for line, (_, place) in zip(wiki, labelled) if place not in line]
+    assert unanswerable
+    for line in unanswerable:
+        assert " born" not in line and "native" not in line and "hails from" not in line, line
+
+
+def test_biographies_mention_other_places_and_vary(shipped, rows):
+    wiki = lines_of(shipped["wiki.txt"])
+    labelled = [r for f in SPLIT_FILES for r in rows[f]]
+    places = sorted({p for _, p in labelled}, key=len, reverse=True)
+    other = 0
+    early = late = 0
+    for line, (name, place) in zip(wiki, labelled):
+        body = line[len(name) + 2:]
+        rest = body.replace(place, "")
+        if any(p in rest for p in places if p != place):
+            other += 1
+        if place in body:
+            pos = body.find(place) / len(body)
+            early += pos < 0.3
+            late += pos > 0.7
+    assert other / len(wiki) > 0.5
+    assert early / len(wiki) > 0.15 and late / len(wiki) > 0.15
+    text = "\n".join(wiki)
+    for phrase in ("Born in ", "A native of ", "-born ", "although ", " hails from ",
+                   " died in ", " studied ", " moved to ", " grew up in "):
+        assert text.count(phrase) >= 20, phrase
+    years = re.findall(r"\b1[89]\d\d\b|\b20[0-2]\d\b", text)
+    assert len(set(years)) > 150
+
+
+def test_names_are_unique_across_splits(rows, stats, shipped):
+    wiki = lines_of(shipped["wiki.txt"])
+    train_names = {n for n, _ in rows["birth_places_train.tsv"]}
+    assert stats["duplicate_names"] <= 5
+    for split in ("birth_dev.tsv", "birth_test.tsv"):
+        inside = sum(1 for n, _ in rows[split] if n in train_names)
+        assert inside <= 2, split
+    line_names = {line.split(". ")[0] for line in wiki}
+    for split in ("birth_dev.tsv", "birth_test.tsv"):
+        assert all(n in line_names for n, _ in rows[split])
+
+
+def test_names_tell_little_about_birthplace(stats):
+    # what a model could get from names alone (shared name tokens with train people)
+    assert stats["dev_name_lookup_baseline"] <= stats["dev_london_baseline"] + 0.05
+
+
+def test_characters(shipped, stats):
+    wiki_chars = set(shipped["wiki.txt"])
+    assert len(wiki_chars) <= 254
+    assert "\u25A1" not in wiki_chars and "\u2047" not in wiki_chars
+    non_ascii = {c for c in wiki_chars if ord(c) > 127}
+    assert len(non_ascii) >= 20
+    for ch in "éëŁøüñ":
+        assert ch in wiki_chars, ch
+    assert "?" in wiki_chars
+    for name in ("birth_places_train.tsv", "birth_dev.tsv", "birth_test.tsv",
+                 "birth_test_inputs.tsv"):
+        missing = set(shipped[name].replace("\t", "").replace("\n", "")) - wiki_chars
+        assert not missing, (name, missing)
+        assert "\u25A1" not in shipped[name] and "\u2047" not in shipped[name]
+    assert stats["tsv_chars_missing_from_wiki"] == ""
+
+
+# ----------------------------------------------------------------------------- determinism
+
+def test_same_seed_same_world_other_seed_other_world():
+    a = mw.build_world(people=300, train=200, dev=50, seed=7)
+    b = mw.build_world(people=300, train=200, dev=50, seed=7)
+    c = mw.build_world(people=300, train=200, dev=50, seed=8)
+    assert mw.world_files(a) == mw.world_files(b)
+    assert a.wiki != c.wiki and a.rows != c.rows
+
+
+def test_world_object_is_consistent():
+    w = mw.build_world(people=300, train=200, dev=50)
+    assert len(w.wiki) == 300 and len(w.answerable) == 300
+    assert (len(w.train), len(w.dev), len(w.test)) == (200, 50, 50)
+    for line, (name, place), ok in zip(w.wiki, w.rows, w.answerable):
+        assert line.startswith(name + ". ")
+        assert (place in line) == ok
+
+
+# ----------------------------------------------------------------------------- small worlds
+
+def test_small_world_is_fast_and_well_formed(tmp_path):
+    start = time.perf_counter()
+    w = mw.build_world(people=200, train=150, dev=25, places=20, max_sentences=2)
+    assert time.perf_counter() - start < 1.0
+    assert len(w.wiki) == 200 and (len(w.train), len(w.dev), len(w.test)) == (150, 25, 25)
+    places = Counter(p for _, p in w.rows)
+    assert len(places) == 20
+    assert places.most_common(1)[0][0] == "London"
+    names = [n for n, _ in w.rows]
+    assert len(set(names)) == len(names)
+    # per split, the same share of lines never states the birthplace
+    assert sum(1 for ok in w.answerable if not ok) == round(0.05 * 150) + round(0.05 * 25) * 2
+    chars = set("".join(w.wiki)) | {"\n"}
+    assert set("".join(mw.QUESTION.format(n) + p for n, p in w.rows)) <= chars
+    mw.write_world(w, str(tmp_path))
+    s = mw.stats(str(tmp_path))
+    assert s["names_match_lines"] == 1.0 and s["tsv_chars_missing_from_wiki"] == ""
+
+
+def test_max_sentences_makes_shorter_lines():
+    full = mw.build_world(people=300, train=200, dev=50)
+    short = mw.build_world(people=300, train=200, dev=50, max_sentences=1)
+    assert max(len(x) for x in short.wiki) < 250
+    assert sum(map(len, short.wiki)) < 0.75 * sum(map(len, full.wiki))
+
+
+def test_tiny_and_edge_worlds():
+    one = mw.build_world(people=1, train=1, dev=0)
+    assert len(one.wiki) == 1 and one.dev == [] and one.test == []
+    only_london = mw.build_world(people=12, train=6, dev=3, places=1)
+    assert {p for _, p in only_london.rows} == {"London"}
+    many = mw.build_world(people=400, train=300, dev=50, places=10_000)
+    assert len({p for _, p in many.rows}) > 300
+    for bad in (dict(people=0), dict(people=10, train=8, dev=5), dict(max_sentences=0),
+                dict(places=0)):
+        with pytest.raises(ValueError):
+            mw.build_world(**bad)
+
+
+def test_stats_cli_prints_a_table(tmp_path, capsys):
+    mw.write_world(mw.build_world(people=60, train=40, dev=10), str(tmp_path))
+    assert mw.main(["--stats", str(tmp_path), str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "London share train / dev / test" in out and out.count(str(tmp_path)) == 2
+
+
+def test_stats_of_a_world_without_test_split(tmp_path):
+    mw.write_world(mw.build_world(people=60, train=40, dev=20), str(tmp_path))
+    assert read(str(tmp_path / "birth_test.tsv")) == b""
+    s = mw.stats(str(tmp_path))
+    assert (s["people"], s["train"], s["dev"], s["test"]) == (60, 40, 20, 0)
+    assert s["names_match_lines"] == 1.0 and s["test_top"] is None
+
+
+# ----------------------------------------------------------------------------- hand-written lists
+
+def test_place_list():
+    ranked = ranked_places()
+    names = [p.name for p in ranked]
+    assert names[0] == "London" and len(names) == len(set(names)) >= 700
+    assert all(p.region in REGIONS for p in ranked)
+    for must in ("England", "France", "Paris"):
+        assert must in names
+    for name in names:
+        assert name.strip() == name and not set(name) & set(".?\t\n\u25A1\u2047"), name
+
+
+def test_name_pools():
+    assert set(REGION_POOLS) == set(REGIONS)
+    for pool in POOLS.values():
+        assert pool.male and pool.female and pool.family
+        for part in pool.male + pool.female + pool.family:
+            for text in (part.text, part.fem_text):
+                assert not set(text) & set(".?\t\n:/\u25A1\u2047"), text
+
+
+def test_datasheet_statistics_are_current():
+    with open(os.path.join(DATA, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    assert "```\n" + mw.format_stats([DATA], labels=["data"]) + "\n```" in text
+    assert "## Calibration" in text
+
+
+def test_every_module_has_a_docstring():
+    import world
+    import world.names
+    import world.places
+    import world.templates
+    for module in (mw, world, world.names, world.places, world.templates):
+        assert module.__doc__ and module.__doc__.strip()
