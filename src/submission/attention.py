@@ -10,14 +10,85 @@ with a causal mask. Parameter names follow the course exactly (key, query, value
 b2, mask), so params files map one to one.
 
 Each class has two mathematically identical paths: the explicit masked softmax (the reference,
-what the handout writes) and torch's fused scaled_dot_product_attention (the default, faster).
-Set `module.fast = False` (or GPTConfig(fast_attention=False)) to run the reference path.
+what the handout writes) and a fast path (the default). Set `module.fast = False` (or
+GPTConfig(fast_attention=False)) to run the reference path. The fast path is:
+- vanilla: torch's fused scaled_dot_product_attention (SDPA) wherever it has a fused kernel: on
+  CUDA/MPS always, on CPU without attention dropout (eval, prompts, dropout 0). On CPU in training
+  with dropout SDPA falls back to an unfused path of its own, no faster than the reference; there
+  the fast path is explicit with fewer passes: scale and causal mask fused into the score product
+  (baddbmm with an additive -inf bias), cheaper dropout masks, the 1/(1-p) scale on the (T, hs)
+  output instead of the (T, T) weights.
+- synthesizer, on every device: all heads' scores in one (B*nh*T, hs) x (hs, T) matrix product
+  plus one additive (T, T) bias holding b2 and the causal mask, then softmax, dropout and one
+  batched product with the values. (SDPA with w2^T as the keys needs them expanded per row and
+  head, and falls back to an unfused path that materialises them: slower than the reference.)
+- dropout masks on CPU (`_keep_mask`): an entry is kept when a 32-bit random word clears a
+  threshold, half the generator work of nn.Dropout's float Bernoulli draw. Same distribution
+  (drop probability p to within 2^-32), another random stream: training runs are not
+  bit-reproducible across the two paths. In eval mode both paths agree within float32 rounding,
+  and with the same masks in training too (tests/test_model.py, tests/test_fast.py).
+On this project's 2-core CPU a course-size training step of the fast path is about 1.1x (1 thread)
+to 1.6x (2 threads) faster than the reference's (src/bench.py prints the current numbers).
 """
 import math
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+
+def _keep_mask(shape, p, device):
+    """Dropout's keep mask: each entry kept with probability 1 - p, from one 32-bit random word.
+
+    Full-range int64 draws viewed as int32 pairs: the CPU generator fills half as many entries
+    as a float Bernoulli draw needs, and a word below -2^31 + round(p * 2^32) means drop.
+    """
+    n = math.prod(shape)
+    words = torch.empty((n + 1) // 2, dtype=torch.int64, device=device).random_(-2 ** 63, None)
+    threshold = -2 ** 31 + round(p * 2 ** 32)
+    return (words.view(torch.int32)[:n] >= threshold).view(shape)
+
+
+def _dropout(x, p):
+    """Inverted dropout (training) through `_keep_mask`."""
+    if p <= 0:
+        return x
+    return torch.where(_keep_mask(x.shape, p, x.device), x, 0.0).mul_(1.0 / (1.0 - p))
+
+
+def _use_explicit_train_path(module, x):
+    """CPU training with attention dropout: SDPA has no fused kernel there, our explicit path is faster."""
+    return module.training and module.attn_drop.p > 0 and x.device.type == "cpu"
+
+
+def _causal_bias(module, T, like):
+    """(T, T) additive mask: 0 where position t may attend, -inf above the diagonal (memoised,
+    except under torch.compile, which folds it into the graph)."""
+    make = lambda: torch.zeros(T, T, dtype=like.dtype, device=like.device).masked_fill(  # noqa: E731
+        module.mask[0, 0, :T, :T] == 0, float("-inf"))
+    if torch.compiler.is_compiling():
+        return make()
+    key = (T, like.device, like.dtype)
+    cache = module.__dict__.setdefault("_bias_cache", {})
+    if key not in cache:
+        cache.clear()
+        cache[key] = make()
+    return cache[key]
+
+
+def _attend_dropout(att, v, p, B, n_head, T, hs):
+    """softmax over (B*nh, T, T) scores, dropout, times v; the 1/(1-p) scale on the small output."""
+    att = torch.softmax(att, dim=-1)
+    att = torch.where(_keep_mask(att.shape, p, att.device), att, 0.0)
+    y = torch.bmm(att, v.reshape(B * n_head, T, hs))
+    return y.mul_(1.0 / (1.0 - p)).view(B, n_head, T, hs)
+
+
+def _resid_dropout(module, y):
+    """The output dropout: through `_dropout` on the CPU fast path, nn.Dropout otherwise."""
+    if module.fast and module.training and y.device.type == "cpu":
+        return _dropout(y, module.resid_drop.p)
+    return module.resid_drop(y)
 
 
 class CausalSelfAttention(nn.Module):
@@ -44,7 +115,12 @@ class CausalSelfAttention(nn.Module):
         k = self.key(x).view(B, T, self.n_head, hs).transpose(1, 2)    # (B, nh, T, hs)
         q = self.query(x).view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
         v = self.value(x).view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
-        if self.fast:
+        if self.fast and _use_explicit_train_path(self, x):
+            # scores = scale * q k^T + causal bias in one baddbmm; then softmax, dropout, @ v
+            att = torch.baddbmm(_causal_bias(self, T, q), q.reshape(B * self.n_head, T, hs),
+                                k.reshape(B * self.n_head, T, hs).transpose(1, 2), alpha=1.0 / math.sqrt(hs))
+            y = _attend_dropout(att, v, self.attn_drop.p, B, self.n_head, T, hs)
+        elif self.fast:
             p = self.attn_drop.p if self.training else 0.0
             y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)  # (B, nh, T, hs)
         else:
@@ -54,7 +130,61 @@ class CausalSelfAttention(nn.Module):
             att = self.attn_drop(att)
             y = att @ v  # (B, nh, T, hs)
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C): heads side by side
-        return self.resid_drop(self.proj(y))
+        return _resid_dropout(self, self.proj(y))
+
+    # ---- decoding with a key/value cache (eval mode; see utils.sample_cached and predict_places)
+    def new_cache(self, batch, capacity, like):
+        """Key buffer "kt" (batch, nh, hs, capacity), keys stored transposed so that a query's scores
+        read them row by row (2x faster than q @ k^T over a (capacity, hs) layout on CPU), and value
+        buffer "v" (batch, nh, capacity, hs); like `like`'s dtype and device, zeroed: positions a row
+        has not reached are masked out, but must not hold NaN (0 * NaN is NaN)."""
+        hs = self.key.out_features // self.n_head
+        return {"kt": like.new_zeros((batch, self.n_head, hs, capacity)),
+                "v": like.new_zeros((batch, self.n_head, capacity, hs))}
+
+    def prefill(self, x, cache, last_only=False):
+        """Eval forward of a prompt x (B, t, C) at positions 0..t-1, its keys and values cached.
+
+        Returns (B, t, C), or (B, 1, C) for the last position alone when `last_only` (the last layer
+        of a prompt feeds nothing but the next-token logits).
+        """
+        B, t, C = x.size()
+        hs = C // self.n_head
+        k = self.key(x).view(B, t, self.n_head, hs).transpose(1, 2)    # (B, nh, t, hs)
+        v = self.value(x).view(B, t, self.n_head, hs).transpose(1, 2)
+        cache["kt"][:, :, :, :t] = k.transpose(-2, -1)
+        cache["v"][:, :, :t] = v
+        if last_only:
+            x = x[:, -1:, :]
+        tq = x.size(1)
+        q = self.query(x).view(B, tq, self.n_head, hs).transpose(1, 2)
+        if self.fast:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=tq > 1)
+        else:
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))
+            if tq > 1:
+                att = att.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))
+            y = F.softmax(att, dim=-1) @ v
+        return self.proj(y.transpose(1, 2).contiguous().view(B, tq, C))
+
+    def decode(self, x, cache, pos, end):
+        """Eval forward of one new position per row, x (B, 1, C), row i at position pos[i].
+
+        Its key and value go into the cache at pos[i]; it attends to cached positions 0..pos[i].
+        `end` is max(pos) + 1, passed in as a Python int (no device sync).
+        """
+        B, _, C = x.size()
+        hs = C // self.n_head
+        rows = torch.arange(B, device=x.device)
+        cache["kt"][rows, :, :, pos] = self.key(x).view(B, self.n_head, hs)
+        cache["v"][rows, :, pos] = self.value(x).view(B, self.n_head, hs)
+        kt, v = cache["kt"][:, :, :, :end], cache["v"][:, :, :end]
+        q = self.query(x).view(B, 1, self.n_head, hs).transpose(1, 2)  # (B, nh, 1, hs)
+        hidden = (torch.arange(end, device=x.device).view(1, end) > pos.view(B, 1)).view(B, 1, 1, end)
+        # one query per row: plain products beat SDPA's masked kernels here, in both paths
+        att = (q @ kt) * (1.0 / math.sqrt(hs))  # (B, nh, 1, end)
+        y = F.softmax(att.masked_fill(hidden, float("-inf")), dim=-1) @ v
+        return self.proj(y.transpose(1, 2).reshape(B, 1, C))
 
 
 class SynthesizerAttention(nn.Module):
@@ -82,23 +212,35 @@ class SynthesizerAttention(nn.Module):
         self.fast = getattr(config, "fast_attention", True)
         nn.init.uniform_(self.w2, -0.001, 0.001)
 
+    def _check_length(self, n):
+        if n > self.block_size - 1:
+            raise ValueError(f"SynthesizerAttention takes at most block_size - 1 = "
+                             f"{self.block_size - 1} positions, got {n}")
+
+    def _scores(self, a, n_keys, bias):
+        """Fast path's scores: a (B, nh, tq, hs) times w2[:, :n_keys] for all heads and rows in one
+        matrix product, plus `bias` (b2 and the mask, broadcast): (B * nh, tq, n_keys)."""
+        B, nh, tq, hs = a.shape
+        return torch.mm(a.reshape(B * nh * tq, hs), self.w2[:, :n_keys]).view(B * nh, tq, n_keys) + bias
+
     def forward(self, x, layer_past=None):
         B, T, C = x.size()
-        if T > self.block_size - 1:
-            raise ValueError(f"SynthesizerAttention takes at most block_size - 1 = "
-                             f"{self.block_size - 1} positions, got {T}")
+        self._check_length(T)
         hs = C // self.n_head
         a = F.relu(self.w1(x)).view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
         v = self.value(x).view(B, T, self.n_head, hs).transpose(1, 2)        # (B, nh, T, hs)
         w2 = self.w2[:, :T]  # (hs, T): scores for the first T positions only
         b2 = self.b2[:T]     # (T,)
         if self.fast:
-            # softmax(a @ w2 + b2) is SDPA with "keys" w2^T, scale 1 and an additive bias b2 per
-            # attended column; the causal -inf goes into the same additive mask.
-            bias = b2.view(1, 1, 1, T).masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))  # (1, 1, T, T)
-            p = self.attn_drop.p if self.training else 0.0
-            k = w2.t().expand(B, self.n_head, T, hs)  # (B, nh, T, hs)
-            y = F.scaled_dot_product_attention(a, k, v, attn_mask=bias.to(a.dtype), dropout_p=p, scale=1.0)
+            # softmax(a w2 + b2 + causal mask): one matrix product for all heads, b2 and the -inf
+            # above the diagonal in one additive (T, T) bias. (SDPA with w2^T as "keys" needs them
+            # expanded per row and head, and falls back to an unfused path that materialises them.)
+            att = self._scores(a, T, b2.view(1, T) + _causal_bias(self, T, a))  # (B * nh, T, T)
+            if _use_explicit_train_path(self, x):
+                y = _attend_dropout(att, v, self.attn_drop.p, B, self.n_head, T, hs)
+            else:
+                att = self.attn_drop(F.softmax(att, dim=-1))
+                y = torch.bmm(att, v.reshape(B * self.n_head, T, hs)).view(B, self.n_head, T, hs)
         else:
             att = a @ w2 + b2  # (B, nh, T, T)
             att = att.masked_fill(self.mask[:, :, :T, :T] == 0, -1e10)
@@ -106,4 +248,50 @@ class SynthesizerAttention(nn.Module):
             att = self.attn_drop(att)
             y = att @ v  # (B, nh, T, hs)
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
-        return self.resid_drop(self.proj(y))
+        return _resid_dropout(self, self.proj(y))
+
+    # ---- decoding with a value cache: scores need no keys (they come from w2)
+    def new_cache(self, batch, capacity, like):
+        """Zeroed value buffer (batch, nh, capacity, hs); see CausalSelfAttention.new_cache."""
+        hs = self.value.out_features // self.n_head
+        return {"v": like.new_zeros((batch, self.n_head, capacity, hs))}
+
+    def _attend(self, a, v, n_keys, bias, hidden):
+        """softmax(a w2 + b2 [+ mask]) v for cached decoding; `hidden` marks masked scores (broadcast)."""
+        B, nh, tq, hs = a.shape
+        if self.fast:
+            att = F.softmax(self._scores(a, n_keys, bias.masked_fill(hidden, float("-inf"))), dim=-1)
+            y = torch.bmm(att, v.reshape(B * nh, n_keys, hs)).view(B, nh, tq, hs)
+        else:
+            att = (a @ self.w2[:, :n_keys] + self.b2[:n_keys]).masked_fill(hidden, -1e10)
+            y = F.softmax(att, dim=-1) @ v
+        return y.transpose(1, 2).reshape(B, tq, nh * hs)
+
+    def prefill(self, x, cache, last_only=False):
+        """Eval forward of a prompt x (B, t, C) at positions 0..t-1; see CausalSelfAttention.prefill."""
+        B, t, C = x.size()
+        self._check_length(t)
+        hs = C // self.n_head
+        cache["v"][:, :, :t] = self.value(x).view(B, t, self.n_head, hs).transpose(1, 2)
+        if last_only:
+            x = x[:, -1:, :]
+        tq = x.size(1)
+        a = F.relu(self.w1(x)).view(B, tq, self.n_head, hs).transpose(1, 2)  # (B, nh, tq, hs)
+        hidden = (self.mask[0, 0, :t, :t] == 0)[-tq:]  # (tq, t): nothing hidden for the last row
+        return self.proj(self._attend(a, cache["v"][:, :, :t], t, self.b2[:t].view(1, t), hidden))
+
+    def decode(self, x, cache, pos, end):
+        """Eval forward of one new position per row at positions pos; see CausalSelfAttention.decode."""
+        B, _, C = x.size()
+        hs = C // self.n_head
+        self._check_length(end)
+        rows = torch.arange(B, device=x.device)
+        cache["v"][rows, :, pos] = self.value(x).view(B, self.n_head, hs)
+        a = F.relu(self.w1(x)).view(B, 1, self.n_head, hs).transpose(1, 2)  # (B, nh, 1, hs)
+        hidden = torch.arange(end, device=x.device).view(1, end) > pos.view(B, 1)  # (B, end)
+        if self.fast:
+            bias = self.b2[:end].view(1, 1, end).expand(B, self.n_head, end).reshape(B * self.n_head, 1, end)
+            hidden = hidden.view(B, 1, 1, end).expand(B, self.n_head, 1, end).reshape(B * self.n_head, 1, end)
+        else:
+            bias, hidden = None, hidden.view(B, 1, 1, end)
+        return self.proj(self._attend(a, cache["v"][:, :, :end], end, bias, hidden))

@@ -1,13 +1,21 @@
 """Helpers shared by the assignment's scripts: seeding, the device, sampling, scoring, safe I/O.
 
 `sample` is minGPT's autoregressive sampler (one sequence batch, full forward each step);
-`predict_places` is the same greedy decoding for many questions at once, grouped by length so
-each row sees exactly what `sample` would. Files are written atomically (temp file, then
+`sample_cached` returns the same with a key/value cache (the prompt once, then one position a
+step). `predict_places` is the course's greedy evaluation for many questions at once: prompts of
+equal length run through the model together (so positions are exactly `sample`'s), then all
+questions decode together with the cache, each at its own position, and leave the batch once
+they have produced their closing MASK; `predict_places_recompute` is the same without the cache
+(a full forward of each equal-length group every step). Where a sequence would outgrow the block,
+decoding falls back to `sample`'s cropped full forward, so results stay `sample`'s
+(tests/test_fast.py, tests/test_utils.py). Files are written atomically (temp file, then
 os.replace) so an interrupted run never leaves a half-written params or predictions file.
+`CpuThreads` / `configure_threads` pick CPU threads; `is_main_process` tells torchrun's rank 0.
 """
 import os
 import random
 import tempfile
+import time
 
 import numpy as np
 import torch
@@ -31,6 +39,96 @@ def get_device():
     if mps is not None and mps.is_available():
         return "mps"
     return "cpu"
+
+
+def _cpu_ticks():
+    """(all CPUs' busy ticks, all ticks, this process's ticks) from /proc, or None off Linux."""
+    try:
+        with open("/proc/stat") as f:
+            vals = [int(v) for v in f.readline().split()[1:9]]
+        with open("/proc/self/stat") as f:
+            own = f.read().rsplit(")", 1)[1].split()
+        total = sum(vals)
+        return total - vals[3] - vals[4], total, int(own[11]) + int(own[12])  # idle, iowait; utime, stime
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _usable_cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+class CpuThreads:
+    """Keeps torch's CPU thread count at the cores that other processes leave free.
+
+    On a shared machine this matters more than anything else on CPU: on this project's 2-core
+    workers a course-size training step (batch 16) took 0.4 s with 2 threads on an idle machine,
+    but 4.5 s with 2 threads while another job used about one core (every op waits for a
+    descheduled thread), against 0.6 s with 1 thread (src/bench.py measures 1 against all).
+    So: `fixed`, $GPT_NUM_THREADS or $OMP_NUM_THREADS (torchrun sets it to 1 a process) when
+    given; otherwise the usable cores minus the other processes' load, measured from /proc/stat at
+    the start (a 0.1 s window) and again every `every` seconds from the ticks between calls to
+    `update()`, our own ticks left out.
+    """
+
+    def __init__(self, fixed=None, every=10.0):
+        env = os.environ.get("GPT_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
+        self.fixed = fixed if fixed is not None else (int(env) if env else None)
+        self.every = every
+        self.cores = _usable_cores()
+        self._last = None
+        self._when = 0.0
+
+    def _set(self, n):
+        n = max(1, min(int(n), self.cores if self.fixed is None else int(n)))
+        if torch.get_num_threads() != n:
+            torch.set_num_threads(n)
+        return n
+
+    def _free(self, before, after):
+        d_busy, d_total, d_own = (a - b for a, b in zip(after, before))
+        if d_total <= 0:
+            return None
+        n_cpus = os.cpu_count() or 1  # /proc/stat's ticks are over every CPU of the machine
+        others = max(0, d_busy - d_own) * n_cpus / d_total
+        return int(self.cores - others + 0.1)  # a core shared with another job is not free
+
+    def start(self):
+        """Pick the thread count now; returns it."""
+        if self.fixed is not None:
+            return self._set(self.fixed)
+        before = _cpu_ticks()
+        if before is None:
+            return torch.get_num_threads()
+        time.sleep(0.1)
+        self._last, self._when = _cpu_ticks(), time.time()
+        free = self._free(before, self._last)
+        return self._set(free) if free is not None else torch.get_num_threads()
+
+    def update(self):
+        """Re-check (at most every `every` seconds); returns the thread count."""
+        if self.fixed is not None or self._last is None or time.time() - self._when < self.every:
+            return torch.get_num_threads()
+        now = _cpu_ticks()
+        free = self._free(self._last, now)
+        self._last, self._when = now, time.time()
+        return self._set(free) if free is not None else torch.get_num_threads()
+
+
+def configure_threads(n=None):
+    """Set torch's CPU threads once, by `CpuThreads`' rule (n, the environment, or the free cores)."""
+    return CpuThreads(fixed=n).start()
+
+
+def is_main_process():
+    """False on every torchrun process but rank 0: only the main process writes files."""
+    import torch.distributed as dist
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank() == 0
+    return int(os.environ.get("RANK", "0")) == 0
 
 
 def top_k_logits(logits, k):
@@ -65,44 +163,226 @@ def sample(model, x, steps, temperature=1.0, sample=False, top_k=None):
     return x
 
 
+_sample = sample  # `sample`'s own flag shadows its name inside the functions below
+
+
+def _cache_limit(model):
+    """Longest sequence `model` can decode from a key/value cache, or None if it cannot."""
+    need = ("tok_emb", "pos_emb", "drop", "blocks", "ln_f", "head", "get_block_size")
+    if not all(hasattr(model, a) for a in need):
+        return None
+    if not all(hasattr(b, "attn") and hasattr(b.attn, "prefill") for b in model.blocks):
+        return None
+    from .attention import SynthesizerAttention
+    synth = any(isinstance(b.attn, SynthesizerAttention) for b in model.blocks)
+    return model.get_block_size() - 1 if synth else model.get_block_size()
+
+
+def _new_caches(model, batch, capacity):
+    return [b.attn.new_cache(batch, capacity, model.pos_emb) for b in model.blocks]
+
+
+def _prefill(model, idx, caches):
+    """The GPT's eval forward of prompts idx (b, t), caching each layer's keys and values.
+
+    Returns the last position's logits (b, vocab). The last block runs its attention output and
+    MLP for the last position only: nothing else of it reaches the logits.
+    """
+    t = idx.size(1)
+    x = model.drop(model.tok_emb(idx) + model.pos_emb[:, :t, :])
+    last = len(model.blocks) - 1
+    for i, (block, cache) in enumerate(zip(model.blocks, caches)):
+        y = block.attn.prefill(block.ln1(x), cache, last_only=i == last)
+        x = (x[:, -1:, :] if i == last else x) + y
+        x = x + block.mlp(block.ln2(x))
+    return model.head(model.ln_f(x))[:, -1, :]
+
+
+def _decode(model, idx, caches, pos, end):
+    """One new token per row, idx (b, 1), row i at position pos[i] (end = max(pos) + 1): logits (b, vocab)."""
+    x = model.drop(model.tok_emb(idx) + model.pos_emb[0, pos].unsqueeze(1))
+    for block, cache in zip(model.blocks, caches):
+        x = x + block.attn.decode(block.ln1(x), cache, pos, end)
+        x = x + block.mlp(block.ln2(x))
+    return model.head(model.ln_f(x))[:, -1, :]
+
+
+def _forward_full(model, x):
+    """`sample`'s step: a full forward of the last block_size positions; last-position logits."""
+    block_size = model.get_block_size()
+    x_cond = x if x.size(1) <= block_size else x[:, -block_size:]
+    logits, _ = model(x_cond)
+    return logits[:, -1, :]
+
+
+def _greedy(logits):
+    """`sample`'s greedy choice at temperature 1, op for op: (b, 1) ids."""
+    _, ix = torch.topk(F.softmax(logits, dim=-1), k=1, dim=-1)
+    return ix
+
+
+@torch.no_grad()
+def sample_cached(model, x, steps, temperature=1.0, sample=False, top_k=None):
+    """`sample(model, x, steps, ...)` with a key/value cache: same arguments, same result.
+
+    The prompt x (b, t) runs through the model once; each step then runs only the new position.
+    Once the sequence outgrows what the cache can hold (the block), the steps are `sample`'s own
+    cropped full forward. Models without cache-capable attention go through `sample`.
+    """
+    model.eval()
+    limit = _cache_limit(model)
+    b, t = x.shape
+    if limit is None or steps <= 0 or t > limit:
+        return _sample(model, x, steps, temperature=temperature, sample=sample, top_k=top_k)
+    capacity = min(limit, t + steps - 1)
+    caches = _new_caches(model, b, capacity)
+    logits = _prefill(model, x, caches)
+    for k in range(steps):
+        logits = logits / temperature
+        if top_k is not None:
+            logits = top_k_logits(logits, top_k)
+        probs = F.softmax(logits, dim=-1)
+        if sample:
+            ix = torch.multinomial(probs, num_samples=1)
+        else:
+            _, ix = torch.topk(probs, k=1, dim=-1)
+        x = torch.cat((x, ix), dim=1)
+        n = x.size(1)  # the new token sits at position n - 1
+        if k == steps - 1:
+            break
+        if n <= capacity:
+            pos = torch.full((b,), n - 1, dtype=torch.long, device=x.device)
+            logits = _decode(model, ix, caches, pos, n)
+        else:
+            logits = _forward_full(model, x)
+    return x
+
+
+def _greedy_cached(model, prompts, steps, stop_id, device):
+    """Greedy continuations of `prompts` (id lists sorted by length, each fitting the cache with
+    its `steps`), each cut after its first `stop_id`: one list of new ids per prompt.
+
+    Prompts of each length run through the model together (same positions, no padding); then all
+    rows decode together, each at its own position, and rows that have stopped leave the batch
+    whenever a quarter of it has.
+    """
+    n = len(prompts)
+    lengths = [len(p) for p in prompts]
+    caches = _new_caches(model, n, max(lengths) + steps - 1)
+    parts, a = [], 0
+    while a < n:
+        b = a
+        while b < n and lengths[b] == lengths[a]:
+            b += 1
+        x = torch.tensor(prompts[a:b], dtype=torch.long, device=device)
+        rows_view = [{name: buf[a:b] for name, buf in cache.items()} for cache in caches]
+        parts.append(_prefill(model, x, rows_view))  # writes into rows a..b-1 of the caches
+        a = b
+    logits = torch.cat(parts)
+    pos_list = list(lengths)  # where each row's next token goes
+    pos = torch.tensor(pos_list, dtype=torch.long, device=device)
+    rows = list(range(n))     # batch row -> prompt
+    alive = [True] * n
+    generated = [[] for _ in range(n)]
+    left = n
+    for k in range(steps):
+        ix = _greedy(logits)  # (rows, 1)
+        for j, tok in enumerate(ix[:, 0].tolist()):
+            if alive[j]:
+                generated[rows[j]].append(tok)
+                if tok == stop_id:
+                    alive[j] = False
+                    left -= 1
+        if k == steps - 1 or left == 0:
+            break
+        if left <= 0.75 * len(rows):
+            keep = [j for j in range(len(rows)) if alive[j]]
+            keep_t = torch.tensor(keep, dtype=torch.long, device=device)
+            for cache in caches:
+                for name in cache:
+                    cache[name] = cache[name].index_select(0, keep_t)
+            ix, pos = ix.index_select(0, keep_t), pos.index_select(0, keep_t)
+            rows, pos_list, alive = [rows[j] for j in keep], [pos_list[j] for j in keep], [True] * len(keep)
+        logits = _decode(model, ix, caches, pos, max(pos_list) + 1)
+        pos = pos + 1
+        pos_list = [p + 1 for p in pos_list]
+    return generated
+
+
+def _greedy_full(model, x, steps, stop_id):
+    """Greedy continuations of the equal-length rows of x, a full (cropped) forward each step as
+    in `sample`, until every row has produced `stop_id`: one list of new ids per row."""
+    generated = []
+    done = torch.zeros(x.size(0), dtype=torch.bool, device=x.device)
+    for _ in range(steps):
+        ix = _greedy(_forward_full(model, x))
+        x = torch.cat((x, ix), dim=1)
+        generated.append(ix)
+        done |= ix[:, 0] == stop_id
+        if bool(done.all()):
+            break
+    return torch.cat(generated, dim=1).tolist() if generated else [[] for _ in range(x.size(0))]
+
+
+def _answers(questions, generated, itos):
+    return ["".join(itos[t] for t in generated[i]).split(MASK_CHAR)[0] for i in range(len(questions))]
+
+
+def _groups_by_length(indices, prompts, batch_size):
+    by_len = {}
+    for i in indices:
+        by_len.setdefault(len(prompts[i]), []).append(i)
+    for _, idxs in sorted(by_len.items()):
+        for s in range(0, len(idxs), batch_size):
+            yield idxs[s:s + batch_size]
+
+
 @torch.no_grad()
 def predict_places(model, questions, stoi, itos, steps=32, batch_size=512, device=None):
     """Greedy answers to `questions` (strings), as the course's evaluation gets them one by one.
 
     The course appends MASK, runs `sample(model, x, 32)` and keeps the text between the first and
-    second MASK of the completion. Here questions of equal length decode together (same positions,
-    no padding), and decoding stops once every row of a batch has produced its closing MASK:
-    the text before it can no longer change.
+    second MASK of the completion. Here up to `batch_size` questions decode together with a
+    key/value cache (`_greedy_cached`), and a question leaves the batch once it has produced its
+    closing MASK: the text before it can no longer change. Questions too long for the cache (the
+    completion would outgrow the block) decode as in `predict_places_recompute`.
     """
     device = device or next(model.parameters()).device
-    block_size = model.get_block_size()
     model.eval()
     mask_id = stoi[MASK_CHAR]
-    answers = [None] * len(questions)
-    by_len = {}
-    for i, q in enumerate(questions):
-        by_len.setdefault(len(q), []).append(i)
-    for length, idxs in sorted(by_len.items()):
-        for s in range(0, len(idxs), batch_size):
-            chunk = idxs[s:s + batch_size]
-            x = torch.tensor([[stoi[c] for c in questions[i]] + [mask_id] for i in chunk],
-                             dtype=torch.long, device=device)  # (b, length + 1)
-            done = torch.zeros(len(chunk), dtype=torch.bool, device=device)
-            generated = []
-            for _ in range(steps):
-                x_cond = x if x.size(1) <= block_size else x[:, -block_size:]
-                logits, _ = model(x_cond)
-                ix = logits[:, -1, :].argmax(dim=-1, keepdim=True)  # (b, 1): greedy choice
-                x = torch.cat((x, ix), dim=1)
-                generated.append(ix)
-                done |= ix[:, 0] == mask_id
-                if bool(done.all()):
-                    break
-            gen = torch.cat(generated, dim=1).tolist()  # (b, steps taken)
-            for row, i in enumerate(chunk):
-                text = "".join(itos[t] for t in gen[row])
-                answers[i] = text.split(MASK_CHAR)[0]
-    return answers
+    prompts = [[stoi[c] for c in q] + [mask_id] for q in questions]
+    limit = _cache_limit(model)
+    fits = [i for i, p in enumerate(prompts) if limit is not None and 0 < steps and len(p) + steps - 1 <= limit]
+    fit_set = set(fits)
+    generated = [None] * len(prompts)
+    order = sorted(fits, key=lambda i: len(prompts[i]))
+    for s in range(0, len(order), batch_size):
+        chunk = order[s:s + batch_size]
+        for i, gen in zip(chunk, _greedy_cached(model, [prompts[i] for i in chunk], steps, mask_id, device)):
+            generated[i] = gen
+    rest = [i for i in range(len(prompts)) if i not in fit_set]
+    for chunk in _groups_by_length(rest, prompts, batch_size):
+        x = torch.tensor([prompts[i] for i in chunk], dtype=torch.long, device=device)
+        for i, gen in zip(chunk, _greedy_full(model, x, steps, mask_id)):
+            generated[i] = gen
+    return _answers(questions, generated, itos)
+
+
+@torch.no_grad()
+def predict_places_recompute(model, questions, stoi, itos, steps=32, batch_size=512, device=None):
+    """`predict_places` without the cache: questions of equal length decode together, a full
+    forward of the group each step, until every row has its closing MASK. A reference for the
+    tests and the benchmark."""
+    device = device or next(model.parameters()).device
+    model.eval()
+    mask_id = stoi[MASK_CHAR]
+    prompts = [[stoi[c] for c in q] + [mask_id] for q in questions]
+    generated = [None] * len(prompts)
+    for chunk in _groups_by_length(range(len(prompts)), prompts, batch_size):
+        x = torch.tensor([prompts[i] for i in chunk], dtype=torch.long, device=device)
+        for i, gen in zip(chunk, _greedy_full(model, x, steps, mask_id)):
+            generated[i] = gen
+    return _answers(questions, generated, itos)
 
 
 def evaluate_places(filepath, predicted_places):
@@ -188,7 +468,7 @@ def load_params(model, path):
         have, want = ("synthesizer", "vanilla") if synth_file else ("vanilla", "synthesizer")
         raise ParamsError(f"{path}: these are {have} params, but the model is {want}; "
                           f"pass --variant={have} or use the {want} params file")
-    if "tok_emb.weight" in state and state["tok_emb.weight"].shape != own["tok_emb.weight"].shape:
+    if "tok_emb.weight" in state and state["tok_emb.weight"].shape[0] != own["tok_emb.weight"].shape[0]:
         raise ParamsError(f"{path}: params have a vocabulary of {state['tok_emb.weight'].shape[0]} characters, "
                           f"the pretraining corpus gives {own['tok_emb.weight'].shape[0]}; use the same "
                           f"--pretrain_corpus_path the params were trained with")

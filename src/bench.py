@@ -1,0 +1,350 @@
+"""Speed benchmark of the assignment's GPT, reference paths against fast paths, on the machine at hand.
+
+    ./run.sh bench                  # course model size and batch (a few minutes on a 2-core CPU)
+    ./run.sh bench --quick          # the same summary in under a minute on a 2-core CPU (batch 32)
+    ./run.sh bench --data-dir ../shared/reference-data   # the course's data, when it is there
+    ./run.sh bench --params src/submission/vanilla.finetune.params   # evaluate a finetuned model
+
+In one run it prints:
+- training: optimisation steps of the course's model (4 layers, 8 heads, 256 dims, block 128)
+  on span-corruption pretraining batches, for both variants. The reference is the course's
+  computation (explicit masked-softmax attention, full padded batches, per-tensor AdamW, fp32);
+  the fast path is the project's default (attention.py's fast path, padding trim, fused AdamW,
+  and on CUDA TF32 and bf16 autocast). Steps of the two alternate on the same batches and the
+  median counts; tokens/s counts the course's tokens (batch x 127 positions). --quick uses
+  batch 32 instead of the course's 128 and fewer steps.
+- evaluation of the dev questions: the course's loop (`sample()` one question at a time, 32
+  steps each) against `predict_places` (batched, key/value cache, early stop), with the number of
+  identical answers. The reference loop is timed on --ref-questions questions and scaled to the
+  whole set. Without --params the model is untrained: it never closes its answers, so batched
+  decoding runs all 32 steps, the least favourable case for it.
+- model FLOPs utilisation of the fast vanilla step against the device's peak, measured here with
+  a large matrix product in the training's precision.
+- on CPU: a step with 1 thread against all cores, and the data-loading share of a step.
+It ends with a summary, one `name: value` per line, and checks the targets (training >= 1.1x on
+CPU or 3x on a GPU, evaluation >= 20x) in its own output.
+
+Data: --data-dir (wiki.txt and birth_dev.tsv), else the repo's data/, else a world generated
+with src/make_world.py into a temporary folder. A --data-dir that does not exist is skipped
+with a message.
+"""
+import argparse
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import torch  # noqa: E402
+from torch.utils.data import default_collate  # noqa: E402
+
+from submission.dataset import CharCorruptionDataset, parse_tsv, read_text  # noqa: E402
+from submission.model import GPT, GPTConfig  # noqa: E402
+from submission.trainer import Trainer, TrainerConfig, trim_padding  # noqa: E402
+from submission.utils import (MASK_CHAR, CpuThreads, get_device, load_params, predict_places,  # noqa: E402
+                              predict_places_recompute, sample)
+
+COURSE = dict(n_layer=4, n_head=8, n_embd=256)
+BLOCK = 128
+TARGETS = {"train_cpu": 1.1, "train_gpu": 3.0, "eval": 20.0}
+
+
+# ----------------------------------------------------------------------------- machine
+
+def sync(device):
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    elif device == "mps":
+        torch.mps.synchronize()
+
+
+def clock(fn, device):
+    sync(device)
+    t = time.perf_counter()
+    out = fn()
+    sync(device)
+    return time.perf_counter() - t, out
+
+
+def hardware(device):
+    if device.startswith("cuda"):
+        return torch.cuda.get_device_name()
+    name = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    name = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count()
+    return f"{name} ({cores} cores)" if device == "cpu" else f"{name} ({device})"
+
+
+def commit():
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True,
+                              text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return (head + ("+changes" if dirty else "")) or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def peak_flops(device, dtype, n, repeats=10):
+    """FLOP/s of the best of `repeats` n x n matrix products in `dtype`."""
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    for _ in range(2):
+        a @ b
+    best = min(clock(lambda: a @ b, device)[0] for _ in range(repeats))
+    return 2 * n ** 3 / best
+
+
+def train_flops(cfg, batch, width):
+    """Model FLOPs of one training step (forward + backward = 3 x forward) on batch x width positions,
+    counting the full (width x width) score matrices the kernels compute."""
+    C, L, V = cfg.n_embd, cfg.n_layer, cfg.vocab_size
+    linear = (3 if cfg.synthesizer else 4) * C * C + 8 * C * C  # attention projections + 4x MLP
+    per_token = L * (2 * linear + 4 * width * C) + 2 * C * V    # + scores and weighted sum, + head
+    return 3 * per_token * batch * width
+
+
+# ----------------------------------------------------------------------------- data
+
+def find_data(arg):
+    """(folder with wiki.txt and birth_dev.tsv, how it was found)."""
+    if arg:
+        if os.path.isfile(os.path.join(arg, "wiki.txt")) and os.path.isfile(os.path.join(arg, "birth_dev.tsv")):
+            return arg, f"--data-dir {arg}"
+        print(f"bench: --data-dir {arg}: no wiki.txt and birth_dev.tsv there; skipped, using other data")
+    repo = os.path.join(HERE, "..", "data")
+    if os.path.isfile(os.path.join(repo, "wiki.txt")) and os.path.isfile(os.path.join(repo, "birth_dev.tsv")):
+        return os.path.normpath(repo), "the repo's data/"
+    import make_world
+    folder = tempfile.mkdtemp(prefix="bench-world-")
+    make_world.write_world(make_world.build_world(), folder)
+    return folder, f"a generated world ({folder})"
+
+
+def pretrain_batches(dataset, batch, count, seed=0):
+    """The first `count` batches of an epoch, as the trainer's DataLoader (no shuffle) makes them."""
+    random.seed(seed)
+    out = []
+    for k in range(count):
+        rows = [dataset[(k * batch + i) % len(dataset)] for i in range(batch)]
+        out.append(default_collate(rows))
+    return out
+
+
+# ----------------------------------------------------------------------------- training
+
+def set_fast_attention(model, fast):
+    for m in model.modules():
+        if hasattr(m, "fast"):
+            m.fast = fast
+
+
+def training_runs(pre, variant, batch, threads, paths):
+    """{name: TrainingRun} of identical models, one per (name, fast attention, fast trainer) path."""
+    torch.manual_seed(0)
+    cfg = GPTConfig(pre.vocab_size, BLOCK, synthesizer=variant == "synthesizer", **COURSE)
+    state = GPT(cfg).state_dict()
+    runs = {}
+    for name, fast_attention, fast_trainer in paths:
+        model = GPT(cfg)
+        model.load_state_dict(state)
+        set_fast_attention(model, fast_attention)
+        tconf = TrainerConfig(batch_size=batch, learning_rate=6e-3, lr_decay=True, warmup_tokens=512 * 20,
+                              final_tokens=200 * len(pre) * BLOCK, fast=fast_trainer, num_threads=threads)
+        run = Trainer(model, None, None, tconf).prepare()
+        run.model.train()
+        runs[name] = run
+    return runs, cfg
+
+
+def time_steps(runs, batches, rounds, device):
+    """Median seconds per step of each run: one warm-up step each, then `rounds` rounds in which
+    every run steps once on the same batch, in an order that rotates from round to round."""
+    names = list(runs)
+    times = {n: [] for n in names}
+
+    def one(name, x, y):
+        if device.startswith("cuda"):  # TF32 is the fast path's, not the course's
+            torch.backends.cuda.matmul.allow_tf32 = runs[name].fast
+        return clock(lambda: runs[name].step(x, y), device)[0]
+
+    for n in names:
+        one(n, *batches[0])
+    for r in range(rounds):
+        x, y = batches[(r + 1) % len(batches)]
+        for n in names[r % len(names):] + names[:r % len(names)]:
+            times[n].append(one(n, x, y))
+    return {n: statistics.median(v) for n, v in times.items()}
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+def course_eval(model, questions, pre, device):
+    """run.py --reference_eval: the course's loop, one question and one full forward a step."""
+    out = []
+    for q in questions:
+        x = torch.tensor([pre.stoi[s] for s in q + MASK_CHAR], dtype=torch.long)[None, ...].to(device)
+        pred = sample(model, x, 32, sample=False)[0]
+        out.append("".join(pre.itos[int(i)] for i in pred).split(MASK_CHAR)[1])
+    return out
+
+
+# ----------------------------------------------------------------------------- main
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description="Reference against fast paths: training steps, evaluation, MFU.")
+    p.add_argument("--quick", action="store_true", help="batch 32 and fewer steps: under a minute on a 2-core CPU")
+    p.add_argument("--data-dir", default=None, help="folder with wiki.txt and birth_dev.tsv")
+    p.add_argument("--params", default=None, help="vanilla params to evaluate (default: an untrained model)")
+    p.add_argument("--batch", type=int, default=None, help="training batch (default 128, the course's; --quick 32)")
+    p.add_argument("--rounds", type=int, default=None, help="timed training steps per path (default 5; --quick 3)")
+    p.add_argument("--ref-questions", type=int, default=None,
+                   help="questions the one-at-a-time reference decodes (0: all; default 100; --quick 16)")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: utils.CpuThreads' choice)")
+    args = p.parse_args(argv)
+    batch = args.batch or (32 if args.quick else 128)
+    rounds = args.rounds or (3 if args.quick else 5)
+    n_ref = args.ref_questions if args.ref_questions is not None else (16 if args.quick else 100)
+    begin = time.time()
+
+    device = get_device()
+    threads = CpuThreads(fixed=args.threads).start() if device == "cpu" else None
+    data_dir, found = find_data(args.data_dir)
+    pre = CharCorruptionDataset(read_text(os.path.join(data_dir, "wiki.txt"), "pretraining corpus"), BLOCK)
+    dev_path = os.path.join(data_dir, "birth_dev.tsv")
+    questions = [q for q, _, _ in parse_tsv(read_text(dev_path, "dev set"), dev_path, require_label=False)]
+    summary = {"hardware": hardware(device), "device": device, "torch": torch.__version__, "commit": commit()}
+    if threads is not None:
+        summary["threads"] = threads
+    print(f"bench on {summary['hardware']}, torch {torch.__version__}, device {device}"
+          + (f", {threads} thread(s)" if threads else "") + f"; data: {found}")
+    print(f"model: {COURSE['n_layer']} layers, {COURSE['n_head']} heads, {COURSE['n_embd']} dims, block {BLOCK}; "
+          f"training batch {batch}{' (--quick)' if args.quick else ''}")
+
+    # peak: a large matrix product in the fast path's training precision
+    amp = device.startswith("cuda") and torch.cuda.is_bf16_supported()
+    if device.startswith("cuda"):
+        torch.backends.cuda.matmul.allow_tf32 = True
+    peak = peak_flops(device, torch.bfloat16 if amp else torch.float32, 8192 if device.startswith("cuda") else 2048)
+    print(f"\npeak: {peak / 1e9:,.0f} GFLOP/s ({'bf16' if amp else 'fp32'} matrix product)")
+
+    # training
+    paths = [("reference", False, False), ("fast", True, True)]
+    if not args.quick:
+        paths.insert(1, ("fast attention only", True, False))
+    batches = pretrain_batches(pre, batch, rounds + 1)
+    widths = [trim_padding(y, 0) for _, y in batches]
+    course_tokens = batch * (BLOCK - 1)
+    print(f"\ntraining steps (pretraining batches; the fast path computes {statistics.mean(widths):.0f} of "
+          f"{BLOCK - 1} columns on average after the padding trim):")
+    fast_vanilla = None
+    for variant in ("vanilla", "synthesizer"):
+        runs, cfg = training_runs(pre, variant, batch, threads, paths)
+        med = time_steps(runs, batches, rounds, device)
+        for name in runs:
+            print(f"  {variant:11s} {name:20s} {med[name] * 1e3:8.0f} ms/step  "
+                  f"{course_tokens / med[name]:9,.0f} tokens/s")
+            summary[f"train_tokens_per_s_{variant}_{name.replace(' ', '_')}"] = round(course_tokens / med[name])
+        speedup = med["reference"] / med["fast"]
+        summary[f"train_speedup_{variant}"] = round(speedup, 3)
+        if "fast attention only" in med:
+            summary[f"train_speedup_{variant}_attention_only"] = round(med["reference"] / med["fast attention only"], 3)
+        print(f"  {variant:11s} speedup fast / reference: {speedup:.2f}x")
+        if variant == "vanilla":
+            fast_vanilla = (cfg, med["fast"])
+        del runs
+
+    # MFU of the fast vanilla step
+    cfg, seconds = fast_vanilla
+    flops = statistics.mean(train_flops(cfg, batch, w) for w in widths[1:])
+    summary["model_tflops_per_s"] = round(flops / seconds / 1e12, 4)
+    summary["peak_tflops_per_s"] = round(peak / 1e12, 4)
+    summary["mfu"] = round(flops / seconds / peak, 4)
+    print(f"\nMFU (fast vanilla step): {flops / seconds / 1e9:,.1f} GFLOP/s of {peak / 1e9:,.0f} "
+          f"= {summary['mfu']:.1%}")
+
+    # CPU: threads, data loading
+    if device == "cpu":
+        cores = CpuThreads().cores
+        if cores > 1:
+            per = {}
+            for n in (1, cores):
+                runs, _ = training_runs(pre, "vanilla", batch, n, [("fast", True, True)])
+                torch.set_num_threads(n)
+                per[n] = time_steps(runs, batches[:2], 2, device)["fast"]
+                del runs
+            torch.set_num_threads(threads)
+            summary["step_ms_1_thread"] = round(per[1] * 1e3)
+            summary[f"step_ms_{cores}_threads"] = round(per[cores] * 1e3)
+            why = "--threads" if args.threads else "utils.CpuThreads: the cores other processes leave free"
+            print(f"\nthreads (fast vanilla step): 1 -> {per[1] * 1e3:.0f} ms, {cores} -> {per[cores] * 1e3:.0f} ms; "
+                  f"this run used {threads} ({why})")
+        random.seed(1)
+        load = min(clock(lambda: default_collate([pre[i] for i in range(batch)]), "cpu")[0] for _ in range(3))
+        summary["data_ms_per_batch"] = round(load * 1e3, 1)
+        print(f"data: {load * 1e3:.1f} ms to make a batch of {batch} span-corruption examples in Python = "
+              f"{load / fast_vanilla[1]:.1%} of a fast step: a DataLoader worker could hide at most that")
+
+    # evaluation
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(pre.vocab_size, BLOCK, **COURSE)).to(device)
+    if args.params:
+        load_params(model, args.params)
+    model.eval()
+    n_ref = len(questions) if n_ref <= 0 else min(n_ref, len(questions))
+    picked = [round(i * len(questions) / n_ref) for i in range(n_ref)]  # spread over the set
+    sub = [questions[i] for i in picked]
+    t_fast, answers = clock(lambda: predict_places(model, questions, pre.stoi, pre.itos), device)
+    t_sub, reference = clock(lambda: course_eval(model, sub, pre, device), device)
+    t_ref = t_sub * len(questions) / n_ref
+    same = sum(answers[i] == b for i, b in zip(picked, reference))
+    summary["eval_questions"] = len(questions)
+    summary["eval_seconds_reference"] = round(t_ref, 2)
+    summary["eval_seconds_batched"] = round(t_fast, 3)
+    summary["eval_speedup"] = round(t_ref / t_fast, 2)
+    summary["eval_identical"] = f"{same}/{n_ref}"
+    which = f"params {args.params}" if args.params else "untrained model"
+    print(f"\nevaluation of {len(questions)} dev questions ({which}):")
+    print(f"  one at a time (the course's sample loop): {t_ref:8.2f} s"
+          + (f"  (timed on {n_ref} questions, scaled)" if n_ref < len(questions) else ""))
+    if not args.quick:
+        t_re, recomputed = clock(lambda: predict_places_recompute(model, sub, pre.stoi, pre.itos), device)
+        summary["eval_seconds_batched_no_cache"] = round(t_re * len(questions) / n_ref, 2)
+        print(f"  batched, no cache (predict_places_recompute): {t_re * len(questions) / n_ref:8.2f} s  "
+              f"(timed on {n_ref}, scaled; {sum(a == b for a, b in zip(recomputed, reference))}/{n_ref} identical)")
+    print(f"  batched with key/value cache (predict_places): {t_fast:8.2f} s")
+    print(f"  speedup {t_ref / t_fast:.1f}x; answers identical to the course's loop on {same} of {n_ref}")
+
+    # verdicts
+    train_target = TARGETS["train_gpu"] if device.startswith("cuda") else TARGETS["train_cpu"]
+    checks = [(f"target train >= {train_target}x (vanilla)", summary["train_speedup_vanilla"] >= train_target),
+              (f"target train >= {train_target}x (synthesizer)", summary["train_speedup_synthesizer"] >= train_target),
+              (f"target eval >= {TARGETS['eval']:.0f}x", summary["eval_speedup"] >= TARGETS["eval"]),
+              ("eval answers identical", same == n_ref)]
+    summary["seconds"] = round(time.time() - begin, 1)
+    print("\n== summary ==")
+    for k, v in summary.items():
+        print(f"{k}: {v}")
+    for name, ok in checks:
+        print(f"{name}: {'met' if ok else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()

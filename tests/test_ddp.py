@@ -1,0 +1,108 @@
+"""DistributedDataParallel: 2 CPU processes (gloo), set up through torchrun's environment variables,
+train to the same params as 1 process with the same global batch; only rank 0 writes files.
+
+The data has PAD targets in different numbers per row, so each rank counts a different share of
+the global batch's targets: equal params need the trainer's per-rank loss weighting, and equal
+learning rates need the token counter to count the global batch.
+
+Run:  python -m pytest -q tests/test_ddp.py
+"""
+import json
+import os
+import socket
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.utils.data import TensorDataset
+
+from submission import GPT, GPTConfig, Trainer, TrainerConfig
+from submission.utils import is_main_process
+
+ROWS, WIDTH, VOCAB, BATCH, EPOCHS = 32, 12, 10, 8, 2
+
+
+def dataset():
+    g = torch.Generator().manual_seed(1)
+    x = torch.randint(1, VOCAB, (ROWS, WIDTH), generator=g)
+    y = torch.randint(1, VOCAB, (ROWS, WIDTH), generator=g)
+    for i in range(ROWS):  # row i has its last (i * 5) % WIDTH targets PAD
+        n = (i * 5) % WIDTH
+        if n:
+            y[i, -n:] = 0
+    return TensorDataset(x, y)
+
+
+def fresh_model():
+    torch.manual_seed(0)
+    return GPT(GPTConfig(VOCAB, WIDTH, n_layer=2, n_head=2, n_embd=16,
+                         embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0))
+
+
+def config(folder, tag):
+    return TrainerConfig(max_epochs=EPOCHS, batch_size=BATCH, learning_rate=3e-3, lr_decay=True,
+                         warmup_tokens=2 * BATCH * WIDTH, final_tokens=6 * BATCH * WIDTH, num_threads=1,
+                         log_path=os.path.join(folder, f"{tag}.log.jsonl"),
+                         ckpt_path=os.path.join(folder, f"{tag}.ckpt"))
+
+
+def _worker(rank, world, port, folder):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world),
+                      LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world))
+    model = fresh_model()
+    trainer = Trainer(model, dataset(), None, config(folder, f"ddp-rank{rank}"))
+    trainer.train()
+    torch.save({"params": model.state_dict(), "tokens": trainer.tokens, "main": is_main_process()},
+               os.path.join(folder, f"rank{rank}.pt"))
+    dist.destroy_process_group()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    folder = str(tmp_path_factory.mktemp("ddp"))
+    assert "WORLD_SIZE" not in os.environ
+    model = fresh_model()
+    trainer = Trainer(model, dataset(), None, config(folder, "single"))
+    trainer.train()
+    single = {"params": model.state_dict(), "tokens": trainer.tokens}
+    mp.spawn(_worker, args=(2, free_port(), folder), nprocs=2, join=True)
+    ranks = [torch.load(os.path.join(folder, f"rank{r}.pt"), weights_only=True) for r in range(2)]
+    return folder, single, ranks
+
+
+def test_two_processes_train_the_same_params_as_one(runs):
+    _, single, ranks = runs
+    assert ranks[0]["tokens"] == ranks[1]["tokens"] == single["tokens"] == EPOCHS * ROWS * WIDTH
+    for name, p in single["params"].items():
+        assert torch.allclose(ranks[0]["params"][name], p, atol=2e-5, rtol=1e-4), name
+        assert torch.equal(ranks[0]["params"][name], ranks[1]["params"][name]), name  # DDP keeps ranks in sync
+    moved = max((single["params"][n] - fresh_model().state_dict()[n]).abs().max().item() for n in single["params"])
+    assert moved > 1e-3  # training did change the params
+
+
+def test_only_rank_zero_writes(runs):
+    folder, _, ranks = runs
+    assert ranks[0]["main"] and not ranks[1]["main"]
+    assert os.path.exists(os.path.join(folder, "ddp-rank0.ckpt"))
+    assert not os.path.exists(os.path.join(folder, "ddp-rank1.ckpt"))
+    assert not os.path.exists(os.path.join(folder, "ddp-rank1.log.jsonl"))
+    ckpt = torch.load(os.path.join(folder, "ddp-rank0.ckpt"), weights_only=True)
+    assert set(ckpt) == set(ranks[0]["params"])  # raw keys: no "module." prefix
+
+
+def test_logged_loss_and_schedule_are_the_global_ones(runs):
+    folder, _, _ = runs
+    single = [json.loads(line) for line in open(os.path.join(folder, "single.log.jsonl"))]
+    ddp = [json.loads(line) for line in open(os.path.join(folder, "ddp-rank0.log.jsonl"))]
+    assert len(ddp) == len(single) == EPOCHS * ROWS // BATCH
+    for a, b in zip(single, ddp):
+        assert (a["step"], a["epoch"], a["tokens"]) == (b["step"], b["epoch"], b["tokens"])
+        assert a["lr"] == pytest.approx(b["lr"], rel=1e-12)
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-4, abs=1e-5)

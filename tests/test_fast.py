@@ -1,0 +1,325 @@
+"""The fast paths compute what the reference paths compute.
+
+- attention's CPU training path (fused bias, one-matmul synthesizer scores, 32-bit-word dropout
+  masks) equals the explicit reference given the same dropout masks, forward and backward; its
+  masks drop with probability p;
+- whole training runs: fast attention with padding trim, fused AdamW and the rest of the trainer's
+  defaults end at the reference path's params (no dropout, float32 tolerance); a compiled model
+  trains and saves raw keys;
+- decoding with the key/value cache: prefill and decode logits equal full forwards, `sample_cached`
+  equals `sample`, and `predict_places` equals both `predict_places_recompute` and the course's
+  one-at-a-time `sample()` loop on small trained models of both variants, including questions too
+  long for the cache and batches where rows stop early.
+
+Run:  python -m pytest -q tests/test_fast.py
+"""
+import pytest
+import torch
+import torch.nn as nn
+from torch.utils.data import TensorDataset
+
+from submission import GPT, GPTConfig, NameDataset, CharCorruptionDataset, Trainer, TrainerConfig
+from submission import attention as attention_module
+from submission.trainer import trim_padding
+from submission.utils import (MASK_CHAR, CpuThreads, _decode, _new_caches, _prefill, predict_places,
+                              predict_places_recompute, sample, sample_cached)
+
+
+def set_fast(model, fast):
+    for m in model.modules():
+        if hasattr(m, "fast"):
+            m.fast = fast
+
+
+def config(**kw):
+    base = dict(n_layer=2, n_head=4, n_embd=32, attn_pdrop=0.0, resid_pdrop=0.0, embd_pdrop=0.0)
+    base.update(kw)
+    return GPTConfig(20, 24, **base)
+
+
+def scrambled(model, std=0.3):
+    for p in model.parameters():  # larger weights than the 0.02 init, so attention is not uniform
+        p.data.normal_(0, std)
+    return model
+
+
+# ----------------------------------------------------------------------------- dropout masks
+
+def test_keep_mask_drops_with_probability_p():
+    torch.manual_seed(0)
+    for p in (0.1, 0.5):
+        keep = attention_module._keep_mask((1000, 1001), p, "cpu")
+        assert keep.dtype == torch.bool and keep.shape == (1000, 1001)
+        dropped = 1 - keep.float().mean().item()
+        assert abs(dropped - p) < 5 * (p * (1 - p) / keep.numel()) ** 0.5
+    assert attention_module._keep_mask((7,), 0.0, "cpu").all()
+    x = torch.ones(200_000)
+    assert abs(attention_module._dropout(x, 0.1).mean().item() - 1.0) < 0.01  # inverted scaling
+
+
+class FixedMasks:
+    """Replays one sequence of keep masks: the fast path draws them through `_keep_mask`, the
+    reference path's attn_drop through `MaskedDropout`; both see the same masks in the same order."""
+
+    def __init__(self):
+        self.gen = torch.Generator().manual_seed(5)
+        self.masks = []
+        self.replay = None
+
+    def draw(self, shape, p, device):
+        if self.replay is not None:
+            return self.replay.pop(0)
+        m = torch.rand(shape, generator=self.gen) >= p
+        self.masks.append(m)
+        return m
+
+
+class MaskedDropout(nn.Module):
+    def __init__(self, p, masks):
+        super().__init__()
+        self.p, self.masks = p, masks
+
+    def forward(self, x):
+        return x * self.masks.draw(x.shape, self.p, x.device).view(x.shape) / (1 - self.p)
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_cpu_training_path_equals_reference_with_the_same_masks(synth, monkeypatch):
+    torch.manual_seed(0)
+    fast = scrambled(GPT(config(synthesizer=synth, attn_pdrop=0.2)))
+    ref = GPT(config(synthesizer=synth, attn_pdrop=0.2))
+    ref.load_state_dict(fast.state_dict())
+    set_fast(ref, False)
+    masks = FixedMasks()
+    monkeypatch.setattr(attention_module, "_keep_mask", masks.draw)
+    for block in ref.blocks:
+        block.attn.attn_drop = MaskedDropout(0.2, masks)
+    x = torch.randint(0, 20, (3, 23))
+    y = torch.randint(0, 20, (3, 23))
+    fast.train(), ref.train()
+    a, loss_a = fast(x, y)
+    assert len(masks.masks) == 2  # the fast path drew one mask per layer
+    masks.replay = list(masks.masks)
+    b, loss_b = ref(x, y)
+    assert masks.replay == []
+    assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+    loss_a.backward()
+    loss_b.backward()
+    grads_b = dict(ref.named_parameters())
+    for name, p in fast.named_parameters():
+        assert torch.allclose(p.grad, grads_b[name].grad, atol=1e-5, rtol=1e-3), name
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("synth", [False, True])
+def test_training_mode_dropout_is_unbiased(synth, fast):
+    # an attention layer is linear in its dropout masks: averaged over many draws, the training
+    # forward is the eval forward
+    torch.manual_seed(0)
+    att = scrambled(GPT(config(synthesizer=synth, attn_pdrop=0.3, resid_pdrop=0.3))).blocks[0].attn
+    att.fast = fast
+    x = torch.randn(2, 10, 32)
+    with torch.no_grad():
+        want = att.eval()(x)
+        att.train()
+        got = torch.stack([att(x) for _ in range(3000)]).mean(0)
+    assert (got - want).abs().mean() < 0.02 * want.abs().mean()
+
+
+# ----------------------------------------------------------------------------- training runs
+
+def test_trim_padding():
+    y = torch.tensor([[3, 4, 0, 0, 0, 0], [5, 0, 6, 0, 0, 0]])
+    assert trim_padding(y, 0) == 3
+    assert trim_padding(y, 0, multiple=4) == 4
+    assert trim_padding(y, 0, multiple=8) == 6
+    assert trim_padding(torch.zeros(2, 5, dtype=torch.long), 0) == 5
+    assert trim_padding(y, None) == 6
+
+
+def padded_data(n=24, width=23, vocab=20):
+    g = torch.Generator().manual_seed(3)
+    x = torch.randint(1, vocab, (n, width), generator=g)
+    y = torch.randint(1, vocab, (n, width), generator=g)
+    for i in range(n):
+        y[i, 4 + i % 9:] = 0  # finetuning-like rows: PAD targets after the answer
+    return TensorDataset(x, y)
+
+
+def train_params(synth, fast, fast_trainer=True, **conf):
+    """Params after a short run: `fast` picks the attention path, `fast_trainer` the trainer's
+    (False: the course's loop, TrainerConfig(fast=False))."""
+    torch.manual_seed(0)
+    model = GPT(config(synthesizer=synth))
+    set_fast(model, fast)
+    tconf = dict(max_epochs=2, batch_size=8, learning_rate=1e-2, lr_decay=True, warmup_tokens=200,
+                 final_tokens=2000, num_threads=1, fast=fast_trainer)
+    tconf.update(conf)
+    trainer = Trainer(model, padded_data(), None, TrainerConfig(**tconf))
+    trainer.train()
+    return model.state_dict(), trainer.tokens
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_fast_training_ends_at_the_reference_params(synth):
+    ref, ref_tokens = train_params(synth, fast=False, fast_trainer=False)
+    fast, fast_tokens = train_params(synth, fast=True)  # defaults: trim, fused AdamW, fast attention
+    assert fast_tokens == ref_tokens == 2 * 24 * 23  # the course's count, untrimmed
+    for name, p in ref.items():
+        assert torch.allclose(fast[name], p, atol=1e-4, rtol=1e-3), name
+    start = GPT(config(synthesizer=synth)).state_dict()
+    assert max((ref[n] - start[n]).abs().max().item() for n in ref if n.endswith("weight")) > 1e-2
+
+
+def test_compiled_training_saves_raw_keys(tmp_path):
+    pytest.importorskip("torch._dynamo")
+    ckpt = tmp_path / "c.params"
+    params, _ = train_params(False, fast=True, compile="eager", max_epochs=1, ckpt_path=str(ckpt))
+    saved = torch.load(ckpt, weights_only=True)
+    assert set(saved) == set(params) and not any("_orig_mod" in k or k.startswith("module.") for k in saved)
+    ref, _ = train_params(False, fast=True, max_epochs=1)
+    for name, p in ref.items():  # (compiled, batches are trimmed to a multiple of 8 columns)
+        assert torch.allclose(params[name], p, atol=1e-4, rtol=1e-3), name
+
+
+def test_thread_policy_honours_a_fixed_count():
+    before = torch.get_num_threads()
+    try:
+        assert CpuThreads(fixed=1).start() == 1 and torch.get_num_threads() == 1
+        n = CpuThreads().start()
+        assert 1 <= n <= max(1, torch.get_num_threads())
+    finally:
+        torch.set_num_threads(before)
+
+
+# ----------------------------------------------------------------------------- cached decoding
+
+@pytest.mark.parametrize("synth", [False, True])
+@pytest.mark.parametrize("fast", [False, True])
+def test_prefill_and_decode_equal_full_forwards(synth, fast):
+    torch.manual_seed(0)
+    m = scrambled(GPT(config(synthesizer=synth)), std=0.2).eval()
+    set_fast(m, fast)
+    x = torch.randint(0, 20, (3, 9))
+    caches = _new_caches(m, 3, 20)
+    with torch.no_grad():
+        logits = _prefill(m, x, caches)
+        for step in range(8):
+            full = m(x)[0][:, -1, :]
+            assert torch.allclose(logits, full, atol=1e-5, rtol=1e-4), step
+            nxt = torch.randint(0, 20, (3, 1))
+            x = torch.cat([x, nxt], 1)
+            pos = torch.full((3,), x.size(1) - 1, dtype=torch.long)
+            logits = _decode(m, nxt, caches, pos, x.size(1))
+
+
+def test_decode_rows_at_different_positions():
+    # rows of one decode batch at their own positions equal each row decoded alone
+    torch.manual_seed(0)
+    for synth in (False, True):
+        m = scrambled(GPT(config(synthesizer=synth)), std=0.2).eval()
+        prompts = [torch.randint(0, 20, (1, n)) for n in (4, 7, 5)]
+        nxt = torch.randint(0, 20, (3, 1))
+        caches = _new_caches(m, 3, 12)
+        with torch.no_grad():
+            for i, p in enumerate(prompts):
+                _prefill(m, p, [{k: v[i:i + 1] for k, v in c.items()} for c in caches])
+            pos = torch.tensor([p.size(1) for p in prompts])
+            got = _decode(m, nxt, caches, pos, int(pos.max()) + 1)
+            for i, p in enumerate(prompts):
+                want = m(torch.cat([p, nxt[i:i + 1]], 1))[0][:, -1, :]
+                assert torch.allclose(got[i:i + 1], want, atol=1e-5, rtol=1e-4), (synth, i)
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_sample_cached_equals_sample(synth):
+    torch.manual_seed(0)
+    m = scrambled(GPT(config(synthesizer=synth)), std=0.2).eval()
+    x = torch.randint(0, 20, (3, 5))
+    # greedy, within the block and (vanilla) beyond it: 5 + 30 positions crop to the last 24
+    for steps in (1, 10, 18) + (() if synth else (30,)):
+        assert torch.equal(sample_cached(m, x, steps), sample(m, x, steps)), steps
+    assert torch.equal(sample_cached(m, x, 10, temperature=0.7, top_k=3), sample(m, x, 10, temperature=0.7, top_k=3))
+    torch.manual_seed(1)
+    a = sample_cached(m, x, 12, sample=True, top_k=5)
+    torch.manual_seed(1)
+    b = sample(m, x, 12, sample=True, top_k=5)
+    assert torch.equal(a, b)
+    if synth:  # the synthesizer cannot run block_size positions: both refuse alike
+        with pytest.raises(ValueError, match="block_size - 1"):
+            sample(m, x, 30)
+        with pytest.raises(ValueError, match="block_size - 1"):
+            sample_cached(m, x, 30)
+
+
+PLACES = ["Oslo", "Lima", "Quito", "Accra", "Hanoi", "Perth", "Tunis", "Riga"]
+NAMES = ["Ana", "Bo", "Cy", "Dee", "Eli", "Fay", "Gus", "Hal", "Ivy", "Jo", "Kai", "Lu", "Max", "Ned",
+         "Ola", "Pia", "Quin", "Rosalind", "Sam", "Theodora"]
+
+
+@pytest.fixture(scope="module", params=["vanilla", "synthesizer"])
+def trained(request):
+    torch.manual_seed(0)
+    rows = [(f"Where was {n} born?", PLACES[i % len(PLACES)]) for i, n in enumerate(NAMES)]
+    wiki = "\n".join(f"{n}. Born in {p}." for (q, p), n in zip(rows, NAMES)) + "\nWhere was it born?\n"
+    pre = CharCorruptionDataset(wiki, 64)
+    data = NameDataset("".join(f"{q}\t{p}\n" for q, p in rows), pre)
+    model = GPT(GPTConfig(pre.vocab_size, 64, n_layer=2, n_head=2, n_embd=32,
+                          synthesizer=request.param == "synthesizer"))
+    Trainer(model, data, None, TrainerConfig(max_epochs=40, batch_size=4, learning_rate=3e-3, num_threads=1)).train()
+    return model.eval(), pre, rows
+
+
+def one_at_a_time(model, pre, q, steps=32):
+    x = torch.tensor([pre.stoi[c] for c in q + MASK_CHAR], dtype=torch.long)[None, ...]
+    completion = "".join(pre.itos[int(i)] for i in sample(model, x, steps, sample=False)[0])
+    return completion.split(MASK_CHAR)[1]
+
+
+def test_predict_places_equals_the_courses_loop(trained):
+    model, pre, rows = trained
+    questions = [q for q, _ in rows] + ["Where was Bo born?", "Where was Theodora born?", "Where was it born?"]
+    # too long for the cache with 32 steps (the completion would outgrow the 64-position block)
+    long_q = "Where was Ana Bo Cy Dee Eli Fay Gus Hal born?"
+    if not isinstance(model.blocks[0].attn, attention_module.SynthesizerAttention):
+        questions.append(long_q)  # (the synthesizer cannot decode it at all, in any path)
+    reference = [one_at_a_time(model, pre, q) for q in questions]
+    for batch_size in (512, 5, 1):
+        assert predict_places(model, questions, pre.stoi, pre.itos, batch_size=batch_size) == reference, batch_size
+    assert predict_places_recompute(model, questions, pre.stoi, pre.itos, batch_size=4) == reference
+    assert sum(a == p for a, (_, p) in zip(reference, rows)) >= len(rows) // 2  # the model learnt something
+    # rows stopped early: answers end at their MASK long before 32 steps
+    assert all(len(a) < 12 for a in reference[:len(rows)])
+
+
+def test_predict_places_short_budgets(trained):
+    model, pre, rows = trained
+    questions = [q for q, _ in rows[:6]]
+    for steps in (1, 3):
+        got = predict_places(model, questions, pre.stoi, pre.itos, steps=steps)
+        assert got == [one_at_a_time(model, pre, q, steps) for q in questions]
+
+
+# ----------------------------------------------------------------------------- the benchmark runs
+
+def test_bench_prints_its_summary(tmp_path, capsys):
+    # a smoke run on a small generated world: no speed is asserted here, only the report's shape
+    import bench
+    import make_world
+    make_world.write_world(make_world.build_world(people=60, train=40, dev=12, seed=3), str(tmp_path))
+    before = torch.get_num_threads()
+    try:
+        bench.main(["--quick", "--data-dir", str(tmp_path), "--batch", "4", "--rounds", "1",
+                    "--ref-questions", "3", "--threads", "1"])
+    finally:
+        torch.set_num_threads(before)
+    out = capsys.readouterr().out
+    summary = dict(line.split(": ", 1) for line in out.split("== summary ==")[1].strip().splitlines())
+    for key in ("train_speedup_vanilla", "train_speedup_synthesizer", "eval_speedup", "mfu",
+                "train_tokens_per_s_vanilla_reference", "train_tokens_per_s_vanilla_fast", "eval_seconds_reference",
+                "eval_seconds_batched", "hardware", "commit"):
+        assert key in summary, key
+    for key in ("train_speedup_vanilla", "train_speedup_synthesizer", "eval_speedup", "mfu"):
+        assert float(summary[key]) > 0
+    assert summary["eval_identical"] == "3/3" and summary["eval answers identical"] == "met"
+    assert summary["eval_questions"] == "12"
