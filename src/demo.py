@@ -147,10 +147,11 @@ def main(argv=None):
         results.append((label, cor / tot * 100, time.time() - t))
     print(f"\nDev accuracy ({int(total)} questions, {source}; {size_name} settings, {get_device()}, "
           f"{(time.time() - t0) / 60:.1f} min in all)")
-    print(f"| {'run':32s} | dev accuracy | minutes |")
-    print(f"| {'-' * 32} | ------------ | ------- |")
+    w = max(len(label) for label, _, _ in results)
+    print(f"| {'run':{w}s} | dev accuracy | minutes |")
+    print(f"| {'-' * w} | ------------ | ------- |")
     for label, acc, secs in results:
-        print(f"| {label:32s} | {acc:11.1f}% | {secs / 60:7.1f} |")
+        print(f"| {label:{w}s} | {acc:11.1f}% | {secs / 60:7.1f} |")
     import plots
     plots.plot_demo_runs(out, model_args=common, data_dir=data)
     return results

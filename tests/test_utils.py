@@ -80,6 +80,18 @@ def test_atomic_write_replaces_whole_file(tmp_path):
     assert os.listdir(tmp_path) == ["out.predictions"]
 
 
+def test_atomic_write_gives_the_usual_file_mode(tmp_path):
+    old = os.umask(0o022)
+    try:
+        atomic_write_text(str(tmp_path / "a.predictions"), "x\n")
+        os.umask(0o077)
+        atomic_write_text(str(tmp_path / "b.predictions"), "x\n")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.predictions").stat().st_mode & 0o777 == 0o644  # as open() would make it
+    assert (tmp_path / "b.predictions").stat().st_mode & 0o777 == 0o600
+
+
 def small(vocab=20, synth=False):
     return GPT(GPTConfig(vocab, 16, n_layer=1, n_head=2, n_embd=8, synthesizer=synth))
 

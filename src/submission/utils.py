@@ -408,6 +408,12 @@ def evaluate_places(filepath, predicted_places):
     return (float(total), float(correct))
 
 
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _atomic(path, write):
     d = os.path.dirname(os.path.abspath(path))
     os.makedirs(d, exist_ok=True)
@@ -417,6 +423,8 @@ def _atomic(path, write):
             write(f)
             f.flush()
             os.fsync(f.fileno())
+        # mkstemp makes the file 0600; give it the mode an ordinary open() would (0666 less umask)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
