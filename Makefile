@@ -7,7 +7,8 @@
 # No network is used. latexmk runs pdflatex as often as needed; its auxiliary files are removed
 # after a successful build (a failed build keeps submission.log for reading).
 
-PYTHON ?= python3
+# the project's .venv (made by ./run.sh) when there is one, else python3
+PYTHON ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
 LATEXMK ?= latexmk
 LATEXMK_FLAGS = -pdf -interaction=nonstopmode -halt-on-error -file-line-error
 
