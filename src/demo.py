@@ -61,6 +61,18 @@ def subset_corpus(src_dir, out_dir, people, train, dev):
     if train > len(tr) or dev > len(dv):
         raise SystemExit(f"error: {src_dir} has {len(tr)} train and {len(dv)} dev rows; asked for {train} and {dev}")
     lines = wiki[:train] + wiki[len(tr):len(tr) + dev]
+    # The vocabulary comes from wiki.txt alone: a question character (say '?') that none of the kept
+    # lines has would stop finetuning. Add, for each such character, the first other line that has it.
+    kept = set(range(train)) | set(range(len(tr), len(tr) + dev))
+    need = set("".join(q + p for q, p, _ in tr[:train] + dv[:dev]))
+    for ch in sorted(need):
+        if any(ch in line for line in lines):
+            continue
+        extra = next((i for i, line in enumerate(wiki) if i not in kept and ch in line), None)
+        if extra is None:
+            raise SystemExit(f"error: no line of {src_dir}/wiki.txt has the question character {ch!r}")
+        lines.append(wiki[extra])
+        kept.add(extra)
     os.makedirs(out_dir, exist_ok=True)
     atomic_write_text(os.path.join(out_dir, "wiki.txt"), "\n".join(lines) + "\n")
     atomic_write_text(os.path.join(out_dir, "birth_places_train.tsv"), "".join(f"{q}\t{p}\n" for q, p, _ in tr[:train]))

@@ -1,0 +1,39 @@
+"""The demo's corpus subset (`src/demo.py --data-dir DIR --people N`): the first train and dev people
+of a course-layout corpus, their wiki lines in order, and every question character in the vocabulary.
+
+Run:  python -m pytest -q tests/test_demo.py
+"""
+import pytest
+
+import demo
+from submission.dataset import parse_tsv
+
+
+def write(d, wiki, train, dev):
+    d.mkdir()
+    (d / "wiki.txt").write_text("".join(line + "\n" for line in wiki), encoding="utf-8")
+    (d / "birth_places_train.tsv").write_text("".join(f"Where was {n} born?\t{p}\n" for n, p in train), encoding="utf-8")
+    (d / "birth_dev.tsv").write_text("".join(f"Where was {n} born?\t{p}\n" for n, p in dev), encoding="utf-8")
+
+
+def test_subset_keeps_the_first_people_and_adds_a_line_for_a_missing_character(tmp_path):
+    people = [("Ann Bo", "Oslo"), ("Cy Du", "Rome"), ("Ed Fa", "Lima"), ("Gu Ha", "Kiev"), ("Io Ju", "Baku")]
+    wiki = [f"{n}. {n} was born in {p}." for n, p in people]
+    wiki[2] = "Ed Fa. Where was Ed Fa born? In Lima."  # the only 'W', 'h', '?': a train person left out
+    write(tmp_path / "src", wiki, people[:3], people[3:])
+    demo.subset_corpus(str(tmp_path / "src"), str(tmp_path / "out"), people=3, train=2, dev=1)
+    lines = (tmp_path / "out" / "wiki.txt").read_text(encoding="utf-8").split("\n")
+    assert lines == [wiki[0], wiki[1], wiki[3], wiki[2], ""]  # train 1-2, dev 1, then the line with 'W', '?'
+    out = tmp_path / "out"
+    tr = parse_tsv((out / "birth_places_train.tsv").read_text(encoding="utf-8"), "train")
+    dv = parse_tsv((out / "birth_dev.tsv").read_text(encoding="utf-8"), "dev")
+    assert [p for _, p, _ in tr] == ["Oslo", "Rome"] and [p for _, p, _ in dv] == ["Kiev"]
+    vocab = set("".join(lines))
+    assert all(set(q + p) <= vocab for q, p, _ in tr + dv)
+
+
+def test_subset_larger_than_the_corpus_is_refused(tmp_path):
+    people = [("Ann Bo", "Oslo"), ("Cy Du", "Rome")]
+    write(tmp_path / "src", [f"{n}. Born in {p}?" for n, p in people], people[:1], people[1:])
+    with pytest.raises(SystemExit, match="has 1 train and 1 dev rows"):
+        demo.subset_corpus(str(tmp_path / "src"), str(tmp_path / "out"), people=4, train=2, dev=2)
