@@ -28,7 +28,7 @@ synthesizer_eval_test_with_pretrain"
 usage() {
   echo "usage: ./run.sh MODE [extra src/run.py flags]" >&2
   echo "modes:" >&2
-  for m in $MODES london_baseline all demo bench test plot; do echo "  $m" >&2; done
+  for m in $MODES london_baseline all demo bench test plot memorised; do echo "  $m" >&2; done
   exit 2
 }
 
@@ -95,6 +95,8 @@ case "$MODE" in
     "$PY" -m pytest -q tests "$@" ;;
   plot)
     pick_python; "$PY" src/plots.py "$@" ;;
+  memorised)
+    pick_python; "$PY" src/memorised.py "$@" ;;
   *)
     echo "run.sh: unknown mode '$MODE'" >&2; usage ;;
 esac

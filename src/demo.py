@@ -10,6 +10,10 @@ step goes through src/run.py, the same code path as run.sh's modes.
     python src/demo.py                      # CPU: the small version; CUDA: the course's settings
     python src/demo.py --size full          # the course's settings anywhere (hours on a CPU)
     python src/demo.py --data-dir ../shared/reference-data --people 600   # a subset of another corpus
+    python src/demo.py --size calibration --data-dir data --variants nopretrain,vanilla   # data/README.md
+
+The table gives each pretrained model's memorised share too (src/memorised.py): how many birthplaces
+it reproduces from the biographies before finetuning, which bounds what finetuning can retrieve.
 """
 import argparse
 import os
@@ -41,6 +45,12 @@ class DemoSize:
 SIZES = {
     # the course's settings: every model and trainer flag at its default
     "full": DemoSize(people=2937, train=2000, dev=500),
+    # the setting of data/README.md's calibration: full biographies, 200 people (100 train, 100 dev)
+    "calibration": DemoSize(people=200, train=100, dev=100,
+                            model_args=["--n_layer", "2", "--n_head", "4", "--n_embd", "128"],
+                            pretrain_args=["--max_epochs", "250", "--batch_size", "16", "--learning_rate", "2e-3"],
+                            finetune_args=["--max_epochs", "30", "--batch_size", "16"],
+                            nopretrain_args=["--max_epochs", "75", "--batch_size", "16"]),
     # the small version for a 2-core CPU (chosen by experiment; see README)
     "cpu": DemoSize(people=300, train=200, dev=100,
                     world_args=dict(max_sentences=1),
@@ -83,6 +93,21 @@ def make_corpus(out_dir, size, seed):
     import make_world
     world = make_world.build_world(people=size.people, train=size.train, dev=size.dev, seed=seed, **size.world_args)
     make_world.write_world(world, out_dir)
+
+
+def stored_share(params, variant, data, run_args):
+    """memorised.py's share (percent) of train and dev birthplaces the pretrained params reproduce."""
+    import memorised
+    import run as driver
+    from submission.dataset import CharCorruptionDataset
+    args, _ = driver.build_parser().parse_known_args(["--variant", variant] + list(run_args))
+    text = read_text(os.path.join(data, "wiki.txt"), "pretraining corpus")
+    model = driver.build_model(args, CharCorruptionDataset(text, args.block_size))
+    from submission.utils import load_params
+    load_params(model, params)
+    hits, n = memorised.report(model.to(get_device()), data, args.block_size)["all"]
+    print(f"memorised by {os.path.basename(params)}: {hits} of {n} birthplaces", flush=True)
+    return hits / n * 100 if n else 0.0
 
 
 def london(data):
@@ -129,7 +154,7 @@ def main(argv=None):
         pre_args += ["--max_epochs", str(args.pretrain_epochs)]
     results = []
     right, total = london(data)
-    results.append(("always London", right / total * 100, 0.0))
+    results.append(("always London", right / total * 100, None, 0.0))
 
     def step(*a):
         return driver.main(list(a) + common)
@@ -145,10 +170,11 @@ def main(argv=None):
             tot, cor = step("--function=evaluate", "--variant=vanilla", *wiki, *dev_tsv,
                             "--reading_params_path", par("vanilla.model.params"),
                             "--outputs_path", par("vanilla.nopretrain.dev.predictions"))
-            label = "vanilla, no pretraining"
+            label, stored = "vanilla, no pretraining", None
         else:
             step("--function=pretrain", f"--variant={v}", *wiki,
                  "--writing_params_path", par(f"{v}.pretrain.params"), *pre_args)
+            stored = stored_share(par(f"{v}.pretrain.params"), v, data, common)
             step("--function=finetune", f"--variant={v}", *wiki, *train_tsv,
                  "--reading_params_path", par(f"{v}.pretrain.params"),
                  "--writing_params_path", par(f"{v}.finetune.params"), *size.finetune_args)
@@ -156,14 +182,16 @@ def main(argv=None):
                             "--reading_params_path", par(f"{v}.finetune.params"),
                             "--outputs_path", par(f"{v}.pretrain.dev.predictions"))
             label = f"{v}, pretrained + finetuned"
-        results.append((label, cor / tot * 100, time.time() - t))
+        results.append((label, cor / tot * 100, stored, time.time() - t))
     print(f"\nDev accuracy ({int(total)} questions, {source}; {size_name} settings, {get_device()}, "
-          f"{(time.time() - t0) / 60:.1f} min in all)")
-    w = max(len(label) for label, _, _ in results)
-    print(f"| {'run':{w}s} | dev accuracy | minutes |")
-    print(f"| {'-' * w} | ------------ | ------- |")
-    for label, acc, secs in results:
-        print(f"| {label:{w}s} | {acc:11.1f}% | {secs / 60:7.1f} |")
+          f"{(time.time() - t0) / 60:.1f} min in all). Memorised: the share of train and dev birthplaces the "
+          f"pretrained model reproduces from the biographies (src/memorised.py)")
+    w = max(len(label) for label, _, _, _ in results)
+    print(f"| {'run':{w}s} | dev accuracy | memorised | minutes |")
+    print(f"| {'-' * w} | ------------ | --------- | ------- |")
+    for label, acc, stored, secs in results:
+        shown = "-" if stored is None else f"{stored:.1f}%"
+        print(f"| {label:{w}s} | {acc:11.1f}% | {shown:>9s} | {secs / 60:7.1f} |")
     import plots
     plots.plot_demo_runs(out, model_args=common, data_dir=data)
     return results

@@ -1,0 +1,125 @@
+"""How much a pretrained model stored: the share of birthplaces it reproduces from the biographies.
+
+Finetuning can only route a question to what pretraining wrote into the weights (handout part 2(a)).
+This measures that store directly, before any finetuning: for each labelled person whose wiki line
+states the birthplace, the line is cut just before the place's first occurrence, and the model
+continues it greedily (`utils.sample_cached`, the same greedy choice as `sample`). The person counts
+as memorised when the continuation spells the place exactly. Only places that end within the
+span-corruption truncation limit (int(block_size * 7/8) characters) count: later text is never seen
+in pretraining. The first occurrence may be a mention of the place in another role, so this is a
+slight under-estimate on lines that name the place twice.
+
+    python src/memorised.py --params src/submission/vanilla.pretrain.params --variant vanilla \
+        --data-dir data                    # model size flags as trained: --n_layer --n_head --n_embd
+
+Wiki line i is train row i, then dev (the course's layout), so both splits are probed; it prints
+`memorised: X of Y (Z%)` per split and overall.
+"""
+import argparse
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+import torch  # noqa: E402
+
+from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text  # noqa: E402
+from submission.utils import ParamsError, load_params, sample_cached  # noqa: E402
+
+
+def probes(wiki_lines, rows, block_size):
+    """(row index, prefix, place) for every row whose wiki line states its place early enough.
+
+    `rows` are (question, place) pairs aligned with `wiki_lines` (row i is about line i).
+    """
+    limit = int(block_size * 7 / 8)
+    out = []
+    for i, (_, place) in enumerate(rows):
+        if i >= len(wiki_lines) or not place:
+            continue
+        at = wiki_lines[i].find(place)
+        if at > 0 and at + len(place) <= limit:
+            out.append((i, wiki_lines[i][:at], place))
+    return out
+
+
+@torch.no_grad()
+def memorised(model, items, stoi, itos, batch_size=256):
+    """Which of `items` ((row, prefix, place) from `probes`) the model continues with the place.
+
+    Prefixes of equal length and equal place length decode together. Returns a list of booleans.
+    """
+    device = next(model.parameters()).device
+    model.eval()
+    hits = [False] * len(items)
+    groups = {}
+    for k, (_, prefix, place) in enumerate(items):
+        groups.setdefault((len(prefix), len(place)), []).append(k)
+    for (_, n), ks in sorted(groups.items()):
+        for s in range(0, len(ks), batch_size):
+            chunk = ks[s:s + batch_size]
+            x = torch.tensor([[stoi[c] for c in items[k][1]] for k in chunk], dtype=torch.long, device=device)
+            out = sample_cached(model, x, n)[:, x.size(1):].tolist()  # (b, n): the continuations
+            for k, ids in zip(chunk, out):
+                hits[k] = "".join(itos[t] for t in ids) == items[k][2]
+    return hits
+
+
+def splits(data_dir):
+    """[(split name, rows)] of a corpus folder: train, then dev, as (question, place) pairs."""
+    out = []
+    for name, fname in (("train", "birth_places_train.tsv"), ("dev", "birth_dev.tsv")):
+        path = os.path.join(data_dir, fname)
+        out.append((name, [(q, p) for q, p, _ in parse_tsv(read_text(path, f"{name} corpus"), path)]))
+    return out
+
+
+def report(model, data_dir, block_size=128):
+    """{split: (hits, probed)} for train, dev and "all", the model's vocabulary from data_dir/wiki.txt."""
+    text = read_text(os.path.join(data_dir, "wiki.txt"), "pretraining corpus")
+    ds = CharCorruptionDataset(text, block_size)
+    wiki = text.split("\n")
+    result, offset, every = {}, 0, []
+    for name, rows in splits(data_dir):
+        items = probes(wiki[offset:offset + len(rows)], rows, block_size)
+        items = [it for it in items if all(c in ds.stoi for c in it[1] + it[2])]
+        hits = memorised(model, items, ds.stoi, ds.itos)
+        result[name] = (sum(hits), len(hits))
+        every += hits
+        offset += len(rows)
+    result["all"] = (sum(every), len(every))
+    return result
+
+
+def format_report(result):
+    return "\n".join(f"memorised ({name}): {h} of {n} ({(h / n if n else 0):.1%})" for name, (h, n) in result.items())
+
+
+def main(argv=None):
+    import run as driver
+    p = argparse.ArgumentParser(description="Share of birthplaces a pretrained model reproduces from the biographies.")
+    p.add_argument("--params", required=True, help="pretrained (or finetuned) params file")
+    p.add_argument("--variant", choices=["vanilla", "synthesizer"], default="vanilla")
+    p.add_argument("--data-dir", default=os.path.join(HERE, "..", "data"),
+                   help="folder with wiki.txt, birth_places_train.tsv, birth_dev.tsv (default: data/)")
+    p.add_argument("--block_size", type=int, default=128)
+    p.add_argument("--n_layer", type=int, default=4)
+    p.add_argument("--n_head", type=int, default=8)
+    p.add_argument("--n_embd", type=int, default=256)
+    args = p.parse_args(argv)
+    text = read_text(os.path.join(args.data_dir, "wiki.txt"), "pretraining corpus")
+    model = driver.build_model(args, CharCorruptionDataset(text, args.block_size))
+    load_params(model, args.params)
+    result = report(model, args.data_dir, args.block_size)
+    print(format_report(result))
+    return result
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (DataError, ParamsError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
