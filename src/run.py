@@ -49,6 +49,8 @@ def build_parser():
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--log_path", default=None,
                    help="per-step loss/lr log (JSON lines); default: <writing_params_path>.log.jsonl")
+    g.add_argument("--compile", action="store_true",
+                   help="torch.compile the model for training (pays off on a GPU; params are saved without its prefix)")
     g.add_argument("--reference_eval", action="store_true",
                    help="decode one question at a time with sample(), as the course does (slow)")
     return p
@@ -94,6 +96,8 @@ def apply_overrides(tconf, args):
         if getattr(args, name) is not None:
             setattr(tconf, name, getattr(args, name))
     tconf.log_path = args.log_path or (args.writing_params_path + ".log.jsonl")
+    if args.compile:
+        tconf.compile = True
     return tconf
 
 

@@ -7,7 +7,7 @@ so the grader can check every field.
 from .dataset import NameDataset, read_text
 from .model import GPT
 from .trainer import Trainer, TrainerConfig
-from .utils import atomic_torch_save, load_params
+from .utils import atomic_torch_save, is_main_process, load_params
 
 
 def initialize_vanilla_model(mconf):
@@ -51,7 +51,8 @@ def pretrain(pretrain_dataset, block_size, model):
 
 
 def train(model, writing_params_path, trainer_obj):
-    """Run the trainer, then write the model's params (atomically)."""
+    """Run the trainer, then write the model's params (atomically; under torchrun, rank 0 alone)."""
     trainer_obj.train()
     raw = model.module if hasattr(model, "module") else model
-    atomic_torch_save(raw.state_dict(), writing_params_path)
+    if is_main_process():
+        atomic_torch_save(raw.state_dict(), writing_params_path)
