@@ -24,7 +24,7 @@ figures: $(FIGURES_DONE)
 $(FIGURES_DONE): written/figures.py written/checks.py
 	$(PYTHON) written/figures.py
 
-submission.pdf: submission.tex written/results.tex $(FIGURES_DONE)
+submission.pdf: submission.tex written/results.tex docs/attention.png $(FIGURES_DONE)
 	$(LATEXMK) $(LATEXMK_FLAGS) submission.tex
 	$(LATEXMK) -c submission.tex
 
