@@ -131,6 +131,18 @@ def is_main_process():
     return int(os.environ.get("RANK", "0")) == 0
 
 
+def _next_token(logits, temperature, do_sample, top_k):
+    """minGPT's choice of the next id from the last position's logits (b, vocab): (b, 1)."""
+    logits = logits / temperature
+    if top_k is not None:
+        logits = top_k_logits(logits, top_k)
+    probs = F.softmax(logits, dim=-1)
+    if do_sample:
+        return torch.multinomial(probs, num_samples=1)
+    _, ix = torch.topk(probs, k=1, dim=-1)
+    return ix
+
+
 def top_k_logits(logits, k):
     v, ix = torch.topk(logits, k)
     out = logits.clone()
@@ -151,14 +163,7 @@ def sample(model, x, steps, temperature=1.0, sample=False, top_k=None):
     for k in range(steps):
         x_cond = x if x.size(1) <= block_size else x[:, -block_size:]  # crop context if needed
         logits, _ = model(x_cond)
-        logits = logits[:, -1, :] / temperature  # (b, vocab): the last position's scores
-        if top_k is not None:
-            logits = top_k_logits(logits, top_k)
-        probs = F.softmax(logits, dim=-1)
-        if sample:
-            ix = torch.multinomial(probs, num_samples=1)
-        else:
-            _, ix = torch.topk(probs, k=1, dim=-1)
+        ix = _next_token(logits[:, -1, :], temperature, sample, top_k)  # (b, 1)
         x = torch.cat((x, ix), dim=1)  # (b, t + 1)
     return x
 
@@ -216,9 +221,8 @@ def _forward_full(model, x):
 
 
 def _greedy(logits):
-    """`sample`'s greedy choice at temperature 1, op for op: (b, 1) ids."""
-    _, ix = torch.topk(F.softmax(logits, dim=-1), k=1, dim=-1)
-    return ix
+    """`sample`'s greedy choice at temperature 1: (b, 1) ids."""
+    return _next_token(logits, 1.0, False, None)
 
 
 @torch.no_grad()
@@ -238,14 +242,7 @@ def sample_cached(model, x, steps, temperature=1.0, sample=False, top_k=None):
     caches = _new_caches(model, b, capacity)
     logits = _prefill(model, x, caches)
     for k in range(steps):
-        logits = logits / temperature
-        if top_k is not None:
-            logits = top_k_logits(logits, top_k)
-        probs = F.softmax(logits, dim=-1)
-        if sample:
-            ix = torch.multinomial(probs, num_samples=1)
-        else:
-            _, ix = torch.topk(probs, k=1, dim=-1)
+        ix = _next_token(logits, temperature, sample, top_k)
         x = torch.cat((x, ix), dim=1)
         n = x.size(1)  # the new token sits at position n - 1
         if k == steps - 1:
