@@ -107,6 +107,11 @@ def test_user_errors_are_one_line(world, tmp_path):
     # a missing corpus
     p = sh(["vanilla_pretrain"] + TINY, tmp_path / "nowhere", out, check=False)
     assert p.returncode == 2 and "wiki.txt: pretraining corpus not found" in p.stderr
+    # an empty corpus
+    (bad / "wiki.txt").write_text("\n", encoding="utf-8")
+    p = sh(["vanilla_pretrain"] + TINY, bad, out, check=False)
+    assert p.returncode == 2 and "wiki.txt: the pretraining corpus is empty" in p.stderr
+    assert p.stderr.strip().count("\n") == 0
     # params of another model size
     p = sh(["vanilla_eval_dev_without_pretrain", "--n_embd", "32", "--n_head", "2", "--n_layer", "1"], world, out,
            check=False)
