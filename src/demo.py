@@ -98,14 +98,8 @@ def make_corpus(out_dir, size, seed):
 def stored_share(params, variant, data, run_args):
     """memorised.py's share (percent) of train and dev birthplaces the pretrained params reproduce."""
     import memorised
-    import run as driver
-    from submission.dataset import CharCorruptionDataset
     args, _ = driver.build_parser().parse_known_args(["--variant", variant] + list(run_args))
-    text = read_text(os.path.join(data, "wiki.txt"), "pretraining corpus")
-    model = driver.build_model(args, CharCorruptionDataset(text, args.block_size))
-    from submission.utils import load_params
-    load_params(model, params)
-    hits, n = memorised.report(model.to(get_device()), data, args.block_size)["all"]
+    hits, n = memorised.report_for_params(params, data, args)["all"]
     print(f"memorised by {os.path.basename(params)}: {hits} of {n} birthplaces", flush=True)
     return hits / n * 100 if n else 0.0
 

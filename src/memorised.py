@@ -26,7 +26,7 @@ if HERE not in sys.path:
 import torch  # noqa: E402
 
 from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text  # noqa: E402
-from submission.utils import ParamsError, load_params, sample_cached  # noqa: E402
+from submission.utils import ParamsError, get_device, load_params, sample_cached  # noqa: E402
 
 
 def probes(wiki_lines, rows, block_size):
@@ -93,12 +93,20 @@ def report(model, data_dir, block_size=128):
     return result
 
 
+def report_for_params(params, data_dir, args):
+    """`report` for a params file; `args` has variant, n_layer, n_head, n_embd, block_size (run.py's names)."""
+    import run as driver
+    text = read_text(os.path.join(data_dir, "wiki.txt"), "pretraining corpus")
+    model = driver.build_model(args, CharCorruptionDataset(text, args.block_size))
+    load_params(model, params)
+    return report(model.to(get_device()), data_dir, args.block_size)
+
+
 def format_report(result):
     return "\n".join(f"memorised ({name}): {h} of {n} ({(h / n if n else 0):.1%})" for name, (h, n) in result.items())
 
 
 def main(argv=None):
-    import run as driver
     p = argparse.ArgumentParser(description="Share of birthplaces a pretrained model reproduces from the biographies.")
     p.add_argument("--params", required=True, help="pretrained (or finetuned) params file")
     p.add_argument("--variant", choices=["vanilla", "synthesizer"], default="vanilla")
@@ -109,10 +117,7 @@ def main(argv=None):
     p.add_argument("--n_head", type=int, default=8)
     p.add_argument("--n_embd", type=int, default=256)
     args = p.parse_args(argv)
-    text = read_text(os.path.join(args.data_dir, "wiki.txt"), "pretraining corpus")
-    model = driver.build_model(args, CharCorruptionDataset(text, args.block_size))
-    load_params(model, args.params)
-    result = report(model, args.data_dir, args.block_size)
+    result = report_for_params(args.params, args.data_dir, args)
     print(format_report(result))
     return result
 
