@@ -51,7 +51,7 @@ from torch.utils.data import DataLoader
 from torch.utils.data.distributed import DistributedSampler
 from tqdm import tqdm
 
-from .utils import CpuThreads, atomic_torch_save, get_device
+from .utils import CpuThreads, atomic_torch_save, get_device, usable_cores
 
 
 class TrainerConfig:
@@ -92,13 +92,6 @@ def lr_multiplier(tokens, config):
     return max(0.1, 0.5 * (1.0 + math.cos(math.pi * progress)))
 
 
-def _cpus():
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 def loader_workers(requested, device="cuda"):
     """DataLoader workers: as many as asked, but leave a core for each training process itself.
 
@@ -109,7 +102,7 @@ def loader_workers(requested, device="cuda"):
     """
     if device == "cpu":
         return 0
-    per_process = _cpus() // max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+    per_process = usable_cores() // max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
     return max(0, min(int(requested), per_process - 1))
 
 

@@ -54,7 +54,8 @@ def _cpu_ticks():
         return None
 
 
-def _usable_cores():
+def usable_cores():
+    """CPUs this process may run on (its affinity), else the machine's count."""
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -78,7 +79,7 @@ class CpuThreads:
         env = os.environ.get("GPT_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
         self.fixed = fixed if fixed is not None else (int(env) if env else None)
         self.every = every
-        self.cores = _usable_cores()
+        self.cores = usable_cores()
         self._last = None
         self._when = 0.0
 
