@@ -13,7 +13,8 @@ step goes through src/run.py, the same code path as run.sh's modes.
     python src/demo.py --size calibration --data-dir data --variants nopretrain,vanilla   # data/README.md
 
 The table gives each pretrained model's memorised share too (src/memorised.py): how many birthplaces
-it reproduces from the biographies before finetuning, which bounds what finetuning can retrieve.
+it reproduces from the biographies before finetuning, which bounds what finetuning can retrieve; and
+how many of the memorised dev birthplaces the finetuned model then retrieves for the question.
 """
 import argparse
 import os
@@ -95,13 +96,23 @@ def make_corpus(out_dir, size, seed):
     make_world.write_world(world, out_dir)
 
 
-def stored_share(params, variant, data, run_args):
-    """memorised.py's share (percent) of train and dev birthplaces the pretrained params reproduce."""
+def stored(params, variant, data, run_args):
+    """What pretraining stored (src/memorised.py): the share (percent) of train and dev birthplaces
+    the params reproduce from the biographies, and the dev rows among them."""
     import memorised
     args, _ = driver.build_parser().parse_known_args(["--variant", variant] + list(run_args))
-    hits, n = memorised.report_for_params(params, data, args)["all"]
+    rows = memorised.rows_for_params(params, data, args)
+    hits, n = memorised.counts(rows)["all"]
     print(f"memorised by {os.path.basename(params)}: {hits} of {n} birthplaces", flush=True)
-    return hits / n * 100 if n else 0.0
+    return (hits / n * 100 if n else 0.0), rows["dev"][0]
+
+
+def retrieved(predictions, data, dev_rows):
+    """How many of `dev_rows` (dev people whose birthplace pretraining stored) the predictions get right."""
+    path = os.path.join(data, "birth_dev.tsv")
+    places = [p for _, p, _ in parse_tsv(read_text(path), path)]
+    said = read_text(predictions, "predictions").split("\n")
+    return sum(1 for i in dev_rows if i < len(said) and said[i] == places[i])
 
 
 def london(data):
@@ -148,7 +159,7 @@ def main(argv=None):
         pre_args += ["--max_epochs", str(args.pretrain_epochs)]
     results = []
     right, total = london(data)
-    results.append(("always London", right / total * 100, None, 0.0))
+    results.append(("always London", right / total * 100, None, None, 0.0))
 
     def step(*a):
         return driver.main(list(a) + common)
@@ -164,11 +175,11 @@ def main(argv=None):
             tot, cor = step("--function=evaluate", "--variant=vanilla", *wiki, *dev_tsv,
                             "--reading_params_path", par("vanilla.model.params"),
                             "--outputs_path", par("vanilla.nopretrain.dev.predictions"))
-            label, stored = "vanilla, no pretraining", None
+            label, share, found = "vanilla, no pretraining", None, None
         else:
             step("--function=pretrain", f"--variant={v}", *wiki,
                  "--writing_params_path", par(f"{v}.pretrain.params"), *pre_args)
-            stored = stored_share(par(f"{v}.pretrain.params"), v, data, common)
+            share, dev_rows = stored(par(f"{v}.pretrain.params"), v, data, common)
             step("--function=finetune", f"--variant={v}", *wiki, *train_tsv,
                  "--reading_params_path", par(f"{v}.pretrain.params"),
                  "--writing_params_path", par(f"{v}.finetune.params"), *size.finetune_args)
@@ -176,16 +187,18 @@ def main(argv=None):
                             "--reading_params_path", par(f"{v}.finetune.params"),
                             "--outputs_path", par(f"{v}.pretrain.dev.predictions"))
             label = f"{v}, pretrained + finetuned"
-        results.append((label, cor / tot * 100, stored, time.time() - t))
+            found = f"{retrieved(par(f'{v}.pretrain.dev.predictions'), data, dev_rows)} of {len(dev_rows)}"
+        results.append((label, cor / tot * 100, share, found, time.time() - t))
     print(f"\nDev accuracy ({int(total)} questions, {source}; {size_name} settings, {get_device()}, "
           f"{(time.time() - t0) / 60:.1f} min in all). Memorised: the share of train and dev birthplaces the "
-          f"pretrained model reproduces from the biographies (src/memorised.py)")
-    w = max(len(label) for label, _, _, _ in results)
-    print(f"| {'run':{w}s} | dev accuracy | memorised | minutes |")
-    print(f"| {'-' * w} | ------------ | --------- | ------- |")
-    for label, acc, stored, secs in results:
-        shown = "-" if stored is None else f"{stored:.1f}%"
-        print(f"| {label:{w}s} | {acc:11.1f}% | {shown:>9s} | {secs / 60:7.1f} |")
+          f"pretrained model reproduces from the biographies (src/memorised.py). Retrieved: of the dev people "
+          f"whose birthplace it memorised, how many the finetuned model answers right")
+    w = max(len(label) for label, *_ in results)
+    print(f"| {'run':{w}s} | dev accuracy | memorised | retrieved | minutes |")
+    print(f"| {'-' * w} | ------------ | --------- | --------- | ------- |")
+    for label, acc, share, found, secs in results:
+        shown = "-" if share is None else f"{share:.1f}%"
+        print(f"| {label:{w}s} | {acc:11.1f}% | {shown:>9s} | {found or '-':>9s} | {secs / 60:7.1f} |")
     import plots
     plots.plot_demo_runs(out, model_args=common, data_dir=data)
     return results

@@ -76,30 +76,42 @@ def splits(data_dir):
     return out
 
 
-def report(model, data_dir, block_size=128):
-    """{split: (hits, probed)} for train, dev and "all", the model's vocabulary from data_dir/wiki.txt."""
+def memorised_rows(model, data_dir, block_size=128):
+    """{split: (indices of the rows whose place the model reproduces, rows probed)} for train and dev,
+    the model's vocabulary from data_dir/wiki.txt. Indices count from 0 within each split's TSV."""
     text = read_text(os.path.join(data_dir, "wiki.txt"), "pretraining corpus")
     ds = CharCorruptionDataset(text, block_size)
     wiki = text.split("\n")
-    result, offset, every = {}, 0, []
+    result, offset = {}, 0
     for name, rows in splits(data_dir):
         items = probes(wiki[offset:offset + len(rows)], rows, block_size)
         items = [it for it in items if all(c in ds.stoi for c in it[1] + it[2])]
         hits = memorised(model, items, ds.stoi, ds.itos)
-        result[name] = (sum(hits), len(hits))
-        every += hits
+        result[name] = ([row for (row, _, _), hit in zip(items, hits) if hit], len(items))
         offset += len(rows)
-    result["all"] = (sum(every), len(every))
     return result
 
 
-def report_for_params(params, data_dir, args):
-    """`report` for a params file; `args` has variant, n_layer, n_head, n_embd, block_size (run.py's names)."""
+def counts(rows):
+    """`memorised_rows`'s result as {split: (hits, probed)}, plus "all"."""
+    result = {name: (len(hit), n) for name, (hit, n) in rows.items()}
+    result["all"] = (sum(h for h, _ in result.values()), sum(n for _, n in result.values()))
+    return result
+
+
+def report(model, data_dir, block_size=128):
+    """{split: (hits, probed)} for train, dev and "all"."""
+    return counts(memorised_rows(model, data_dir, block_size))
+
+
+def rows_for_params(params, data_dir, args):
+    """`memorised_rows` for a params file; `args` has variant, n_layer, n_head, n_embd, block_size
+    (run.py's names)."""
     import run as driver
     text = read_text(os.path.join(data_dir, "wiki.txt"), "pretraining corpus")
     model = driver.build_model(args, CharCorruptionDataset(text, args.block_size))
     load_params(model, params)
-    return report(model.to(get_device()), data_dir, args.block_size)
+    return memorised_rows(model.to(get_device()), data_dir, args.block_size)
 
 
 def format_report(result):
@@ -117,7 +129,7 @@ def main(argv=None):
     p.add_argument("--n_head", type=int, default=8)
     p.add_argument("--n_embd", type=int, default=256)
     args = p.parse_args(argv)
-    result = report_for_params(args.params, args.data_dir, args)
+    result = counts(rows_for_params(args.params, args.data_dir, args))
     print(format_report(result))
     return result
 

@@ -37,3 +37,13 @@ def test_subset_larger_than_the_corpus_is_refused(tmp_path):
     write(tmp_path / "src", [f"{n}. Born in {p}?" for n, p in people], people[:1], people[1:])
     with pytest.raises(SystemExit, match="has 1 train and 1 dev rows"):
         demo.subset_corpus(str(tmp_path / "src"), str(tmp_path / "out"), people=4, train=2, dev=2)
+
+
+def test_retrieved_counts_right_answers_among_the_memorised_dev_rows(tmp_path):
+    dev = [("Ann Bo", "Oslo"), ("Cy Du", "Rome"), ("Ed Fa", "Lima"), ("Gu Ha", "Kiev")]
+    write(tmp_path / "d", ["x"], [], dev)
+    preds = tmp_path / "p"
+    preds.write_text("Oslo\nParis\nLima\n", encoding="utf-8")  # Gu Ha's line missing: not right
+    assert demo.retrieved(str(preds), str(tmp_path / "d"), [0, 1, 3]) == 1  # Oslo yes, Rome no, Kiev missing
+    assert demo.retrieved(str(preds), str(tmp_path / "d"), [0, 2]) == 2
+    assert demo.retrieved(str(preds), str(tmp_path / "d"), []) == 0

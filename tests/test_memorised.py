@@ -37,3 +37,39 @@ def test_memorised_counts_what_greedy_sample_reproduces():
             place = place[:-1] + itos[(stoi[place[-1]] + 1) % 12]
         items.append((k, "".join(itos[t] for t in prefix), place))
     assert memorised.memorised(model, items, stoi, itos) == [k % 2 == 0 for k in range(12)]
+
+
+def test_memorised_rows_name_the_rows_per_split_and_counts_add_them_up(tmp_path):
+    # a "model" that always continues with "Oslo": it memorises exactly the Oslo people
+    wiki = ["Ann Bo. Born in Oslo.", "Cy Du. Born in Rome.", "Ed Fa. Never said.", "Gu Ha. Born in Oslo.",
+            "Io Ju. Born in Oslo."]
+    rows = [("Ann Bo", "Oslo"), ("Cy Du", "Rome"), ("Ed Fa", "Lima"), ("Gu Ha", "Oslo"), ("Io Ju", "Oslo")]
+    (tmp_path / "wiki.txt").write_text("".join(w + "\n" for w in wiki) + "Where was? Lima\n", encoding="utf-8")
+    tsv = lambda part: "".join(f"Where was {n} born?\t{p}\n" for n, p in part)  # noqa: E731
+    (tmp_path / "birth_places_train.tsv").write_text(tsv(rows[:3]), encoding="utf-8")
+    (tmp_path / "birth_dev.tsv").write_text(tsv(rows[3:]), encoding="utf-8")
+    chars = sorted(set((tmp_path / "wiki.txt").read_text(encoding="utf-8")))
+    stoi = {c: i + 2 for i, c in enumerate(chars)}
+    oslo = [stoi[c] for c in "Oslo"]
+
+    class Oslo(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.zeros(1))
+
+        def get_block_size(self):
+            return 128
+
+        def forward(self, idx, targets=None):
+            # next token: the letter of "Oslo" after the longest end of the input that starts "Oslo"
+            B, T = idx.shape
+            logits = torch.full((B, T, len(chars) + 2), -1e9)
+            for b in range(B):
+                for t in range(T):
+                    done = max([j for j in range(4) if idx[b, t + 1 - j:t + 1].tolist() == oslo[:j]])
+                    logits[b, t, oslo[done]] = 0.0
+            return logits, None
+
+    found = memorised.memorised_rows(Oslo(), str(tmp_path))
+    assert found == {"train": ([0], 2), "dev": ([0, 1], 2)}  # Ed Fa's line never states the place
+    assert memorised.counts(found) == {"train": (1, 2), "dev": (2, 2), "all": (3, 4)}
