@@ -99,11 +99,6 @@ def counts(rows):
     return result
 
 
-def report(model, data_dir, block_size=128):
-    """{split: (hits, probed)} for train, dev and "all"."""
-    return counts(memorised_rows(model, data_dir, block_size))
-
-
 def rows_for_params(params, data_dir, args):
     """`memorised_rows` for a params file; `args` has variant, n_layer, n_head, n_embd, block_size
     (run.py's names)."""
