@@ -162,12 +162,13 @@ def training_runs(pre, variant, batch, threads, paths):
     cfg = GPTConfig(pre.vocab_size, BLOCK, synthesizer=variant == "synthesizer", **COURSE)
     state = GPT(cfg).state_dict()
     runs = {}
-    for name, fast_attention, fast_trainer in paths:
+    for name, fast_attention, fast_trainer, *compile_mode in paths:
         model = GPT(cfg)
         model.load_state_dict(state)
         set_fast_attention(model, fast_attention)
         tconf = TrainerConfig(batch_size=batch, learning_rate=6e-3, lr_decay=True, warmup_tokens=512 * 20,
-                              final_tokens=200 * len(pre) * BLOCK, fast=fast_trainer, num_threads=threads)
+                              final_tokens=200 * len(pre) * BLOCK, fast=fast_trainer, num_threads=threads,
+                              compile=compile_mode[0] if compile_mode else False)
         run = Trainer(model, None, None, tconf).prepare()
         run.model.train()
         runs[name] = run
@@ -175,8 +176,10 @@ def training_runs(pre, variant, batch, threads, paths):
 
 
 def time_steps(runs, batches, rounds, device):
-    """Median seconds per step of each run: one warm-up step each, then `rounds` rounds in which
-    every run steps once on the same batch, in an order that rotates from round to round."""
+    """Median seconds per step of each run: one warm-up step each (a compiled run: one on every
+    batch, so that compiling and CUDA-graph recording for each trimmed width happen before timing),
+    then `rounds` rounds in which every run steps once on the same batch, in an order that rotates
+    from round to round."""
     names = list(runs)
     times = {n: [] for n in names}
 
@@ -186,7 +189,8 @@ def time_steps(runs, batches, rounds, device):
         return clock(lambda: runs[name].step(x, y), device)[0]
 
     for n in names:
-        one(n, *batches[0])
+        for x, y in (batches if runs[n].compiled else batches[:1]):
+            one(n, x, y)
     for r in range(rounds):
         x, y = batches[(r + 1) % len(batches)]
         for n in names[r % len(names):] + names[:r % len(names)]:
@@ -218,6 +222,8 @@ def main(argv=None):
     p.add_argument("--ref-questions", type=int, default=None,
                    help="questions the one-at-a-time reference decodes (0: all; default 100; --quick 16)")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: utils.CpuThreads' choice)")
+    p.add_argument("--no-compile", action="store_true",
+                   help="on CUDA, skip the torch.compile paths (default and reduce-overhead modes)")
     args = p.parse_args(argv)
     batch = args.batch or (32 if args.quick else 128)
     rounds = args.rounds or (3 if args.quick else 5)
@@ -249,6 +255,8 @@ def main(argv=None):
     paths = [("reference", False, False), ("fast", True, True)]
     if not args.quick:
         paths.insert(1, ("fast attention only", True, False))
+    if device.startswith("cuda") and not args.no_compile:  # launch-bound on a GPU: fewer, fused kernels
+        paths += [("fast + compile", True, True, "default"), ("fast + CUDA graphs", True, True, "reduce-overhead")]
     batches = pretrain_batches(pre, batch, rounds + 1)
     widths = [trim_padding(y, 0) for _, y in batches]
     course_tokens = batch * (BLOCK - 1)
@@ -261,12 +269,16 @@ def main(argv=None):
         for name in runs:
             print(f"  {variant:11s} {name:20s} {med[name] * 1e3:8.0f} ms/step  "
                   f"{course_tokens / med[name]:9,.0f} tokens/s")
-            summary[f"train_tokens_per_s_{variant}_{name.replace(' ', '_')}"] = round(course_tokens / med[name])
+            key = name.replace(" + ", "_").replace(" ", "_").replace("CUDA", "cuda")
+            summary[f"train_tokens_per_s_{variant}_{key}"] = round(course_tokens / med[name])
         speedup = med["reference"] / med["fast"]
         summary[f"train_speedup_{variant}"] = round(speedup, 3)
-        if "fast attention only" in med:
-            summary[f"train_speedup_{variant}_attention_only"] = round(med["reference"] / med["fast attention only"], 3)
-        print(f"  {variant:11s} speedup fast / reference: {speedup:.2f}x")
+        for name, key in (("fast attention only", "attention_only"), ("fast + compile", "compile"),
+                          ("fast + CUDA graphs", "cuda_graphs")):
+            if name in med:
+                summary[f"train_speedup_{variant}_{key}"] = round(med["reference"] / med[name], 3)
+        print(f"  {variant:11s} speedup fast / reference: {speedup:.2f}x"
+              + "".join(f"; {n} / reference: {med['reference'] / med[n]:.2f}x" for n in med if "compile" in n or "graphs" in n))
         if variant == "vanilla":
             fast_vanilla = (cfg, med["fast"])
         del runs

@@ -10,6 +10,7 @@ step goes through src/run.py, the same code path as run.sh's modes.
     python src/demo.py                      # CPU: the small version; CUDA: the course's settings
     python src/demo.py --size full          # the course's settings anywhere (hours on a CPU)
     python src/demo.py --data-dir ../shared/reference-data --people 600   # a subset of another corpus
+    python src/demo.py --size full --data-dir ../shared/reference-data    # all of it, the course's settings
     python src/demo.py --size calibration --data-dir data --variants nopretrain,vanilla   # data/README.md
 
 The table gives each pretrained model's memorised share too (src/memorised.py): how many birthplaces
@@ -96,6 +97,32 @@ def make_corpus(out_dir, size, seed):
     make_world.write_world(world, out_dir)
 
 
+def pick_corpus(args, size_name, out):
+    """(data folder, description) of the corpus a demo runs on.
+
+    --data-dir with --people: a subset of that corpus, written under `out`; --data-dir alone at the
+    full size: that corpus as it is (the course's full setting); no --data-dir at the full size: the
+    embedded corpus in data/; otherwise a world generated at the size's scale under `out`.
+    """
+    size = SIZES[size_name]
+    data = os.path.join(out, "data")
+    if args.data_dir and (args.people or size_name != "full"):
+        people = args.people or size.people
+        train = args.train or round(people * size.train / size.people)
+        subset_corpus(args.data_dir, data, people, train, people - train)
+        return data, f"{args.data_dir} (first {train} train + {people - train} dev people)"
+    if args.data_dir:
+        for name in ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv"):
+            if not os.path.isfile(os.path.join(args.data_dir, name)):
+                raise SystemExit(f"error: {os.path.join(args.data_dir, name)} not found; --data-dir needs the "
+                                 f"course's wiki.txt, birth_places_train.tsv and birth_dev.tsv")
+        return args.data_dir, f"{args.data_dir} (all of it)"
+    if size_name == "full" and os.path.exists(os.path.join(HERE, "..", "data", "wiki.txt")):
+        return os.path.join(HERE, "..", "data"), "data/ (the embedded corpus)"
+    make_corpus(data, size, args.seed)
+    return data, f"a generated world of {size.people} people ({size.train} train, {size.dev} dev)"
+
+
 def stored(params, variant, data, run_args):
     """What pretraining stored (src/memorised.py): the share (percent) of train and dev birthplaces
     the params reproduce from the biographies, and the dev rows among them."""
@@ -125,7 +152,9 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--size", choices=sorted(SIZES), default=None,
                    help="full: the course's settings (default on CUDA); cpu: the small version (default elsewhere)")
-    p.add_argument("--data-dir", default=None, help="use (a subset of) this corpus instead of a generated world")
+    p.add_argument("--data-dir", default=None,
+                   help="use this corpus instead of the embedded one: a subset with --people (or below full size), "
+                        "all of it at full size")
     p.add_argument("--people", type=int, default=None, help="with --data-dir: train+dev people to keep")
     p.add_argument("--train", type=int, default=None, help="with --data-dir: how many of them are train people")
     p.add_argument("--out", default=os.path.join(HERE, "..", "runs", "demo"), help="work folder (params, predictions, logs)")
@@ -136,19 +165,8 @@ def main(argv=None):
     size_name = args.size or ("full" if get_device() == "cuda" else "cpu")
     size = SIZES[size_name]
     out = os.path.abspath(args.out)
-    data = os.path.join(out, "data")
     t0 = time.time()
-    if args.data_dir:
-        people = args.people or size.people
-        train = args.train or round(people * size.train / size.people)
-        subset_corpus(args.data_dir, data, people, train, people - train)
-        source = f"{args.data_dir} (first {train} train + {people - train} dev people)"
-    elif size_name == "full" and os.path.exists(os.path.join(HERE, "..", "data", "wiki.txt")):
-        data = os.path.join(HERE, "..", "data")
-        source = "data/ (the embedded corpus)"
-    else:
-        make_corpus(data, size, args.seed)
-        source = f"a generated world of {size.people} people ({size.train} train, {size.dev} dev)"
+    data, source = pick_corpus(args, size_name, out)
     print(f"demo ({size_name}) on {source}, device {get_device()}", flush=True)
     wiki = ["--pretrain_corpus_path", os.path.join(data, "wiki.txt")]
     train_tsv = ["--finetune_corpus_path", os.path.join(data, "birth_places_train.tsv")]

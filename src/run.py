@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from submission import helper  # noqa: E402
 from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text  # noqa: E402
 from submission.model import GPTConfig  # noqa: E402
+from submission.trainer import COMPILE_MODES  # noqa: E402
 from submission.utils import (ParamsError, atomic_write_text, evaluate_places, get_device, load_params,  # noqa: E402
                               predict_places, sample, set_seed)
 
@@ -51,6 +52,8 @@ def build_parser():
                    help="per-step loss/lr log (JSON lines); default: <writing_params_path>.log.jsonl")
     g.add_argument("--compile", action="store_true",
                    help="torch.compile the model for training (pays off on a GPU; params are saved without its prefix)")
+    g.add_argument("--compile_mode", choices=COMPILE_MODES, default=None,
+                   help="torch.compile's mode (implies --compile); reduce-overhead replays CUDA graphs")
     g.add_argument("--reference_eval", action="store_true",
                    help="decode one question at a time with sample(), as the course does (slow)")
     return p
@@ -96,8 +99,8 @@ def apply_overrides(tconf, args):
         if getattr(args, name) is not None:
             setattr(tconf, name, getattr(args, name))
     tconf.log_path = args.log_path or (args.writing_params_path + ".log.jsonl")
-    if args.compile:
-        tconf.compile = True
+    if args.compile or args.compile_mode:
+        tconf.compile = args.compile_mode or True
     return tconf
 
 

@@ -47,3 +47,23 @@ def test_retrieved_counts_right_answers_among_the_memorised_dev_rows(tmp_path):
     assert demo.retrieved(str(preds), str(tmp_path / "d"), [0, 1, 3]) == 1  # Oslo yes, Rome no, Kiev missing
     assert demo.retrieved(str(preds), str(tmp_path / "d"), [0, 2]) == 2
     assert demo.retrieved(str(preds), str(tmp_path / "d"), []) == 0
+
+
+def test_pick_corpus_takes_a_whole_corpus_at_full_size_and_a_subset_otherwise(tmp_path):
+    from argparse import Namespace
+    people = [("Ann Bo", "Oslo"), ("Cy Du", "Rome"), ("Ed Fa", "Lima"), ("Gu Ha", "Kiev")]
+    write(tmp_path / "src", [f"{n}. Where was {n} born? {p}." for n, p in people], people[:2], people[2:])
+    src = str(tmp_path / "src")
+    whole = Namespace(data_dir=src, people=None, train=None, seed=0)
+    assert demo.pick_corpus(whole, "full", str(tmp_path / "o1")) == (src, f"{src} (all of it)")
+    assert not (tmp_path / "o1").exists()  # nothing copied
+    part = Namespace(data_dir=src, people=3, train=2, seed=0)
+    data, source = demo.pick_corpus(part, "full", str(tmp_path / "o2"))
+    assert data == str(tmp_path / "o2" / "data") and "first 2 train + 1 dev" in source
+    assert len((tmp_path / "o2" / "data" / "birth_dev.tsv").read_text(encoding="utf-8").splitlines()) == 1
+    embedded = Namespace(data_dir=None, people=None, train=None, seed=0)
+    data, source = demo.pick_corpus(embedded, "full", str(tmp_path / "o3"))
+    assert source.startswith("data/") and data.endswith("data")
+    (tmp_path / "src" / "birth_dev.tsv").unlink()
+    with pytest.raises(SystemExit, match="birth_dev.tsv not found"):
+        demo.pick_corpus(whole, "full", str(tmp_path / "o4"))

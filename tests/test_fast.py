@@ -323,3 +323,20 @@ def test_bench_prints_its_summary(tmp_path, capsys):
         assert float(summary[key]) > 0
     assert summary["eval_identical"] == "3/3" and summary["eval answers identical"] == "met"
     assert summary["eval_questions"] == "12"
+
+
+def test_attention_route_keeps_fused_dropout_off_the_gpu():
+    """SDPA's in-kernel attention dropout stalled bf16 pretraining on an H100 (attention.attention_route):
+    training with attention dropout goes through the masked softmax everywhere but on the CPU."""
+    from submission.attention import CausalSelfAttention, attention_route
+    attn = CausalSelfAttention(GPTConfig(10, 8, n_layer=1, n_head=2, n_embd=8))
+    cpu, gpu_like = torch.zeros(1, 4, 8), torch.zeros(1, 4, 8, device="meta")
+    attn.train()
+    assert attention_route(attn, cpu) == "explicit" and attention_route(attn, gpu_like) == "reference"
+    attn.eval()
+    assert attention_route(attn, cpu) == "sdpa" and attention_route(attn, gpu_like) == "sdpa"
+    attn.train()
+    attn.attn_drop.p = 0.0  # no attention dropout: the fused kernel trained normally
+    assert attention_route(attn, gpu_like) == "sdpa"
+    attn.fast = False
+    assert attention_route(attn, cpu) == "reference"

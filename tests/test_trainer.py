@@ -49,7 +49,7 @@ def tiny_run(tmp_path, **kw):
     conf.update(kw)
     trainer = Trainer(model, data, None, TrainerConfig(**conf))
     trainer.train()
-    return trainer, [json.loads(line) for line in open(tmp_path / "log.jsonl")]
+    return trainer, [json.loads(line) for line in open(conf["log_path"])]
 
 
 def test_token_counter_and_logged_schedule(tmp_path):
@@ -62,6 +62,13 @@ def test_token_counter_and_logged_schedule(tmp_path):
         assert row["lr"] == pytest.approx(1e-2 * lr_multiplier(row["tokens"], c))
         assert math.isfinite(row["loss"])
     assert log[-1]["loss"] < log[0]["loss"]
+
+
+def test_log_and_checkpoint_folders_are_made_as_needed(tmp_path):
+    ckpt = tmp_path / "new" / "ckpt.params"
+    _, log = tiny_run(tmp_path, max_epochs=1, log_path=str(tmp_path / "new" / "deeper" / "log.jsonl"),
+                      ckpt_path=str(ckpt))
+    assert len(log) == 3 and ckpt.is_file()
 
 
 def test_parameter_groups_follow_the_course():
@@ -86,3 +93,14 @@ def test_checkpoint_keeps_best_test_loss(tmp_path):
     state = torch.load(ckpt, weights_only=True)
     assert set(state) == set(model.state_dict())
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_compile_setting_reads_modes_backends_and_the_environment(monkeypatch):
+    from submission.trainer import compile_setting
+    monkeypatch.delenv("GPT_COMPILE", raising=False)
+    assert compile_setting(TrainerConfig()) is None
+    assert compile_setting(TrainerConfig(compile=True)) == {}
+    assert compile_setting(TrainerConfig(compile="reduce-overhead")) == {"mode": "reduce-overhead"}
+    assert compile_setting(TrainerConfig(compile="eager")) == {"backend": "eager"}
+    monkeypatch.setenv("GPT_COMPILE", "max-autotune")
+    assert compile_setting(TrainerConfig()) == {"mode": "max-autotune"}

@@ -61,6 +61,23 @@ def _use_explicit_train_path(module, x):
     return module.training and module.attn_drop.p > 0 and x.device.type == "cpu"
 
 
+def attention_route(module, x):
+    """Which of CausalSelfAttention's paths runs: "explicit" (CPU training with attention dropout),
+    "sdpa" (fused scaled_dot_product_attention) or "reference" (the course's masked softmax).
+
+    Training with attention dropout off the CPU takes the reference path: SDPA's fused kernels with
+    dropout_p > 0 under bf16 autocast stalled pretraining on an H100 (torch 2.11+cu130, course
+    settings: the loss fell to 2.56 by step 500, then climbed back to 2.90 and stayed there, dev 0.0%;
+    the flash and the memory-efficient kernel alike), while the masked softmax in bf16, SDPA in fp32,
+    and the flash kernel without attention dropout all trained normally (about 1.8 after 1,610 steps).
+    """
+    if not module.fast:
+        return "reference"
+    if module.training and module.attn_drop.p > 0:
+        return "explicit" if x.device.type == "cpu" else "reference"
+    return "sdpa"
+
+
 def _causal_bias(module, T, like):
     """(T, T) additive mask: 0 where position t may attend, -inf above the diagonal (memoised,
     except under torch.compile, which folds it into the graph)."""
@@ -115,12 +132,13 @@ class CausalSelfAttention(nn.Module):
         k = self.key(x).view(B, T, self.n_head, hs).transpose(1, 2)    # (B, nh, T, hs)
         q = self.query(x).view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
         v = self.value(x).view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
-        if self.fast and _use_explicit_train_path(self, x):
+        route = attention_route(self, x)
+        if route == "explicit":
             # scores = scale * q k^T + causal bias in one baddbmm; then softmax, dropout, @ v
             att = torch.baddbmm(_causal_bias(self, T, q), q.reshape(B * self.n_head, T, hs),
                                 k.reshape(B * self.n_head, T, hs).transpose(1, 2), alpha=1.0 / math.sqrt(hs))
             y = _attend_dropout(att, v, self.attn_drop.p, B, self.n_head, T, hs)
-        elif self.fast:
+        elif route == "sdpa":
             p = self.attn_drop.p if self.training else 0.0
             y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)  # (B, nh, T, hs)
         else:

@@ -76,7 +76,7 @@ class TrainerConfig:
     trim_padding = True   # drop trailing columns whose targets are all ignore_index
     num_threads = None    # CPU threads; None: utils.configure_threads() decides
     amp = None            # bf16 autocast; None: on CUDA when the GPU supports bf16
-    compile = False       # torch.compile the model: True, or a backend name (env GPT_COMPILE=1 also turns it on)
+    compile = False       # torch.compile the model: True, a mode or a backend name (compile_setting; env GPT_COMPILE)
     fast = True           # False: the course's loop (no trim, per-tensor AdamW, no TF32/autocast/compile)
 
     def __init__(self, **kwargs):
@@ -120,6 +120,24 @@ def trim_padding(y, ignore_index, multiple=1):
         return y.size(1)
     n = int(cols[-1]) + 1
     return min(y.size(1), -(-n // multiple) * multiple)
+
+
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def compile_setting(config):
+    """torch.compile's keyword arguments for `config.compile` (or env GPT_COMPILE); None: no compiling.
+
+    True or "1": torch's defaults; a mode name (COMPILE_MODES; "reduce-overhead" replays CUDA graphs,
+    cutting the per-kernel launch cost that bounds this small model on a GPU): that mode; any other
+    string names a backend ("eager" in the tests).
+    """
+    value = config.compile or os.environ.get("GPT_COMPILE", "0")
+    if value in (False, None, "", "0"):
+        return None
+    if value in (True, "1"):
+        return {}
+    return {"mode": value} if value in COMPILE_MODES else {"backend": value}
 
 
 def distributed_env():
@@ -201,7 +219,11 @@ class Trainer:
         loaders = {"train": self._loader(self.train_dataset, config)}
         if self.test_dataset is not None:
             loaders["test"] = self._loader(self.test_dataset, config)
-        log = open(config.log_path, "w", encoding="utf-8") if (config.log_path and self.is_main) else None
+        log = None
+        if config.log_path and self.is_main:
+            # the params are written atomically into a folder made as needed; the log goes beside them
+            os.makedirs(os.path.dirname(os.path.abspath(config.log_path)), exist_ok=True)
+            log = open(config.log_path, "w", encoding="utf-8")
         start = time.time()
         step = 0
         pending = []  # logged rows whose loss is still a device tensor
@@ -302,10 +324,9 @@ class TrainingRun:
             # buffers are the constant causal masks: no need to broadcast them every forward
             model = DistributedDataParallel(raw_model, device_ids=[trainer.local_rank] if self.cuda else None,
                                             broadcast_buffers=False)
-        backend = config.compile or os.environ.get("GPT_COMPILE", "0")
-        self.compiled = self.fast and backend not in (False, None, "", "0")
-        if self.compiled:  # True / "1": torch's default backend; a string names another ("eager" in tests)
-            model = torch.compile(model) if backend in (True, "1") else torch.compile(model, backend=backend)
+        self.compiled = self.fast and compile_setting(config) is not None
+        if self.compiled:
+            model = torch.compile(model, **compile_setting(config))
         self.model = model
         self.multiple = 8 if (self.cuda or self.compiled) else 1  # trimmed widths, for kernels and recompiles
         amp = config.amp if config.amp is not None else (self.cuda and torch.cuda.is_bf16_supported())
