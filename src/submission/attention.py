@@ -12,12 +12,13 @@ b2, mask), so params files map one to one.
 Each class has two mathematically identical paths: the explicit masked softmax (the reference,
 what the handout writes) and a fast path (the default). Set `module.fast = False` (or
 GPTConfig(fast_attention=False)) to run the reference path. The fast path is:
-- vanilla: torch's fused scaled_dot_product_attention (SDPA) wherever it has a fused kernel: on
-  CUDA/MPS always, on CPU without attention dropout (eval, prompts, dropout 0). On CPU in training
-  with dropout SDPA falls back to an unfused path of its own, no faster than the reference; there
-  the fast path is explicit with fewer passes: scale and causal mask fused into the score product
-  (baddbmm with an additive -inf bias), cheaper dropout masks, the 1/(1-p) scale on the (T, hs)
-  output instead of the (T, T) weights.
+- vanilla (`attention_route`): torch's fused scaled_dot_product_attention (SDPA) without attention
+  dropout (eval, prompts, dropout 0), on every device. Training with attention dropout: on CPU SDPA
+  falls back to an unfused path of its own, no faster than the reference, so the fast path is
+  explicit with fewer passes: scale and causal mask fused into the score product (baddbmm with an
+  additive -inf bias), cheaper dropout masks, the 1/(1-p) scale on the (T, hs) output instead of
+  the (T, T) weights. On a GPU it is the reference path: SDPA's fused dropout kernels stalled bf16
+  pretraining (measured on an H100; see attention_route).
 - synthesizer, on every device: all heads' scores in one (B*nh*T, hs) x (hs, T) matrix product
   plus one additive (T, T) bias holding b2 and the causal mask, then softmax, dropout and one
   batched product with the values. (SDPA with w2^T as the keys needs them expanded per row and
