@@ -28,7 +28,7 @@ sys.path.insert(0, HERE)
 
 import run as driver  # noqa: E402
 from submission.dataset import parse_tsv, read_text  # noqa: E402
-from submission.utils import atomic_write_text, get_device  # noqa: E402
+from submission.utils import atomic_write_text, get_device, run_cli  # noqa: E402
 
 
 @dataclass
@@ -223,4 +223,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

@@ -25,8 +25,8 @@ if HERE not in sys.path:
 
 import torch  # noqa: E402
 
-from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text  # noqa: E402
-from submission.utils import ParamsError, get_device, load_params, sample_cached  # noqa: E402
+from submission.dataset import CharCorruptionDataset, parse_tsv, read_text  # noqa: E402
+from submission.utils import get_device, load_params, run_cli, sample_cached  # noqa: E402
 
 
 def probes(wiki_lines, rows, block_size):
@@ -130,8 +130,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (DataError, ParamsError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+    run_cli(main)

@@ -19,8 +19,8 @@ from submission import helper  # noqa: E402
 from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text  # noqa: E402
 from submission.model import GPTConfig  # noqa: E402
 from submission.trainer import COMPILE_MODES  # noqa: E402
-from submission.utils import (ParamsError, atomic_write_text, evaluate_places, get_device, load_params,  # noqa: E402
-                              predict_places, sample, set_seed)
+from submission.utils import (atomic_write_text, evaluate_places, get_device, load_params,  # noqa: E402
+                              predict_places, run_cli, sample, set_seed)
 
 MASK_CHAR = u"\u2047"
 TRAINER_OVERRIDES = ("max_epochs", "batch_size", "learning_rate", "num_workers")
@@ -167,11 +167,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (DataError, ParamsError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        print("interrupted: no params or predictions file was half-written", file=sys.stderr)
-        sys.exit(130)
+    run_cli(main)

@@ -444,6 +444,21 @@ class ParamsError(ValueError):
     """A params file that cannot be loaded into the model at hand; the message says why and what to do."""
 
 
+def run_cli(main):
+    """Run a command-line `main()`: a bad input file (DataError, ParamsError) ends in its one-line message
+    and exit status 2, Ctrl-C in exit status 130 (output files are written atomically, so none is half-written)."""
+    import sys
+    from .dataset import DataError
+    try:
+        return main()
+    except (DataError, ParamsError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        print("interrupted: no params or predictions file was half-written", file=sys.stderr)
+        sys.exit(130)
+
+
 def clean_state_dict(state_dict):
     """Drop the prefixes DataParallel/DDP (`module.`) and torch.compile (`_orig_mod.`) add to keys."""
     out = {}
