@@ -46,7 +46,7 @@ from torch.utils.data import default_collate  # noqa: E402
 
 from submission.dataset import CharCorruptionDataset, parse_tsv, read_text  # noqa: E402
 from submission.model import GPT, GPTConfig  # noqa: E402
-from submission.trainer import Trainer, TrainerConfig, trim_padding  # noqa: E402
+from submission.trainer import Trainer, TrainerConfig, loader_workers, trim_padding  # noqa: E402
 from submission.utils import (MASK_CHAR, CpuThreads, get_device, load_params, predict_places,  # noqa: E402
                               predict_places_recompute, sample)
 
@@ -292,7 +292,7 @@ def main(argv=None):
     print(f"\nMFU (fast vanilla step): {flops / seconds / 1e9:,.1f} GFLOP/s of {peak / 1e9:,.0f} "
           f"= {summary['mfu']:.1%}")
 
-    # CPU: threads, data loading
+    # CPU: threads
     if device == "cpu":
         cores = CpuThreads().cores
         if cores > 1:
@@ -308,11 +308,16 @@ def main(argv=None):
             why = "--threads" if args.threads else "utils.CpuThreads: the cores other processes leave free"
             print(f"\nthreads (fast vanilla step): 1 -> {per[1] * 1e3:.0f} ms, {cores} -> {per[cores] * 1e3:.0f} ms; "
                   f"this run used {threads} ({why})")
-        random.seed(1)
-        load = min(clock(lambda: default_collate([pre[i] for i in range(batch)]), "cpu")[0] for _ in range(3))
-        summary["data_ms_per_batch"] = round(load * 1e3, 1)
-        print(f"data: {load * 1e3:.1f} ms to make a batch of {batch} span-corruption examples in Python = "
-              f"{load / fast_vanilla[1]:.1%} of a fast step: a DataLoader worker could hide at most that")
+
+    # data: what a DataLoader worker spends on a batch (on a GPU, the workers must keep up with the step)
+    random.seed(1)
+    load = min(clock(lambda: default_collate([pre[i] for i in range(batch)]), "cpu")[0] for _ in range(3))
+    summary["data_ms_per_batch"] = round(load * 1e3, 1)
+    workers = loader_workers(4, device)  # the course's num_workers=4, as trainer.py sizes it
+    print(f"\ndata: {load * 1e3:.1f} ms to make a batch of {batch} span-corruption examples in Python = "
+          f"{load / fast_vanilla[1]:.1%} of a fast step"
+          + (f"; {workers} DataLoader worker(s) make one every {load / workers * 1e3:.1f} ms" if workers else
+             " (made in the training process: no workers on a CPU)"))
 
     # evaluation
     torch.manual_seed(0)

