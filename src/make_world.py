@@ -52,7 +52,7 @@ FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inpu
 
 @dataclass
 class World:
-    wiki: list            # one line per person, "Name. biography" (no newline)
+    wiki: list            # "Name. biography" lines (no newline): one per person, then any further tellings
     train: list           # (name, place), aligned with wiki[0:len(train)]
     dev: list             # (name, place), aligned with the next lines
     test: list            # (name, place), the last lines
@@ -158,16 +158,22 @@ def _place_drawer(rng, person, tables, region_of):
 
 
 def build_world(people=DEFAULT_PEOPLE, train=DEFAULT_TRAIN, dev=DEFAULT_DEV, seed=DEFAULT_SEED,
-                max_sentences=None, places=None):
+                max_sentences=None, places=None, tellings=1):
     """Build a world of `people` people: the first `train` are the train split, the next `dev`
     the dev split, the rest the test split. `max_sentences` caps the sentences of a biography
     (shorter lines); `places` is the number of distinct birthplaces (by default DEFAULT_PLACES
     for DEFAULT_PEOPLE people and proportionally fewer or more for other sizes; in any case at
-    most the length of the place list, and at most the number of people)."""
+    most the length of the place list, and at most the number of people). `tellings` > 1 writes
+    every life that many times, each telling drawn afresh (other sentences, other side facts, the same
+    birthplace): the first telling of person i is wiki line i as always, the further tellings follow
+    all of them (a small model stores a fact it can retrieve from a question only when it has read it
+    in several wordings; see src/demo.py)."""
     if people < 1 or train < 0 or dev < 0 or train + dev > people:
         raise ValueError("need people >= 1 and 0 <= train, dev with train + dev <= people")
     if max_sentences is not None and max_sentences < 1:
         raise ValueError("max_sentences must be at least 1")
+    if tellings < 1:
+        raise ValueError("tellings must be at least 1")
     sizes = [train, dev, people - train - dev]
     ranked = ranked_places()
     if places is None:  # as many people per place as the default world has
@@ -215,7 +221,6 @@ def build_world(people=DEFAULT_PEOPLE, train=DEFAULT_TRAIN, dev=DEFAULT_DEV, see
                    and (kind == "any" or (kind == "country") == p.is_country)]
             if sel:
                 tables[(region, kind)] = _Table([s[0] for s in sel], [s[1] for s in sel])
-    rng_bio = random.Random(f"{seed}:bios")
     countries = {p.name for p in used if p.is_country}
     region_of = {p.name: p.region for p in used}
 
@@ -225,12 +230,12 @@ def build_world(people=DEFAULT_PEOPLE, train=DEFAULT_TRAIN, dev=DEFAULT_DEV, see
     ks = list(SENTENCE_WEIGHTS)
     kw = [SENTENCE_WEIGHTS[k] for k in ks]
 
-    def side_name(female):
-        n = maker.draw(rng_bio.choice(list(region_weights)), female)
-        return n.full
+    def biography(rng_bio, i, person):
+        """One telling of person i's life, drawn from rng_bio."""
+        def side_name(female):
+            n = maker.draw(rng_bio.choice(list(region_weights)), female)
+            return n.full
 
-    wiki = []
-    for i, person in enumerate(persons):
         for attempt in range(50):
             k = rng_bio.choices(ks, weights=kw)[0]
             if max_sentences is not None:
@@ -250,10 +255,15 @@ def build_world(people=DEFAULT_PEOPLE, train=DEFAULT_TRAIN, dev=DEFAULT_DEV, see
             line = _line(person, sentences)
             states = person.birthplace in line
             if states == answerable[i] and "\t" not in line and "\n" not in line:
-                break
-        else:
-            raise RuntimeError(f"could not write a consistent biography for {person.name.full}")
-        wiki.append(line)
+                return line
+        raise RuntimeError(f"could not write a consistent biography for {person.name.full}")
+
+    # the first telling of everyone, one line each in split order; then each further telling of
+    # everyone, in the same order, from its own stream (so tellings=1 writes the same bytes as before)
+    wiki = []
+    for telling in range(tellings):
+        rng_bio = random.Random(f"{seed}:bios" if telling == 0 else f"{seed}:bios:{telling}")
+        wiki += [biography(rng_bio, i, person) for i, person in enumerate(persons)]
 
     rows = [(p.name.full, p.birthplace) for p in persons]
     world = World(wiki=wiki, train=rows[:train], dev=rows[train:train + dev],
@@ -522,15 +532,18 @@ def main(argv=None):
     ap.add_argument("--places", type=int, default=None,
                     help=f"number of distinct birthplaces (default {DEFAULT_PLACES} for "
                          f"{DEFAULT_PEOPLE} people, proportionally fewer for smaller worlds)")
+    ap.add_argument("--tellings", type=int, default=1,
+                    help="biographies per person, each in other words (further tellings follow line N)")
     args = ap.parse_args(argv)
     if not args.out and not args.stats:
         ap.error("give --out DIR and/or --stats DIR [DIR ...]")
     if args.out:
         world = build_world(people=args.people, train=args.train, dev=args.dev, seed=args.seed,
-                            max_sentences=args.max_sentences, places=args.places)
+                            max_sentences=args.max_sentences, places=args.places, tellings=args.tellings)
         write_world(world, args.out)
-        print(f"wrote {len(world.wiki)} people ({len(world.train)} train, {len(world.dev)} dev, "
-              f"{len(world.test)} test) to {args.out}")
+        people = len(world.rows)
+        print(f"wrote {people} people ({len(world.train)} train, {len(world.dev)} dev, {len(world.test)} test"
+              + (f"; {len(world.wiki)} biographies" if len(world.wiki) > people else "") + f") to {args.out}")
     if args.stats:
         print(format_stats(args.stats))
     return 0

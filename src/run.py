@@ -75,6 +75,8 @@ def parse_args(argv=None):
         p.error("--function must be pretrain, finetune or evaluate")
     if args.variant not in ("vanilla", "synthesizer"):
         p.error("--variant must be vanilla or synthesizer")
+    if args.dropout is not None and not 0.0 <= args.dropout < 1.0:
+        p.error(f"--dropout must be at least 0 and below 1, got {args.dropout}")
     if not args.pretrain_corpus_path:
         p.error("--pretrain_corpus_path is required (it defines the vocabulary)")
     needs = {"pretrain": ["writing_params_path"],

@@ -116,3 +116,22 @@ def test_user_errors_are_one_line(world, tmp_path):
     p = sh(["vanilla_eval_dev_without_pretrain", "--n_embd", "32", "--n_head", "2", "--n_layer", "1"], world, out,
            check=False)
     assert p.returncode == 2 and "has shape" in p.stderr and "model size" in p.stderr
+
+
+@pytest.mark.parametrize("variant", ["vanilla", "synthesizer"])
+def test_dropout_flag_sets_every_dropout(variant):
+    """--dropout P sets the embedding, residual and attention dropout of either variant; without it
+    every dropout stays at the course's 0.1 (GPTConfig's defaults)."""
+    import torch
+
+    import run as driver
+    from submission.dataset import CharCorruptionDataset
+    pre = CharCorruptionDataset("Ada Quill was born in Lisbon.\nBo Li.", 16)
+    base = [f"--variant={variant}", "--function=pretrain", "--pretrain_corpus_path=w", "--writing_params_path=p",
+            "--n_layer", "2", "--n_head", "2", "--n_embd", "16"]
+    for extra, want in (([], 0.1), (["--dropout", "0"], 0.0), (["--dropout", "0.25"], 0.25)):
+        model = driver.build_model(driver.parse_args(base + extra), pre)
+        rates = [m.p for m in model.modules() if isinstance(m, torch.nn.Dropout)]
+        assert len(rates) == 1 + 2 * 3 and set(rates) == {want}  # drop, then attn_drop, resid_drop, mlp's per block
+    with pytest.raises(SystemExit):
+        driver.parse_args(base + ["--dropout", "1"])

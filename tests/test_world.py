@@ -295,6 +295,22 @@ def test_max_sentences_makes_shorter_lines():
     assert sum(map(len, short.wiki)) < 0.75 * sum(map(len, full.wiki))
 
 
+def test_tellings_retell_every_life_after_the_first_lines():
+    """tellings=3: lines 0..N-1 are the one-telling world's, byte for byte; then two more tellings of
+    every person in split order, each in other words but with the same name and birthplace (stated
+    exactly when the first telling states it)."""
+    one = mw.build_world(people=60, train=40, dev=20, max_sentences=1)
+    three = mw.build_world(people=60, train=40, dev=20, max_sentences=1, tellings=3)
+    n = len(one.rows)
+    assert three.rows == one.rows and three.wiki[:n] == one.wiki and len(three.wiki) == 3 * n
+    for i, (name, place) in enumerate(three.rows):
+        told = [three.wiki[i + k * n] for k in range(3)]
+        assert all(line.startswith(name + ". ") for line in told)
+        assert all((place in line) == three.answerable[i] for line in told)
+    assert sum(three.wiki[i] != three.wiki[i + n] != three.wiki[i + 2 * n] for i in range(n)) > 0.9 * n
+    assert mw.build_world(people=60, train=40, dev=20, max_sentences=1, tellings=3).wiki == three.wiki
+
+
 def test_tiny_and_edge_worlds():
     one = mw.build_world(people=1, train=1, dev=0)
     assert len(one.wiki) == 1 and one.dev == [] and one.test == []
@@ -303,7 +319,7 @@ def test_tiny_and_edge_worlds():
     many = mw.build_world(people=400, train=300, dev=50, places=10_000)
     assert len({p for _, p in many.rows}) > 300
     for bad in (dict(people=0), dict(people=10, train=8, dev=5), dict(max_sentences=0),
-                dict(places=0)):
+                dict(places=0), dict(tellings=0)):
         with pytest.raises(ValueError):
             mw.build_world(**bad)
 
