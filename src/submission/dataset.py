@@ -45,8 +45,8 @@ def encode(text, table):
     """The ids of `text` as a (len(text),) Long tensor, equal to [stoi[c] for c in text].
 
     One pass in C (translate each character to chr(id), then read the UTF-32 code units back) in
-    place of a Python loop per character: a 128-character string takes 13 us against 43 us on this
-    project's 2-core CPU, which matters when DataLoader workers feed a GPU step of a few milliseconds.
+    place of a Python loop per character: on this project's 2-core CPU a 127-character string takes
+    11 us against 19 us, and a span-corruption example (two strings before) 36 us against 46 us.
     """
     if not isinstance(table, _IdTable) or not text:  # the plain loop
         return torch.tensor([table[c] for c in text], dtype=torch.long)
