@@ -74,9 +74,9 @@ def attention_route(module, x):
     """
     if not module.fast:
         return "reference"
-    if module.training and module.attn_drop.p > 0:
-        return "explicit" if x.device.type == "cpu" else "reference"
-    return "sdpa"
+    if _use_explicit_train_path(module, x):
+        return "explicit"
+    return "reference" if module.training and module.attn_drop.p > 0 else "sdpa"
 
 
 def _causal_bias(module, T, like):
@@ -139,9 +139,8 @@ class CausalSelfAttention(nn.Module):
             att = torch.baddbmm(_causal_bias(self, T, q), q.reshape(B * self.n_head, T, hs),
                                 k.reshape(B * self.n_head, T, hs).transpose(1, 2), alpha=1.0 / math.sqrt(hs))
             y = _attend_dropout(att, v, self.attn_drop.p, B, self.n_head, T, hs)
-        elif route == "sdpa":
-            p = self.attn_drop.p if self.training else 0.0
-            y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)  # (B, nh, T, hs)
+        elif route == "sdpa":  # never with attention dropout (attention_route)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hs)
         else:
             att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))  # (B, nh, T, T)
             att = att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))

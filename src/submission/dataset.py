@@ -96,16 +96,7 @@ def check_chars(text, stoi, path, lineno):
                             f"built from the pretraining corpus; remove it or pretrain on a corpus that has it")
 
 
-class _Encoder:
-    """Gives a dataset with a `stoi` vocabulary its `encode` table, built once per vocabulary."""
-
-    def _table(self):
-        if getattr(self, "_table_of", None) is not self.stoi:
-            self._ids, self._table_of = id_table(self.stoi), self.stoi
-        return self._ids
-
-
-class NameDataset(_Encoder, Dataset):
+class NameDataset(Dataset):
     """Finetuning examples: x = question MASK place MASK PAD..., y = PAD over the question, then the answer.
 
     `data` is the text of a TSV file; `path` only names the file in error messages.
@@ -116,6 +107,7 @@ class NameDataset(_Encoder, Dataset):
         self.PAD_CHAR = PAD_CHAR
         self.itos = pretraining_dataset.itos
         self.stoi = pretraining_dataset.stoi
+        self._ids = id_table(self.stoi)  # for encode
         self.block_size = pretraining_dataset.block_size
         self.rows = parse_tsv(data, path)
         for inp, oup, lineno in self.rows:
@@ -135,10 +127,10 @@ class NameDataset(_Encoder, Dataset):
         x = x + self.PAD_CHAR * (self.block_size - len(x))
         y = self.PAD_CHAR * (len(inp) - 1) + x[len(inp):]
         x = x[:-1]
-        return encode(x, self._table()), encode(y, self._table())
+        return encode(x, self._ids), encode(y, self._ids)
 
 
-class CharCorruptionDataset(_Encoder, Dataset):
+class CharCorruptionDataset(Dataset):
     """Span-corruption examples drawn afresh at every access, from the lines of `data`."""
 
     def __init__(self, data, block_size):
@@ -153,6 +145,7 @@ class CharCorruptionDataset(_Encoder, Dataset):
         chars.insert(0, PAD_CHAR)
         self.stoi = {ch: i for i, ch in enumerate(chars)}
         self.itos = {i: ch for i, ch in enumerate(chars)}
+        self._ids = id_table(self.stoi)  # for encode
         if block_size < 8:
             raise ValueError(f"block_size must be at least 8 for span corruption, got {block_size}")
         self.block_size = block_size
@@ -184,7 +177,7 @@ class CharCorruptionDataset(_Encoder, Dataset):
         masked_string = prefix + MASK_CHAR + suffix + MASK_CHAR + masked + MASK_CHAR
         masked_string = masked_string + PAD_CHAR * (self.block_size - len(masked_string))
         # 4. next-character prediction
-        ids = encode(masked_string, self._table())  # (block_size,)
+        ids = encode(masked_string, self._ids)  # (block_size,)
         x, y = torch.stack((ids[:-1], ids[1:])).unbind()  # (2, block_size - 1): rows that do not overlap
         return x, y
 
