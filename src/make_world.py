@@ -158,7 +158,7 @@ def _place_drawer(rng, person, tables, region_of):
 
 
 def build_world(people=DEFAULT_PEOPLE, train=DEFAULT_TRAIN, dev=DEFAULT_DEV, seed=DEFAULT_SEED,
-                max_sentences=None, places=None, tellings=1):
+                max_sentences=None, places=None, tellings=1, full_names=False, even_places=False):
     """Build a world of `people` people: the first `train` are the train split, the next `dev`
     the dev split, the rest the test split. `max_sentences` caps the sentences of a biography
     (shorter lines); `places` is the number of distinct birthplaces (by default DEFAULT_PLACES
@@ -167,7 +167,11 @@ def build_world(people=DEFAULT_PEOPLE, train=DEFAULT_TRAIN, dev=DEFAULT_DEV, see
     every life that many times, each telling drawn afresh (other sentences, other side facts, the same
     birthplace): the first telling of person i is wiki line i as always, the further tellings follow
     all of them (a small model stores a fact it can retrieve from a question only when it has read it
-    in several wordings; see src/demo.py)."""
+    in several wordings; see src/demo.py). `full_names` names the person in full wherever a
+    biography would use the surname alone (Allen-Zhu and Li 2023, "Physics of Language Models 3.1",
+    call this the fullname augmentation: the full name becomes the one key to the facts).
+    `even_places` makes every birthplace equally likely instead of the Zipf law (with few places
+    the Zipf head gives London 15% of people; evenly, about 1 in `places`, as the course's 5%)."""
     if people < 1 or train < 0 or dev < 0 or train + dev > people:
         raise ValueError("need people >= 1 and 0 <= train, dev with train + dev <= people")
     if max_sentences is not None and max_sentences < 1:
@@ -183,7 +187,7 @@ def build_world(people=DEFAULT_PEOPLE, train=DEFAULT_TRAIN, dev=DEFAULT_DEV, see
     if n_places < 1:
         raise ValueError("places must be at least 1")
     used = ranked[:min(n_places, len(ranked))]
-    weights = _zipf(len(used))
+    weights = [1.0] * len(used) if even_places else _zipf(len(used))
     by_name = {p.name: p for p in used}
 
     # 1. birthplaces, per split
@@ -243,7 +247,7 @@ def build_world(people=DEFAULT_PEOPLE, train=DEFAULT_TRAIN, dev=DEFAULT_DEV, see
             drawer = _place_drawer(rng_bio, person, tables, region_of)
             bio = Bio(rng_bio, person, drawer, is_country,
                       spouse_name=lambda: side_name(not person.name.female),
-                      other_name=lambda: side_name(rng_bio.random() < 0.5))
+                      other_name=lambda: side_name(rng_bio.random() < 0.5), full_names=full_names)
             sentences, birth_at = bio.write(k, answerable[i])
             while len(sentences) > 1 and len(_line(person, sentences)) > MAX_LINE:
                 drop = len(sentences) - 1 if birth_at != len(sentences) - 1 else len(sentences) - 2
@@ -268,7 +272,7 @@ def build_world(people=DEFAULT_PEOPLE, train=DEFAULT_TRAIN, dev=DEFAULT_DEV, see
     rows = [(p.name.full, p.birthplace) for p in persons]
     world = World(wiki=wiki, train=rows[:train], dev=rows[train:train + dev],
                   test=rows[train + dev:], answerable=answerable, seed=seed)
-    _cover_question_chars(world, persons)
+    _cover_question_chars(world, persons, full_names)
     return world
 
 
@@ -276,7 +280,7 @@ def _line(person, sentences):
     return f"{person.name.full}. {' '.join(sentences)}"
 
 
-def _cover_question_chars(world, persons):
+def _cover_question_chars(world, persons, full_names=False):
     """The model's vocabulary comes from wiki.txt alone, so every character of the questions and
     answers must occur there. Usually it already does; otherwise (tiny worlds) a sentence is
     appended to the first line it cannot mislead, deterministically."""
@@ -294,13 +298,14 @@ def _cover_question_chars(world, persons):
         extra.append(place)
     for text in extra:
         is_place = text != question
+        who = (lambda p: p.name.full) if full_names else (lambda p: p.name.family)
         for i, person in enumerate(persons):
             if conflicts(text, person.birthplace) or text in world.wiki[i]:
                 continue  # never state (or seem to state) someone's birthplace by accident
             if is_place:
-                world.wiki[i] += f" {person.name.family} later travelled to {text}."
+                world.wiki[i] += f" {who(person)} later travelled to {text}."
             else:
-                world.wiki[i] += f" {person.name.family} once asked a friend: \"{text}\""
+                world.wiki[i] += f" {who(person)} once asked a friend: \"{text}\""
             break
     left = need - set("".join(world.wiki))
     if left:
@@ -534,12 +539,17 @@ def main(argv=None):
                          f"{DEFAULT_PEOPLE} people, proportionally fewer for smaller worlds)")
     ap.add_argument("--tellings", type=int, default=1,
                     help="biographies per person, each in other words (further tellings follow line N)")
+    ap.add_argument("--full-names", action="store_true",
+                    help="name each person in full wherever a biography would use the surname alone")
+    ap.add_argument("--even-places", action="store_true",
+                    help="every birthplace equally likely (default: a Zipf law, London first)")
     args = ap.parse_args(argv)
     if not args.out and not args.stats:
         ap.error("give --out DIR and/or --stats DIR [DIR ...]")
     if args.out:
         world = build_world(people=args.people, train=args.train, dev=args.dev, seed=args.seed,
-                            max_sentences=args.max_sentences, places=args.places, tellings=args.tellings)
+                            max_sentences=args.max_sentences, places=args.places, tellings=args.tellings,
+                            full_names=args.full_names, even_places=args.even_places)
         write_world(world, args.out)
         people = len(world.rows)
         print(f"wrote {people} people ({len(world.train)} train, {len(world.dev)} dev, {len(world.test)} test"

@@ -311,6 +311,41 @@ def test_tellings_retell_every_life_after_the_first_lines():
     assert mw.build_world(people=60, train=40, dev=20, max_sentences=1, tellings=3).wiki == three.wiki
 
 
+def _surname_alone(world):
+    """Lines that name their person by the surname without the full name around it."""
+    n, count = len(world.rows), 0
+    for j, line in enumerate(world.wiki):
+        full = world.rows[j % n][0]
+        rest = line.split(". ", 1)[1].replace(full, "")
+        count += re.search(r"(?<![\w-])" + re.escape(full.split(" ")[-1]) + r"(?![\w-])", rest) is not None
+    return count
+
+
+def test_full_names_replace_every_surname_alone_and_nothing_else():
+    """full_names: the same people, birthplaces, answerable flags and sentence choices (the random
+    streams are untouched), but the person is named in full wherever the surname stood alone."""
+    plain = mw.build_world(people=60, train=40, dev=20, max_sentences=1, tellings=3)
+    full = mw.build_world(people=60, train=40, dev=20, max_sentences=1, tellings=3, full_names=True)
+    assert full.rows == plain.rows and full.answerable == plain.answerable
+    assert _surname_alone(plain) > 0.3 * len(plain.wiki)
+    assert _surname_alone(full) <= 0.02 * len(full.wiki)  # only where another person shares the surname
+    n = len(plain.rows)
+    for j, (a, b) in enumerate(zip(plain.wiki, full.wiki)):
+        name = plain.rows[j % n][0]
+        family = name.split(" ")[-1]
+        assert a.replace(name, family) == b.replace(name, family)  # the same line, names aside
+
+
+def test_even_places_give_every_birthplace_about_the_same_share():
+    zipf = mw.build_world(people=100, train=60, dev=40, max_sentences=1)
+    even = mw.build_world(people=100, train=60, dev=40, max_sentences=1, even_places=True)
+    for world, london in ((zipf, 6), (even, 2)):
+        assert sum(p == "London" for _, p in world.dev) == london
+    counts = Counter(p for _, p in even.rows)
+    assert len(counts) == 19 and max(counts.values()) <= 10  # multinomial spread around 100 / 19
+    assert Counter(p for _, p in zipf.rows)["London"] >= 15
+
+
 def test_tiny_and_edge_worlds():
     one = mw.build_world(people=1, train=1, dev=0)
     assert len(one.wiki) == 1 and one.dev == [] and one.test == []

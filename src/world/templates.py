@@ -382,9 +382,10 @@ class Fields(dict):
 class Bio:
     """Writes the biography of one person; `places` draws other places for this person."""
 
-    def __init__(self, rng, person, places, is_country, spouse_name, other_name):
+    def __init__(self, rng, person, places, is_country, spouse_name, other_name, full_names=False):
         self.rng = rng
         self.p = person
+        self.full_names = full_names  # name the person in full wherever the surname would stand
         self.places = places          # callable(kind) -> a new place name, or None
         self.is_country = is_country  # callable(name) -> bool
         self.mentioned = []           # (name, kind) of the other places drawn so far
@@ -454,12 +455,13 @@ class Bio:
         female = person.name.female
         if key == "N":
             return person.name.full
+        family = person.name.full if self.full_names else person.name.family
         if key == "S":
-            return person.name.family
+            return family
         if key == "Subj":
             if f.first:
-                return person.name.full if rng.random() < 0.7 else person.name.family
-            return person.name.family if rng.random() < 0.4 else ("she" if female else "he")
+                return person.name.full if rng.random() < 0.7 else family
+            return family if rng.random() < 0.4 else ("she" if female else "he")
         if key == "p":
             return "she" if female else "he"
         if key == "Pos":
