@@ -474,7 +474,7 @@ def _fmt(v, key=""):
 
 
 _ROWS = [
-    ("people (wiki lines)", "people"), ("train / dev / test rows", ("train", "dev", "test")),
+    ("biographies (wiki lines)", "people"), ("train / dev / test rows", ("train", "dev", "test")),
     ("distinct birthplaces (labelled rows)", "distinct_places"),
     ("  of which used once", "singleton_places"),
     ("distinct birthplaces train / dev / test",
