@@ -3,6 +3,8 @@ of a course-layout corpus, their wiki lines in order, and every question charact
 
 Run:  python -m pytest -q tests/test_demo.py
 """
+import re
+
 import pytest
 
 import demo
@@ -67,3 +69,22 @@ def test_pick_corpus_takes_a_whole_corpus_at_full_size_and_a_subset_otherwise(tm
     (tmp_path / "src" / "birth_dev.tsv").unlink()
     with pytest.raises(SystemExit, match="birth_dev.tsv not found"):
         demo.pick_corpus(whole, "full", str(tmp_path / "o4"))
+
+
+def test_cpu_demo_world_keeps_every_dev_answer_among_the_finetuning_answers():
+    """The CPU demo's world (README, Results): the finetuned model answers almost only with places it
+    saw as finetuning answers, so every dev birthplace must be one of them; always-London gets the
+    course's 5%; the person is named in full in every line; each life is told three times."""
+    import make_world
+    size = demo.SIZES["cpu"]
+    world = make_world.build_world(people=size.people, train=size.train, dev=size.dev, seed=0, **size.world_args)
+    train_places = {p for _, p in world.train}
+    assert all(p in train_places for _, p in world.dev)
+    assert sum(p == "London" for _, p in world.dev) / len(world.dev) == 0.05
+    assert len(world.wiki) == 3 * size.people
+    alone = 0
+    for j, line in enumerate(world.wiki):
+        full = world.rows[j % size.people][0]
+        rest = line.split(". ", 1)[1].replace(full, "")
+        alone += re.search(r"(?<![\w-])" + re.escape(full.split(" ")[-1]) + r"(?![\w-])", rest) is not None
+    assert alone <= 0.02 * len(world.wiki)  # a surname alone only where another person shares it
