@@ -5,7 +5,8 @@ and a table of dev accuracies.
 On CUDA it runs the course's full configuration on the corpus in data/. On a CPU the full task
 shows nothing within minutes, so by default it runs the small version: a smaller world made by
 src/make_world.py (100 people, each life told three times, names in full, birthplaces equally
-likely) and a smaller model, sized to finish in about 6 minutes on 2 cores. Every step goes through src/run.py, the same code path as run.sh's modes.
+likely) and a smaller model, sized to finish in about 4 minutes on 2 cores. Every step goes through
+src/run.py, the same code path as run.sh's modes.
 
     python src/demo.py                      # CPU: the small version; CUDA: the course's settings
     python src/demo.py --size full          # the course's settings anywhere (hours on a CPU)

@@ -296,9 +296,9 @@ def _cover_question_chars(world, persons, full_names=False):
     for ch in sorted(missing - set(question)):
         place = next(p for _, p in world.rows if ch in p)
         extra.append(place)
+    who = (lambda p: p.name.full) if full_names else (lambda p: p.name.family)
     for text in extra:
         is_place = text != question
-        who = (lambda p: p.name.full) if full_names else (lambda p: p.name.family)
         for i, person in enumerate(persons):
             if conflicts(text, person.birthplace) or text in world.wiki[i]:
                 continue  # never state (or seem to state) someone's birthplace by accident
