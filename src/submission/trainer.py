@@ -324,9 +324,10 @@ class TrainingRun:
             # buffers are the constant causal masks: no need to broadcast them every forward
             model = DistributedDataParallel(raw_model, device_ids=[trainer.local_rank] if self.cuda else None,
                                             broadcast_buffers=False)
-        self.compiled = self.fast and compile_setting(config) is not None
+        compile_kwargs = compile_setting(config) if self.fast else None
+        self.compiled = compile_kwargs is not None
         if self.compiled:
-            model = torch.compile(model, **compile_setting(config))
+            model = torch.compile(model, **compile_kwargs)
         self.model = model
         self.multiple = 8 if (self.cuda or self.compiled) else 1  # trimmed widths, for kernels and recompiles
         amp = config.amp if config.amp is not None else (self.cuda and torch.cuda.is_bf16_supported())

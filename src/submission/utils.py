@@ -14,12 +14,15 @@ os.replace) so an interrupted run never leaves a half-written params or predicti
 """
 import os
 import random
+import sys
 import tempfile
 import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+from .dataset import DataError
 
 MASK_CHAR = u"\u2047"
 
@@ -447,8 +450,6 @@ class ParamsError(ValueError):
 def run_cli(main):
     """Run a command-line `main()`: a bad input file (DataError, ParamsError) ends in its one-line message
     and exit status 2, Ctrl-C in exit status 130 (output files are written atomically, so none is half-written)."""
-    import sys
-    from .dataset import DataError
     try:
         return main()
     except (DataError, ParamsError) as e:
