@@ -7,8 +7,8 @@
 # No network is used. latexmk runs pdflatex as often as needed; its auxiliary files are removed
 # after a successful build (a failed build keeps submission.log for reading).
 
-# the project's .venv (made by ./run.sh) when there is one, else python3
-PYTHON ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
+# the first of the project's .venv (made by ./run.sh) and python3 that has numpy and matplotlib
+PYTHON ?= $(firstword $(foreach p,$(wildcard .venv/bin/python) python3,$(if $(shell $(p) -c "import numpy, matplotlib" 2>/dev/null && echo ok),$(p))) python3)
 LATEXMK ?= latexmk
 LATEXMK_FLAGS = -pdf -interaction=nonstopmode -halt-on-error -file-line-error
 
@@ -22,6 +22,8 @@ all: submission.pdf
 figures: $(FIGURES_DONE)
 
 $(FIGURES_DONE): written/figures.py written/checks.py
+	@$(PYTHON) -c "import numpy, matplotlib" 2>/dev/null || { echo "make: $(PYTHON) lacks numpy or matplotlib;" \
+	  "install them (pip install numpy matplotlib), or run ./run.sh test once: it adds them to .venv" >&2; exit 2; }
 	$(PYTHON) written/figures.py
 
 submission.pdf: submission.tex written/results.tex docs/attention.png $(FIGURES_DONE)

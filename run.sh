@@ -35,7 +35,10 @@ usage() {
 # needs FILE MODE: stop with the mode that makes FILE when it is missing
 needs() {
   if [ ! -f "$1" ]; then
-    echo "run.sh: $1 not found; make it first with: ./run.sh $2" >&2
+    local env=""  # the same DATA_DIR and OUT_DIR as this call, so the hint runs as shown
+    if [ -n "${DATA_DIR:-}" ]; then env+="DATA_DIR=$(printf '%q' "$DATA_DIR") "; fi
+    if [ -n "${OUT_DIR:-}" ]; then env+="OUT_DIR=$(printf '%q' "$OUT_DIR") "; fi
+    echo "run.sh: $1 not found; make it first with: ${env}./run.sh $2" >&2
     exit 2
   fi
 }

@@ -206,34 +206,13 @@ def load_model(params, variant, corpus_path, n_layer, n_head, n_embd, block_size
     """(model in eval mode on the CPU, vocabulary dataset) for a params file of the given size."""
     from submission.dataset import CharCorruptionDataset, read_text
     from submission.model import GPT, GPTConfig
-    from submission.utils import ParamsError, load_params
+    from submission.utils import load_params
     vocab = CharCorruptionDataset(read_text(corpus_path, "pretraining corpus"), block_size)
     mconf = GPTConfig(vocab.vocab_size, block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd,
                       synthesizer=variant == "synthesizer")
     model = GPT(mconf)
-    try:
-        load_params(model, params)
-    except ParamsError as e:
-        hint = _size_hint(params)
-        raise ParamsError(f"{e}{hint}") from None
+    load_params(model, params)
     return model.eval(), vocab
-
-
-def _size_hint(params):
-    """' (the file looks like --n_layer 2 ...)' read from a params file's shapes, or ''."""
-    try:
-        import torch
-        state = torch.load(params, map_location="cpu", weights_only=True)
-        layers = len({k.split(".")[1] for k in state if k.startswith("blocks.")})
-        n_embd = state["tok_emb.weight"].shape[1]
-        block = state["pos_emb"].shape[1]
-        flags = f"--n_layer {layers} --n_embd {n_embd} --block_size {block}"
-        w2 = [v for k, v in state.items() if k.endswith("attn.w2")]
-        if w2:
-            flags += f" --n_head {n_embd // w2[0].shape[0]}"
-        return f" (the file looks like {flags})"
-    except Exception:
-        return ""
 
 
 def encode_prompt(question, vocab):

@@ -112,14 +112,25 @@ def apply_overrides(tconf, args):
 
 
 def read_questions(path, stoi, block_size):
-    """Questions of an evaluation TSV, checked against the vocabulary and the block size."""
-    rows = parse_tsv(read_text(path, "evaluation corpus"), path, require_label=False)
-    for q, _, lineno in rows:
+    """The questions of an evaluation TSV as the course's evaluation reads them, checked against the
+    vocabulary and the block size.
+
+    The course takes each raw line up to its first tab: a dev line (`question<TAB>place`) gives the
+    question alone, but a line without a tab (birth_test_inputs.tsv) keeps its newline, so the model
+    reads "question\n" and then MASK. Kept, so test predictions are the course's for the same params.
+    """
+    text = read_text(path, "evaluation corpus")
+    n_lines = text.count("\n") + 1
+    questions = []
+    for q, place, lineno in parse_tsv(text, path, require_label=False):
+        if place is None and lineno < n_lines:  # a line without a tab, followed by a newline
+            q += "\n"
         check_chars(q, stoi, path, lineno)
         if len(q) + 1 >= block_size:
             raise DataError(f"{path}:{lineno}: the question has {len(q)} characters; with its MASK it leaves no "
                             f"room to answer in a block of {block_size}; shorten it or raise block_size")
-    return [q for q, _, _ in rows]
+        questions.append(q)
+    return questions
 
 
 def evaluate(args, model, pretrain_dataset, device):
@@ -143,7 +154,7 @@ def evaluate(args, model, pretrain_dataset, device):
     if total > 0:
         print("Correct: {} out of {}: {}%".format(correct, total, correct / total * 100))
     else:
-        print(f"Predictions written to {args.outputs_path}")
+        print(f"Predictions written to {args.outputs_path}; no targets provided")
     return total, correct
 
 

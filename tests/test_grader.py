@@ -102,6 +102,10 @@ def test_points_and_ids_match_the_course():
     with open(os.path.join(ROOT, "src", "points.json"), encoding="utf-8") as f:
         doc = json.load(f)
     assert set(doc["points"]) == set(g.ids())
+    parts = {}
+    for test_id, points in doc["points"].items():
+        parts[test_id[:2]] = parts.get(test_id[:2], 0) + points
+    assert parts == {"1c": 4, "1d": 6, "1e": 20, "1f": 20, "1g": 14}  # the handout's points a part
     assert doc["pass_marks"]["course"] == {"vanilla_dev": 0.10, "vanilla_test": 0.09,
                                            "synthesizer_dev": 0.05, "synthesizer_test": 0.04}
 
@@ -136,6 +140,7 @@ class SpanMutant(RealDataset):
     """Span corruption written here, with one knob each for the masked length and the padding."""
     masked_length = staticmethod(lambda n, rng: rng.randint(1, max(1, n // 2 - 1)))
     pad_in_middle = False
+    closing_mask = True
 
     def __getitem__(self, idx):
         rng = random
@@ -148,11 +153,12 @@ class SpanMutant(RealDataset):
         start = rng.randint(0, n - m)
         prefix, masked, suffix = doc[:start], doc[start:start + m], doc[start + m:]
         mask, pad = self.MASK_CHAR, self.PAD_CHAR
-        npad = self.block_size - (n + 3)
+        close = mask if self.closing_mask else ""
+        npad = self.block_size - (n + 2 + len(close))
         if self.pad_in_middle:
-            s = prefix + mask + suffix + mask + masked + pad * npad + mask
+            s = prefix + mask + suffix + mask + masked + pad * npad + close
         else:
-            s = prefix + mask + suffix + mask + masked + mask + pad * npad
+            s = prefix + mask + suffix + mask + masked + close + pad * npad
         x = torch.tensor([self.stoi[c] for c in s[:-1]], dtype=torch.long)
         y = torch.tensor([self.stoi[c] for c in s[1:]], dtype=torch.long)
         return x, y
@@ -169,6 +175,11 @@ class RoundedQuarter(SpanMutant):
 
 class MiddlePad(SpanMutant):
     pad_in_middle = True
+
+
+class NoClosingMask(SpanMutant):
+    """The handout's layout without the MASK after the masked content: right, as the course's grader says."""
+    closing_mask = False
 
 
 class AlwaysLongest(SpanMutant):
@@ -197,8 +208,9 @@ def test_span_crash_on_a_short_line_fails_1e0(corpus, monkeypatch):
     assert not r.passed and "raised ValueError" in r.reason and "every line must work" in r.reason
 
 
-def test_own_span_mutant_base_is_correct(corpus, monkeypatch):
-    monkeypatch.setattr(submission, "CharCorruptionDataset", SpanMutant)
+@pytest.mark.parametrize("right", [SpanMutant, NoClosingMask])
+def test_right_span_corruptions_pass_every_span_test(corpus, monkeypatch, right):
+    monkeypatch.setattr(submission, "CharCorruptionDataset", right)
     assert failing(run(corpus[0], SPAN_TESTS)) == set()
 
 
@@ -206,7 +218,7 @@ def test_own_span_mutant_base_is_correct(corpus, monkeypatch):
     (FixedQuarter, "1e-3-basic"),
     (RoundedQuarter, "1e-3-basic"),
     (MiddlePad, "1e-1-basic"),
-    (AlwaysLongest, "1e-2-basic"),
+    (AlwaysLongest, "1e-0-basic"),
 ])
 def test_span_mutants_fail_their_test(corpus, monkeypatch, mutant, wrong):
     monkeypatch.setattr(submission, "CharCorruptionDataset", mutant)
@@ -481,9 +493,9 @@ def test_command_line_from_another_directory(corpus, tmp_path):
     p = subprocess.run([sys.executable, GRADER, "1g-3-hidden", "--data-dir", corpus[0], "--json", out_json],
                        cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
-    assert "----- END 1g-3-hidden [took" in p.stdout and "2/2 points]" in p.stdout
+    assert "----- END 1g-3-hidden [took" in p.stdout and "4/4 points]" in p.stdout
     doc = json.load(open(out_json, encoding="utf-8"))
-    assert doc["tests"][0]["visibility"] == "after_published" and doc["score"] == 2
+    assert doc["tests"][0]["visibility"] == "after_published" and doc["score"] == 4
     p = subprocess.run([sys.executable, GRADER, "1z-9-basic"], cwd=str(tmp_path),
                        capture_output=True, text=True, timeout=120)
     assert p.returncode != 0 and "1e-0-basic" in p.stderr and "1z-9-basic" in p.stderr

@@ -60,6 +60,7 @@ def test_all_modes_end_to_end(world, tmp_path):
             assert re.search(rf"Correct: \d+\.0 out of {dev_q}\.0: [\d.]+%", printed[m]), printed[m]
         if "_eval_test_" in m:
             assert "No gold birth places provided" in printed[m]
+            assert "; no targets provided" in printed[m]  # the course's line
     assert not [n for n in names if n.endswith(".tmp")]
 
 
@@ -76,7 +77,8 @@ def test_unknown_mode_lists_modes(world, tmp_path):
 
 def test_missing_params_names_the_mode(world, tmp_path):
     p = sh(["synthesizer_eval_dev_with_pretrain"], world, tmp_path, check=False)
-    assert p.returncode == 2 and "./run.sh synthesizer_finetune_with_pretrain" in p.stderr
+    assert p.returncode == 2
+    assert f"make it first with: DATA_DIR={world} OUT_DIR={tmp_path} ./run.sh synthesizer_finetune_with_pretrain" in p.stderr
 
 
 def test_user_errors_are_one_line(world, tmp_path):
@@ -116,6 +118,22 @@ def test_user_errors_are_one_line(world, tmp_path):
     p = sh(["vanilla_eval_dev_without_pretrain", "--n_embd", "32", "--n_head", "2", "--n_layer", "1"], world, out,
            check=False)
     assert p.returncode == 2 and "has shape" in p.stderr and "model size" in p.stderr
+    assert "(the file looks like --n_layer 1 --n_embd 16 --block_size 128)" in p.stderr
+
+
+def test_questions_read_as_the_course_reads_them(tmp_path):
+    """The course's evaluation takes each raw line up to its first tab: a line without a tab (the test
+    inputs) keeps its newline before the MASK, a dev line does not; CRLF reads as LF."""
+    import run as driver
+    from submission.dataset import DataError
+    stoi = {c: i for i, c in enumerate(sorted(set("\n Where was born?ABCD\u2047")))}
+    path = tmp_path / "q.tsv"
+    path.write_bytes(b"Where was A born?\tBa\nWhere was B born?\r\n\nWhere was C born?\nWhere was D born?")
+    assert driver.read_questions(str(path), stoi, 64) == [
+        "Where was A born?", "Where was B born?\n", "Where was C born?\n", "Where was D born?"]
+    del stoi["\n"]
+    with pytest.raises(DataError, match=r"q.tsv:2: character '\\n'"):
+        driver.read_questions(str(path), stoi, 64)
 
 
 @pytest.mark.parametrize("variant", ["vanilla", "synthesizer"])

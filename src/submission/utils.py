@@ -471,6 +471,23 @@ def clean_state_dict(state_dict):
     return out
 
 
+def _size_hint(state):
+    """' (the file looks like --n_layer 2 --n_embd 128 ...)' read off a state_dict's shapes, or ''.
+
+    n_head shows only in a synthesizer's w2, whose rows are one head's width; a vanilla file does
+    not record it."""
+    try:
+        layers = len({k.split(".")[1] for k in state if k.startswith("blocks.")})
+        n_embd = state["tok_emb.weight"].shape[1]
+        flags = f"--n_layer {layers} --n_embd {n_embd} --block_size {state['pos_emb'].shape[1]}"
+        w2 = [v for k, v in state.items() if k.endswith("attn.w2")]
+        if w2:
+            flags += f" --n_head {n_embd // w2[0].shape[0]}"
+        return f" (the file looks like {flags})"
+    except (KeyError, IndexError, AttributeError, ZeroDivisionError):
+        return ""
+
+
 def load_params(model, path):
     """Load a params file into `model` on any device, refusing code and explaining mismatches."""
     if not os.path.isfile(path):
@@ -498,10 +515,11 @@ def load_params(model, path):
     unexpected = sorted(set(state) - set(own))
     if missing or unexpected:
         raise ParamsError(f"{path}: params do not fit this model (missing {missing[:3]}, unexpected "
-                          f"{unexpected[:3]}); use the model size they were trained with")
+                          f"{unexpected[:3]}); use the model size they were trained with{_size_hint(state)}")
     for k, v in state.items():
         if v.shape != own[k].shape:
             raise ParamsError(f"{path}: {k} has shape {tuple(v.shape)}, the model wants {tuple(own[k].shape)}; "
-                              f"use the model size (n_layer, n_head, n_embd, block_size) they were trained with")
+                              f"use the model size (n_layer, n_head, n_embd, block_size) they were trained "
+                              f"with{_size_hint(state)}")
     model.load_state_dict(state)
     return model
