@@ -51,35 +51,35 @@ case "$MODE" in
 esac
 
 run() { pick_python; "$PY" src/run.py "$@"; }
-WIKI="--pretrain_corpus_path=$DATA/wiki.txt"
+WIKI="--pretrain_corpus_path=$DATA/wiki.txt"   # each is one argument: always quoted below
 TRAIN="--finetune_corpus_path=$DATA/birth_places_train.tsv"
 DEV="--eval_corpus_path=$DATA/birth_dev.tsv"
 TEST="--eval_corpus_path=$DATA/birth_test_inputs.tsv"
 
 case "$MODE" in
   vanilla_finetune_without_pretrain)
-    run --function=finetune --variant=vanilla $WIKI $TRAIN --writing_params_path="$OUT/vanilla.model.params" "$@" ;;
+    run --function=finetune --variant=vanilla "$WIKI" "$TRAIN" --writing_params_path="$OUT/vanilla.model.params" "$@" ;;
   vanilla_eval_dev_without_pretrain)
     needs "$OUT/vanilla.model.params" vanilla_finetune_without_pretrain
-    run --function=evaluate --variant=vanilla $WIKI $DEV --reading_params_path="$OUT/vanilla.model.params" \
+    run --function=evaluate --variant=vanilla "$WIKI" "$DEV" --reading_params_path="$OUT/vanilla.model.params" \
       --outputs_path="$OUT/vanilla.nopretrain.dev.predictions" "$@" ;;
   vanilla_eval_test_without_pretrain)
     needs "$OUT/vanilla.model.params" vanilla_finetune_without_pretrain
-    run --function=evaluate --variant=vanilla $WIKI $TEST --reading_params_path="$OUT/vanilla.model.params" \
+    run --function=evaluate --variant=vanilla "$WIKI" "$TEST" --reading_params_path="$OUT/vanilla.model.params" \
       --outputs_path="$OUT/vanilla.nopretrain.test.predictions" "$@" ;;
   vanilla_pretrain|synthesizer_pretrain)
     V="${MODE%%_*}"
-    run --function=pretrain --variant="$V" $WIKI --writing_params_path="$OUT/$V.pretrain.params" "$@" ;;
+    run --function=pretrain --variant="$V" "$WIKI" --writing_params_path="$OUT/$V.pretrain.params" "$@" ;;
   vanilla_finetune_with_pretrain|synthesizer_finetune_with_pretrain)
     V="${MODE%%_*}"
     needs "$OUT/$V.pretrain.params" "${V}_pretrain"
-    run --function=finetune --variant="$V" $WIKI $TRAIN --reading_params_path="$OUT/$V.pretrain.params" \
+    run --function=finetune --variant="$V" "$WIKI" "$TRAIN" --reading_params_path="$OUT/$V.pretrain.params" \
       --writing_params_path="$OUT/$V.finetune.params" "$@" ;;
   vanilla_eval_dev_with_pretrain|synthesizer_eval_dev_with_pretrain|vanilla_eval_test_with_pretrain|synthesizer_eval_test_with_pretrain)
     V="${MODE%%_*}"
     case "$MODE" in *_dev_*) SPLIT=dev; EVAL="$DEV" ;; *) SPLIT=test; EVAL="$TEST" ;; esac
     needs "$OUT/$V.finetune.params" "${V}_finetune_with_pretrain"
-    run --function=evaluate --variant="$V" $WIKI $EVAL --reading_params_path="$OUT/$V.finetune.params" \
+    run --function=evaluate --variant="$V" "$WIKI" "$EVAL" --reading_params_path="$OUT/$V.finetune.params" \
       --outputs_path="$OUT/$V.pretrain.$SPLIT.predictions" "$@" ;;
   london_baseline)
     pick_python; "$PY" src/london_baseline.py "$DATA/birth_dev.tsv" ;;

@@ -28,7 +28,6 @@ Data: --data-dir (wiki.txt and birth_dev.tsv), else the repo's data/, else a wor
 with src/make_world.py into a temporary folder. A --data-dir that does not exist is skipped
 with a message.
 """
-import argparse
 import os
 import platform
 import random
@@ -47,8 +46,8 @@ from torch.utils.data import default_collate  # noqa: E402
 from submission.dataset import CharCorruptionDataset, parse_tsv, read_text  # noqa: E402
 from submission.model import GPT, GPTConfig  # noqa: E402
 from submission.trainer import Trainer, TrainerConfig, loader_workers, trim_padding  # noqa: E402
-from submission.utils import (MASK_CHAR, CpuThreads, get_device, load_params, predict_places,  # noqa: E402
-                              predict_places_recompute, sample)
+from submission.utils import (MASK_CHAR, CpuThreads, OneLineParser, get_device, load_params,  # noqa: E402
+                              predict_places, predict_places_recompute, run_cli, sample)
 
 COURSE = dict(n_layer=4, n_head=8, n_embd=256)
 BLOCK = 128
@@ -213,7 +212,7 @@ def course_eval(model, questions, pre, device):
 # ----------------------------------------------------------------------------- main
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description="Reference against fast paths: training steps, evaluation, MFU.")
+    p = OneLineParser(description="Reference against fast paths: training steps, evaluation, MFU.")
     p.add_argument("--quick", action="store_true", help="batch 32 and fewer steps: under a minute on a 2-core CPU")
     p.add_argument("--data-dir", default=None, help="folder with wiki.txt and birth_dev.tsv")
     p.add_argument("--params", default=None, help="vanilla params to evaluate (default: an untrained model)")
@@ -225,6 +224,11 @@ def main(argv=None):
     p.add_argument("--no-compile", action="store_true",
                    help="on CUDA, skip the torch.compile paths (default and reduce-overhead modes)")
     args = p.parse_args(argv)
+    for name in ("batch", "rounds", "threads"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            p.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+    if args.ref_questions is not None and args.ref_questions < 0:
+        p.error(f"--ref-questions must be 0 (all) or more, got {args.ref_questions}")
     batch = args.batch or (32 if args.quick else 128)
     rounds = args.rounds or (3 if args.quick else 5)
     n_ref = args.ref_questions if args.ref_questions is not None else (16 if args.quick else 100)
@@ -233,7 +237,8 @@ def main(argv=None):
     device = get_device()
     threads = CpuThreads(fixed=args.threads).start() if device == "cpu" else None
     data_dir, found = find_data(args.data_dir)
-    pre = CharCorruptionDataset(read_text(os.path.join(data_dir, "wiki.txt"), "pretraining corpus"), BLOCK)
+    wiki = os.path.join(data_dir, "wiki.txt")
+    pre = CharCorruptionDataset(read_text(wiki, "pretraining corpus"), BLOCK, wiki)
     dev_path = os.path.join(data_dir, "birth_dev.tsv")
     questions = [q for q, _, _ in parse_tsv(read_text(dev_path, "dev set"), dev_path, require_label=False)]
     summary = {"hardware": hardware(device), "device": device, "torch": torch.__version__, "commit": commit()}
@@ -364,4 +369,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

@@ -18,7 +18,6 @@ The table gives each pretrained model's memorised share too (src/memorised.py): 
 it reproduces from the biographies before finetuning, which bounds what finetuning can retrieve; and
 how many of the memorised dev birthplaces the finetuned model then retrieves for the question.
 """
-import argparse
 import os
 import sys
 import time
@@ -29,7 +28,7 @@ sys.path.insert(0, HERE)
 
 import run as driver  # noqa: E402
 from submission.dataset import parse_tsv, read_text  # noqa: E402
-from submission.utils import atomic_write_text, get_device, run_cli  # noqa: E402
+from submission.utils import OneLineParser, atomic_write_text, get_device, run_cli  # noqa: E402
 
 
 @dataclass
@@ -154,7 +153,7 @@ def london(data):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--size", choices=sorted(SIZES), default=None,
                    help="full: the course's settings (default on CUDA); cpu: the small version (default elsewhere)")
     p.add_argument("--data-dir", default=None,

@@ -15,7 +15,6 @@ slight under-estimate on lines that name the place twice.
 Wiki line i is train row i, then dev (the course's layout), so both splits are probed; it prints
 `memorised: X of Y (Z%)` per split and overall.
 """
-import argparse
 import os
 import sys
 
@@ -26,7 +25,7 @@ if HERE not in sys.path:
 import torch  # noqa: E402
 
 from submission.dataset import CharCorruptionDataset, parse_tsv, read_text  # noqa: E402
-from submission.utils import get_device, load_params, run_cli, sample_cached  # noqa: E402
+from submission.utils import OneLineParser, get_device, load_params, run_cli, sample_cached  # noqa: E402
 
 
 def probes(wiki_lines, rows, block_size):
@@ -79,8 +78,9 @@ def splits(data_dir):
 def memorised_rows(model, data_dir, block_size=128):
     """{split: (indices of the rows whose place the model reproduces, rows probed)} for train and dev,
     the model's vocabulary from data_dir/wiki.txt. Indices count from 0 within each split's TSV."""
-    text = read_text(os.path.join(data_dir, "wiki.txt"), "pretraining corpus")
-    ds = CharCorruptionDataset(text, block_size)
+    wiki = os.path.join(data_dir, "wiki.txt")
+    text = read_text(wiki, "pretraining corpus")
+    ds = CharCorruptionDataset(text, block_size, wiki)
     wiki = text.split("\n")
     result, offset = {}, 0
     for name, rows in splits(data_dir):
@@ -103,8 +103,8 @@ def rows_for_params(params, data_dir, args):
     """`memorised_rows` for a params file; `args` has variant, n_layer, n_head, n_embd, block_size
     (run.py's names)."""
     import run as driver
-    text = read_text(os.path.join(data_dir, "wiki.txt"), "pretraining corpus")
-    model = driver.build_model(args, CharCorruptionDataset(text, args.block_size))
+    wiki = os.path.join(data_dir, "wiki.txt")
+    model = driver.build_model(args, CharCorruptionDataset(read_text(wiki, "pretraining corpus"), args.block_size, wiki))
     load_params(model, params)
     return memorised_rows(model.to(get_device()), data_dir, args.block_size)
 
@@ -114,7 +114,7 @@ def format_report(result):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description="Share of birthplaces a pretrained model reproduces from the biographies.")
+    p = OneLineParser(description="Share of birthplaces a pretrained model reproduces from the biographies.")
     p.add_argument("--params", required=True, help="pretrained (or finetuned) params file")
     p.add_argument("--variant", choices=["vanilla", "synthesizer"], default="vanilla")
     p.add_argument("--data-dir", default=os.path.join(HERE, "..", "data"),

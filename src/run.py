@@ -8,7 +8,6 @@ The CS224N form with positional function, variant and corpus works too:
 Extra flags (model size, epochs, learning rate, seed, a loss log) exist for small experiments; by
 default every setting is the course's: block 128, 4 layers, 8 heads, 256 dimensions.
 """
-import argparse
 import os
 import sys
 import time
@@ -19,15 +18,16 @@ from submission import helper  # noqa: E402
 from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text  # noqa: E402
 from submission.model import GPTConfig  # noqa: E402
 from submission.trainer import COMPILE_MODES  # noqa: E402
-from submission.utils import (atomic_write_text, evaluate_places, get_device, load_params,  # noqa: E402
-                              predict_places, run_cli, sample, set_seed)
+from submission.utils import (OneLineParser, atomic_write_text, check_output_path, evaluate_places,  # noqa: E402
+                              get_device, load_params, predict_places, run_cli, sample, set_seed)
 
 MASK_CHAR = u"\u2047"
 TRAINER_OVERRIDES = ("max_epochs", "batch_size", "learning_rate", "num_workers")
+MAX_BLOCK = 2048  # the causal masks hold block_size^2 floats per layer
 
 
 def build_parser():
-    p = argparse.ArgumentParser(description="Pretrain, finetune or evaluate the assignment's GPT.")
+    p = OneLineParser(description="Pretrain, finetune or evaluate the assignment's GPT.")
     p.add_argument("positional", nargs="*", metavar="FUNCTION VARIANT CORPUS",
                    help="CS224N style: function, variant and pretraining corpus as positionals")
     p.add_argument("--function", choices=["pretrain", "finetune", "evaluate"])
@@ -77,6 +77,17 @@ def parse_args(argv=None):
         p.error("--variant must be vanilla or synthesizer")
     if args.dropout is not None and not 0.0 <= args.dropout < 1.0:
         p.error(f"--dropout must be at least 0 and below 1, got {args.dropout}")
+    for name in ("n_layer", "n_head", "n_embd", "max_epochs", "batch_size"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            p.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+    if args.n_embd % args.n_head:
+        p.error(f"--n_embd {args.n_embd} must be a multiple of --n_head {args.n_head} (each head takes n_embd / n_head)")
+    if not 8 <= args.block_size <= MAX_BLOCK:
+        p.error(f"--block_size must be between 8 (span corruption needs room) and {MAX_BLOCK}, got {args.block_size}")
+    if args.learning_rate is not None and not 0.0 < args.learning_rate < float("inf"):
+        p.error(f"--learning_rate must be a positive number, got {args.learning_rate}")
+    if args.num_workers is not None and args.num_workers < 0:
+        p.error(f"--num_workers must be 0 or more, got {args.num_workers}")
     if not args.pretrain_corpus_path:
         p.error("--pretrain_corpus_path is required (it defines the vocabulary)")
     needs = {"pretrain": ["writing_params_path"],
@@ -121,8 +132,16 @@ def read_questions(path, stoi, block_size):
     """
     text = read_text(path, "evaluation corpus")
     n_lines = text.count("\n") + 1
+    rows = parse_tsv(text, path, require_label=False)
+    if not rows:
+        raise DataError(f"{path}: no questions to answer; give a file of `question` or `question<TAB>place` lines")
+    labelled = rows[0][1] is not None  # like the course's evaluate_places, the first line decides
+    for q, place, lineno in rows:
+        if (place is not None) != labelled:
+            raise DataError(f"{path}:{lineno}: {'no' if labelled else 'a'} tab-separated place, unlike line "
+                            f"{rows[0][2]}; give every line `question<TAB>place`, or every line the question alone")
     questions = []
-    for q, place, lineno in parse_tsv(text, path, require_label=False):
+    for q, place, lineno in rows:
         if place is None and lineno < n_lines:  # a line without a tab, followed by a newline
             q += "\n"
         check_chars(q, stoi, path, lineno)
@@ -158,15 +177,27 @@ def evaluate(args, model, pretrain_dataset, device):
     return total, correct
 
 
+def check_outputs(args):
+    """Before any work: every file this run writes can be written and overwrites none of its inputs."""
+    inputs = [args.pretrain_corpus_path, args.reading_params_path, args.finetune_corpus_path, args.eval_corpus_path]
+    if args.function == "evaluate":
+        check_output_path(args.outputs_path, "predictions", inputs)
+        return
+    check_output_path(args.writing_params_path, "params", inputs)
+    log = args.log_path or (args.writing_params_path + ".log.jsonl")
+    check_output_path(log, "loss log", inputs + [args.writing_params_path])
+
+
 def main(argv=None):
     args = parse_args(argv)
+    check_outputs(args)
     set_seed(args.seed)
     device = get_device()
     text = read_text(args.pretrain_corpus_path, "pretraining corpus")
     if not text.strip():
         raise DataError(f"{args.pretrain_corpus_path}: the pretraining corpus is empty; it needs one biography a line "
                         f"(`python src/make_world.py --out data` regenerates the embedded corpus)")
-    pretrain_dataset = CharCorruptionDataset(text, args.block_size)
+    pretrain_dataset = CharCorruptionDataset(text, args.block_size, args.pretrain_corpus_path)
     model = build_model(args, pretrain_dataset)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"{args.function} {args.variant}: {n_params:,} parameters, vocabulary {pretrain_dataset.vocab_size}, "

@@ -127,12 +127,15 @@ def test_questions_read_as_the_course_reads_them(tmp_path):
     import run as driver
     from submission.dataset import DataError
     stoi = {c: i for i, c in enumerate(sorted(set("\n Where was born?ABCD\u2047")))}
+    dev = tmp_path / "dev.tsv"
+    dev.write_bytes(b"Where was A born?\tBa\nWhere was B born?\tBa\n")
+    assert driver.read_questions(str(dev), stoi, 64) == ["Where was A born?", "Where was B born?"]
     path = tmp_path / "q.tsv"
-    path.write_bytes(b"Where was A born?\tBa\nWhere was B born?\r\n\nWhere was C born?\nWhere was D born?")
+    path.write_bytes(b"Where was B born?\r\n\nWhere was C born?\nWhere was D born?")
     assert driver.read_questions(str(path), stoi, 64) == [
-        "Where was A born?", "Where was B born?\n", "Where was C born?\n", "Where was D born?"]
+        "Where was B born?\n", "Where was C born?\n", "Where was D born?"]
     del stoi["\n"]
-    with pytest.raises(DataError, match=r"q.tsv:2: character '\\n'"):
+    with pytest.raises(DataError, match=r"q.tsv:1: character '\\n'"):
         driver.read_questions(str(path), stoi, 64)
 
 

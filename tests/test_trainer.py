@@ -71,6 +71,33 @@ def test_log_and_checkpoint_folders_are_made_as_needed(tmp_path):
     assert len(log) == 3 and ckpt.is_file()
 
 
+def test_an_interrupted_run_keeps_the_previous_log(tmp_path):
+    """The log is written as <log>.partial and renamed only when training ends: a run stopped midway
+    leaves the previous run's log whole, beside its own partial one."""
+    _, first = tiny_run(tmp_path, max_epochs=1)
+    before = (tmp_path / "log.jsonl").read_bytes()
+
+    class StopsInEpochTwo(TensorDataset):
+        calls = 0
+
+        def __getitem__(self, i):
+            StopsInEpochTwo.calls += 1
+            if StopsInEpochTwo.calls > 50:
+                raise KeyboardInterrupt
+            return super().__getitem__(i)
+
+    x = torch.randint(1, 12, (40, 9))
+    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+    conf = TrainerConfig(max_epochs=3, batch_size=16, log_path=str(tmp_path / "log.jsonl"))
+    with pytest.raises(KeyboardInterrupt):
+        Trainer(model, StopsInEpochTwo(x, torch.roll(x, -1, 1)), None, conf).train()
+    assert (tmp_path / "log.jsonl").read_bytes() == before and len(first) == 3
+    partial = [json.loads(line) for line in open(tmp_path / "log.jsonl.partial")]
+    assert [row["epoch"] for row in partial] == [1, 1, 1]
+    tiny_run(tmp_path, max_epochs=1)  # a finished run replaces the log and leaves no partial one
+    assert not (tmp_path / "log.jsonl.partial").exists()
+
+
 def test_parameter_groups_follow_the_course():
     model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
     opt = Trainer(model, None, None, TrainerConfig())._optimizer(model, TrainerConfig())

@@ -77,7 +77,7 @@ def parse_tsv(text, path="<string>", require_label=True):
         if not line.strip():
             continue
         fields = line.split("\t")
-        if len(fields) == 2 and fields[0] and fields[1]:
+        if len(fields) == 2 and fields[0].strip() and fields[1].strip():
             rows.append((fields[0], fields[1], lineno))
         elif len(fields) == 1 and not require_label:
             rows.append((fields[0], None, lineno))
@@ -110,6 +110,9 @@ class NameDataset(Dataset):
         self._ids = id_table(self.stoi)  # for encode
         self.block_size = pretraining_dataset.block_size
         self.rows = parse_tsv(data, path)
+        if not self.rows:
+            raise DataError(f"{path}: no `question<TAB>place` lines to finetune on; give a file with some "
+                            f"(data/birth_places_train.tsv is one)")
         for inp, oup, lineno in self.rows:
             check_chars(inp + oup, self.stoi, path, lineno)
             if len(inp) + len(oup) + 2 > self.block_size:
@@ -133,14 +136,15 @@ class NameDataset(Dataset):
 class CharCorruptionDataset(Dataset):
     """Span-corruption examples drawn afresh at every access, from the lines of `data`."""
 
-    def __init__(self, data, block_size):
+    def __init__(self, data, block_size, path="<pretraining corpus>"):
         self.MASK_CHAR = MASK_CHAR
         self.PAD_CHAR = PAD_CHAR
         chars = sorted(set(data))
         for special, name in ((MASK_CHAR, "MASK"), (PAD_CHAR, "PAD")):
             if special in chars:
-                raise DataError(f"the pretraining corpus contains the reserved {name} character {special!r} "
-                                f"(U+{ord(special):04X}); remove it from the corpus")
+                lineno = data.count("\n", 0, data.index(special)) + 1
+                raise DataError(f"{path}:{lineno}: the reserved {name} character {special!r} (U+{ord(special):04X}) "
+                                f"is in the pretraining corpus; remove it from the corpus")
         chars.insert(0, MASK_CHAR)
         chars.insert(0, PAD_CHAR)
         self.stoi = {ch: i for i, ch in enumerate(chars)}

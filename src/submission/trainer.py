@@ -69,7 +69,8 @@ class TrainerConfig:
     # checkpoint settings
     ckpt_path = None
     num_workers = 0  # for DataLoader
-    # beyond the course: a JSON-lines file of per-step loss and learning rate (None: no log)
+    # beyond the course: a JSON-lines file of per-step loss and learning rate (None: no log), written
+    # as <log_path>.partial while training and renamed to log_path when training ends
     log_path = None
     # beyond the course, speed (module docstring): none of these changes what is computed
     ignore_index = 0      # the target id the model's loss skips (PAD); None: the loss counts every target
@@ -221,9 +222,10 @@ class Trainer:
             loaders["test"] = self._loader(self.test_dataset, config)
         log = None
         if config.log_path and self.is_main:
-            # the params are written atomically into a folder made as needed; the log goes beside them
+            # the params are written atomically into a folder made as needed; the log goes beside them,
+            # as <log>.partial while training, renamed over the old log only once training has ended
             os.makedirs(os.path.dirname(os.path.abspath(config.log_path)), exist_ok=True)
-            log = open(config.log_path, "w", encoding="utf-8")
+            log = open(config.log_path + ".partial", "w", encoding="utf-8")
         start = time.time()
         step = 0
         pending = []  # logged rows whose loss is still a device tensor
@@ -290,6 +292,8 @@ class Trainer:
         finally:
             if log is not None:
                 log.close()
+        if log is not None:  # an interrupted run leaves its .partial log and the previous log intact
+            os.replace(config.log_path + ".partial", config.log_path)
 
 
 class TrainingRun:

@@ -12,6 +12,7 @@ decoding falls back to `sample`'s cropped full forward, so results stay `sample`
 os.replace) so an interrupted run never leaves a half-written params or predictions file.
 `CpuThreads` / `configure_threads` pick CPU threads; `is_main_process` tells torchrun's rank 0.
 """
+import argparse
 import os
 import random
 import sys
@@ -443,6 +444,33 @@ def atomic_torch_save(obj, path):
     _atomic(path, lambda f: torch.save(obj, f))
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose errors are one line, `prog: error: message (--help lists the options)`, exit 2,
+    instead of the usage block followed by the message."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (--help lists the options)\n")
+
+
+def check_output_path(path, what, inputs=()):
+    """DataError unless `path` can take an output file: not a folder, not one of the `inputs`, in a
+    folder that exists (made here if missing) and is writable. Called before a run, so a long run is
+    never lost at its final write."""
+    full = os.path.realpath(path)
+    if os.path.isdir(full):
+        raise DataError(f"{path}: the {what} path is a folder; give a file path")
+    for other in inputs:
+        if other and os.path.realpath(other) == full:
+            raise DataError(f"{path}: the {what} would overwrite an input of this run; write it elsewhere")
+    folder = os.path.dirname(full)
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise DataError(f"{path}: cannot make the folder for the {what} ({e.strerror}); pick another path") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise DataError(f"{path}: the folder {folder} is not writable; pick another path for the {what}")
+
+
 class ParamsError(ValueError):
     """A params file that cannot be loaded into the model at hand; the message says why and what to do."""
 
@@ -495,8 +523,10 @@ def load_params(model, path):
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # pickle with code, truncated file, not a torch file
-        raise ParamsError(f"{path}: not a loadable params file ({type(e).__name__}: {str(e).splitlines()[0][:120]}); "
-                          f"re-create it with the run.sh mode that writes it") from None
+        detail = (str(e).splitlines() or [""])[0][:120]
+        what = "an empty file" if os.path.getsize(path) == 0 else f"{type(e).__name__}: {detail}"
+        raise ParamsError(f"{path}: not a loadable params file ({what}); re-create it with the run.sh mode "
+                          f"that writes it") from None
     if not isinstance(state, dict):
         raise ParamsError(f"{path}: holds a {type(state).__name__}, not a state_dict")
     state = clean_state_dict(state)

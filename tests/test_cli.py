@@ -1,0 +1,142 @@
+"""Bad input to the command-line tools: each stops before any work with one line naming the file
+(and line) and the fix, exit status 2, and leaves what the user already has untouched.
+
+Run:  python -m pytest -q tests/test_cli.py
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import run as driver
+from submission import GPT, GPTConfig
+from submission.dataset import CharCorruptionDataset, DataError, NameDataset, parse_tsv
+from submission.utils import ParamsError, check_output_path, load_params
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY = ["--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "1", "--batch_size", "16"]
+WIKI = "Ada Quill was born in Lisbon.\nBo Li was born in Oslo.\nWhere was Ada Quill born?\n"
+
+
+def one_line_exit(capsys, argv):
+    with pytest.raises(SystemExit) as e:
+        driver.parse_args(argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1, err
+    return err
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--batch_size", "0"], "--batch_size must be at least 1, got 0"),
+    (["--max_epochs", "-1"], "--max_epochs must be at least 1"),
+    (["--n_layer", "0"], "--n_layer must be at least 1"),
+    (["--n_head", "0"], "--n_head must be at least 1"),
+    (["--n_embd", "15", "--n_head", "2"], "--n_embd 15 must be a multiple of --n_head 2"),
+    (["--block_size", "4"], "--block_size must be between 8"),
+    (["--block_size", "100000"], "--block_size must be between 8"),
+    (["--learning_rate", "nan"], "--learning_rate must be a positive number"),
+    (["--learning_rate", "-1"], "--learning_rate must be a positive number"),
+    (["--dropout", "1.5"], "--dropout must be at least 0 and below 1"),
+    (["--num_workers", "-2"], "--num_workers must be 0 or more"),
+    (["--bogus"], "unrecognized arguments: --bogus"),
+])
+def test_bad_flags_stop_with_one_line(capsys, flags, says):
+    argv = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "--writing_params_path=p"]
+    err = one_line_exit(capsys, argv + flags)
+    assert ": error: " in err and says in err and "(--help lists the options)" in err
+
+
+def test_missing_required_flag_is_one_line(capsys):
+    err = one_line_exit(capsys, ["--function=evaluate", "--variant=vanilla", "--pretrain_corpus_path=w"])
+    assert "--function=evaluate needs --reading_params_path" in err
+
+
+def test_output_paths_are_checked_before_any_work(tmp_path):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    with pytest.raises(DataError, match="the params path is a folder"):
+        check_output_path(str(folder), "params")
+    data = tmp_path / "dev.tsv"
+    data.write_text("Where was Bo Li born?\tOslo\n", encoding="utf-8")
+    with pytest.raises(DataError, match="would overwrite an input of this run"):
+        check_output_path(str(data), "predictions", [str(tmp_path / "x"), str(tmp_path / "." / "dev.tsv")])
+    a_file = tmp_path / "file"
+    a_file.write_text("", encoding="utf-8")
+    with pytest.raises(DataError, match="cannot make the folder for the loss log"):
+        check_output_path(str(a_file / "sub" / "log.jsonl"), "loss log")
+    check_output_path(str(tmp_path / "new" / "deeper" / "p.params"), "params")  # folders are made
+    assert (tmp_path / "new" / "deeper").is_dir()
+
+
+def test_evaluation_never_overwrites_its_own_input(tmp_path):
+    dev = tmp_path / "birth_dev.tsv"
+    dev.write_text("Where was Ada Quill born?\tLisbon\n", encoding="utf-8")
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    before = dev.read_bytes()
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "src", "run.py"), "--function=evaluate",
+                        "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+                        f"--reading_params_path={tmp_path / 'none.params'}", f"--eval_corpus_path={dev}",
+                        f"--outputs_path={dev}"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "would overwrite an input" in p.stderr
+    assert dev.read_bytes() == before
+
+
+@pytest.mark.parametrize("text, says", [
+    ("", "no questions to answer"),
+    ("\n\n", "no questions to answer"),
+    ("Where was Ada Quill born?\tLisbon\nWhere was Bo Li born?\n", ":2: no tab-separated place, unlike line 1"),
+    ("Where was Ada Quill born?\nWhere was Bo Li born?\tOslo\n", ":2: a tab-separated place, unlike line 1"),
+    ("Where was Ada Quill born?\t \n", ":1: expected"),
+])
+def test_evaluation_corpus_errors(tmp_path, text, says):
+    path = tmp_path / "q.tsv"
+    path.write_text(text, encoding="utf-8")
+    stoi = CharCorruptionDataset(WIKI, 128).stoi
+    with pytest.raises(DataError, match=says):
+        driver.read_questions(str(path), stoi, 128)
+
+
+def test_finetuning_needs_examples_and_real_places():
+    pre = CharCorruptionDataset(WIKI, 128)
+    with pytest.raises(DataError, match="train.tsv: no `question<TAB>place` lines to finetune on"):
+        NameDataset("\n", pre, "train.tsv")
+    with pytest.raises(DataError, match=r"train.tsv:2: expected"):
+        parse_tsv("Where was Bo Li born?\tOslo\n \tOslo\n", "train.tsv")
+
+
+def test_reserved_character_names_file_and_line():
+    with pytest.raises(DataError, match=r"^wiki.txt:2: the reserved MASK character"):
+        CharCorruptionDataset("Ada was born in Lisbon.\nBo \u2047 Li.\n", 128, "wiki.txt")
+
+
+def test_empty_params_file_is_named(tmp_path):
+    path = tmp_path / "vanilla.finetune.params"
+    path.write_bytes(b"")
+    model = GPT(GPTConfig(12, 16, n_layer=1, n_head=2, n_embd=8))
+    with pytest.raises(ParamsError, match=r"not a loadable params file \(an empty file\)"):
+        load_params(model, str(path))
+    torch.save(model.state_dict(), path)
+    load_params(model, str(path))
+
+
+def test_run_sh_takes_folders_with_spaces(tmp_path):
+    import make_world
+    data = tmp_path / "my data"
+    out = tmp_path / "my out"
+    make_world.write_world(make_world.build_world(people=30, train=20, dev=6, seed=1), str(data))
+    env = dict(os.environ, DATA_DIR=str(data), OUT_DIR=str(out), PYTHON=sys.executable)
+    for mode in ("vanilla_finetune_without_pretrain", "vanilla_eval_dev_without_pretrain"):
+        p = subprocess.run([os.path.join(ROOT, "run.sh"), mode] + TINY, env=env, capture_output=True, text=True,
+                           timeout=300)
+        assert p.returncode == 0, p.stderr[-800:]
+    assert (out / "vanilla.nopretrain.dev.predictions").read_text(encoding="utf-8").count("\n") == 6
+
+
+def test_bench_flags_are_checked(capsys):
+    import bench
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--rounds", "0"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and "--rounds must be at least 1" in err
