@@ -25,6 +25,7 @@ import importlib
 import math
 import os
 import random
+import signal
 import sys
 import tempfile
 import time
@@ -68,11 +69,13 @@ class Context:
         return path
 
     def wiki_text(self):
-        with open(self.data_file("wiki.txt", "pretraining corpus"), encoding="utf-8") as f:
-            return f.read()
+        return read_utf8(self.data_file("wiki.txt", "pretraining corpus"))
 
     def train_path(self):
-        return self.data_file("birth_places_train.tsv", "finetuning corpus")
+        """The finetuning corpus's path, checked to be UTF-8 before the submission reads it."""
+        path = self.data_file("birth_places_train.tsv", "finetuning corpus")
+        read_utf8(path)
+        return path
 
     def pretrain_dataset(self, text=None):
         text = self.wiki_text() if text is None else text
@@ -95,6 +98,17 @@ def _rel(path):
     if os.path.commonpath([path, ROOT]) == ROOT:
         return os.path.relpath(path, ROOT)
     return path
+
+
+def read_utf8(path):
+    """The text of a data file, or a Failure naming the file, the line and the byte that is not UTF-8."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()  # one decode of the whole file: the error's offset is the file's
+    except UnicodeDecodeError as e:
+        with open(path, "rb") as f:
+            line = f.read(e.start).count(b"\n") + 1
+        raise Failure(f"{_rel(path)}:{line}: not valid UTF-8 at byte {e.start}; save the file as UTF-8") from None
 
 
 def sub():
@@ -124,9 +138,7 @@ def model_config(vocab_size, **over):
 
 def _count_rows(path):
     """(questions, items of text.split('\\n')) of a TSV file: the lengths a NameDataset may have."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    items = text.split("\n")
+    items = read_utf8(path).split("\n")
     return sum(1 for line in items if line.strip()), len(items)
 
 
@@ -389,13 +401,12 @@ LABELS = {"dev": "birth_dev.tsv", "test": "birth_test.tsv"}
 
 def read_labels(path):
     answers = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            fields = line.rstrip("\r\n").split("\t")
-            require(len(fields) == 2, f"{_rel(path)}:{lineno}: expected question<TAB>place")
-            answers.append(fields[1].strip())
+    for lineno, line in enumerate(read_utf8(path).split("\n"), start=1):
+        if not line.strip():
+            continue
+        fields = line.rstrip("\r").split("\t")
+        require(len(fields) == 2, f"{_rel(path)}:{lineno}: expected question<TAB>place")
+        answers.append(fields[1].strip())
     return answers
 
 
@@ -417,10 +428,10 @@ def score_predictions(ctx, name):
     with open(path, encoding="utf-8", errors="replace") as f:
         text = f.read()
     lines = text.split("\n")
-    if text.endswith("\n"):
+    if lines[-1] == "":  # an empty file, or a newline ending the last line: no line after it
         lines.pop()
     require(len(lines) == len(answers),
-            f"{name} has {len(lines)} lines for the {len(answers)} questions of {LABELS[split]}: it must hold one "
+            f"{name} has {len(lines)} line{'' if len(lines) == 1 else 's'} for the {len(answers)} questions of {LABELS[split]}: it must hold one "
             f"prediction a line, in order; remake it with {ctx.run_sh(mode)}")
     correct = sum(1 for p, a in zip(lines, answers) if p.strip() == a)
     return correct, len(answers)
@@ -858,6 +869,14 @@ def build_parser():
     return p
 
 
+def interrupt_once(signum, frame):
+    """SIGINT handler: the first Ctrl-C raises KeyboardInterrupt, later ones do nothing, so that
+    stopping the running test and exiting are not interrupted in turn (a KeyboardInterrupt inside
+    torch's exit handlers aborts the process)."""
+    signal.signal(signal.SIGINT, lambda *_: None)
+    raise KeyboardInterrupt
+
+
 def main(argv=None):
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -865,7 +884,29 @@ def main(argv=None):
         except (AttributeError, ValueError):
             pass
     args = build_parser().parse_args(argv)
-    g = make_grader(args.data_dir, args.submission_dir, args.marks)
+    problem = graderlib.json_path_problem(args.json) if args.json else None
+    if problem:
+        print(f"grader: --json {args.json}: {problem}", file=sys.stderr)
+        return 2
+    g, interrupted = None, False
+    try:
+        g = make_grader(args.data_dir, args.submission_dir, args.marks)
+        status = grade(g, args)
+    except KeyboardInterrupt:  # the running test was stopped (graderlib); results.json is not written
+        print("grader: interrupted", file=sys.stderr)
+        status, interrupted = 130, True
+    if interrupted or (g is not None and g.abandoned):
+        # Exit at once, without C++ exit handlers: a test thread that would not stop must not be
+        # waited for, and one stopped a moment ago may still be freeing torch's per-thread state,
+        # which those handlers race with (std::terminate, exit status 134).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    return status
+
+
+def grade(g, args):
+    """List, or run the selected tests and write results.json; the exit status."""
     if args.list:
         for t in g.tests:
             print(f"{t.id}: {t.description}")
@@ -883,14 +924,16 @@ def main(argv=None):
     start = time.monotonic()
     results = g.run(args.test_ids, header_lines=header)
     if args.json:
-        graderlib.write_json(results, args.json, execution_time=time.monotonic() - start)
+        try:
+            graderlib.write_json(results, args.json, execution_time=time.monotonic() - start)
+        except OSError as e:
+            print(f"grader: cannot write --json {args.json}: {e.strerror or e}; free space or choose "
+                  f"another path", file=sys.stderr)
+            return 1
         print(f"wrote {args.json}")
-    if g.abandoned:  # a timed-out test that could not be stopped: do not wait for it
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
     return 0
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupt_once)
     sys.exit(main())

@@ -12,7 +12,9 @@ Time limits: each test runs in a worker thread that the grader joins with a time
 runs past its limit the grader records "timed out after N s", asks the thread to stop (an
 asynchronous exception, delivered at its next Python instruction), and goes on with the next
 test. A thread stuck inside one long native call cannot be stopped that way; it is left behind as
-a daemon thread, and `main` exits the process without waiting for it.
+a daemon thread, and `main` exits the process without waiting for it. Ctrl-C stops the running
+test the same way before the KeyboardInterrupt goes on to `main`: the interpreter must not shut
+down under a thread that is inside torch (that aborts the process).
 """
 import ctypes
 import datetime
@@ -170,6 +172,15 @@ class Grader:
         return [t for t in self.tests if t.id in wanted]
 
     # -- running -------------------------------------------------------------------------------
+    def _halt(self, thread):
+        """Ask a test's thread to stop and wait for it up to 2 s. It stays in `abandoned` unless it
+        stopped (recorded first, so that a second Ctrl-C during the wait cannot lose it)."""
+        self.abandoned.append(thread)
+        _stop_thread(thread)
+        thread.join(2.0)
+        if not thread.is_alive():
+            self.abandoned.remove(thread)
+
     def run_test(self, test):
         box = {}
 
@@ -186,12 +197,13 @@ class Grader:
         thread = threading.Thread(target=target, name=f"grader-{test.id}", daemon=True)
         start = time.monotonic()
         thread.start()
-        thread.join(test.timeout)
+        try:
+            thread.join(test.timeout)
+        except KeyboardInterrupt:
+            self._halt(thread)
+            raise
         if thread.is_alive():
-            _stop_thread(thread)
-            thread.join(2.0)
-            if thread.is_alive():
-                self.abandoned.append(thread)
+            self._halt(thread)
             return Result(test, False, f"timed out after {test.timeout} s", time.monotonic() - start, timed_out=True)
         seconds = time.monotonic() - start
         if box.get("ok"):
@@ -266,14 +278,40 @@ def gradescope_json(results, execution_time=None):
     return doc
 
 
+def json_path_problem(path):
+    """Why results.json cannot be written to `path`, as a phrase with the fix, or None. Checked
+    before any test runs, so that a bad --json path does not cost a whole grading run."""
+    if os.path.isdir(path):
+        return f"is a folder; give a file path, e.g. --json {os.path.join(path, 'results.json')}"
+    if os.path.exists(path) and not os.path.isfile(path):
+        return "exists and is not a regular file; give the path of a results file"
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(folder):  # the nearest existing folder: the missing ones are made there
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        return f"{folder} is a file, not a folder; give a path whose folders exist or can be made"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"no permission to write in {folder}; give a path in a folder you can write to"
+    return None
+
+
 def write_json(results, path, execution_time=None):
-    d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(gradescope_json(results, execution_time), f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
+    """Write Gradescope's results.json atomically: a temporary file in the same folder, then
+    os.replace, so that a failed or interrupted write leaves the old file (or none) and no temporary
+    file. (Not submission.utils.atomic_write_text: the grader must not depend on the graded code.)"""
+    text = json.dumps(gradescope_json(results, execution_time), indent=2) + "\n"
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def load_points(path):

@@ -8,24 +8,27 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from submission.dataset import DataError, parse_tsv, read_text  # noqa: E402
-from submission.utils import evaluate_places  # noqa: E402
+from submission.utils import OneLineParser, evaluate_places, run_cli  # noqa: E402
 
 
 def london_accuracy(path):
+    """(total, correct) of answering London to every question of a labelled TSV; DataError for a file
+    that is missing, not UTF-8, has a line that is not `question<TAB>place`, or has no questions."""
     rows = parse_tsv(read_text(path, "evaluation corpus"), path)
+    if not rows:
+        raise DataError(f"{path}: no `question<TAB>place` lines; give a labelled file such as data/birth_dev.tsv")
     total, correct = evaluate_places(path, ["London"] * len(rows))
     return total, correct
 
 
-def main(argv):
-    if len(argv) != 1:
-        raise SystemExit("usage: python src/london_baseline.py EVAL_TSV")
-    try:
-        total, correct = london_accuracy(argv[0])
-    except DataError as e:
-        raise SystemExit(f"error: {e}")
+def main(argv=None):
+    """The command line: prints the course's `Correct: C out of T: P%` line."""
+    p = OneLineParser(description=__doc__.split("\n")[0])
+    p.add_argument("eval_tsv", metavar="EVAL_TSV", help="a labelled `question<TAB>place` file, e.g. data/birth_dev.tsv")
+    args = p.parse_args(argv)
+    total, correct = london_accuracy(args.eval_tsv)
     print("Correct: {} out of {}: {}%".format(correct, total, correct / total * 100))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    run_cli(main)

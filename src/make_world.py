@@ -17,6 +17,7 @@ import argparse
 import bisect
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -48,6 +49,10 @@ PAD_CHAR, MASK_CHAR = "\u25A1", "\u2047"
 QUESTION = "Where was {} born?"
 FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv",
          "birth_test.tsv")
+
+
+class WorldError(ValueError):
+    """A data folder that cannot be read or written; the message names the file and the fix."""
 
 
 @dataclass
@@ -314,21 +319,6 @@ def _cover_question_chars(world, persons, full_names=False):
 
 # ----------------------------------------------------------------------------- writing
 
-def _atomic_write(path, text):
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".",
-                               suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; data files are ordinary readable files
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def _lines(items):
     return "".join(item + "\n" for item in items)
 
@@ -347,17 +337,66 @@ def world_files(world):
 
 
 def write_world(world, out_dir):
-    """Write the five files into out_dir (created if needed), each atomically."""
+    """Write the five files into out_dir (created if needed) as one set: out_dir ends up holding the
+    whole new world or, when anything fails or is interrupted, its old files exactly as they were.
+
+    The new files are written into a temporary folder inside out_dir and the old ones kept there as
+    hard links (copies where the file system has none); only then are the new files renamed over the
+    old ones, each rename atomic, and a failed rename puts back the files already renamed. Should
+    putting one back fail too, a WorldError says so and the temporary folder keeps the old files."""
     os.makedirs(out_dir, exist_ok=True)
-    for name, text in world_files(world).items():
-        _atomic_write(os.path.join(out_dir, name), text)
+    stage = tempfile.mkdtemp(prefix=".make_world.", dir=out_dir)
+    renamed, restored = [], True
+    try:
+        for name, text in world_files(world).items():
+            with open(os.path.join(stage, name), "wb") as f:
+                f.write(text.encode("utf-8"))
+            os.chmod(os.path.join(stage, name), 0o644)  # ordinary readable data files
+        for name in FILES:
+            target, old = os.path.join(out_dir, name), os.path.join(stage, name + ".old")
+            if os.path.lexists(target):
+                try:
+                    os.link(target, old, follow_symlinks=False)
+                except OSError:
+                    shutil.copy2(target, old, follow_symlinks=False)
+        for name in FILES:
+            os.replace(os.path.join(stage, name), os.path.join(out_dir, name))
+            renamed.append(name)
+    except BaseException as e:
+        for name in reversed(renamed):
+            target, old = os.path.join(out_dir, name), os.path.join(stage, name + ".old")
+            try:
+                if os.path.lexists(old):
+                    os.replace(old, target)
+                else:  # there was no old file
+                    os.unlink(target)
+            except OSError:
+                restored = False
+        if not restored:
+            why = getattr(e, "strerror", None) or type(e).__name__
+            raise WorldError(f"{out_dir}: writing the world failed ({why}) and so did putting back the old "
+                             f"files; they are in {stage} (NAME.old): move them back by hand") from e
+        raise
+    finally:
+        if restored:
+            shutil.rmtree(stage, ignore_errors=True)
 
 
 # ----------------------------------------------------------------------------- statistics
 
 def _read_lines(path):
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    """The lines of a UTF-8 file, without their newlines (WorldError when it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise WorldError(f"{path}: not found; a data folder holds wiki.txt, birth_places_train.tsv, "
+                         f"birth_dev.tsv and birth_test.tsv or birth_test_inputs.tsv "
+                         f"(`python src/make_world.py --out DIR` writes one)") from None
+    except UnicodeDecodeError as e:
+        raise WorldError(f"{path}: not valid UTF-8 at byte {e.start}; save the file as UTF-8") from None
+    except OSError as e:
+        raise WorldError(f"{path}: cannot be read ({e.strerror}); check the path") from None
     if not text:
         return []
     return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
@@ -397,7 +436,10 @@ def _name_lookup_baseline(train, dev, fallback):
 
 def stats(data_dir):
     """Statistics of a data directory in the course's format (birth_test.tsv optional)."""
-    wiki = _read_lines(os.path.join(data_dir, "wiki.txt"))
+    wiki_path = os.path.join(data_dir, "wiki.txt")
+    wiki = _read_lines(wiki_path)
+    if not wiki:
+        raise WorldError(f"{wiki_path}: empty; it needs one biography a line")
     train = _read_tsv(os.path.join(data_dir, "birth_places_train.tsv"))
     dev = _read_tsv(os.path.join(data_dir, "birth_dev.tsv"))
     test_path = os.path.join(data_dir, "birth_test.tsv")
@@ -430,7 +472,7 @@ def stats(data_dir):
     lengths = sorted(len(l) for l in wiki)
     s["len_min"], s["len_max"] = lengths[0], lengths[-1]
     s["len_median"] = statistics.median(lengths)
-    q = statistics.quantiles(lengths, n=10)
+    q = statistics.quantiles(lengths, n=10) if len(lengths) > 1 else lengths
     s["len_p10"], s["len_p90"] = q[0], q[-1]
     s["len_mean"] = statistics.fmean(lengths)
     stated = sum(1 for i, (_, p) in enumerate(labelled) if i < len(wiki) and p in wiki[i])
@@ -448,7 +490,7 @@ def stats(data_dir):
     s["dev_names_in_train"] = sum(1 for n, _ in dev if n in train_names)
     s["test_names_in_train"] = sum(1 for n, _ in test if n in train_names)
     s["names_match_lines"] = sum(1 for i, n in enumerate(names)
-                                 if i < len(wiki) and wiki[i].startswith(n + ". ")) / len(names)
+                                 if i < len(wiki) and wiki[i].startswith(n + ". ")) / max(1, len(names))
     fallback = train_places.most_common(1)[0][0] if train_places else "London"
     s["dev_london_baseline"] = sum(1 for _, p in dev if p == "London") / len(dev) if dev else 0.0
     s["dev_name_lookup_baseline"] = _name_lookup_baseline(train, dev, fallback)
@@ -523,8 +565,37 @@ def format_stats(dirs, labels=None):
 
 # ----------------------------------------------------------------------------- command line
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line and exit status 2, like src/submission/utils.py's
+    OneLineParser (not imported from there: that module needs torch, this script only the standard
+    library)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (--help lists the options)\n")
+
+
+def _check_args(ap, args):
+    """Usage errors (one line each) before any work: the world's sizes, the --out and --stats folders."""
+    if args.out:
+        for flag, value, low in (("--people", args.people, 1), ("--train", args.train, 0),
+                                 ("--dev", args.dev, 0), ("--max-sentences", args.max_sentences, 1),
+                                 ("--places", args.places, 1), ("--tellings", args.tellings, 1)):
+            if value is not None and value < low:
+                ap.error(f"{flag} {value} must be at least {low}")
+        if args.train + args.dev > args.people:
+            ap.error(f"--train {args.train} plus --dev {args.dev} is more than --people {args.people} "
+                     f"(test takes the rest); lower --train or --dev, or raise --people")
+        if os.path.exists(args.out) and not os.path.isdir(args.out):
+            ap.error(f"--out {args.out} is a file, not a folder; give a folder (it is made if missing)")
+    for d in args.stats or []:
+        if not os.path.isdir(d):
+            ap.error(f"--stats {d}: no such folder; give a data folder such as data")
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    """The command line; returns the exit status: 0, 2 after a one-line error, 130 on Ctrl-C (the
+    --out folder then holds its old files, unchanged)."""
+    ap = _OneLineParser(prog=os.path.basename(__file__), description=__doc__.split("\n")[0])
     ap.add_argument("--out", help="write the world into this directory")
     ap.add_argument("--stats", nargs="+", metavar="DIR",
                     help="print statistics of these data directories (side by side)")
@@ -546,16 +617,31 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if not args.out and not args.stats:
         ap.error("give --out DIR and/or --stats DIR [DIR ...]")
-    if args.out:
-        world = build_world(people=args.people, train=args.train, dev=args.dev, seed=args.seed,
-                            max_sentences=args.max_sentences, places=args.places, tellings=args.tellings,
-                            full_names=args.full_names, even_places=args.even_places)
-        write_world(world, args.out)
-        people = len(world.rows)
-        print(f"wrote {people} people ({len(world.train)} train, {len(world.dev)} dev, {len(world.test)} test"
-              + (f"; {len(world.wiki)} biographies" if len(world.wiki) > people else "") + f") to {args.out}")
-    if args.stats:
-        print(format_stats(args.stats))
+    _check_args(ap, args)
+    written = False
+    try:
+        if args.out:
+            world = build_world(people=args.people, train=args.train, dev=args.dev, seed=args.seed,
+                                max_sentences=args.max_sentences, places=args.places, tellings=args.tellings,
+                                full_names=args.full_names, even_places=args.even_places)
+            try:
+                write_world(world, args.out)
+            except OSError as e:
+                raise WorldError(f"{args.out}: cannot write the world there ({e.strerror or e}), so it is "
+                                 f"unchanged; give a folder you can write to") from None
+            written = True
+            people = len(world.rows)
+            print(f"wrote {people} people ({len(world.train)} train, {len(world.dev)} dev, {len(world.test)} test"
+                  + (f"; {len(world.wiki)} biographies" if len(world.wiki) > people else "") + f") to {args.out}")
+        if args.stats:
+            print(format_stats(args.stats))
+    except WorldError as e:
+        print(f"{ap.prog}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        unchanged = f"; {args.out} unchanged" if args.out and not written else ""
+        print(f"{ap.prog}: interrupted{unchanged}", file=sys.stderr)
+        return 130
     return 0
 
 

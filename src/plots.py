@@ -26,11 +26,11 @@ finetuned models are there, the attention maps) of a `./run.sh demo` work folder
 """
 import argparse
 import glob
-import io
 import json
 import math
 import os
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
@@ -132,28 +132,72 @@ def plot_curves(paths, out, title=None, dpi=100):
     ax_lr.ticklabel_format(axis="y", style="sci", scilimits=(-2, 2))
     ax_lr.grid(True, alpha=0.3)
     fig.suptitle(title or "Training loss and learning rate per step (faint: each step; bold: smoothed)")
-    _save(fig, out, dpi)
-    plt.close(fig)
+    try:
+        return _save(fig, out, dpi)
+    finally:
+        plt.close(fig)
+
+
+def output_path(out):
+    """The file a picture for `out` is written to: `out` itself, or `out.png` when it has no extension
+    (as matplotlib does); PlotError for a folder or a format matplotlib cannot write."""
+    if os.path.isdir(out) or out.endswith(os.sep):
+        raise PlotError(f"{out}: --out is a folder; give the picture's file path, e.g. "
+                        f"{os.path.join(out, 'plot.png')}")
+    ext = os.path.splitext(out)[1][1:].lower()
+    if not ext:
+        return out + ".png"
+    pyplot()
+    from matplotlib.backend_bases import FigureCanvasBase
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if ext not in formats:
+        raise PlotError(f"{out}: matplotlib cannot write .{ext} files; end --out with one of "
+                        f"{', '.join('.' + f for f in sorted(formats))}")
     return out
 
 
 def _save(fig, out, dpi):
-    """Write the figure; a PNG goes through a 256-colour palette (a third of the bytes, same look)."""
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    if not out.lower().endswith(".png"):
-        fig.savefig(out, dpi=dpi)  # another format, by its extension (pdf, svg, ...)
-        return
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
+    """Write the figure to output_path(out) and return that path; a PNG goes through a 256-colour
+    palette (a third of the bytes, same look). Atomic: the picture is drawn into a temporary file
+    beside it (same extension, so matplotlib picks the format) and renamed over it, so an
+    interrupted or failed save leaves any old picture as it was."""
+    out = output_path(out)
+    folder = os.path.dirname(os.path.abspath(out))
     try:
-        from PIL import Image  # Pillow comes with matplotlib
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(out) + ".", suffix=os.path.splitext(out)[1],
+                                   dir=folder)
+    except OSError as e:
+        raise PlotError(f"{out}: cannot write in the folder {folder} ({e.strerror}); give --out a path in a "
+                        f"folder you can write to") from None
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=dpi)
+        if out.lower().endswith(".png"):
+            _to_palette(tmp)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes 0600; give the mode an ordinary save would
+        os.replace(tmp, out)
+    except OSError as e:
+        raise PlotError(f"{out}: cannot write it ({e.strerror or e}); give --out a path you can write "
+                        f"to") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return out
+
+
+def _to_palette(path):
+    """Rewrite a PNG with a 256-colour palette (when Pillow, which comes with matplotlib, is there)."""
+    try:
+        from PIL import Image
     except ImportError:
-        with open(out, "wb") as f:
-            f.write(buf.getvalue())
         return
-    image = Image.open(buf).convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT,
-                                                    dither=Image.Dither.NONE)
-    image.save(out, format="png", optimize=True)
+    with Image.open(path) as im:
+        image = im.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT,
+                                           dither=Image.Dither.NONE)
+    image.save(path, format="png", optimize=True)
 
 
 # ----------------------------------------------------------------------------- attention maps
@@ -286,9 +330,10 @@ def plot_attention(panels, prompt, out, title=None, dpi=100):
                           f"each row of a map is a query position; its weights over the positions up to it sum "
                           f"to 1; grey: masked future; \u2423 = space, {MASK} = the MASK the answer follows",
                  fontsize=13)
-    _save(fig, out, dpi)
-    plt.close(fig)
-    return out
+    try:
+        return _save(fig, out, dpi)
+    finally:
+        plt.close(fig)
 
 
 def attention_panel(params, variant, corpus_path, question, size, expected=None):
@@ -418,7 +463,7 @@ def _attention_command(args):
 
 
 def main(argv=None):
-    """The command line; returns the exit status (0, or 2 with a one-line message on stderr)."""
+    """The command line; returns the exit status (0; 2 with a one-line message on stderr; 130 on Ctrl-C)."""
     args = build_parser().parse_args(argv)
     errors = (PlotError,)
     if args.command == "attention":  # torch is imported only for the attention maps
@@ -426,6 +471,7 @@ def main(argv=None):
         from submission.utils import ParamsError
         errors = (PlotError, DataError, ParamsError)
     try:
+        args.out = output_path(args.out)  # checked before any work
         if args.command == "curves":
             out = plot_curves(args.logs, args.out, title=args.title, dpi=args.dpi)
         else:
@@ -436,6 +482,9 @@ def main(argv=None):
     except errors as e:
         print(f"plots.py: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"plots.py: interrupted; {args.out} unchanged", file=sys.stderr)
+        return 130
     print(f"wrote {out}")
     return 0
 

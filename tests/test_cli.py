@@ -88,7 +88,7 @@ def test_evaluation_never_overwrites_its_own_input(tmp_path):
     ("\n\n", "no questions to answer"),
     ("Where was Ada Quill born?\tLisbon\nWhere was Bo Li born?\n", ":2: no tab-separated place, unlike line 1"),
     ("Where was Ada Quill born?\nWhere was Bo Li born?\tOslo\n", ":2: a tab-separated place, unlike line 1"),
-    ("Where was Ada Quill born?\t \n", ":1: expected"),
+    ("Where was Ada Quill born?\t \n", ":1: expected .* found a blank question or place"),
 ])
 def test_evaluation_corpus_errors(tmp_path, text, says):
     path = tmp_path / "q.tsv"
@@ -102,7 +102,7 @@ def test_finetuning_needs_examples_and_real_places():
     pre = CharCorruptionDataset(WIKI, 128)
     with pytest.raises(DataError, match="train.tsv: no `question<TAB>place` lines to finetune on"):
         NameDataset("\n", pre, "train.tsv")
-    with pytest.raises(DataError, match=r"train.tsv:2: expected"):
+    with pytest.raises(DataError, match=r"train.tsv:2: expected .* found a blank question or place"):
         parse_tsv("Where was Bo Li born?\tOslo\n \tOslo\n", "train.tsv")
 
 

@@ -11,6 +11,8 @@ there.
 import json
 import os
 import random
+import shutil
+import signal
 import subprocess
 import sys
 
@@ -410,6 +412,31 @@ def test_a_missing_line_scores_zero(corpus, tmp_path):
         assert f"has {n[split] - 1} lines for the {n[split]} questions" in r.reason
 
 
+@pytest.mark.parametrize("text, count", [("", "0 lines"), ("London\n", "1 line"), ("London", "1 line"),
+                                         ("London\n\n", "2 lines")])
+def test_line_count_of_short_prediction_files(corpus, tmp_path, text, count):
+    (tmp_path / ACCURACY["1f-1-hidden"]).write_text(text, encoding="utf-8")
+    r = run(corpus[0], ["1f-1-hidden"], submission_dir=str(tmp_path))["1f-1-hidden"]
+    assert not r.passed and f"has {count} for the {len(corpus[1]['dev'])} questions" in r.reason
+
+
+def test_data_file_not_utf8_fails_in_one_line_naming_file_line_and_byte(corpus, tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(corpus[0], data)
+    offsets = {}
+    for name in ("birth_dev.tsv", "birth_places_train.tsv", "wiki.txt"):
+        raw = (data / name).read_bytes()
+        offsets[name] = raw.index(b"\n", raw.index(b"\n") + 1) + 1  # the start of line 3
+        (data / name).write_bytes(raw[:offsets[name]] + b"\xff" + raw[offsets[name]:])
+    results = run(str(data), ["1f-1-hidden", "1c-1-basic", "1c-0-hidden"])
+    for test_id, name in (("1f-1-hidden", "birth_dev.tsv"), ("1c-0-hidden", "wiki.txt"), ("1c-1-basic", "wiki.txt")):
+        reason = results[test_id].reason
+        assert reason == f"{data / name}:3: not valid UTF-8 at byte {offsets[name]}; save the file as UTF-8"
+    (data / "wiki.txt").write_bytes((data / "wiki.txt").read_bytes().replace(b"\xff", b""))
+    reason = run(str(data), ["1c-1-basic"])["1c-1-basic"].reason
+    assert reason.startswith(f"{data / 'birth_places_train.tsv'}:3: not valid UTF-8") and "\n" not in reason
+
+
 def test_missing_file_names_the_run_sh_mode(corpus, tmp_path):
     results = run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path))
     modes = {"1d-0-hidden": "vanilla_eval_dev_without_pretrain", "1d-1-hidden": "vanilla_eval_test_without_pretrain",
@@ -499,3 +526,43 @@ def test_command_line_from_another_directory(corpus, tmp_path):
     p = subprocess.run([sys.executable, GRADER, "1z-9-basic"], cwd=str(tmp_path),
                        capture_output=True, text=True, timeout=120)
     assert p.returncode != 0 and "1e-0-basic" in p.stderr and "1z-9-basic" in p.stderr
+
+
+@pytest.mark.parametrize("where, phrase", [
+    ("{tmp}", "is a folder; give a file path, e.g. --json {tmp}/results.json"),
+    ("{tmp}/a-file/r.json", "{tmp}/a-file is a file, not a folder"),
+])
+def test_bad_json_path_is_one_line_before_any_test(tmp_path, capsys, where, phrase):
+    (tmp_path / "a-file").write_text("mine\n")
+    where, phrase = where.format(tmp=tmp_path), phrase.format(tmp=tmp_path)
+    assert grader.main(["1g-3-hidden", "--json", where]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"grader: --json {where}: {phrase}") and err.count("\n") == 1
+    assert sorted(os.listdir(tmp_path)) == ["a-file"] and (tmp_path / "a-file").read_text() == "mine\n"
+    assert not os.path.exists(f"{tmp_path}.tmp")
+
+
+def test_failed_json_write_leaves_no_temporary_file(tmp_path):
+    g = graderlib.Grader({"9a-0-basic": 1})
+    g.add("9a-0-basic", "passes", lambda ctx: None, 5)
+    results = g.run(out=None)
+    (tmp_path / "r.json").mkdir()  # os.replace onto a folder fails
+    with pytest.raises(OSError):
+        graderlib.write_json(results, str(tmp_path / "r.json"))
+    assert os.listdir(tmp_path) == ["r.json"] and os.listdir(tmp_path / "r.json") == []
+
+
+def test_ctrl_c_prints_one_line_and_exits_130(corpus, tmp_path):
+    out_json = tmp_path / "r.json"
+    p = subprocess.Popen([sys.executable, GRADER, *SPAN_TESTS, "--data-dir", corpus[0], "--json", str(out_json)],
+                         cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in p.stdout:  # interrupt inside the first test
+            if line.startswith("----- START"):
+                break
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert p.returncode == 130 and err == "grader: interrupted\n", err
+    assert os.listdir(tmp_path) == []  # no results.json, no temporary file

@@ -257,3 +257,73 @@ def test_plot_demo_runs_without_matplotlib(monkeypatch, tmp_path, capsys):
     assert plots.plot_demo_runs(str(tmp_path)) == []
     assert "pip install matplotlib" in capsys.readouterr().out
     assert list(tmp_path.glob("*.png")) == []
+
+
+# ----------------------------------------------------------------------------- where the picture goes
+
+def small_log(folder):
+    log = folder / "a.log.jsonl"
+    log.write_text("".join(json.dumps({"step": s, "loss": 3.0 / s, "lr": 1e-3}) + "\n" for s in range(1, 9)))
+    return str(log)
+
+
+def curves(args, capsys):
+    """plots.py curves in this process: exit status, stdout, stderr lines."""
+    code = plots.main(["curves", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err.splitlines()
+
+
+def test_out_that_is_a_folder_is_an_error(tmp_path, capsys):
+    needs_matplotlib()
+    folder = tmp_path / "pictures"
+    folder.mkdir()
+    (folder / "mine.txt").write_text("mine")
+    for out in (str(folder), str(folder) + os.sep):
+        code, printed, err = curves([small_log(tmp_path), "--out", out], capsys)
+        assert code == 2 and printed == "" and err == [
+            f"plots.py: error: {out}: --out is a folder; give the picture's file path, e.g. "
+            f"{os.path.join(out, 'plot.png')}"]
+    assert os.listdir(folder) == ["mine.txt"] and not (tmp_path / "pictures.png").exists()
+
+
+def test_it_prints_the_path_it_wrote(tmp_path, capsys):
+    needs_matplotlib()
+    code, printed, _ = curves([small_log(tmp_path), "--out", str(tmp_path / "pic")], capsys)
+    assert code == 0 and printed == f"wrote {tmp_path / 'pic.png'}\n"  # matplotlib's default format
+    assert_png(tmp_path / "pic.png")
+    code, printed, _ = curves([small_log(tmp_path), "--out", str(tmp_path / "pic.svg")], capsys)
+    assert code == 0 and printed == f"wrote {tmp_path / 'pic.svg'}\n"
+    assert (tmp_path / "pic.svg").read_text().lstrip().startswith("<?xml")
+    code, printed, err = curves([small_log(tmp_path), "--out", str(tmp_path / "pic.xyz")], capsys)
+    assert code == 2 and len(err) == 1 and "matplotlib cannot write .xyz files" in err[0]
+    assert sorted(os.listdir(tmp_path)) == ["a.log.jsonl", "pic.png", "pic.svg"]
+
+
+def umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@pytest.mark.parametrize("error, code, says", [
+    (OSError(28, "No space left on device"), 2, "plots.py: error: {}: cannot write it (No space left on device)"),
+    (KeyboardInterrupt(), 130, "plots.py: interrupted; {} unchanged"),
+])
+def test_a_failed_save_leaves_the_old_picture(tmp_path, capsys, monkeypatch, error, code, says):
+    needs_matplotlib()
+    import matplotlib.figure
+    out = tmp_path / "curves.png"
+    assert curves([small_log(tmp_path), "--out", str(out)], capsys)[0] == 0
+    old = out.read_bytes()
+    assert os.stat(out).st_mode & 0o777 == 0o666 & ~umask()  # an ordinary file's mode
+
+    def half_save(self, path, **kwargs):
+        with open(path, "wb") as f:
+            f.write(b"\x89PNG half")
+        raise error
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", half_save)
+    got, printed, err = curves([small_log(tmp_path), "--out", str(out)], capsys)
+    assert got == code and len(err) == 1 and err[0].startswith(says.format(out)), err
+    assert out.read_bytes() == old and sorted(os.listdir(tmp_path)) == ["a.log.jsonl", "curves.png"]
+

@@ -10,6 +10,7 @@ share, characters), determinism, and that small demo worlds build fast and stay 
 """
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -410,3 +411,172 @@ def test_every_module_has_a_docstring():
     import world.templates
     for module in (mw, world, world.names, world.places, world.templates):
         assert module.__doc__ and module.__doc__.strip()
+
+
+# ----------------------------------------------------------------------------- bad input
+
+SMALL = ["--people", "30", "--train", "20", "--dev", "5", "--places", "10"]
+
+
+def cli(*args):
+    """Run make_world.py; its exit status and the lines it printed on stderr."""
+    p = subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stderr.splitlines()
+
+
+def run_main(args, capsys):
+    """mw.main in this process: its exit status (a usage error exits) and its stderr lines."""
+    try:
+        code = mw.main(args)
+    except SystemExit as e:
+        code = e.code
+    return code, capsys.readouterr().err.splitlines()
+
+
+def snapshot(folder):
+    """Every file of a folder (temporary ones included) with its bytes."""
+    return {name: read(os.path.join(folder, name)) for name in sorted(os.listdir(folder))}
+
+
+@pytest.fixture
+def old_world(tmp_path):
+    """A folder holding a small world (seed 1), and its files."""
+    folder = tmp_path / "w"
+    mw.write_world(mw.build_world(people=30, train=20, dev=5, places=10, seed=1), str(folder))
+    return folder, snapshot(folder)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--people", "0"], "--people 0 must be at least 1"),
+    (["--train", "20", "--people", "10"], "--train 20 plus --dev 500 is more than --people 10"),
+    (["--max-sentences", "0"], "--max-sentences 0 must be at least 1"),
+    (["--places", "0"], "--places 0 must be at least 1"),
+    (["--tellings", "0"], "--tellings 0 must be at least 1"),
+    (["--dev", "-1"], "--dev -1 must be at least 0"),
+])
+def test_bad_sizes_are_one_line_errors(tmp_path, capsys, args, says):
+    code, err = run_main(["--out", str(tmp_path / "w")] + args, capsys)
+    assert code == 2 and len(err) == 1 and err[0].startswith(f"make_world.py: error: {says}"), err
+    assert not (tmp_path / "w").exists()
+
+
+def test_bad_input_from_the_command_line_is_one_line(tmp_path, old_world):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "wiki.txt").write_bytes(b"Ana Ruiz. Born in Le\xf3n.\n")
+    (tmp_path / "empty").mkdir()
+    cases = [(["--people", "0", "--out", str(tmp_path / "x")], "--people 0 must be at least 1"),
+             (["--out", str(notes)] + SMALL, f"--out {notes} is a file, not a folder"),
+             (["--stats", str(tmp_path / "missing")], f"--stats {tmp_path / 'missing'}: no such folder"),
+             (["--stats", str(tmp_path / "bad")], f"{tmp_path / 'bad' / 'wiki.txt'}: not valid UTF-8 at byte 20"),
+             (["--stats", str(tmp_path / "empty")], f"{tmp_path / 'empty' / 'wiki.txt'}: not found")]
+    for args, says in cases:
+        code, err = cli(*args)
+        assert code == 2 and len(err) == 1 and err[0].startswith(f"make_world.py: error: {says}"), (args, err)
+    assert notes.read_text() == "mine"
+
+
+def test_unwritable_out_folder_is_one_line_and_keeps_the_old_world(old_world, monkeypatch, capsys):
+    folder, before = old_world
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(mw.tempfile, "mkdtemp", refuse)
+    code, err = run_main(["--out", str(folder)] + SMALL, capsys)
+    assert code == 2 and err == [f"make_world.py: error: {folder}: cannot write the world there (Permission "
+                                 f"denied), so it is unchanged; give a folder you can write to"]
+    assert snapshot(folder) == before
+
+
+def fail_rename(monkeypatch, at, error, also=lambda src: False):
+    """Make the `at`-th os.replace (counting from 1), and every one for which also(src) holds, raise."""
+    real, calls = os.replace, []
+
+    def replace(src, dst):
+        calls.append(src)
+        if len(calls) == at or also(str(src)):
+            raise error
+        return real(src, dst)
+    monkeypatch.setattr(mw.os, "replace", replace)
+
+
+@pytest.mark.parametrize("error, code, says", [
+    (PermissionError(1, "Operation not permitted"), 2,
+     "error: {}: cannot write the world there (Operation not permitted), so it is unchanged"),
+    (KeyboardInterrupt(), 130, "interrupted; {} unchanged"),
+])
+def test_a_failed_rename_puts_back_the_whole_old_world(old_world, monkeypatch, capsys, error, code, says):
+    folder, before = old_world
+    fail_rename(monkeypatch, 3, error)  # wiki.txt and train are renamed in, then dev fails
+    got, err = run_main(["--out", str(folder), "--seed", "2"] + SMALL, capsys)
+    assert got == code and len(err) == 1 and err[0].startswith("make_world.py: " + says.format(folder)), err
+    assert snapshot(folder) == before  # the old world, whole, and no temporary files
+
+
+def test_when_putting_back_fails_too_the_old_files_are_kept(old_world, monkeypatch):
+    folder, before = old_world
+    fail_rename(monkeypatch, 3, PermissionError(1, "Operation not permitted"), also=lambda src: src.endswith(".old"))
+    with pytest.raises(mw.WorldError, match="putting back the old files") as e:
+        mw.write_world(mw.build_world(people=30, train=20, dev=5, places=10, seed=2), str(folder))
+    stage = re.search(r"they are in (\S+) ", str(e.value)).group(1)
+    assert os.path.dirname(stage) == str(folder)
+    assert {name: read(os.path.join(stage, name + ".old")) for name in mw.FILES} == before
+
+
+def test_ctrl_c_leaves_the_out_folder_as_it_was(old_world):
+    folder, before = old_world
+    p = subprocess.Popen([sys.executable, SCRIPT, "--out", str(folder), "--tellings", "12"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.8)  # past start-up, well before the world is built (3 s or so)
+    p.send_signal(signal.SIGINT)
+    err = p.communicate(timeout=60)[1]
+    assert p.returncode == 130 and err.splitlines() == [f"make_world.py: interrupted; {folder} unchanged"]
+    assert snapshot(folder) == before
+
+
+def test_stats_of_a_one_person_world(tmp_path):
+    mw.write_world(mw.build_world(people=1, train=1, dev=0), str(tmp_path))
+    s = mw.stats(str(tmp_path))
+    assert s["people"] == 1 and s["len_p10"] == s["len_p90"] == s["len_min"]
+
+
+# ----------------------------------------------------------------------------- the London baseline on a world
+
+def london(args, capsys):
+    """src/london_baseline.py's command line in this process: exit status, stdout, stderr lines."""
+    import london_baseline
+    from submission.utils import run_cli
+    try:
+        code = run_cli(lambda: london_baseline.main(args)) or 0
+    except SystemExit as e:
+        code = e.code
+    out = capsys.readouterr()
+    return code, out.out, out.err.splitlines()
+
+
+def test_london_baseline_prints_the_course_line(capsys):
+    code, out, err = london([os.path.join(DATA, "birth_dev.tsv")], capsys)
+    assert code == 0 and out == "Correct: 25.0 out of 500.0: 5.0%\n" and err == []
+    code, out, _ = london(["--help"], capsys)
+    assert code == 0 and "EVAL_TSV" in out
+
+
+@pytest.mark.parametrize("text, says", [
+    ("", "{}: no `question<TAB>place` lines"),
+    ("\n\n", "{}: no `question<TAB>place` lines"),
+    (" \tLondon\n", "{}:1: "),
+    ("Where was Ana Ruiz born?\tLondon\nWhere was Tom Oduya born?\t \n", "{}:2: "),
+])
+def test_london_baseline_explains_bad_files_in_one_line(tmp_path, capsys, text, says):
+    path = tmp_path / "dev.tsv"
+    path.write_text(text, encoding="utf-8")
+    code, out, err = london([str(path)], capsys)
+    assert code == 2 and out == "" and len(err) == 1 and err[0].startswith("error: " + says.format(path)), err
+
+
+def test_london_baseline_usage_errors_are_one_line(tmp_path, capsys):
+    for args, says in (([], "required: EVAL_TSV"), (["a.tsv", "b.tsv"], "unrecognized arguments: b.tsv"),
+                       ([str(tmp_path / "none.tsv")], "not found")):
+        code, out, err = london(args, capsys)
+        assert code == 2 and len(err) == 1 and says in err[0], err

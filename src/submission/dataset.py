@@ -83,8 +83,10 @@ def parse_tsv(text, path="<string>", require_label=True):
             rows.append((fields[0], None, lineno))
         else:
             want = "`question<TAB>place`" if require_label else "`question` or `question<TAB>place`"
-            raise DataError(f"{path}:{lineno}: expected {want}, found {len(fields)} tab-separated "
-                            f"field(s) in {line[:60]!r}; fix or remove that line")
+            found = ("a blank question or place" if len(fields) == 2 else
+                     f"{len(fields)} tab-separated field(s)")
+            raise DataError(f"{path}:{lineno}: expected {want}, found {found} in {line[:60]!r}; "
+                            f"fix or remove that line")
     return rows
 
 
