@@ -70,6 +70,14 @@ def test_london_baseline(world):
     assert f"Correct: {float(rows.count('London'))} out of {float(len(rows))}" in p.stdout
 
 
+def test_src_run_sh_is_the_same_entry_point(world):
+    """The course keeps run.sh in src/: `cd src && ./run.sh MODE` runs the project's run.sh."""
+    env = dict(os.environ, DATA_DIR=str(world), PYTHON=sys.executable)
+    p = subprocess.run(["./run.sh", "london_baseline"], cwd=os.path.join(ROOT, "src"), env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout == sh(["london_baseline"], world, world).stdout
+
+
 def test_unknown_mode_lists_modes(world, tmp_path):
     p = sh(["vanila_pretrain"], world, tmp_path, check=False)
     assert p.returncode == 2 and "unknown mode" in p.stderr and "synthesizer_eval_test_with_pretrain" in p.stderr
