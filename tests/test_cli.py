@@ -64,7 +64,7 @@ def test_output_paths_are_checked_before_any_work(tmp_path):
         check_output_path(str(data), "predictions", [str(tmp_path / "x"), str(tmp_path / "." / "dev.tsv")])
     a_file = tmp_path / "file"
     a_file.write_text("", encoding="utf-8")
-    with pytest.raises(DataError, match="cannot make the folder for the loss log"):
+    with pytest.raises(DataError, match="file is a file, not a folder; pick another path for the loss log"):
         check_output_path(str(a_file / "sub" / "log.jsonl"), "loss log")
     check_output_path(str(tmp_path / "new" / "deeper" / "p.params"), "params")  # folders are made
     assert (tmp_path / "new" / "deeper").is_dir()

@@ -463,6 +463,11 @@ def check_output_path(path, what, inputs=()):
         if other and os.path.realpath(other) == full:
             raise DataError(f"{path}: the {what} would overwrite an input of this run; write it elsewhere")
     folder = os.path.dirname(full)
+    existing = folder
+    while not os.path.exists(existing):  # the nearest folder that is there: the rest are made in it
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise DataError(f"{path}: {existing} is a file, not a folder; pick another path for the {what}")
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as e:
