@@ -78,9 +78,9 @@ def splits(data_dir):
 def memorised_rows(model, data_dir, block_size=128):
     """{split: (indices of the rows whose place the model reproduces, rows probed)} for train and dev,
     the model's vocabulary from data_dir/wiki.txt. Indices count from 0 within each split's TSV."""
-    wiki = os.path.join(data_dir, "wiki.txt")
-    text = read_text(wiki, "pretraining corpus")
-    ds = CharCorruptionDataset(text, block_size, wiki)
+    wiki_path = os.path.join(data_dir, "wiki.txt")
+    text = read_text(wiki_path, "pretraining corpus")
+    ds = CharCorruptionDataset(text, block_size, wiki_path)
     wiki = text.split("\n")
     result, offset = {}, 0
     for name, rows in splits(data_dir):
@@ -103,8 +103,9 @@ def rows_for_params(params, data_dir, args):
     """`memorised_rows` for a params file; `args` has variant, n_layer, n_head, n_embd, block_size
     (run.py's names)."""
     import run as driver
-    wiki = os.path.join(data_dir, "wiki.txt")
-    model = driver.build_model(args, CharCorruptionDataset(read_text(wiki, "pretraining corpus"), args.block_size, wiki))
+    wiki_path = os.path.join(data_dir, "wiki.txt")
+    vocab = CharCorruptionDataset(read_text(wiki_path, "pretraining corpus"), args.block_size, wiki_path)
+    model = driver.build_model(args, vocab)
     load_params(model, params)
     return memorised_rows(model.to(get_device()), data_dir, args.block_size)
 

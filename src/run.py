@@ -136,12 +136,11 @@ def read_questions(path, stoi, block_size):
     if not rows:
         raise DataError(f"{path}: no questions to answer; give a file of `question` or `question<TAB>place` lines")
     labelled = rows[0][1] is not None  # like the course's evaluate_places, the first line decides
+    questions = []
     for q, place, lineno in rows:
         if (place is not None) != labelled:
             raise DataError(f"{path}:{lineno}: {'no' if labelled else 'a'} tab-separated place, unlike line "
                             f"{rows[0][2]}; give every line `question<TAB>place`, or every line the question alone")
-    questions = []
-    for q, place, lineno in rows:
         if place is None and lineno < n_lines:  # a line without a tab, followed by a newline
             q += "\n"
         check_chars(q, stoi, path, lineno)
