@@ -75,13 +75,18 @@ def splits(data_dir):
     return out
 
 
-def memorised_rows(model, data_dir, block_size=128):
-    """{split: (indices of the rows whose place the model reproduces, rows probed)} for train and dev,
-    the model's vocabulary from data_dir/wiki.txt. Indices count from 0 within each split's TSV."""
+def read_corpus(data_dir, block_size):
+    """(wiki.txt's lines, its CharCorruptionDataset: the vocabulary) of a corpus folder, read once."""
     wiki_path = os.path.join(data_dir, "wiki.txt")
     text = read_text(wiki_path, "pretraining corpus")
-    ds = CharCorruptionDataset(text, block_size, wiki_path)
-    wiki = text.split("\n")
+    return text.split("\n"), CharCorruptionDataset(text, block_size, wiki_path)
+
+
+def memorised_rows(model, data_dir, block_size=128, corpus=None):
+    """{split: (indices of the rows whose place the model reproduces, rows probed)} for train and dev,
+    the model's vocabulary from data_dir/wiki.txt (`corpus`: `read_corpus`'s result, if already read).
+    Indices count from 0 within each split's TSV."""
+    wiki, ds = corpus or read_corpus(data_dir, block_size)
     result, offset = {}, 0
     for name, rows in splits(data_dir):
         items = probes(wiki[offset:offset + len(rows)], rows, block_size)
@@ -103,11 +108,10 @@ def rows_for_params(params, data_dir, args):
     """`memorised_rows` for a params file; `args` has variant, n_layer, n_head, n_embd, block_size
     (run.py's names)."""
     import run as driver
-    wiki_path = os.path.join(data_dir, "wiki.txt")
-    vocab = CharCorruptionDataset(read_text(wiki_path, "pretraining corpus"), args.block_size, wiki_path)
-    model = driver.build_model(args, vocab)
+    corpus = read_corpus(data_dir, args.block_size)
+    model = driver.build_model(args, corpus[1])
     load_params(model, params)
-    return memorised_rows(model.to(get_device()), data_dir, args.block_size)
+    return memorised_rows(model.to(get_device()), data_dir, args.block_size, corpus)
 
 
 def format_report(result):
