@@ -162,6 +162,24 @@ def _place_drawer(rng, person, tables, region_of):
     return draw
 
 
+SIZE_LIMITS = (("people", 1), ("train", 0), ("dev", 0), ("max_sentences", 1), ("places", 1), ("tellings", 1))
+
+
+def size_problem(sizes, spell=str):
+    """What is wrong with a world's sizes, in one line, or None if nothing: `sizes` maps build_world's
+    keywords (SIZE_LIMITS) to values, None meaning the default; `spell` names a keyword the way the
+    caller's user knows it (the command line's --max-sentences)."""
+    for key, low in SIZE_LIMITS:
+        value = sizes.get(key)
+        if value is not None and value < low:
+            return f"{spell(key)} {value} must be at least {low}"
+    train, dev, people = sizes["train"], sizes["dev"], sizes["people"]
+    if train + dev > people:
+        return (f"{spell('train')} {train} plus {spell('dev')} {dev} is more than {spell('people')} {people} "
+                f"(test takes the rest); lower {spell('train')} or {spell('dev')}, or raise {spell('people')}")
+    return None
+
+
 def build_world(people=DEFAULT_PEOPLE, train=DEFAULT_TRAIN, dev=DEFAULT_DEV, seed=DEFAULT_SEED,
                 max_sentences=None, places=None, tellings=1, full_names=False, even_places=False):
     """Build a world of `people` people: the first `train` are the train split, the next `dev`
@@ -177,20 +195,16 @@ def build_world(people=DEFAULT_PEOPLE, train=DEFAULT_TRAIN, dev=DEFAULT_DEV, see
     call this the fullname augmentation: the full name becomes the one key to the facts).
     `even_places` makes every birthplace equally likely instead of the Zipf law (with few places
     the Zipf head gives London 15% of people; evenly, about 1 in `places`, as the course's 5%)."""
-    if people < 1 or train < 0 or dev < 0 or train + dev > people:
-        raise ValueError("need people >= 1 and 0 <= train, dev with train + dev <= people")
-    if max_sentences is not None and max_sentences < 1:
-        raise ValueError("max_sentences must be at least 1")
-    if tellings < 1:
-        raise ValueError("tellings must be at least 1")
+    problem = size_problem(dict(people=people, train=train, dev=dev, max_sentences=max_sentences,
+                                places=places, tellings=tellings))
+    if problem:
+        raise ValueError(problem)
     sizes = [train, dev, people - train - dev]
     ranked = ranked_places()
     if places is None:  # as many people per place as the default world has
         n_places = max(1, round(DEFAULT_PLACES * people / DEFAULT_PEOPLE))
     else:
         n_places = places
-    if n_places < 1:
-        raise ValueError("places must be at least 1")
     used = ranked[:min(n_places, len(ranked))]
     weights = [1.0] * len(used) if even_places else _zipf(len(used))
     by_name = {p.name: p for p in used}
@@ -577,14 +591,10 @@ class _OneLineParser(argparse.ArgumentParser):
 def _check_args(ap, args):
     """Usage errors (one line each) before any work: the world's sizes, the --out and --stats folders."""
     if args.out:
-        for flag, value, low in (("--people", args.people, 1), ("--train", args.train, 0),
-                                 ("--dev", args.dev, 0), ("--max-sentences", args.max_sentences, 1),
-                                 ("--places", args.places, 1), ("--tellings", args.tellings, 1)):
-            if value is not None and value < low:
-                ap.error(f"{flag} {value} must be at least {low}")
-        if args.train + args.dev > args.people:
-            ap.error(f"--train {args.train} plus --dev {args.dev} is more than --people {args.people} "
-                     f"(test takes the rest); lower --train or --dev, or raise --people")
+        problem = size_problem({key: getattr(args, key) for key, _ in SIZE_LIMITS},
+                               spell=lambda key: "--" + key.replace("_", "-"))
+        if problem:
+            ap.error(problem)
         if os.path.exists(args.out) and not os.path.isdir(args.out):
             ap.error(f"--out {args.out} is a file, not a folder; give a folder (it is made if missing)")
     for d in args.stats or []:
