@@ -108,7 +108,7 @@ def test_namedataset_alignment(ds):
     assert ys[:len(q) - 1] == PAD_CHAR * (len(q) - 1)
     assert ys[len(q) - 1:len(q) + len(place) + 1] == MASK_CHAR + place + MASK_CHAR
     for t in range(len(q) - 1, len(q) + len(place) + 1):  # targets are the next input character
-        assert y[t] == (x[t + 1] if t + 1 < len(x) else y[t])
+        assert y[t] == x[t + 1]
 
 
 def test_tsv_errors_name_file_and_line(ds):

@@ -182,12 +182,43 @@ def test_compiled_training_saves_raw_keys(tmp_path):
         assert torch.allclose(params[name], p, atol=1e-4, rtol=1e-3), name
 
 
-def test_thread_policy_honours_a_fixed_count():
+def test_thread_policy_honours_a_fixed_count(monkeypatch):
     before = torch.get_num_threads()
     try:
         assert CpuThreads(fixed=1).start() == 1 and torch.get_num_threads() == 1
-        n = CpuThreads().start()
-        assert 1 <= n <= max(1, torch.get_num_threads())
+        monkeypatch.setenv("GPT_NUM_THREADS", "2")
+        assert CpuThreads().start() == 2 and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_thread_policy_leaves_the_cores_other_processes_use(monkeypatch):
+    """4 cores; /proc/stat ticks as (all busy, all, ours): over each 100-tick window (25 a core)
+    the other processes use the busy ticks that are not ours."""
+    from submission import utils
+    monkeypatch.delenv("GPT_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(utils.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(utils.time, "sleep", lambda s: None)
+    before = torch.get_num_threads()
+    try:
+        for busy, ours, free in ((25, 0, 3),     # one core taken by another job
+                                 (60, 58, 4),    # busy ticks that are ours do not count (2 left: noise)
+                                 (37.5, 0, 2),   # 1.5 cores taken: the shared core is not free
+                                 (100, 0, 1)):   # all taken: still one thread
+            ticks = iter([(0, 0, 0), (busy, 100, ours)])
+            monkeypatch.setattr(utils, "_cpu_ticks", lambda: next(ticks))
+            threads = CpuThreads()
+            threads.cores = 4
+            assert threads.start() == free == torch.get_num_threads(), (busy, ours)
+        # update() re-reads only after `every` seconds, then follows the load
+        ticks = iter([(0, 0, 0), (0, 100, 0), (50, 200, 0)])
+        monkeypatch.setattr(utils, "_cpu_ticks", lambda: next(ticks))
+        threads = CpuThreads(every=10.0)
+        threads.cores = 4
+        assert threads.start() == 4 and threads.update() == 4  # too soon: the ticks are not read
+        threads._when -= 10.0
+        assert threads.update() == 2  # the last 100 ticks: two cores busy elsewhere
     finally:
         torch.set_num_threads(before)
 

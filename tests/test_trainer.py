@@ -110,15 +110,39 @@ def test_parameter_groups_follow_the_course():
     assert len(decay["params"]) + len(nodecay["params"]) == len(list(model.parameters()))
 
 
-def test_checkpoint_keeps_best_test_loss(tmp_path):
+class _WorseAfterFirstPass(torch.utils.data.Dataset):
+    """(x, x) pairs, a copy task, on the first pass; from the second pass on the targets are x + 1,
+    which a model trained to copy gets wrong, so the test loss rises after epoch 1."""
+
+    def __init__(self, x):
+        self.x, self.passes = x, 0
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        self.passes += i == 0
+        return self.x[i], self.x[i] if self.passes == 1 else self.x[i] % 11 + 1
+
+
+def test_checkpoint_keeps_best_test_loss(tmp_path, monkeypatch):
     torch.manual_seed(0)
     x = torch.randint(1, 12, (32, 9))
-    data = TensorDataset(x, torch.roll(x, -1, 1))
-    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=16))
     ckpt = tmp_path / "ckpt.params"
-    Trainer(model, data, data, TrainerConfig(max_epochs=2, batch_size=16, ckpt_path=str(ckpt))).train()
+    saved, losses = [], []
+    original = Trainer.save_checkpoint
+    monkeypatch.setattr(Trainer, "save_checkpoint", lambda self: (
+        saved.append({k: v.clone() for k, v in self.model.state_dict().items()}), original(self)))
+    monkeypatch.setattr("submission.trainer.tqdm.write", lambda line: losses.append(float(line.split()[-1])))
+    config = TrainerConfig(max_epochs=3, batch_size=16, learning_rate=3e-2, ckpt_path=str(ckpt))
+    Trainer(model, TensorDataset(x, x), _WorseAfterFirstPass(x), config).train()
+    assert losses[0] < min(losses[1:])  # the test loss rose after epoch 1 ...
+    assert len(saved) == 1              # ... so only epoch 1's model was saved
     state = torch.load(ckpt, weights_only=True)
     assert set(state) == set(model.state_dict())
+    assert all(torch.equal(state[k], saved[0][k]) for k in state)
+    assert not all(torch.equal(state[k], v) for k, v in model.state_dict().items())  # training went on
     assert not list(tmp_path.glob("*.tmp"))
 
 
