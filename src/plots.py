@@ -218,9 +218,9 @@ def attention_weights(module, x):
         a = F.relu(module.w1(x)).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
         scores = a @ module.w2[:, :T] + module.b2[:T]                  # (B, nh, T, T)
     else:
-        q = module.query(x).view(B, T, nh, hs).transpose(1, 2)
-        k = module.key(x).view(B, T, nh, hs).transpose(1, 2)
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(hs)
+        q = module.query(x).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
+        k = module.key(x).view(B, T, nh, hs).transpose(1, 2)    # (B, nh, T, hs)
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(hs)      # (B, nh, T, T)
     scores = scores.masked_fill(module.mask[:, :, :T, :T] == 0, float("-inf"))
     return F.softmax(scores, dim=-1)
 

@@ -47,7 +47,7 @@ def _keep_mask(shape, p, device):
     n = math.prod(shape)
     words = torch.empty((n + 1) // 2, dtype=torch.int64, device=device).random_(-2 ** 63, None)
     threshold = -2 ** 31 + round(p * 2 ** 32)
-    return (words.view(torch.int32)[:n] >= threshold).view(shape)
+    return (words.view(torch.int32)[:n] >= threshold).view(shape)  # int32 words (n,) -> bool `shape`
 
 
 def _dropout(x, p):
@@ -98,8 +98,8 @@ def _attend_dropout(att, v, p, B, n_head, T, hs):
     """softmax over (B*nh, T, T) scores, dropout, times v; the 1/(1-p) scale on the small output."""
     att = torch.softmax(att, dim=-1)
     att = torch.where(_keep_mask(att.shape, p, att.device), att, 0.0)
-    y = torch.bmm(att, v.reshape(B * n_head, T, hs))
-    return y.mul_(1.0 / (1.0 - p)).view(B, n_head, T, hs)
+    y = torch.bmm(att, v.reshape(B * n_head, T, hs))  # (B*nh, T, T) @ (B*nh, T, hs) -> (B*nh, T, hs)
+    return y.mul_(1.0 / (1.0 - p)).view(B, n_head, T, hs)  # (B, nh, T, hs)
 
 
 def _resid_dropout(module, y):
@@ -123,7 +123,7 @@ class CausalSelfAttention(nn.Module):
         self.proj = nn.Linear(config.n_embd, config.n_embd)
         # causal mask: position t attends to positions <= t (kept as a buffer for state_dict parity)
         self.register_buffer("mask", torch.tril(torch.ones(config.block_size, config.block_size))
-                             .view(1, 1, config.block_size, config.block_size))
+                             .view(1, 1, config.block_size, config.block_size))  # (1, 1, block, block)
         self.n_head = config.n_head
         self.fast = getattr(config, "fast_attention", True)
 
@@ -137,7 +137,8 @@ class CausalSelfAttention(nn.Module):
         if route == "explicit":
             # scores = scale * q k^T + causal bias in one baddbmm; then softmax, dropout, @ v
             att = torch.baddbmm(_causal_bias(self, T, q), q.reshape(B * self.n_head, T, hs),
-                                k.reshape(B * self.n_head, T, hs).transpose(1, 2), alpha=1.0 / math.sqrt(hs))
+                                k.reshape(B * self.n_head, T, hs).transpose(1, 2),
+                                alpha=1.0 / math.sqrt(hs))  # (B*nh, T, hs) @ (B*nh, hs, T) -> (B*nh, T, T)
             y = _attend_dropout(att, v, self.attn_drop.p, B, self.n_head, T, hs)
         elif route == "sdpa":  # never with attention dropout (attention_route)
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hs)
@@ -169,21 +170,21 @@ class CausalSelfAttention(nn.Module):
         B, t, C = x.size()
         hs = C // self.n_head
         k = self.key(x).view(B, t, self.n_head, hs).transpose(1, 2)    # (B, nh, t, hs)
-        v = self.value(x).view(B, t, self.n_head, hs).transpose(1, 2)
-        cache["kt"][:, :, :, :t] = k.transpose(-2, -1)
+        v = self.value(x).view(B, t, self.n_head, hs).transpose(1, 2)  # (B, nh, t, hs)
+        cache["kt"][:, :, :, :t] = k.transpose(-2, -1)  # (B, nh, hs, t)
         cache["v"][:, :, :t] = v
         if last_only:
             x = x[:, -1:, :]
         tq = x.size(1)
-        q = self.query(x).view(B, tq, self.n_head, hs).transpose(1, 2)
+        q = self.query(x).view(B, tq, self.n_head, hs).transpose(1, 2)  # (B, nh, tq, hs)
         if self.fast:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=tq > 1)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=tq > 1)  # (B, nh, tq, hs)
         else:
-            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))  # (B, nh, tq, t)
             if tq > 1:
                 att = att.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))
             y = F.softmax(att, dim=-1) @ v
-        return self.proj(y.transpose(1, 2).contiguous().view(B, tq, C))
+        return self.proj(y.transpose(1, 2).contiguous().view(B, tq, C))  # (B, tq, C): heads side by side
 
     def decode(self, x, cache, pos, end):
         """Eval forward of one new position per row, x (B, 1, C), row i at position pos[i].
@@ -194,15 +195,17 @@ class CausalSelfAttention(nn.Module):
         B, _, C = x.size()
         hs = C // self.n_head
         rows = torch.arange(B, device=x.device)
+        # row b's key and value, each (B, nh, hs), go to kt[b, :, :, pos[b]] and v[b, :, pos[b]]
         cache["kt"][rows, :, :, pos] = self.key(x).view(B, self.n_head, hs)
         cache["v"][rows, :, pos] = self.value(x).view(B, self.n_head, hs)
-        kt, v = cache["kt"][:, :, :, :end], cache["v"][:, :, :end]
+        kt, v = cache["kt"][:, :, :, :end], cache["v"][:, :, :end]  # (B, nh, hs, end), (B, nh, end, hs)
         q = self.query(x).view(B, 1, self.n_head, hs).transpose(1, 2)  # (B, nh, 1, hs)
-        hidden = (torch.arange(end, device=x.device).view(1, end) > pos.view(B, 1)).view(B, 1, 1, end)
+        hidden = torch.arange(end, device=x.device).view(1, end) > pos.view(B, 1)  # (1, end) > (B, 1)
+        hidden = hidden.view(B, 1, 1, end)  # (B, 1, 1, end): positions row b has not reached
         # one query per row: plain products beat SDPA's masked kernels here, in both paths
         att = (q @ kt) * (1.0 / math.sqrt(hs))  # (B, nh, 1, end)
         y = F.softmax(att.masked_fill(hidden, float("-inf")), dim=-1) @ v
-        return self.proj(y.transpose(1, 2).reshape(B, 1, C))
+        return self.proj(y.transpose(1, 2).reshape(B, 1, C))  # (B, nh, 1, hs) -> (B, 1, C)
 
 
 class SynthesizerAttention(nn.Module):
@@ -224,7 +227,7 @@ class SynthesizerAttention(nn.Module):
         self.resid_drop = nn.Dropout(config.resid_pdrop)
         self.proj = nn.Linear(config.n_embd, config.n_embd)
         self.register_buffer("mask", torch.tril(torch.ones(config.block_size, config.block_size))
-                             .view(1, 1, config.block_size, config.block_size))
+                             .view(1, 1, config.block_size, config.block_size))  # (1, 1, block, block)
         self.n_head = config.n_head
         self.block_size = config.block_size
         self.fast = getattr(config, "fast_attention", True)
@@ -239,7 +242,8 @@ class SynthesizerAttention(nn.Module):
         """Fast path's scores: a (B, nh, tq, hs) times w2[:, :n_keys] for all heads and rows in one
         matrix product, plus `bias` (b2 and the mask, broadcast): (B * nh, tq, n_keys)."""
         B, nh, tq, hs = a.shape
-        return torch.mm(a.reshape(B * nh * tq, hs), self.w2[:, :n_keys]).view(B * nh, tq, n_keys) + bias
+        scores = torch.mm(a.reshape(B * nh * tq, hs), self.w2[:, :n_keys])  # (B*nh*tq, hs) @ (hs, n_keys)
+        return scores.view(B * nh, tq, n_keys) + bias  # (B*nh, tq, n_keys)
 
     def forward(self, x, layer_past=None):
         B, T, C = x.size()
@@ -258,7 +262,8 @@ class SynthesizerAttention(nn.Module):
                 y = _attend_dropout(att, v, self.attn_drop.p, B, self.n_head, T, hs)
             else:
                 att = self.attn_drop(F.softmax(att, dim=-1))
-                y = torch.bmm(att, v.reshape(B * self.n_head, T, hs)).view(B, self.n_head, T, hs)
+                y = torch.bmm(att, v.reshape(B * self.n_head, T, hs))  # (B*nh, T, hs)
+                y = y.view(B, self.n_head, T, hs)  # (B, nh, T, hs)
         else:
             att = a @ w2 + b2  # (B, nh, T, T)
             att = att.masked_fill(self.mask[:, :, :T, :T] == 0, -1e10)
@@ -279,24 +284,25 @@ class SynthesizerAttention(nn.Module):
         B, nh, tq, hs = a.shape
         if self.fast:
             att = F.softmax(self._scores(a, n_keys, bias.masked_fill(hidden, float("-inf"))), dim=-1)
-            y = torch.bmm(att, v.reshape(B * nh, n_keys, hs)).view(B, nh, tq, hs)
+            y = torch.bmm(att, v.reshape(B * nh, n_keys, hs)).view(B, nh, tq, hs)  # (B, nh, tq, hs)
         else:
             att = (a @ self.w2[:, :n_keys] + self.b2[:n_keys]).masked_fill(hidden, -1e10)
             y = F.softmax(att, dim=-1) @ v
-        return y.transpose(1, 2).reshape(B, tq, nh * hs)
+        return y.transpose(1, 2).reshape(B, tq, nh * hs)  # (B, tq, C)
 
     def prefill(self, x, cache, last_only=False):
         """Eval forward of a prompt x (B, t, C) at positions 0..t-1; see CausalSelfAttention.prefill."""
         B, t, C = x.size()
         self._check_length(t)
         hs = C // self.n_head
-        cache["v"][:, :, :t] = self.value(x).view(B, t, self.n_head, hs).transpose(1, 2)
+        cache["v"][:, :, :t] = self.value(x).view(B, t, self.n_head, hs).transpose(1, 2)  # (B, nh, t, hs)
         if last_only:
             x = x[:, -1:, :]
         tq = x.size(1)
         a = F.relu(self.w1(x)).view(B, tq, self.n_head, hs).transpose(1, 2)  # (B, nh, tq, hs)
         hidden = (self.mask[0, 0, :t, :t] == 0)[-tq:]  # (tq, t): nothing hidden for the last row
-        return self.proj(self._attend(a, cache["v"][:, :, :t], t, self.b2[:t].view(1, t), hidden))
+        bias = self.b2[:t].view(1, t)  # (1, t), broadcast over the (tq, t) scores
+        return self.proj(self._attend(a, cache["v"][:, :, :t], t, bias, hidden))
 
     def decode(self, x, cache, pos, end):
         """Eval forward of one new position per row at positions pos; see CausalSelfAttention.decode."""
@@ -304,12 +310,13 @@ class SynthesizerAttention(nn.Module):
         hs = C // self.n_head
         self._check_length(end)
         rows = torch.arange(B, device=x.device)
-        cache["v"][rows, :, pos] = self.value(x).view(B, self.n_head, hs)
+        cache["v"][rows, :, pos] = self.value(x).view(B, self.n_head, hs)  # (B, nh, hs) into v[b, :, pos[b]]
         a = F.relu(self.w1(x)).view(B, 1, self.n_head, hs).transpose(1, 2)  # (B, nh, 1, hs)
         hidden = torch.arange(end, device=x.device).view(1, end) > pos.view(B, 1)  # (B, end)
         if self.fast:
             bias = self.b2[:end].view(1, 1, end).expand(B, self.n_head, end).reshape(B * self.n_head, 1, end)
             hidden = hidden.view(B, 1, 1, end).expand(B, self.n_head, 1, end).reshape(B * self.n_head, 1, end)
+            # bias and hidden: (B*nh, 1, end)
         else:
-            bias, hidden = None, hidden.view(B, 1, 1, end)
+            bias, hidden = None, hidden.view(B, 1, 1, end)  # (B, 1, 1, end)
         return self.proj(self._attend(a, cache["v"][:, :, :end], end, bias, hidden))

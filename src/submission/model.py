@@ -2,7 +2,8 @@
 karpathy/minGPT as forked by CS224N/XCS224N Assignment 5.
 
 Token and learned position embeddings, a stack of pre-LayerNorm blocks (attention, then a 4x MLP
-with GELU), a final LayerNorm and a bias-free head. Module and parameter names are the course's
+with GELU; the LayerNorm before each sublayer and a final one as in GPT-2, Radford et al. 2019) and a
+bias-free head. Module and parameter names are the course's
 (tok_emb, pos_emb, drop, blocks, ln_f, head; ln1, ln2, attn, mlp), so params files are
 interchangeable with the course's.
 """
@@ -96,5 +97,6 @@ class GPT(nn.Module):
         loss = None
         if targets is not None:
             # PAD (id 0) targets carry no loss
-            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=0)
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1),  # (b*t, vocab), (b*t,)
+                                   ignore_index=0)
         return logits, loss

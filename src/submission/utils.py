@@ -210,7 +210,7 @@ def _prefill(model, idx, caches):
 
 def _decode(model, idx, caches, pos, end):
     """One new token per row, idx (b, 1), row i at position pos[i] (end = max(pos) + 1): logits (b, vocab)."""
-    x = model.drop(model.tok_emb(idx) + model.pos_emb[0, pos].unsqueeze(1))
+    x = model.drop(model.tok_emb(idx) + model.pos_emb[0, pos].unsqueeze(1))  # (b, 1, C): row i at pos[i]
     for block, cache in zip(model.blocks, caches):
         x = x + block.attn.decode(block.ln1(x), cache, pos, end)
         x = x + block.mlp(block.ln2(x))
