@@ -43,6 +43,7 @@ sys.path.insert(0, HERE)
 import torch  # noqa: E402
 from torch.utils.data import default_collate  # noqa: E402
 
+from submission.attention import set_fast_attention  # noqa: E402
 from submission.dataset import CharCorruptionDataset, parse_tsv, read_text  # noqa: E402
 from submission.model import GPT, GPTConfig  # noqa: E402
 from submission.trainer import Trainer, TrainerConfig, loader_workers, trim_padding  # noqa: E402
@@ -148,12 +149,6 @@ def pretrain_batches(dataset, batch, count, seed=0):
 
 
 # ----------------------------------------------------------------------------- training
-
-def set_fast_attention(model, fast):
-    for m in model.modules():
-        if hasattr(m, "fast"):
-            m.fast = fast
-
 
 def training_runs(pre, variant, batch, threads, paths):
     """{name: TrainingRun} of identical models, one per (name, fast attention, fast trainer) path."""

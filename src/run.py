@@ -15,13 +15,13 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from submission import helper  # noqa: E402
-from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text  # noqa: E402
+from submission.dataset import (MASK_CHAR, CharCorruptionDataset, DataError, check_chars, parse_tsv,  # noqa: E402
+                                read_text)
 from submission.model import GPTConfig  # noqa: E402
 from submission.trainer import COMPILE_MODES  # noqa: E402
 from submission.utils import (OneLineParser, atomic_write_text, check_output_path, evaluate_places,  # noqa: E402
                               get_device, load_params, predict_places, run_cli, sample, set_seed)
 
-MASK_CHAR = u"\u2047"
 TRAINER_OVERRIDES = ("max_epochs", "batch_size", "learning_rate", "num_workers")
 MAX_BLOCK = 2048  # the causal masks hold block_size^2 floats per layer
 

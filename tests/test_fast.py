@@ -20,15 +20,10 @@ from torch.utils.data import TensorDataset
 
 from submission import GPT, GPTConfig, NameDataset, CharCorruptionDataset, Trainer, TrainerConfig
 from submission import attention as attention_module
+from submission.attention import set_fast_attention
 from submission.trainer import trim_padding
 from submission.utils import (MASK_CHAR, CpuThreads, _decode, _new_caches, _prefill, predict_places,
                               predict_places_recompute, sample, sample_cached)
-
-
-def set_fast(model, fast):
-    for m in model.modules():
-        if hasattr(m, "fast"):
-            m.fast = fast
 
 
 def config(**kw):
@@ -89,7 +84,7 @@ def test_cpu_training_path_equals_reference_with_the_same_masks(synth, monkeypat
     fast = scrambled(GPT(config(synthesizer=synth, attn_pdrop=0.2)))
     ref = GPT(config(synthesizer=synth, attn_pdrop=0.2))
     ref.load_state_dict(fast.state_dict())
-    set_fast(ref, False)
+    set_fast_attention(ref, False)
     masks = FixedMasks()
     monkeypatch.setattr(attention_module, "_keep_mask", masks.draw)
     for block in ref.blocks:
@@ -151,7 +146,7 @@ def train_params(synth, fast, fast_trainer=True, **conf):
     (False: the course's loop, TrainerConfig(fast=False))."""
     torch.manual_seed(0)
     model = GPT(config(synthesizer=synth))
-    set_fast(model, fast)
+    set_fast_attention(model, fast)
     tconf = dict(max_epochs=2, batch_size=8, learning_rate=1e-2, lr_decay=True, warmup_tokens=200,
                  final_tokens=2000, num_threads=1, fast=fast_trainer)
     tconf.update(conf)
@@ -230,7 +225,7 @@ def test_thread_policy_leaves_the_cores_other_processes_use(monkeypatch):
 def test_prefill_and_decode_equal_full_forwards(synth, fast):
     torch.manual_seed(0)
     m = scrambled(GPT(config(synthesizer=synth)), std=0.2).eval()
-    set_fast(m, fast)
+    set_fast_attention(m, fast)
     x = torch.randint(0, 20, (3, 9))
     caches = _new_caches(m, 3, 20)
     with torch.no_grad():

@@ -11,18 +11,13 @@ import torch.nn.functional as F
 
 import submission
 from submission import GPT, GPTConfig, SynthesizerAttention
+from submission.attention import set_fast_attention
 
 
 def small_config(**kw):
     base = dict(n_layer=2, n_head=2, n_embd=16, attn_pdrop=0.0, resid_pdrop=0.0, embd_pdrop=0.0)
     base.update(kw)
     return GPTConfig(20, 16, **base)
-
-
-def set_fast(model, fast):
-    for m in model.modules():
-        if hasattr(m, "fast"):
-            m.fast = fast
 
 
 def test_exports():
@@ -89,7 +84,7 @@ def test_loss_ignores_pad():
 def test_causality(synth, fast):
     torch.manual_seed(0)
     m = GPT(small_config(synthesizer=synth)).eval()
-    set_fast(m, fast)
+    set_fast_attention(m, fast)
     x = torch.randint(0, 20, (3, 15))
     x2 = x.clone()
     x2[:, 9:] = (x2[:, 9:] + 1) % 20  # change the later tokens
@@ -106,9 +101,9 @@ def test_fast_path_matches_reference(synth):
     for p in m.parameters():  # larger weights than the 0.02 init, so attention is not uniform
         p.data.normal_(0, 0.3)
     x = torch.randint(0, 20, (4, 15))
-    set_fast(m, True)
+    set_fast_attention(m, True)
     a, _ = m(x)
-    set_fast(m, False)
+    set_fast_attention(m, False)
     b, _ = m(x)
     assert torch.allclose(a, b, atol=1e-4, rtol=1e-4)
 

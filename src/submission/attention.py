@@ -10,8 +10,8 @@ with a causal mask. Parameter names follow the course exactly (key, query, value
 b2, mask), so params files map one to one.
 
 Each class has two mathematically identical paths: the explicit masked softmax (the reference,
-what the handout writes) and a fast path (the default). Set `module.fast = False` (or
-GPTConfig(fast_attention=False)) to run the reference path. The fast path is:
+what the handout writes) and a fast path (the default). `set_fast_attention(model, False)` (or
+GPTConfig(fast_attention=False), or `layer.fast = False`) runs the reference path. The fast path is:
 - vanilla (`attention_route`): torch's fused scaled_dot_product_attention (SDPA) without attention
   dropout (eval, prompts, dropout 0), on every device. Training with attention dropout: on CPU SDPA
   falls back to an unfused path of its own, no faster than the reference, so the fast path is
@@ -36,6 +36,14 @@ import math
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+
+def set_fast_attention(model, fast):
+    """Switch every attention layer of `model` to its fast path (True) or the reference path (False)."""
+    for m in model.modules():
+        if isinstance(m, (CausalSelfAttention, SynthesizerAttention)):
+            m.fast = fast
+    return model
 
 
 def _keep_mask(shape, p, device):

@@ -23,9 +23,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .dataset import DataError
-
-MASK_CHAR = u"\u2047"
+from .dataset import MASK_CHAR, DataError
 
 
 def set_seed(seed):
