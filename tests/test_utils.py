@@ -1,5 +1,5 @@
-"""Utilities: batched greedy decoding equals the course's one-at-a-time `sample`, scoring,
-atomic writes and the params loader's checks.
+"""Utilities: scoring, atomic writes and the params loader's checks. (Batched decoding against
+the course's one-at-a-time `sample` is tested in test_fast.py.)
 
 Run:  python -m pytest -q tests/test_utils.py
 """
@@ -9,47 +9,8 @@ import pickle
 import pytest
 import torch
 
-from submission import GPT, GPTConfig, NameDataset, CharCorruptionDataset, Trainer, TrainerConfig
-from submission.utils import (MASK_CHAR, ParamsError, atomic_write_text, evaluate_places, load_params,
-                              predict_places, sample)
-
-PLACES = ["Oslo", "Lima", "Quito", "Accra", "Hanoi", "Perth"]
-NAMES = ["Ana", "Bo", "Cy", "Dee", "Eli", "Fay", "Gus", "Hal", "Ivy", "Jo", "Kai", "Lu"]
-
-
-@pytest.fixture(scope="module")
-def trained():
-    torch.manual_seed(0)
-    rows = [(f"Where was {n} born?", PLACES[i % len(PLACES)]) for i, n in enumerate(NAMES)]
-    wiki = "\n".join(f"{n}. Born in {p}." for (q, p), n in zip(rows, NAMES)) + "\nWhere was it born?\n"
-    pre = CharCorruptionDataset(wiki, 48)
-    data = NameDataset("".join(f"{q}\t{p}\n" for q, p in rows), pre)
-    model = GPT(GPTConfig(pre.vocab_size, 48, n_layer=2, n_head=2, n_embd=32))
-    Trainer(model, data, None, TrainerConfig(max_epochs=40, batch_size=4, learning_rate=3e-3)).train()
-    return model, pre, rows
-
-
-def course_predict(model, pre, q):
-    x = torch.tensor([pre.stoi[c] for c in q + MASK_CHAR], dtype=torch.long)[None, ...]
-    completion = "".join(pre.itos[int(i)] for i in sample(model, x, 32, sample=False)[0])
-    return completion.split(MASK_CHAR)[1]
-
-
-def test_batched_decoding_equals_sample(trained):
-    model, pre, rows = trained
-    questions = [q for q, _ in rows] + ["Where was Bo born?", "Where was Ivy born?", "Where was Cy born?"]
-    batched = predict_places(model, questions, pre.stoi, pre.itos, batch_size=5)
-    reference = [course_predict(model, pre, q) for q in questions]
-    assert batched == reference
-    assert sum(b == p for b, (_, p) in zip(batched, rows)) >= 6  # the model learnt something
-
-
-def test_batched_decoding_crops_context(trained):
-    # 32 steps after a 40-character prompt overflow the 48-character block: both crop the same way
-    model, pre, _ = trained
-    q = "Where was Ana Bo Cy Dee Eli Fay Hal born?"
-    assert predict_places(model, [q], pre.stoi, pre.itos) == [course_predict(model, pre, q)]
-
+from submission import GPT, GPTConfig
+from submission.utils import ParamsError, atomic_write_text, evaluate_places, load_params
 
 def test_evaluate_places(tmp_path):
     p = tmp_path / "dev.tsv"
