@@ -7,6 +7,7 @@ Run:  python -m pytest -q tests/test_notebook.py
 """
 import json
 import os
+import re
 
 import pytest
 
@@ -57,3 +58,10 @@ def test_notebook_runs_in_the_tiny_setting(monkeypatch):
                       for o in c.outputs if o.output_type == "stream" and o.name == "stdout")
     assert "parameters" in printed and "steps in" in printed
     assert "greedy:" in printed and "temperature 0.8, top_k 10:" in printed
+    # the four tiny steps train: the loss falls from about the uniform guess
+    uniform, first, last = map(float, re.search(r"uniform guess: ([\d.]+) nats/char; first step: ([\d.]+); "
+                                                r"last step: ([\d.]+)", printed).groups())
+    assert abs(first - uniform) < 0.5 and last < first
+    # the samples continue the first biography's first sentence
+    context = printed.split("the first one: ", 1)[1].split(".")[0] + "."
+    assert printed.split("greedy:\n", 1)[1].startswith(context)
