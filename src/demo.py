@@ -155,7 +155,8 @@ def london(data):
 def main(argv=None):
     p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--size", choices=sorted(SIZES), default=None,
-                   help="full: the course's settings (default on CUDA); cpu: the small version (default elsewhere)")
+                   help="full: the course's settings (default on CUDA); cpu: the small version (default elsewhere); "
+                        "calibration: data/README.md's CPU calibration setting")
     p.add_argument("--data-dir", default=None,
                    help="use this corpus instead of the embedded one: a subset with --people (or below full size), "
                         "all of it at full size")
@@ -163,9 +164,14 @@ def main(argv=None):
     p.add_argument("--train", type=int, default=None, help="with --data-dir: how many of them are train people")
     p.add_argument("--out", default=os.path.join(HERE, "..", "runs", "demo"), help="work folder (params, predictions, logs)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--variants", default="nopretrain,vanilla,synthesizer")
+    p.add_argument("--variants", default="nopretrain,vanilla,synthesizer",
+                   help="comma-separated runs, of nopretrain, vanilla, synthesizer (default: all three)")
     p.add_argument("--pretrain-epochs", type=int, default=None, help="override the size's pretraining epochs")
     args, extra = p.parse_known_args(argv)
+    unknown = [v for v in args.variants.split(",") if v not in ("nopretrain", "vanilla", "synthesizer")]
+    if unknown:
+        p.error(f"--variants {args.variants}: {', '.join(map(repr, unknown))} is not a run; give a comma-separated "
+                f"list of nopretrain, vanilla, synthesizer")
     size_name = args.size or ("full" if get_device() == "cuda" else "cpu")
     size = SIZES[size_name]
     out = os.path.abspath(args.out)

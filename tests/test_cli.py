@@ -140,3 +140,12 @@ def test_bench_flags_are_checked(capsys):
         bench.main(["--rounds", "0"])
     err = capsys.readouterr().err
     assert e.value.code == 2 and err.count("\n") == 1 and "--rounds must be at least 1" in err
+
+
+def test_demo_names_an_unknown_run_before_any_work(capsys, tmp_path):
+    import demo
+    with pytest.raises(SystemExit) as e:
+        demo.main(["--variants", "nopretrain,vanila", "--out", str(tmp_path / "demo")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and "'vanila' is not a run" in err
+    assert not (tmp_path / "demo").exists()
