@@ -336,6 +336,53 @@ def plot_attention(panels, prompt, out, title=None, dpi=100):
         plt.close(fig)
 
 
+def last_rows(maps):
+    """Per-layer attention maps (n_head, T, T) -> (layers * heads, T): each head's last query row, the
+    MASK's, layer by layer; row i is layer i // n_head + 1, head i % n_head + 1."""
+    import numpy as np
+    return np.concatenate([w[:, -1, :].numpy().astype(float) for w in maps])
+
+
+def plot_last_rows(panels, prompt, out, title=None, dpi=100):
+    """The last query position (the MASK the answer follows) of every layer and head, one strip each:
+    per model a (layers x heads, T) heatmap with the prompt's characters along it, models stacked, and
+    each strip's weight on its largest entry written in that cell. Readable where plot_attention's full
+    (T, T) maps are too small (a printed page); `panels` as for plot_attention."""
+    plt = pyplot()
+    import numpy as np
+    from matplotlib.colors import PowerNorm
+    T = len(prompt)
+    chars = [SHOWN.get(c, c) for c in prompt]
+    heights = [sum(w.shape[0] for w in p["maps"]) for p in panels]
+    cell = 0.3  # inches per character and per strip
+    fig, axes = plt.subplots(len(panels), 1, squeeze=False, layout="constrained",
+                             figsize=(T * cell + 2.2, sum(heights) * cell + 1.3 * len(panels) + 0.6),
+                             gridspec_kw={"height_ratios": heights})
+    norm = PowerNorm(gamma=0.5, vmin=0.0, vmax=1.0)
+    for ax, panel in zip(axes[:, 0], panels):
+        grid = last_rows(panel["maps"])  # (layers * heads, T)
+        image = ax.imshow(grid, cmap="viridis", norm=norm, aspect="auto", interpolation="nearest")
+        labels = [f"layer {layer + 1} head {head + 1}" for layer, w in enumerate(panel["maps"])
+                  for head in range(w.shape[0])]
+        ax.set_yticks(range(len(labels)), labels, fontsize=8)
+        ax.set_xticks(range(T), chars, fontsize=9)
+        ax.tick_params(length=0)
+        for r, row in enumerate(grid):
+            c = int(row.argmax())
+            ax.text(c, r, f"{row[c]:.0%}".replace("%", ""), ha="center", va="center", fontsize=6,
+                    color="black" if row[c] > 0.5 else "white")
+        for layer_end in np.cumsum([w.shape[0] for w in panel["maps"]])[:-1]:
+            ax.axhline(layer_end - 0.5, color="white", linewidth=1.5)
+        ax.set_title(panel["label"], fontsize=10)
+    fig.colorbar(image, ax=axes[:, 0].tolist(), shrink=0.8, label="weight (square-root scale)")
+    fig.suptitle(title or f"Attention of the MASK (the last position) over the prompt {prompt!r}; each strip "
+                          f"sums to 1, the number is its largest weight in %", fontsize=10)
+    try:
+        return _save(fig, out, dpi)
+    finally:
+        plt.close(fig)
+
+
 def attention_panel(params, variant, corpus_path, question, size, expected=None):
     """One model's panel for plot_attention: its label, its per-layer maps and its greedy answer."""
     model, vocab = load_model(params, variant, corpus_path, **size)
@@ -348,16 +395,18 @@ def attention_panel(params, variant, corpus_path, question, size, expected=None)
     return prompt, {"label": label, "maps": maps, "answer": answer}
 
 
-def draw_attention(question, corpus_path, models, out, size=None, title=None, dpi=100, expected=None):
+def draw_attention(question, corpus_path, models, out, size=None, title=None, dpi=100, expected=None,
+                   last_row=False):
     """Attention maps of one or two models (a list of (params, variant)) on `question`; writes `out`.
-    `expected`, the true place, is shown beside each model's answer when given."""
+    `expected`, the true place, is shown beside each model's answer when given; `last_row` draws only
+    the MASK's row of each map (plot_last_rows)."""
     pyplot()  # fail early, before loading models, when matplotlib is missing
     size = dict(COURSE_SIZE, **(size or {}))
     panels, prompt = [], None
     for params, variant in models:
         prompt, panel = attention_panel(params, variant, corpus_path, question, size, expected)
         panels.append(panel)
-    return plot_attention(panels, prompt, out, title=title, dpi=dpi)
+    return (plot_last_rows if last_row else plot_attention)(panels, prompt, out, title=title, dpi=dpi)
 
 
 # ----------------------------------------------------------------------------- the demo's pictures
@@ -445,6 +494,8 @@ def build_parser():
     a.add_argument("--question", required=True, help='e.g. "Where was Emily Lee born?"')
     a.add_argument("--expected", default=None, help="the true place, shown beside the models' answers")
     a.add_argument("--out", required=True, help="the PNG to write")
+    a.add_argument("--last-row", action="store_true",
+                   help="only the MASK's row of each map, as labelled strips: readable in print")
     for name, default in COURSE_SIZE.items():
         a.add_argument(f"--{name}", type=int, default=default, help=f"default {default}, the course's")
     a.add_argument("--title", default=None)
@@ -459,7 +510,7 @@ def _attention_command(args):
         models.append((args.params2, args.variant2 or other))
     size = {name: getattr(args, name) for name in COURSE_SIZE}
     return draw_attention(args.question, args.pretrain_corpus_path, models, args.out, size=size,
-                          title=args.title, dpi=args.dpi, expected=args.expected)
+                          title=args.title, dpi=args.dpi, expected=args.expected, last_row=args.last_row)
 
 
 def main(argv=None):

@@ -163,6 +163,23 @@ def test_attention_command_writes_a_png(runs, tmp_path, capsys):
     assert_png(out, min_bytes=10000)
 
 
+def test_last_row_view_draws_the_masks_row_of_every_head(runs, tmp_path):
+    needs_matplotlib()
+    out = tmp_path / "last.png"
+    assert plots.main(attention_args(runs, out, *size_flags(), "--last-row")) == 0
+    assert_png(out, min_bytes=5000)
+    model, vocab = plots.load_model(runs["vanilla"][0], "vanilla", os.path.join(runs["folder"], "wiki.txt"),
+                                    **dict(plots.COURSE_SIZE, **SIZE))
+    prompt, idx = plots.encode_prompt(QUESTION, vocab)
+    maps = plots.attention_maps(model, idx)
+    grid = plots.last_rows(maps)
+    n_head = maps[0].shape[0]
+    assert grid.shape == (len(maps) * n_head, len(prompt))
+    for i, row in enumerate(grid):
+        assert row.sum() == pytest.approx(1.0, abs=1e-5)
+        assert (row == maps[i // n_head][i % n_head, -1].numpy()).all()
+
+
 def test_attention_command_explains_bad_inputs(runs, tmp_path, capsys):
     needs_matplotlib()
     out = tmp_path / "a.png"
