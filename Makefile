@@ -26,7 +26,7 @@ $(FIGURES_DONE): written/figures.py written/checks.py
 	  "install them (pip install numpy matplotlib), or run ./run.sh test once: it adds them to .venv" >&2; exit 2; }
 	$(PYTHON) written/figures.py
 
-submission.pdf: submission.tex written/results.tex docs/attention.png $(FIGURES_DONE)
+submission.pdf: submission.tex written/results.tex docs/attention_last.png $(FIGURES_DONE)
 	$(LATEXMK) $(LATEXMK_FLAGS) submission.tex
 	$(LATEXMK) -c submission.tex
 
