@@ -580,7 +580,7 @@ def format_stats(dirs, labels=None):
 # ----------------------------------------------------------------------------- command line
 
 class _OneLineParser(argparse.ArgumentParser):
-    """argparse whose usage errors are one line and exit status 2, like src/submission/utils.py's
+    """argparse whose usage errors are one line and exit status 2, like src/submission/files.py's
     OneLineParser (not imported from there: that module needs torch, this script only the standard
     library)."""
 

@@ -3,7 +3,7 @@
 Finetuning can only route a question to what pretraining wrote into the weights (handout part 2(a)).
 This measures that store directly, before any finetuning: for each labelled person whose wiki line
 states the birthplace, the line is cut just before the place's first occurrence, and the model
-continues it greedily (`utils.sample_cached`, the same greedy choice as `sample`). The person counts
+continues it greedily (`decoding.sample_cached`, the same greedy choice as `sample`). The person counts
 as memorised when the continuation spells the place exactly. Only places that end within the
 span-corruption truncation limit (int(block_size * 7/8) characters) count: later text is never seen
 in pretraining. The first occurrence may be a mention of the place in another role, so this is a

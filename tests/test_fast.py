@@ -22,8 +22,9 @@ from submission import GPT, GPTConfig, NameDataset, CharCorruptionDataset, Train
 from submission import attention as attention_module
 from submission.attention import set_fast_attention
 from submission.trainer import trim_padding
-from submission.utils import (MASK_CHAR, CpuThreads, _decode, _new_caches, _prefill, predict_places,
-                              predict_places_recompute, sample, sample_cached)
+from submission.decoding import (_decode, _new_caches, _prefill, predict_places, predict_places_recompute, sample,
+                                 sample_cached)
+from submission.utils import MASK_CHAR, CpuThreads
 
 
 def config(**kw):

@@ -34,7 +34,7 @@ def test_atomic_write_replaces_whole_file(tmp_path):
         f.write(b"half")
         raise Boom()
 
-    from submission.utils import _atomic
+    from submission.files import _atomic
     with pytest.raises(Boom):
         _atomic(str(p), failing)
     assert p.read_text() == "old\n"

@@ -159,7 +159,7 @@ class CausalSelfAttention(nn.Module):
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C): heads side by side
         return _resid_dropout(self, self.proj(y))
 
-    # ---- decoding with a key/value cache (eval mode; see utils.sample_cached and predict_places)
+    # ---- decoding with a key/value cache (eval mode; see decoding.sample_cached and predict_places)
     def new_cache(self, batch, capacity, like):
         """Key buffer "kt" (batch, nh, hs, capacity), keys stored transposed so that a query's scores
         read them row by row (2x faster than q @ k^T over a (capacity, hs) layout on CPU), and value

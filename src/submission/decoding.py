@@ -1,0 +1,267 @@
+"""Decoding: minGPT's sampler and its fast, exact equivalents for the course's evaluation.
+
+`sample` is minGPT's autoregressive sampler (karpathy/minGPT, as in the course's utils.py: one
+sequence batch, a full forward each step); `sample_cached` returns the same with a key/value cache
+(the prompt once, then one position a step). `predict_places` is the course's greedy evaluation for many questions at once: prompts of
+equal length run through the model together (so positions are exactly `sample`'s), then all
+questions decode together with the cache, each at its own position, and leave the batch once they
+have produced their closing MASK; `predict_places_recompute` is the same without the cache (a full
+forward of each equal-length group every step). Where a sequence would outgrow the block, decoding
+falls back to `sample`'s cropped full forward, so results stay `sample`'s (tests/test_fast.py).
+The course's names (`sample`, `top_k_logits`) are also importable from utils.
+"""
+import torch
+import torch.nn.functional as F
+
+from .dataset import MASK_CHAR
+
+
+def _next_token(logits, temperature, do_sample, top_k):
+    """minGPT's choice of the next id from the last position's logits (b, vocab): (b, 1)."""
+    logits = logits / temperature
+    if top_k is not None:
+        logits = top_k_logits(logits, top_k)
+    probs = F.softmax(logits, dim=-1)
+    if do_sample:
+        return torch.multinomial(probs, num_samples=1)
+    _, ix = torch.topk(probs, k=1, dim=-1)
+    return ix
+
+
+def top_k_logits(logits, k):
+    v, ix = torch.topk(logits, k)
+    out = logits.clone()
+    out[out < v[:, [-1]]] = -float("Inf")
+    return out
+
+
+@torch.no_grad()
+def sample(model, x, steps, temperature=1.0, sample=False, top_k=None):
+    """
+    take a conditioning sequence of indices in x (of shape (b,t)) and predict the next token in
+    the sequence, feeding the predictions back into the model each time. Clearly the sampling
+    has quadratic complexity unlike an RNN that is only linear, and has a finite context window
+    of block_size, unlike an RNN that has an infinite context window.
+    """
+    block_size = model.get_block_size()
+    model.eval()
+    for k in range(steps):
+        x_cond = x if x.size(1) <= block_size else x[:, -block_size:]  # crop context if needed
+        logits, _ = model(x_cond)
+        ix = _next_token(logits[:, -1, :], temperature, sample, top_k)  # (b, 1)
+        x = torch.cat((x, ix), dim=1)  # (b, t + 1)
+    return x
+
+
+_sample = sample  # `sample`'s own flag shadows its name inside the functions below
+
+
+def _cache_limit(model):
+    """Longest sequence `model` can decode from a key/value cache, or None if it cannot."""
+    need = ("tok_emb", "pos_emb", "drop", "blocks", "ln_f", "head", "get_block_size")
+    if not all(hasattr(model, a) for a in need):
+        return None
+    if not all(hasattr(b, "attn") and hasattr(b.attn, "prefill") for b in model.blocks):
+        return None
+    from .attention import SynthesizerAttention
+    synth = any(isinstance(b.attn, SynthesizerAttention) for b in model.blocks)
+    return model.get_block_size() - 1 if synth else model.get_block_size()
+
+
+def _new_caches(model, batch, capacity):
+    return [b.attn.new_cache(batch, capacity, model.pos_emb) for b in model.blocks]
+
+
+def _prefill(model, idx, caches):
+    """The GPT's eval forward of prompts idx (b, t), caching each layer's keys and values.
+
+    Returns the last position's logits (b, vocab). The last block runs its attention output and
+    MLP for the last position only: nothing else of it reaches the logits.
+    """
+    t = idx.size(1)
+    x = model.drop(model.tok_emb(idx) + model.pos_emb[:, :t, :])
+    last = len(model.blocks) - 1
+    for i, (block, cache) in enumerate(zip(model.blocks, caches)):
+        y = block.attn.prefill(block.ln1(x), cache, last_only=i == last)
+        x = (x[:, -1:, :] if i == last else x) + y
+        x = x + block.mlp(block.ln2(x))
+    return model.head(model.ln_f(x))[:, -1, :]
+
+
+def _decode(model, idx, caches, pos, end):
+    """One new token per row, idx (b, 1), row i at position pos[i] (end = max(pos) + 1): logits (b, vocab)."""
+    x = model.drop(model.tok_emb(idx) + model.pos_emb[0, pos].unsqueeze(1))  # (b, 1, C): row i at pos[i]
+    for block, cache in zip(model.blocks, caches):
+        x = x + block.attn.decode(block.ln1(x), cache, pos, end)
+        x = x + block.mlp(block.ln2(x))
+    return model.head(model.ln_f(x))[:, -1, :]
+
+
+def _forward_full(model, x):
+    """`sample`'s step: a full forward of the last block_size positions; last-position logits."""
+    block_size = model.get_block_size()
+    x_cond = x if x.size(1) <= block_size else x[:, -block_size:]
+    logits, _ = model(x_cond)
+    return logits[:, -1, :]
+
+
+def _greedy(logits):
+    """`sample`'s greedy choice at temperature 1: (b, 1) ids."""
+    return _next_token(logits, 1.0, False, None)
+
+
+@torch.no_grad()
+def sample_cached(model, x, steps, temperature=1.0, sample=False, top_k=None):
+    """`sample(model, x, steps, ...)` with a key/value cache: same arguments, same result.
+
+    The prompt x (b, t) runs through the model once; each step then runs only the new position.
+    Once the sequence outgrows what the cache can hold (the block), the steps are `sample`'s own
+    cropped full forward. Models without cache-capable attention go through `sample`.
+    """
+    model.eval()
+    limit = _cache_limit(model)
+    b, t = x.shape
+    if limit is None or steps <= 0 or t > limit:
+        return _sample(model, x, steps, temperature=temperature, sample=sample, top_k=top_k)
+    capacity = min(limit, t + steps - 1)
+    caches = _new_caches(model, b, capacity)
+    logits = _prefill(model, x, caches)
+    for k in range(steps):
+        ix = _next_token(logits, temperature, sample, top_k)
+        x = torch.cat((x, ix), dim=1)
+        n = x.size(1)  # the new token sits at position n - 1
+        if k == steps - 1:
+            break
+        if n <= capacity:
+            pos = torch.full((b,), n - 1, dtype=torch.long, device=x.device)
+            logits = _decode(model, ix, caches, pos, n)
+        else:
+            logits = _forward_full(model, x)
+    return x
+
+
+def _greedy_cached(model, prompts, steps, stop_id, device):
+    """Greedy continuations of `prompts` (id lists sorted by length, each fitting the cache with
+    its `steps`), each cut after its first `stop_id`: one list of new ids per prompt.
+
+    Prompts of each length run through the model together (same positions, no padding); then all
+    rows decode together, each at its own position, and rows that have stopped leave the batch
+    whenever a quarter of it has.
+    """
+    n = len(prompts)
+    lengths = [len(p) for p in prompts]
+    caches = _new_caches(model, n, max(lengths) + steps - 1)
+    parts, a = [], 0
+    while a < n:
+        b = a
+        while b < n and lengths[b] == lengths[a]:
+            b += 1
+        x = torch.tensor(prompts[a:b], dtype=torch.long, device=device)
+        rows_view = [{name: buf[a:b] for name, buf in cache.items()} for cache in caches]
+        parts.append(_prefill(model, x, rows_view))  # writes into rows a..b-1 of the caches
+        a = b
+    logits = torch.cat(parts)
+    pos_list = list(lengths)  # where each row's next token goes
+    pos = torch.tensor(pos_list, dtype=torch.long, device=device)
+    rows = list(range(n))     # batch row -> prompt
+    alive = [True] * n
+    generated = [[] for _ in range(n)]
+    left = n
+    for k in range(steps):
+        ix = _greedy(logits)  # (rows, 1)
+        for j, tok in enumerate(ix[:, 0].tolist()):
+            if alive[j]:
+                generated[rows[j]].append(tok)
+                if tok == stop_id:
+                    alive[j] = False
+                    left -= 1
+        if k == steps - 1 or left == 0:
+            break
+        if left <= 0.75 * len(rows):
+            keep = [j for j in range(len(rows)) if alive[j]]
+            keep_t = torch.tensor(keep, dtype=torch.long, device=device)
+            for cache in caches:
+                for name in cache:
+                    cache[name] = cache[name].index_select(0, keep_t)
+            ix, pos = ix.index_select(0, keep_t), pos.index_select(0, keep_t)
+            rows, pos_list, alive = [rows[j] for j in keep], [pos_list[j] for j in keep], [True] * len(keep)
+        logits = _decode(model, ix, caches, pos, max(pos_list) + 1)
+        pos = pos + 1
+        pos_list = [p + 1 for p in pos_list]
+    return generated
+
+
+def _greedy_full(model, x, steps, stop_id):
+    """Greedy continuations of the equal-length rows of x, a full (cropped) forward each step as
+    in `sample`, until every row has produced `stop_id`: one list of new ids per row."""
+    generated = []
+    done = torch.zeros(x.size(0), dtype=torch.bool, device=x.device)
+    for _ in range(steps):
+        ix = _greedy(_forward_full(model, x))
+        x = torch.cat((x, ix), dim=1)
+        generated.append(ix)
+        done |= ix[:, 0] == stop_id
+        if bool(done.all()):
+            break
+    return torch.cat(generated, dim=1).tolist() if generated else [[] for _ in range(x.size(0))]
+
+
+def _answers(questions, generated, itos):
+    return ["".join(itos[t] for t in generated[i]).split(MASK_CHAR)[0] for i in range(len(questions))]
+
+
+def _groups_by_length(indices, prompts, batch_size):
+    by_len = {}
+    for i in indices:
+        by_len.setdefault(len(prompts[i]), []).append(i)
+    for _, idxs in sorted(by_len.items()):
+        for s in range(0, len(idxs), batch_size):
+            yield idxs[s:s + batch_size]
+
+
+@torch.no_grad()
+def predict_places(model, questions, stoi, itos, steps=32, batch_size=512, device=None):
+    """Greedy answers to `questions` (strings), as the course's evaluation gets them one by one.
+
+    The course appends MASK, runs `sample(model, x, 32)` and keeps the text between the first and
+    second MASK of the completion. Here up to `batch_size` questions decode together with a
+    key/value cache (`_greedy_cached`), and a question leaves the batch once it has produced its
+    closing MASK: the text before it can no longer change. Questions too long for the cache (the
+    completion would outgrow the block) decode as in `predict_places_recompute`.
+    """
+    device = device or next(model.parameters()).device
+    model.eval()
+    mask_id = stoi[MASK_CHAR]
+    prompts = [[stoi[c] for c in q] + [mask_id] for q in questions]
+    limit = _cache_limit(model)
+    fits = [i for i, p in enumerate(prompts) if limit is not None and 0 < steps and len(p) + steps - 1 <= limit]
+    fit_set = set(fits)
+    generated = [None] * len(prompts)
+    order = sorted(fits, key=lambda i: len(prompts[i]))
+    for s in range(0, len(order), batch_size):
+        chunk = order[s:s + batch_size]
+        for i, gen in zip(chunk, _greedy_cached(model, [prompts[i] for i in chunk], steps, mask_id, device)):
+            generated[i] = gen
+    rest = [i for i in range(len(prompts)) if i not in fit_set]
+    for chunk in _groups_by_length(rest, prompts, batch_size):
+        x = torch.tensor([prompts[i] for i in chunk], dtype=torch.long, device=device)
+        for i, gen in zip(chunk, _greedy_full(model, x, steps, mask_id)):
+            generated[i] = gen
+    return _answers(questions, generated, itos)
+
+
+@torch.no_grad()
+def predict_places_recompute(model, questions, stoi, itos, steps=32, batch_size=512, device=None):
+    """`predict_places` without the cache: questions of equal length decode together, a full
+    forward of the group each step, until every row has its closing MASK. A reference for the
+    tests and the benchmark."""
+    device = device or next(model.parameters()).device
+    model.eval()
+    mask_id = stoi[MASK_CHAR]
+    prompts = [[stoi[c] for c in q] + [mask_id] for q in questions]
+    generated = [None] * len(prompts)
+    for chunk in _groups_by_length(range(len(prompts)), prompts, batch_size):
+        x = torch.tensor([prompts[i] for i in chunk], dtype=torch.long, device=device)
+        for i, gen in zip(chunk, _greedy_full(model, x, steps, mask_id)):
+            generated[i] = gen
+    return _answers(questions, generated, itos)

@@ -1,0 +1,165 @@
+"""Files and command lines: atomic writes, output-path checks, params loading, one-line errors.
+
+Files are written atomically (a temporary file beside the target, then os.replace), so an
+interrupted run never leaves a half-written params or predictions file. `load_params` reads params
+with weights_only=True and explains a file of another variant, vocabulary or model size in one line;
+`OneLineParser` and `run_cli` give every script one-line usage and input errors (exit 2; Ctrl-C 130).
+"""
+import argparse
+import os
+import sys
+import tempfile
+
+import torch
+
+from .dataset import DataError
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _atomic(path, write):
+    d = os.path.dirname(os.path.abspath(path))
+    os.makedirs(d, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=d)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        # mkstemp makes the file 0600; give it the mode an ordinary open() would (0666 less umask)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path, text):
+    """Write `text` (UTF-8) to `path` so readers see the old file or the whole new one, never a part."""
+    _atomic(path, lambda f: f.write(text.encode("utf-8")))
+
+
+def atomic_torch_save(obj, path):
+    """torch.save, atomically."""
+    _atomic(path, lambda f: torch.save(obj, f))
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose errors are one line, `prog: error: message (--help lists the options)`, exit 2,
+    instead of the usage block followed by the message."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (--help lists the options)\n")
+
+
+def check_output_path(path, what, inputs=()):
+    """DataError unless `path` can take an output file: not a folder, not one of the `inputs`, in a
+    folder that exists (made here if missing) and is writable. Called before a run, so a long run is
+    never lost at its final write."""
+    full = os.path.realpath(path)
+    if os.path.isdir(full):
+        raise DataError(f"{path}: the {what} path is a folder; give a file path")
+    for other in inputs:
+        if other and os.path.realpath(other) == full:
+            raise DataError(f"{path}: the {what} would overwrite an input of this run; write it elsewhere")
+    folder = os.path.dirname(full)
+    existing = folder
+    while not os.path.exists(existing):  # the nearest folder that is there: the rest are made in it
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise DataError(f"{path}: {existing} is a file, not a folder; pick another path for the {what}")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise DataError(f"{path}: cannot make the folder for the {what} ({e.strerror}); pick another path") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise DataError(f"{path}: the folder {folder} is not writable; pick another path for the {what}")
+
+
+class ParamsError(ValueError):
+    """A params file that cannot be loaded into the model at hand; the message says why and what to do."""
+
+
+def run_cli(main):
+    """Run a command-line `main()`: a bad input file (DataError, ParamsError) ends in its one-line message
+    and exit status 2, Ctrl-C in exit status 130 (output files are written atomically, so none is half-written)."""
+    try:
+        return main()
+    except (DataError, ParamsError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        print("interrupted: no params or predictions file was half-written", file=sys.stderr)
+        sys.exit(130)
+
+
+def clean_state_dict(state_dict):
+    """Drop the prefixes DataParallel/DDP (`module.`) and torch.compile (`_orig_mod.`) add to keys."""
+    out = {}
+    for k, v in state_dict.items():
+        for prefix in ("module.", "_orig_mod."):
+            while k.startswith(prefix):
+                k = k[len(prefix):]
+        out[k] = v
+    return out
+
+
+def _size_hint(state):
+    """' (the file looks like --n_layer 2 --n_embd 128 ...)' read off a state_dict's shapes, or ''.
+
+    n_head shows only in a synthesizer's w2, whose rows are one head's width; a vanilla file does
+    not record it."""
+    try:
+        layers = len({k.split(".")[1] for k in state if k.startswith("blocks.")})
+        n_embd = state["tok_emb.weight"].shape[1]
+        flags = f"--n_layer {layers} --n_embd {n_embd} --block_size {state['pos_emb'].shape[1]}"
+        w2 = [v for k, v in state.items() if k.endswith("attn.w2")]
+        if w2:
+            flags += f" --n_head {n_embd // w2[0].shape[0]}"
+        return f" (the file looks like {flags})"
+    except (KeyError, IndexError, AttributeError, ZeroDivisionError):
+        return ""
+
+
+def load_params(model, path):
+    """Load a params file into `model` on any device, refusing code and explaining mismatches."""
+    if not os.path.isfile(path):
+        raise ParamsError(f"{path}: params file not found")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # pickle with code, truncated file, not a torch file
+        detail = (str(e).splitlines() or [""])[0][:120]
+        what = "an empty file" if os.path.getsize(path) == 0 else f"{type(e).__name__}: {detail}"
+        raise ParamsError(f"{path}: not a loadable params file ({what}); re-create it with the run.sh mode "
+                          f"that writes it") from None
+    if not isinstance(state, dict):
+        raise ParamsError(f"{path}: holds a {type(state).__name__}, not a state_dict")
+    state = clean_state_dict(state)
+    own = model.state_dict()
+    synth_file = any(k.endswith("attn.w2") for k in state)
+    synth_model = any(k.endswith("attn.w2") for k in own)
+    if synth_file != synth_model:
+        have, want = ("synthesizer", "vanilla") if synth_file else ("vanilla", "synthesizer")
+        raise ParamsError(f"{path}: these are {have} params, but the model is {want}; "
+                          f"pass --variant={have} or use the {want} params file")
+    if "tok_emb.weight" in state and state["tok_emb.weight"].shape[0] != own["tok_emb.weight"].shape[0]:
+        raise ParamsError(f"{path}: params have a vocabulary of {state['tok_emb.weight'].shape[0]} characters, "
+                          f"the pretraining corpus gives {own['tok_emb.weight'].shape[0]}; use the same "
+                          f"--pretrain_corpus_path the params were trained with")
+    missing = sorted(set(own) - set(state))
+    unexpected = sorted(set(state) - set(own))
+    if missing or unexpected:
+        raise ParamsError(f"{path}: params do not fit this model (missing {missing[:3]}, unexpected "
+                          f"{unexpected[:3]}); use the model size they were trained with{_size_hint(state)}")
+    for k, v in state.items():
+        if v.shape != own[k].shape:
+            raise ParamsError(f"{path}: {k} has shape {tuple(v.shape)}, the model wants {tuple(own[k].shape)}; "
+                              f"use the model size (n_layer, n_head, n_embd, block_size) they were trained "
+                              f"with{_size_hint(state)}")
+    model.load_state_dict(state)
+    return model
