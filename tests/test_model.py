@@ -25,6 +25,18 @@ def test_exports():
                  "evaluate_places", "sample", "initialize_vanilla_model", "initialize_synthesizer_model",
                  "finetune", "pretrain", "train", "SynthesizerAttention", "CausalSelfAttention"]:
         assert hasattr(submission, name), name
+    # the course's call signatures, so code written against its API runs unchanged
+    import inspect
+    course = {"initialize_vanilla_model": "(mconf)", "initialize_synthesizer_model": "(mconf)",
+              "finetune": "(reading_params_path, finetune_corpus_path, pretrain_dataset, block_size, model)",
+              "pretrain": "(pretrain_dataset, block_size, model)",
+              "train": "(model, writing_params_path, trainer_obj)",
+              "sample": "(model, x, steps, temperature=1.0, sample=False, top_k=None)",
+              "evaluate_places": "(filepath, predicted_places)",
+              "NameDataset": "(data, pretraining_dataset, path='<finetune corpus>')",
+              "Trainer": "(model, train_dataset, test_dataset, config)"}
+    for name, sig in course.items():
+        assert str(inspect.signature(getattr(submission, name))) == sig, name
 
 
 def test_config_defaults():
