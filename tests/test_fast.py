@@ -346,8 +346,13 @@ def test_bench_prints_its_summary(tmp_path, capsys):
                 "train_tokens_per_s_vanilla_reference", "train_tokens_per_s_vanilla_fast", "eval_seconds_reference",
                 "eval_seconds_batched", "hardware", "commit"):
         assert key in summary, key
-    for key in ("train_speedup_vanilla", "train_speedup_synthesizer", "eval_speedup", "mfu"):
-        assert float(summary[key]) > 0
+    num = {k: float(v) for k, v in summary.items() if k.startswith(("train_", "eval_s", "mfu", "model_", "peak_"))}
+    for variant in ("vanilla", "synthesizer"):  # each ratio is the ratio of the figures printed beside it
+        ratio = num[f"train_tokens_per_s_{variant}_fast"] / num[f"train_tokens_per_s_{variant}_reference"]
+        assert num[f"train_speedup_{variant}"] == pytest.approx(ratio, rel=0.01)
+    # (the printed seconds are rounded to 2 and 3 decimals, TFLOP/s to 4: tolerances cover that)
+    assert num["eval_speedup"] == pytest.approx(num["eval_seconds_reference"] / num["eval_seconds_batched"], rel=0.05)
+    assert num["mfu"] == pytest.approx(num["model_tflops_per_s"] / num["peak_tflops_per_s"], rel=0.05, abs=1e-3)
     assert summary["eval_identical"] == "3/3" and summary["eval answers identical"] == "met"
     assert summary["eval_questions"] == "12"
 
