@@ -53,11 +53,12 @@ SIZES = {
                             pretrain_args=["--max_epochs", "250", "--batch_size", "16", "--learning_rate", "2e-3"],
                             finetune_args=["--max_epochs", "30", "--batch_size", "16"],
                             nopretrain_args=["--max_epochs", "75", "--batch_size", "16"]),
-    # the small version for a 2-core CPU, chosen by experiment (README, Results): 100 people, each
-    # life told three times in one sentence (told once, at the same compute: stored 46% against 73%),
-    # always naming the person in full (the surname alone halved retrieval on even birthplaces), the
-    # 19 birthplaces equally likely so that always-London gets the course's 5% (the Zipf head gives
-    # London 15% of 100 people); a 2-layer model without dropout (dropout 0.1 stored 2.5x less)
+    # the small version for a 2-core CPU, chosen by experiment (data/README.md, "The CPU demo's
+    # world"): 100 people, each life told three times in one sentence (told once, at the same
+    # compute: stored 46% against 73%), always naming the person in full (the surname alone halved
+    # retrieval on even birthplaces), the 19 birthplaces equally likely so that always-London gets
+    # the course's 5% (the Zipf head gives London 15% of 100 people); a 2-layer model without
+    # dropout (dropout 0.1 stored 2.5x less)
     "cpu": DemoSize(people=100, train=60, dev=40,
                     world_args=dict(max_sentences=1, tellings=3, full_names=True, even_places=True),
                     model_args=["--n_layer", "2", "--n_head", "4", "--n_embd", "128", "--dropout", "0"],

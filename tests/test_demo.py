@@ -72,9 +72,10 @@ def test_pick_corpus_takes_a_whole_corpus_at_full_size_and_a_subset_otherwise(tm
 
 
 def test_cpu_demo_world_keeps_every_dev_answer_among_the_finetuning_answers():
-    """The CPU demo's world (README, Results): the finetuned model answers almost only with places it
-    saw as finetuning answers, so every dev birthplace must be one of them; always-London gets the
-    course's 5%; the person is named in full in every line; each life is told three times."""
+    """The CPU demo's world (data/README.md, "The CPU demo's world"): the finetuned model answers
+    almost only with places it saw as finetuning answers, so every dev birthplace must be one of
+    them; always-London gets the course's 5%; the person is named in full in every line; each life
+    is told three times."""
     import make_world
     size = demo.SIZES["cpu"]
     world = make_world.build_world(people=size.people, train=size.train, dev=size.dev, seed=0, **size.world_args)
