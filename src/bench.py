@@ -12,7 +12,10 @@ In one run it prints:
   the fast path is the project's default (attention.py's fast path, padding trim, fused AdamW,
   and on CUDA TF32 and bf16 autocast). Steps of the two alternate on the same batches and the
   median counts; tokens/s counts the course's tokens (batch x 127 positions). --quick uses
-  batch 32 instead of the course's 128 and fewer steps.
+  batch 32 instead of the course's 128 and fewer steps. On CUDA three more paths run beside
+  them (a step of this small model is bound by launching kernels): "fast + compile"
+  (torch.compile), "fast + CUDA graphs" (its reduce-overhead mode; not with --no-compile) and
+  "fast + TF32 only" (no bf16 autocast, whose casts are about 15% of a step's operations).
 - evaluation of the dev questions: the course's loop (`sample()` one question at a time, 32
   steps each) against `predict_places` (batched, key/value cache, early stop), with the number of
   identical answers. The reference loop is timed on --ref-questions questions and scaled to the
@@ -151,18 +154,21 @@ def pretrain_batches(dataset, batch, count, seed=0):
 # ----------------------------------------------------------------------------- training
 
 def training_runs(pre, variant, batch, threads, paths):
-    """{name: TrainingRun} of identical models, one per (name, fast attention, fast trainer) path."""
+    """{name: TrainingRun} of identical models, one per path: (name, fast attention, fast trainer), then
+    optionally torch.compile's mode (None: no compiling) and the bf16 autocast setting (None: the
+    trainer's default)."""
     torch.manual_seed(0)
     cfg = GPTConfig(pre.vocab_size, BLOCK, synthesizer=variant == "synthesizer", **COURSE)
     state = GPT(cfg).state_dict()
     runs = {}
-    for name, fast_attention, fast_trainer, *compile_mode in paths:
+    for name, fast_attention, fast_trainer, *options in paths:
+        compile_mode, amp = (list(options) + [None, None])[:2]
         model = GPT(cfg)
         model.load_state_dict(state)
         set_fast_attention(model, fast_attention)
         tconf = TrainerConfig(batch_size=batch, learning_rate=6e-3, lr_decay=True, warmup_tokens=512 * 20,
                               final_tokens=200 * len(pre) * BLOCK, fast=fast_trainer, num_threads=threads,
-                              compile=compile_mode[0] if compile_mode else False)
+                              compile=compile_mode or False, amp=amp)
         run = Trainer(model, None, None, tconf).prepare()
         run.model.train()
         runs[name] = run
@@ -257,6 +263,8 @@ def main(argv=None):
         paths.insert(1, ("fast attention only", True, False))
     if device.startswith("cuda") and not args.no_compile:  # launch-bound on a GPU: fewer, fused kernels
         paths += [("fast + compile", True, True, "default"), ("fast + CUDA graphs", True, True, "reduce-overhead")]
+    if device.startswith("cuda") and amp:  # a launch-bound step: autocast's casts are ~15% of its ops
+        paths.append(("fast + TF32 only", True, True, None, False))
     batches = pretrain_batches(pre, batch, rounds + 1)
     widths = [trim_padding(y, 0) for _, y in batches]
     course_tokens = batch * (BLOCK - 1)
@@ -274,11 +282,11 @@ def main(argv=None):
         speedup = med["reference"] / med["fast"]
         summary[f"train_speedup_{variant}"] = round(speedup, 3)
         for name, key in (("fast attention only", "attention_only"), ("fast + compile", "compile"),
-                          ("fast + CUDA graphs", "cuda_graphs")):
+                          ("fast + CUDA graphs", "cuda_graphs"), ("fast + TF32 only", "tf32_only")):
             if name in med:
                 summary[f"train_speedup_{variant}_{key}"] = round(med["reference"] / med[name], 3)
         print(f"  {variant:11s} speedup fast / reference: {speedup:.2f}x"
-              + "".join(f"; {n} / reference: {med['reference'] / med[n]:.2f}x" for n in med if "compile" in n or "graphs" in n))
+              + "".join(f"; {n} / reference: {med['reference'] / med[n]:.2f}x" for n in med if " + " in n))
         if variant == "vanilla":
             fast_vanilla = (cfg, med["fast"])
         del runs
