@@ -215,6 +215,8 @@ def test_thread_policy_leaves_the_cores_other_processes_use(monkeypatch):
         assert threads.start() == 4 and threads.update() == 4  # too soon: the ticks are not read
         threads._when -= 10.0
         assert threads.update() == 2  # the last 100 ticks: two cores busy elsewhere
+        assert threads.used == {4, 2} and threads.describe().startswith("2 to 4 CPU threads")
+        assert CpuThreads(fixed=1).describe() == f"{torch.get_num_threads()} CPU thread(s)"  # none set yet
     finally:
         torch.set_num_threads(before)
 

@@ -134,7 +134,8 @@ def test_checkpoint_keeps_best_test_loss(tmp_path, monkeypatch):
     original = Trainer.save_checkpoint
     monkeypatch.setattr(Trainer, "save_checkpoint", lambda self: (
         saved.append({k: v.clone() for k, v in self.model.state_dict().items()}), original(self)))
-    monkeypatch.setattr("submission.trainer.tqdm.write", lambda line: losses.append(float(line.split()[-1])))
+    monkeypatch.setattr("submission.trainer.tqdm.write", lambda line: line.startswith("epoch") and losses.append(
+        float(line.split()[-1])))  # "epoch N: test loss X"
     config = TrainerConfig(max_epochs=3, batch_size=16, learning_rate=3e-2, ckpt_path=str(ckpt))
     Trainer(model, TensorDataset(x, x), _WorseAfterFirstPass(x), config).train()
     assert losses[0] < min(losses[1:])  # the test loss rose after epoch 1 ...
@@ -155,3 +156,13 @@ def test_compile_setting_reads_modes_backends_and_the_environment(monkeypatch):
     assert compile_setting(TrainerConfig(compile="eager")) == {"backend": "eager"}
     monkeypatch.setenv("GPT_COMPILE", "max-autotune")
     assert compile_setting(TrainerConfig()) == {"mode": "max-autotune"}
+
+
+def test_a_cpu_run_says_how_many_threads_it_used(capsys):
+    """The thread count changes a CPU run's results in the last bits (a demo's synthesizer row differs
+    between 1 and 2 threads), so a run names it."""
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (8, 9))
+    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+    Trainer(model, TensorDataset(x, x), None, TrainerConfig(max_epochs=1, batch_size=8, num_threads=1)).train()
+    assert "trained with 1 CPU thread(s)" in capsys.readouterr().out

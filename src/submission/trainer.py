@@ -294,6 +294,8 @@ class Trainer:
                 log.close()
         if log is not None:  # an interrupted run leaves its .partial log and the previous log intact
             os.replace(config.log_path + ".partial", config.log_path)
+        if run.threads is not None and self.is_main:  # on CPU the count changes the last bits of results
+            tqdm.write(f"trained with {run.threads.describe()}")
 
 
 class TrainingRun:

@@ -81,11 +81,13 @@ class CpuThreads:
         self.fixed = fixed if fixed is not None else (int(env) if env else None)
         self.every = every
         self.cores = usable_cores()
+        self.used = set()  # every count set so far (results differ in the last bits between counts)
         self._last = None
         self._when = 0.0
 
     def _set(self, n):
         n = max(1, min(int(n), self.cores if self.fixed is None else int(n)))
+        self.used.add(n)
         if torch.get_num_threads() != n:
             torch.set_num_threads(n)
         return n
@@ -109,6 +111,15 @@ class CpuThreads:
         self._last, self._when = _cpu_ticks(), time.time()
         free = self._free(before, self._last)
         return self._set(free) if free is not None else torch.get_num_threads()
+
+    def describe(self):
+        """The counts used, for a run's log: which count to fix (GPT_NUM_THREADS) to repeat it exactly.
+        None were set when /proc cannot be read: then torch's own count."""
+        used = sorted(self.used) or [torch.get_num_threads()]
+        if len(used) == 1:
+            return f"{used[0]} CPU thread(s)"
+        return (f"{used[0]} to {used[-1]} CPU threads (the count followed other processes' load; "
+                f"GPT_NUM_THREADS=N fixes it)")
 
     def update(self):
         """Re-check (at most every `every` seconds); returns the thread count."""
