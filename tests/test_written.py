@@ -295,6 +295,27 @@ def test_3e_ii_sign_slip():
 # =============================================================================================
 # Project helpers: the model's attention from its own weights
 # =============================================================================================
+def test_synthesizer_weights_ignore_the_attended_tokens():
+    """Answer 'Synthesizer': row i's weights depend on x_i and on position only. Changing every other
+    token leaves row i of a synthesizer layer unchanged, but changes vanilla attention's row i."""
+    import torch
+    from submission.attention import SynthesizerAttention
+    from plots import attention_weights
+    _, GPTConfig, CausalSelfAttention = _project()
+    torch.manual_seed(0)
+    cfg = GPTConfig(20, 16, n_layer=1, n_head=2, n_embd=8)
+    x = torch.randn(1, 10, 8)
+    y = torch.randn(1, 10, 8)
+    y[0, 6] = x[0, 6]  # row 6's own input kept, every other input redrawn
+    synth, vanilla = SynthesizerAttention(cfg).eval(), CausalSelfAttention(cfg).eval()
+    with torch.no_grad():
+        torch.nn.init.normal_(synth.w2, std=0.5)  # (its init is near zero: make the weights uneven)
+        s_x, s_y = attention_weights(synth, x)[0, :, 6], attention_weights(synth, y)[0, :, 6]
+        v_x, v_y = attention_weights(vanilla, x)[0, :, 6], attention_weights(vanilla, y)[0, :, 6]
+    assert torch.allclose(s_x, s_y, atol=1e-7) and (s_x.max() - s_x[:, :7].min()) > 0.05
+    assert not torch.allclose(v_x, v_y, atol=1e-3)
+
+
 def _project():
     from submission.attention import CausalSelfAttention
     from submission.model import GPT, GPTConfig
