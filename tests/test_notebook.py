@@ -62,6 +62,7 @@ def test_notebook_runs_in_the_tiny_setting(monkeypatch):
     uniform, first, last = map(float, re.search(r"uniform guess: ([\d.]+) nats/char; first step: ([\d.]+); "
                                                 r"last step: ([\d.]+)", printed).groups())
     assert abs(first - uniform) < 0.5 and last < first
-    # the samples continue the first biography's first sentence
+    # the greedy sample is the first biography's first sentence (the prompt) and 40 characters more
     context = printed.split("the first one: ", 1)[1].split(".")[0] + "."
-    assert printed.split("greedy:\n", 1)[1].startswith(context)
+    greedy = printed.split("greedy:\n", 1)[1].split("\n\ntemperature 0.8", 1)[0]
+    assert greedy.startswith(context) and len(greedy) == len(context) + 40

@@ -11,7 +11,8 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LABELS = ["2(a)", "2(b)", "2(c)", "Synthesizer", "3(a)", "3(b)", "3(c)i", "3(c)ii", "3(d)i", "3(d)ii", "3(e)i", "3(e)ii"]
+LABELS = ["2(a)", "2(b)", "2(c)", "Synthesizer", "3(a)", "3(b)", "3(c)i", "3(c)ii", "3(d)i", "3(d)ii", "3(e)i",
+          "3(e)ii"]
 
 
 @pytest.mark.skipif(not (shutil.which("latexmk") and shutil.which("pdftotext")),

@@ -12,6 +12,7 @@ from torch.utils.data import TensorDataset
 
 from submission import GPT, GPTConfig, Trainer, TrainerConfig
 from submission.trainer import lr_multiplier
+from submission.utils import get_device
 
 
 def test_defaults_are_the_courses():
@@ -158,6 +159,7 @@ def test_compile_setting_reads_modes_backends_and_the_environment(monkeypatch):
     assert compile_setting(TrainerConfig()) == {"mode": "max-autotune"}
 
 
+@pytest.mark.skipif(get_device() != "cpu", reason="the trainer trains on the GPU here; the line is a CPU run's")
 def test_a_cpu_run_says_how_many_threads_it_used(capsys):
     """The thread count changes a CPU run's results in the last bits (a demo's synthesizer row differs
     between 1 and 2 threads), so a run names it."""

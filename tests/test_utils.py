@@ -12,6 +12,7 @@ import torch
 from submission import GPT, GPTConfig
 from submission.utils import ParamsError, atomic_write_text, evaluate_places, load_params
 
+
 def test_evaluate_places(tmp_path):
     p = tmp_path / "dev.tsv"
     p.write_text("Where was A born?\tOslo\nWhere was B born?\tLima\n", encoding="utf-8")

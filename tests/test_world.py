@@ -350,9 +350,11 @@ def test_tiny_and_edge_worlds():
     assert {p for _, p in only_london.rows} == {"London"}
     many = mw.build_world(people=400, train=300, dev=50, places=10_000)
     assert len({p for _, p in many.rows}) > 300
-    for bad in (dict(people=0), dict(people=10, train=8, dev=5), dict(max_sentences=0),
-                dict(places=0), dict(tellings=0)):
-        with pytest.raises(ValueError):
+    for bad, said in ((dict(people=0), "people 0 must be at least 1"),
+                      (dict(people=10, train=8, dev=5), "train 8 plus dev 5 is more than people 10"),
+                      (dict(max_sentences=0), "max_sentences 0 must be at least 1"),
+                      (dict(places=0), "places 0 must be at least 1"), (dict(tellings=0), "tellings 0 must be")):
+        with pytest.raises(ValueError, match=re.escape(said)):
             mw.build_world(**bad)
 
 

@@ -2,8 +2,9 @@
 
 `sample` is minGPT's autoregressive sampler (karpathy/minGPT, as in the course's utils.py: one
 sequence batch, a full forward each step); `sample_cached` returns the same with a key/value cache
-(the prompt once, then one position a step). `predict_places` is the course's greedy evaluation for many questions at once: prompts of
-equal length run through the model together (so positions are exactly `sample`'s), then all
+(the prompt once, then one position a step). `predict_places` is the course's greedy evaluation for
+many questions at once: prompts of equal length run through the model together (so positions are
+exactly `sample`'s), then all
 questions decode together with the cache, each at its own position, and leave the batch once they
 have produced their closing MASK; `predict_places_recompute` is the same without the cache (a full
 forward of each equal-length group every step). Where a sequence would outgrow the block, decoding

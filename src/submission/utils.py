@@ -18,6 +18,16 @@ from .decoding import predict_places, predict_places_recompute, sample, sample_c
 from .files import (OneLineParser, ParamsError, atomic_torch_save, atomic_write_text, check_output_path,
                     clean_state_dict, load_params, run_cli)
 
+def __getattr__(name):
+    """Names that lived here before decoding.py and files.py were split off (the private helpers too)
+    still resolve: `from submission.utils import _prefill` works as it did."""
+    from . import decoding, files
+    for module in (decoding, files):
+        if hasattr(module, name):
+            return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [  # this module's own, then the re-exported names of dataset.py, decoding.py and files.py
     "set_seed", "get_device", "usable_cores", "CpuThreads", "configure_threads", "is_main_process",
     "evaluate_places", "MASK_CHAR", "DataError", "predict_places", "predict_places_recompute", "sample",
