@@ -5,7 +5,7 @@
   masks drop with probability p;
 - whole training runs: fast attention with padding trim, fused AdamW and the rest of the trainer's
   defaults end at the reference path's params (no dropout, float32 tolerance); a compiled model
-  trains and saves raw keys;
+  trains and saves raw keys; the forward traces as one graph (no graph breaks for CUDA graphs);
 - decoding with the key/value cache: prefill and decode logits equal full forwards, `sample_cached`
   equals `sample`, and `predict_places` equals both `predict_places_recompute` and the course's
   one-at-a-time `sample()` loop on small trained models of both variants, including questions too
@@ -43,8 +43,9 @@ def scrambled(model, std=0.3):
 
 def test_keep_mask_drops_with_probability_p():
     torch.manual_seed(0)
-    for p in (0.1, 0.5):
-        keep = attention_module._keep_mask((1000, 1001), p, "cpu")
+    traced = torch.compile(attention_module._keep_mask, backend="eager", fullgraph=True)  # torch.rand branch
+    for p, keep_mask in ((0.1, attention_module._keep_mask), (0.5, attention_module._keep_mask), (0.1, traced)):
+        keep = keep_mask((1000, 1001), p, "cpu")
         assert keep.dtype == torch.bool and keep.shape == (1000, 1001)
         dropped = 1 - keep.float().mean().item()
         assert abs(dropped - p) < 5 * (p * (1 - p) / keep.numel()) ** 0.5
@@ -357,6 +358,25 @@ def test_bench_prints_its_summary(tmp_path, capsys):
     assert num["mfu"] == pytest.approx(num["model_tflops_per_s"] / num["peak_tflops_per_s"], rel=0.05, abs=1e-3)
     assert summary["eval_identical"] == "3/3" and summary["eval answers identical"] == "met"
     assert summary["eval_questions"] == "12"
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_forward_traces_as_one_graph(synth):
+    """torch.compile's reduce-overhead mode replays CUDA graphs over what dynamo traces; a graph break
+    (an in-place random_, an .item(), Python branching on a tensor) splits each step into pieces run
+    eagerly in between. Both routes trace whole: the CPU fast path and, on the meta device, the route
+    a GPU takes (attention_route), in training (with dropout) and in eval mode."""
+    dynamo = pytest.importorskip("torch._dynamo")
+    drop = dict(attn_pdrop=0.1, resid_pdrop=0.1, embd_pdrop=0.1)
+    for device in ("cpu", "meta"):
+        for training in (True, False):
+            dynamo.reset()
+            model = GPT(config(synthesizer=synth, **drop)).to(device).train(training)
+            x = torch.randint(0, 20, (3, 16)).to(device)
+            traced = dynamo.explain(model)(x, x)
+            assert (traced.graph_count, traced.graph_break_count) == (1, 0), \
+                (device, training, [str(r.reason).splitlines()[0] for r in traced.break_reasons])
+    dynamo.reset()
 
 
 def test_bench_paths_carry_their_compile_and_autocast_options():

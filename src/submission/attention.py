@@ -26,7 +26,9 @@ GPTConfig(fast_attention=False), or `layer.fast = False`) runs the reference pat
 - dropout masks on CPU (`_keep_mask`): an entry is kept when a 32-bit random word clears a
   threshold, half the generator work of nn.Dropout's float Bernoulli draw. Same distribution
   (drop probability p to within 2^-32), another random stream: training runs are not
-  bit-reproducible across the two paths. In eval mode both paths agree within float32 rounding,
+  bit-reproducible across the two paths. Under torch.compile the mask is `torch.rand >= p`: dynamo
+  cannot trace the in-place random_, and a graph break would split every step (tests/test_fast.py
+  checks that the forward traces as one graph). In eval mode both paths agree within float32 rounding,
   and with the same masks in training too (tests/test_model.py, tests/test_fast.py).
 On this project's 2-core CPU a course-size training step of the fast path is about 1.1x (1 thread)
 to 1.6x (2 threads) faster than the reference's (src/bench.py prints the current numbers).
@@ -52,6 +54,8 @@ def _keep_mask(shape, p, device):
     Full-range int64 draws viewed as int32 pairs: the CPU generator fills half as many entries
     as a float Bernoulli draw needs, and a word below -2^31 + round(p * 2^32) means drop.
     """
+    if torch.compiler.is_compiling():  # dynamo cannot trace random_ (a graph break); the compiler
+        return torch.rand(shape, device=device) >= p  # generates its own random numbers in-kernel
     n = math.prod(shape)
     words = torch.empty((n + 1) // 2, dtype=torch.int64, device=device).random_(-2 ** 63, None)
     threshold = -2 ** 31 + round(p * 2 ** 32)
