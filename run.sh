@@ -25,11 +25,19 @@ vanilla_pretrain vanilla_finetune_with_pretrain vanilla_eval_dev_with_pretrain v
 synthesizer_pretrain synthesizer_finetune_with_pretrain synthesizer_eval_dev_with_pretrain
 synthesizer_eval_test_with_pretrain"
 
+EXTRA_MODES="london_baseline all demo bench test plot memorised"
+
 usage() {
   echo "usage: ./run.sh MODE [extra src/run.py flags]" >&2
   echo "modes:" >&2
-  for m in $MODES london_baseline all demo bench test plot memorised; do echo "  $m" >&2; done
+  for m in $MODES $EXTRA_MODES; do echo "  $m" >&2; done
   exit 2
+}
+
+# closest MODE: the mode nearest to a mistyped one, or nothing (standard-library difflib, no torch)
+closest() {
+  "${PYTHON:-python3}" -c 'import difflib, sys; print(*difflib.get_close_matches(sys.argv[1], sys.argv[2:], 1))' \
+    "$1" $MODES $EXTRA_MODES 2>/dev/null || true
 }
 
 # needs FILE MODE: stop with the mode that makes FILE when it is missing
@@ -101,5 +109,6 @@ case "$MODE" in
   memorised)
     pick_python; "$PY" src/memorised.py "$@" ;;
   *)
-    echo "run.sh: unknown mode '$MODE'" >&2; usage ;;
+    GUESS="$(closest "$MODE")"
+    echo "run.sh: unknown mode '$MODE'${GUESS:+; did you mean $GUESS?}" >&2; usage ;;
 esac

@@ -78,9 +78,14 @@ def test_src_run_sh_is_the_same_entry_point(world):
     assert p.returncode == 0 and p.stdout == sh(["london_baseline"], world, world).stdout
 
 
-def test_unknown_mode_lists_modes(world, tmp_path):
+def test_unknown_mode_lists_modes_and_the_closest(world, tmp_path):
     p = sh(["vanila_pretrain"], world, tmp_path, check=False)
-    assert p.returncode == 2 and "unknown mode" in p.stderr and "synthesizer_eval_test_with_pretrain" in p.stderr
+    assert p.returncode == 2 and "synthesizer_eval_test_with_pretrain" in p.stderr
+    assert p.stderr.startswith("run.sh: unknown mode 'vanila_pretrain'; did you mean vanilla_pretrain?\n")
+    p = sh(["synthesiser_eval_dev"], world, tmp_path, check=False)
+    assert "did you mean synthesizer_eval_dev_with_pretrain?" in p.stderr
+    p = sh(["xyz"], world, tmp_path, check=False)  # nothing close: no guess
+    assert p.returncode == 2 and p.stderr.startswith("run.sh: unknown mode 'xyz'\nusage:")
 
 
 def test_missing_params_names_the_mode(world, tmp_path):
