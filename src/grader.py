@@ -25,7 +25,6 @@ import importlib
 import math
 import os
 import random
-import signal
 import sys
 import tempfile
 import time
@@ -869,14 +868,6 @@ def build_parser():
     return p
 
 
-def interrupt_once(signum, frame):
-    """SIGINT handler: the first Ctrl-C raises KeyboardInterrupt, later ones do nothing, so that
-    stopping the running test and exiting are not interrupted in turn (a KeyboardInterrupt inside
-    torch's exit handlers aborts the process)."""
-    signal.signal(signal.SIGINT, lambda *_: None)
-    raise KeyboardInterrupt
-
-
 def main(argv=None):
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -935,5 +926,5 @@ def grade(g, args):
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGINT, interrupt_once)
+    graderlib.handle_interrupts()  # Ctrl-C stops the running test, then exits 130
     sys.exit(main())

@@ -14,13 +14,18 @@ asynchronous exception, delivered at its next Python instruction), and goes on w
 test. A thread stuck inside one long native call cannot be stopped that way; it is left behind as
 a daemon thread, and `main` exits the process without waiting for it. Ctrl-C stops the running
 test the same way before the KeyboardInterrupt goes on to `main`: the interpreter must not shut
-down under a thread that is inside torch (that aborts the process).
+down under a thread that is inside torch (that aborts the process). `handle_interrupts` installs
+the grader's Ctrl-C handler: the first Ctrl-C raises KeyboardInterrupt, later ones do nothing, and
+one that arrives while a test's thread is starting waits until it has started (a KeyboardInterrupt
+raised inside threading's own lock handling breaks the lock: RuntimeError "release unlocked lock").
 """
+import contextlib
 import ctypes
 import datetime
 import json
 import os
 import random
+import signal
 import sys
 import threading
 import time
@@ -111,6 +116,39 @@ def _stop_thread(thread):
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(TestTimeout))
 
 
+_sigint = {"held": False, "pending": False}
+
+
+def _interrupt(signum=None, frame=None):
+    """The grader's SIGINT handler: KeyboardInterrupt once (held inside `_interrupts_held`); after
+    that Ctrl-C does nothing, so that stopping the running test and exiting are not interrupted in
+    turn (a KeyboardInterrupt inside torch's exit handlers aborts the process)."""
+    if _sigint["held"]:
+        _sigint["pending"] = True
+        return
+    signal.signal(signal.SIGINT, lambda *_: None)
+    raise KeyboardInterrupt
+
+
+def handle_interrupts():
+    """Install the grader's Ctrl-C handling (main thread only): see `_interrupt`."""
+    _sigint.update(held=False, pending=False)
+    signal.signal(signal.SIGINT, _interrupt)
+
+
+@contextlib.contextmanager
+def _interrupts_held():
+    """Hold a Ctrl-C that arrives inside the block and raise it on leaving (with handle_interrupts)."""
+    _sigint["held"] = True
+    try:
+        yield
+    finally:
+        _sigint["held"] = False
+    if _sigint["pending"]:
+        _sigint["pending"] = False
+        _interrupt()
+
+
 def seed_everything(seed=SEED):
     """The same random state before every test, so that a test's draws do not depend on the others."""
     random.seed(seed)
@@ -196,8 +234,9 @@ class Grader:
 
         thread = threading.Thread(target=target, name=f"grader-{test.id}", daemon=True)
         start = time.monotonic()
-        thread.start()
         try:
+            with _interrupts_held():  # not inside threading's locks (see the module's docstring)
+                thread.start()
             thread.join(test.timeout)
         except KeyboardInterrupt:
             self._halt(thread)

@@ -16,6 +16,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 import torch
@@ -551,6 +553,38 @@ def test_failed_json_write_leaves_no_temporary_file(tmp_path):
     with pytest.raises(OSError):
         graderlib.write_json(results, str(tmp_path / "r.json"))
     assert os.listdir(tmp_path) == ["r.json"] and os.listdir(tmp_path / "r.json") == []
+
+
+def test_ctrl_c_while_a_test_thread_starts_stops_that_test(monkeypatch):
+    """A KeyboardInterrupt raised inside threading's lock handling (Thread.start waits on a Condition)
+    breaks the lock: RuntimeError "release unlocked lock" replaced the clean stop. With the grader's
+    handler a Ctrl-C that arrives while a test's thread starts is held until it has started, then
+    stops that thread; later Ctrl-Cs do nothing."""
+    threads = []
+
+    class SignalledWhileStarting(threading.Thread):
+        def start(self):
+            threads.append(self)
+            signal.raise_signal(signal.SIGINT)  # the handler runs here, inside start
+            super().start()
+
+    def slow_test(ctx):
+        for _ in range(500):
+            time.sleep(0.01)
+
+    g = graderlib.Grader({"9a-0-basic": 1})
+    g.add("9a-0-basic", "slow", slow_test, 60)
+    monkeypatch.setattr(graderlib.threading, "Thread", SignalledWhileStarting)
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        graderlib.handle_interrupts()
+        with pytest.raises(KeyboardInterrupt):
+            g.run(out=None)
+        signal.raise_signal(signal.SIGINT)  # a second Ctrl-C: ignored
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    (thread,) = threads
+    assert thread.ident is not None and not thread.is_alive() and g.abandoned == []  # started, then stopped
 
 
 def test_ctrl_c_prints_one_line_and_exits_130(corpus, tmp_path):
