@@ -44,15 +44,18 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import torch  # noqa: E402
-from torch.utils.data import default_collate  # noqa: E402
+from startup import interruptible_start  # noqa: E402
 
-from submission.attention import set_fast_attention  # noqa: E402
-from submission.dataset import CharCorruptionDataset, parse_tsv, read_text  # noqa: E402
-from submission.model import GPT, GPTConfig  # noqa: E402
-from submission.trainer import Trainer, TrainerConfig, loader_workers, trim_padding  # noqa: E402
-from submission.utils import (MASK_CHAR, CpuThreads, OneLineParser, get_device, load_params,  # noqa: E402
-                              predict_places, predict_places_recompute, run_cli, sample)
+with interruptible_start("bench.py"):  # torch loads here
+    import torch
+    from torch.utils.data import default_collate
+
+    from submission.attention import set_fast_attention
+    from submission.dataset import CharCorruptionDataset, parse_tsv, read_text
+    from submission.model import GPT, GPTConfig
+    from submission.trainer import Trainer, TrainerConfig, loader_workers, trim_padding
+    from submission.utils import (MASK_CHAR, CpuThreads, OneLineParser, get_device, load_params,
+                                  predict_places, predict_places_recompute, run_cli, sample)
 
 COURSE = dict(n_layer=4, n_head=8, n_embd=256)
 BLOCK = 128

@@ -26,9 +26,12 @@ from dataclasses import dataclass, field
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import run as driver  # noqa: E402
-from submission.dataset import parse_tsv, read_text  # noqa: E402
-from submission.utils import OneLineParser, atomic_write_text, get_device, run_cli  # noqa: E402
+from startup import interruptible_start  # noqa: E402
+
+with interruptible_start("demo.py"):  # torch loads here
+    import run as driver
+    from submission.dataset import parse_tsv, read_text
+    from submission.utils import OneLineParser, atomic_write_text, get_device, run_cli
 
 
 @dataclass

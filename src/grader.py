@@ -34,7 +34,10 @@ ROOT = os.path.dirname(HERE)
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-import torch  # noqa: E402
+from startup import interruptible_start  # noqa: E402
+
+with interruptible_start("grader"):  # torch loads here
+    import torch
 
 import graderlib  # noqa: E402
 from graderlib import Failure, require  # noqa: E402

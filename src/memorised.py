@@ -22,10 +22,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-import torch  # noqa: E402
+from startup import interruptible_start  # noqa: E402
 
-from submission.dataset import CharCorruptionDataset, parse_tsv, read_text  # noqa: E402
-from submission.utils import OneLineParser, get_device, load_params, run_cli, sample_cached  # noqa: E402
+with interruptible_start("memorised.py"):  # torch loads here
+    import torch
+    from submission.dataset import CharCorruptionDataset, parse_tsv, read_text
+    from submission.utils import OneLineParser, get_device, load_params, run_cli, sample_cached
 
 
 def probes(wiki_lines, rows, block_size):

@@ -25,16 +25,20 @@ install it and exits with status 2. `plot_demo_runs(work_dir)` draws the curves 
 finetuned models are there, the attention maps) of a `./run.sh demo` work folder.
 """
 import argparse
+import contextlib
 import glob
 import json
 import math
 import os
+import signal
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
+
+from startup import interruptible_start  # noqa: E402
 
 INSTALL_HINT = "plots.py: matplotlib is not installed; pip install matplotlib (or pip install -r requirements-dev.txt)"
 LOG_SUFFIX = ".log.jsonl"
@@ -516,11 +520,14 @@ def _attention_command(args):
 def main(argv=None):
     """The command line; returns the exit status (0; 2 with a one-line message on stderr; 130 on Ctrl-C)."""
     args = build_parser().parse_args(argv)
-    errors = (PlotError,)
-    if args.command == "attention":  # torch is imported only for the attention maps
-        from submission.dataset import DataError
-        from submission.utils import ParamsError
-        errors = (PlotError, DataError, ParamsError)
+    with interruptible_start("plots.py"):  # the slow imports, before any work
+        errors = (PlotError,)
+        if args.command == "attention":  # torch is imported only for the attention maps
+            from submission.dataset import DataError
+            from submission.utils import ParamsError
+            errors = (PlotError, DataError, ParamsError)
+        with contextlib.suppress(MissingMatplotlib):  # reported where it is needed
+            pyplot()
     try:
         args.out = output_path(args.out)  # checked before any work
         if args.command == "curves":
@@ -534,6 +541,7 @@ def main(argv=None):
         print(f"plots.py: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not interrupt the exit
         print(f"plots.py: interrupted; {args.out} unchanged", file=sys.stderr)
         return 130
     print(f"wrote {out}")

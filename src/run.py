@@ -14,13 +14,15 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from submission import helper  # noqa: E402
-from submission.dataset import (MASK_CHAR, CharCorruptionDataset, DataError, check_chars, parse_tsv,  # noqa: E402
-                                read_text)
-from submission.model import GPTConfig  # noqa: E402
-from submission.trainer import COMPILE_MODES  # noqa: E402
-from submission.utils import (OneLineParser, atomic_write_text, check_output_path, evaluate_places,  # noqa: E402
-                              get_device, load_params, predict_places, run_cli, sample, set_seed)
+from startup import interruptible_start  # noqa: E402
+
+with interruptible_start("run.py"):  # torch loads here
+    from submission import helper
+    from submission.dataset import MASK_CHAR, CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
+    from submission.model import GPTConfig
+    from submission.trainer import COMPILE_MODES
+    from submission.utils import (OneLineParser, atomic_write_text, check_output_path, evaluate_places,
+                                  get_device, load_params, predict_places, run_cli, sample, set_seed)
 
 TRAINER_OVERRIDES = ("max_epochs", "batch_size", "learning_rate", "num_workers")
 MAX_BLOCK = 2048  # the causal masks hold block_size^2 floats per layer

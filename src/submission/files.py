@@ -1,14 +1,19 @@
 """Files and command lines: atomic writes, output-path checks, params loading, one-line errors.
 
 Files are written atomically (a temporary file beside the target, then os.replace), so an
-interrupted run never leaves a half-written params or predictions file. `load_params` reads params
+interrupted run never leaves a half-written params or predictions file. A Ctrl-C during a write is
+held until the temporary file is complete, then discards it and raises (`interrupts_held`): a
+KeyboardInterrupt inside torch.save's zip writer ended in a second error and exit status 1. `load_params` reads params
 with weights_only=True and explains a file of another variant, vocabulary or model size in one line;
 `OneLineParser` and `run_cli` give every script one-line usage and input errors (exit 2; Ctrl-C 130).
 """
 import argparse
+import contextlib
 import os
+import signal
 import sys
 import tempfile
+import threading
 
 import torch
 
@@ -21,22 +26,70 @@ def _umask():
     return mask
 
 
+_held = {"depth": 0, "pending": False, "previous": None}
+
+
+def _hold(signum, frame):
+    _held["pending"] = True
+
+
+def interrupt_pending():
+    """True when a Ctrl-C arrived inside `interrupts_held` and has not been raised yet."""
+    return _held["pending"]
+
+
+def raise_pending_interrupt():
+    """Raise the held Ctrl-C now (KeyboardInterrupt), if there is one; leaving the block then raises nothing."""
+    if _held["pending"]:
+        _held["pending"] = False
+        raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def interrupts_held():
+    """Hold Ctrl-C inside the block (nestable): the signal is noted, and raised as KeyboardInterrupt
+    on leaving the outermost block, unless `raise_pending_interrupt` raised it first. Main thread only
+    (signals reach no other); elsewhere the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if _held["depth"] == 0:
+        _held["previous"] = signal.signal(signal.SIGINT, _hold)
+        _held["pending"] = False
+    _held["depth"] += 1
+    try:
+        yield
+    finally:
+        _held["depth"] -= 1
+        if _held["depth"] == 0:
+            previous = _held["previous"]
+            signal.signal(signal.SIGINT, previous)
+            if _held["pending"]:
+                _held["pending"] = False
+                if callable(previous):  # the handler the Ctrl-C was meant for (KeyboardInterrupt by default)
+                    previous(signal.SIGINT, None)
+                elif previous == signal.SIG_DFL:
+                    signal.raise_signal(signal.SIGINT)
+
+
 def _atomic(path, write):
     d = os.path.dirname(os.path.abspath(path))
     os.makedirs(d, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=d)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        # mkstemp makes the file 0600; give it the mode an ordinary open() would (0666 less umask)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with interrupts_held():  # a Ctrl-C inside the write is held, then discards it (below)
+        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=d)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
+            # mkstemp makes the file 0600; give it the mode an ordinary open() would (0666 less umask)
+            os.chmod(tmp, 0o666 & ~_umask())
+            raise_pending_interrupt()  # Ctrl-C during the write: the old file stays
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
 
 
 def atomic_write_text(path, text):
@@ -85,17 +138,27 @@ class ParamsError(ValueError):
     """A params file that cannot be loaded into the model at hand; the message says why and what to do."""
 
 
+def _ignore_interrupts():
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def run_cli(main):
     """Run a command-line `main()`: a bad input file (DataError, ParamsError) ends in its one-line message
-    and exit status 2, Ctrl-C in exit status 130 (output files are written atomically, so none is half-written)."""
+    and exit status 2, Ctrl-C in exit status 130 (output files are written atomically, so none is half-written).
+    Once main has returned or been interrupted, Ctrl-C is ignored: a second one would only interrupt the
+    exit (a traceback from an exit handler, or death by signal instead of status 130)."""
     try:
-        return main()
+        result = main()
     except (DataError, ParamsError) as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:
+        _ignore_interrupts()
         print("interrupted: no params or predictions file was half-written", file=sys.stderr)
         sys.exit(130)
+    _ignore_interrupts()
+    return result
 
 
 def clean_state_dict(state_dict):

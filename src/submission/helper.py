@@ -51,8 +51,12 @@ def pretrain(pretrain_dataset, block_size, model):
 
 
 def train(model, writing_params_path, trainer_obj):
-    """Run the trainer, then write the model's params (atomically; under torchrun, rank 0 alone)."""
-    trainer_obj.train()
+    """Run the trainer, then write the model's params (atomically; under torchrun, rank 0 alone), just
+    before the trainer renames its loss log into place, so that the two change together."""
     raw = model.module if hasattr(model, "module") else model
-    if is_main_process():
-        atomic_torch_save(raw.state_dict(), writing_params_path)
+
+    def save():
+        if is_main_process():
+            atomic_torch_save(raw.state_dict(), writing_params_path)
+
+    trainer_obj.train(after=save)

@@ -51,6 +51,7 @@ from torch.utils.data import DataLoader
 from torch.utils.data.distributed import DistributedSampler
 from tqdm import tqdm
 
+from .files import interrupts_held
 from .utils import CpuThreads, atomic_torch_save, get_device, usable_cores
 
 
@@ -214,7 +215,10 @@ class Trainer:
         """
         return TrainingRun(self)
 
-    def train(self):
+    def train(self, after=None):
+        """Train for config.max_epochs. `after()`, if given, runs once training has ended, just before
+        the loss log is renamed into place, with Ctrl-C held across both: helper.train writes the params
+        there, so an interrupt leaves the old params and the old log, or the new of both."""
         config = self.config
         run = self.prepare()
         loaders = {"train": self._loader(self.train_dataset, config)}
@@ -292,8 +296,11 @@ class Trainer:
         finally:
             if log is not None:
                 log.close()
-        if log is not None:  # an interrupted run leaves its .partial log and the previous log intact
-            os.replace(config.log_path + ".partial", config.log_path)
+        with interrupts_held():  # an interrupted run leaves its .partial log and the previous log intact
+            if after is not None:
+                after()
+            if log is not None:
+                os.replace(config.log_path + ".partial", config.log_path)
         if run.threads is not None and self.is_main:  # on CPU the count changes the last bits of results
             tqdm.write(f"trained with {run.threads.describe()}")
 

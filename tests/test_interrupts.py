@@ -1,0 +1,166 @@
+"""Ctrl-C at the awkward moments: while a command starts, inside a file write, between the params
+and the loss log, and a second Ctrl-C while the first one is being answered.
+
+Each case raises SIGINT at a chosen point (signal.raise_signal runs the handler at once, in the
+main thread), so none depends on timing. The grader's case is in test_grader.py.
+
+Run:  python -m pytest -q tests/test_interrupts.py
+"""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+from torch.utils.data import TensorDataset
+
+from submission import GPT, GPTConfig, Trainer, TrainerConfig, helper
+from submission import files
+
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+STARTING = "prog: interrupted while starting; nothing was written\n"
+
+
+def starting(body, tmp_path):
+    """Run `body` inside startup.interruptible_start("prog") in a fresh interpreter; (status, out, err)."""
+    script = textwrap.dedent("""
+        import signal, sys
+        sys.path.insert(0, {src!r})
+        from startup import interruptible_start
+        with interruptible_start("prog"):
+        {body}
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # given back
+        open({marker!r}, "w").close()
+        print("went on")
+    """).format(src=SRC, marker=str(tmp_path / "went-on"), body=textwrap.indent(textwrap.dedent(body), "    "))
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+@pytest.mark.parametrize("body", [
+    "signal.raise_signal(signal.SIGINT)\nraise AssertionError('not reached')",  # the interrupt propagates
+    "try:\n    signal.raise_signal(signal.SIGINT)\nexcept KeyboardInterrupt:\n    pass",  # an import swallows it
+    "try:\n    signal.raise_signal(signal.SIGINT)\nexcept KeyboardInterrupt:\n    pass\n"
+    "raise ImportError('cannot load module more than once per process')",  # a half-imported module
+])
+def test_ctrl_c_while_starting_stops_with_one_line(body, tmp_path):
+    status, out, err = starting(body, tmp_path)
+    assert (status, out, err) == (130, "", STARTING)
+    assert not (tmp_path / "went-on").exists()
+
+
+def test_a_start_without_ctrl_c_goes_on_with_the_handler_it_had(tmp_path):
+    status, out, err = starting("import json\nassert signal.getsignal(signal.SIGINT) is not signal.default_int_handler",
+                                tmp_path)
+    assert (status, out, err) == (0, "went on\n", "") and (tmp_path / "went-on").exists()
+    status, _, err = starting("raise ImportError('no module named torch')", tmp_path / "x")
+    assert status == 1 and "ImportError: no module named torch" in err and STARTING not in err
+
+
+CTRL_C_AT_IMPORT = """
+import runpy, signal, sys
+module, script = sys.argv[1:3]
+class CtrlCAt:  # presses Ctrl-C as `module` starts loading
+    def find_spec(self, name, path=None, target=None):
+        if name == module:
+            signal.raise_signal(signal.SIGINT)
+        return None
+sys.meta_path.insert(0, CtrlCAt())
+sys.argv = sys.argv[2:]
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("script, module, args", [
+    ("run.py", "torch", []), ("demo.py", "torch", []), ("london_baseline.py", "torch", []),
+    ("memorised.py", "torch", []), ("bench.py", "torch", []), ("grader.py", "torch", []),
+    ("plots.py", "matplotlib", ["curves", "a.log.jsonl", "--out", "a.png"]),
+])
+def test_every_entry_point_stops_at_a_ctrl_c_while_loading(script, module, args, tmp_path):
+    p = subprocess.run([sys.executable, "-c", CTRL_C_AT_IMPORT, module, os.path.join(SRC, script), *args],
+                       capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
+    prog = "grader" if script == "grader.py" else script
+    assert (p.returncode, p.stdout, p.stderr) == (130, "", f"{prog}: interrupted while starting; nothing was written\n")
+    assert os.listdir(tmp_path) == []
+
+
+def test_ctrl_c_inside_a_write_keeps_the_old_file(tmp_path):
+    """A KeyboardInterrupt inside torch.save's zip writer ended in a second error (exit 1): the write is
+    finished with Ctrl-C held, then thrown away, and the interrupt raised."""
+    path = tmp_path / "model.params"
+    files.atomic_torch_save({"w": torch.zeros(3)}, str(path))
+    before = path.read_bytes()
+    finished = []
+
+    def write(f):
+        f.write(b"new bytes, part one; ")
+        signal.raise_signal(signal.SIGINT)  # held: the write goes on
+        f.write(b"part two")
+        finished.append(True)
+
+    with pytest.raises(KeyboardInterrupt):
+        files._atomic(str(path), write)
+    assert finished == [True] and path.read_bytes() == before and os.listdir(tmp_path) == ["model.params"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is given back
+    files._atomic(str(path), lambda f: f.write(b"written"))  # and without Ctrl-C, a write goes through
+    assert path.read_bytes() == b"written"
+
+
+def tiny_training(tmp_path):
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (16, 9))
+    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+    conf = TrainerConfig(max_epochs=1, batch_size=8, log_path=str(tmp_path / "m.params.log.jsonl"))
+    return model, Trainer(model, TensorDataset(x, torch.roll(x, -1, 1)), None, conf)
+
+
+@pytest.mark.parametrize("when", ["during the params write", "after the params write"])
+def test_params_and_loss_log_change_together(when, tmp_path, monkeypatch):
+    """The loss log was renamed into place before the params were written: a Ctrl-C between the two
+    left a new log beside the old params. Now the params are written first, with Ctrl-C held until
+    the log has followed: an interrupt leaves the old pair, or the new pair, never one of each."""
+    params, log = tmp_path / "m.params", tmp_path / "m.params.log.jsonl"
+    model, trainer = tiny_training(tmp_path)
+    helper.train(model, str(params), trainer)
+    old = params.read_bytes(), log.read_bytes()
+    real_save = helper.atomic_torch_save
+
+    def interrupted_save(obj, path):
+        if when == "during the params write":
+            def write(f):
+                torch.save(obj, f)
+                signal.raise_signal(signal.SIGINT)
+            files._atomic(path, write)
+        else:
+            real_save(obj, path)
+            signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(helper, "atomic_torch_save", interrupted_save)
+    model, trainer = tiny_training(tmp_path)
+    for p in model.parameters():  # other params, so the new file differs from the old one
+        p.data.add_(1.0)
+    with pytest.raises(KeyboardInterrupt):
+        helper.train(model, str(params), trainer)
+    new = params.read_bytes(), log.read_bytes()
+    if when == "during the params write":
+        assert new == old and (tmp_path / "m.params.log.jsonl.partial").exists()
+    else:
+        assert new[0] != old[0] and new[1] != old[1] and not (tmp_path / "m.params.log.jsonl.partial").exists()
+    assert sorted(os.listdir(tmp_path)) in (["m.params", "m.params.log.jsonl"],
+                                            ["m.params", "m.params.log.jsonl", "m.params.log.jsonl.partial"])
+
+
+def test_run_cli_ignores_ctrl_c_once_it_has_answered(capsys):
+    """A second Ctrl-C used to land in the exit (death by SIGINT instead of status 130), and one after
+    the work was done printed a traceback from an exit handler: run_cli ignores both."""
+    def interrupted():
+        raise KeyboardInterrupt
+
+    with pytest.raises(SystemExit) as stop:
+        files.run_cli(interrupted)
+    assert stop.value.code == 130 and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    assert capsys.readouterr().err == "interrupted: no params or predictions file was half-written\n"
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    assert files.run_cli(lambda: 7) == 7 and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
