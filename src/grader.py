@@ -105,7 +105,7 @@ def _rel(path):
 def read_utf8(path):
     """The text of a data file, or a Failure naming the file, the line and the byte that is not UTF-8."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:  # a leading byte-order mark (Windows editors) dropped
             return f.read()  # one decode of the whole file: the error's offset is the file's
     except UnicodeDecodeError as e:
         with open(path, "rb") as f:
@@ -882,6 +882,16 @@ def main(argv=None):
     if problem:
         print(f"grader: --json {args.json}: {problem}", file=sys.stderr)
         return 2
+    for flag, folder in (("--data-dir", args.data_dir), ("--submission-dir", args.submission_dir)):
+        if not os.path.isdir(folder):  # a typo would fail every test of every student, with exit status 0
+            print(f"grader: {flag} {folder}: no such folder; check the path", file=sys.stderr)
+            return 2
+        json_path = os.path.realpath(args.json) if args.json else None
+        if (json_path and os.path.isfile(json_path) and not json_path.endswith(".json")
+                and os.path.dirname(json_path) == os.path.realpath(folder)):
+            print(f"grader: --json {args.json}: would overwrite a file of {flag}, an input of the grader; "
+                  f"write results.json elsewhere", file=sys.stderr)
+            return 2
     g, interrupted = None, False
     try:
         g = make_grader(args.data_dir, args.submission_dir, args.marks)

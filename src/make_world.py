@@ -399,16 +399,19 @@ def write_world(world, out_dir):
 # ----------------------------------------------------------------------------- statistics
 
 def _read_lines(path):
-    """The lines of a UTF-8 file, without their newlines (WorldError when it cannot be read)."""
+    """The lines of a UTF-8 file (a leading byte-order mark dropped), without their newlines (WorldError
+    when it cannot be read)."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             text = f.read()
     except FileNotFoundError:
         raise WorldError(f"{path}: not found; a data folder holds wiki.txt, birth_places_train.tsv, "
                          f"birth_dev.tsv and birth_test.tsv or birth_test_inputs.tsv "
                          f"(`python src/make_world.py --out DIR` writes one)") from None
     except UnicodeDecodeError as e:
-        raise WorldError(f"{path}: not valid UTF-8 at byte {e.start}; save the file as UTF-8") from None
+        with open(path, "rb") as f:
+            line = f.read(e.start).count(b"\n") + 1
+        raise WorldError(f"{path}:{line}: not valid UTF-8 at byte {e.start}; save the file as UTF-8") from None
     except OSError as e:
         raise WorldError(f"{path}: cannot be read ({e.strerror}); check the path") from None
     if not text:

@@ -90,6 +90,8 @@ def parse_args(argv=None):
         p.error(f"--learning_rate must be a positive number, got {args.learning_rate}")
     if args.num_workers is not None and args.num_workers < 0:
         p.error(f"--num_workers must be 0 or more, got {args.num_workers}")
+    if not 0 <= args.seed < 2 ** 32:
+        p.error(f"--seed must be between 0 and {2 ** 32 - 1} (numpy's range), got {args.seed}")
     if not args.pretrain_corpus_path:
         p.error("--pretrain_corpus_path is required (it defines the vocabulary)")
     needs = {"pretrain": ["writing_params_path"],

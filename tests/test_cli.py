@@ -4,6 +4,7 @@
 Run:  python -m pytest -q tests/test_cli.py
 """
 import os
+import stat
 import subprocess
 import sys
 
@@ -40,6 +41,8 @@ def one_line_exit(capsys, argv):
     (["--learning_rate", "-1"], "--learning_rate must be a positive number"),
     (["--dropout", "1.5"], "--dropout must be at least 0 and below 1"),
     (["--num_workers", "-2"], "--num_workers must be 0 or more"),
+    (["--seed", "-1"], "--seed must be between 0 and 4294967295"),
+    (["--seed", str(2 ** 32)], "--seed must be between 0 and 4294967295"),
     (["--bogus"], "unrecognized arguments: --bogus"),
 ])
 def test_bad_flags_stop_with_one_line(capsys, flags, says):
@@ -149,3 +152,31 @@ def test_demo_names_an_unknown_run_before_any_work(capsys, tmp_path):
     err = capsys.readouterr().err
     assert e.value.code == 2 and err.count("\n") == 1 and "'vanila' is not a run" in err
     assert not (tmp_path / "demo").exists()
+
+
+def test_special_files_are_written_straight(tmp_path):
+    """As root (Docker, Colab), renaming a temporary file over --outputs_path=/dev/null replaced the
+    device with a regular file. Special files are written straight: here a FIFO, read back."""
+    from submission.files import atomic_write_text
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        atomic_write_text(str(fifo), "Lisbon\n")
+        assert os.read(reader, 100) == b"Lisbon\n"
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and os.listdir(tmp_path) == ["pipe"]
+
+
+def test_text_files_drop_a_byte_order_mark_and_name_the_line_that_is_not_utf8(tmp_path):
+    from submission.dataset import read_text
+    bom = tmp_path / "bom.tsv"
+    bom.write_bytes("\ufeffWhere was Ada Quill born?\tLisbon\n".encode("utf-8"))  # Windows Notepad's UTF-8
+    assert parse_tsv(read_text(str(bom)), str(bom)) == [("Where was Ada Quill born?", "Lisbon", 1)]
+    bad = tmp_path / "latin1.tsv"
+    bad.write_bytes(b"Where was Bo Li born?\tOslo\nWhere was Jos\xe9 born?\tLima\n")
+    with pytest.raises(DataError, match=r"latin1.tsv:2: not valid UTF-8 at byte 40; save the file as UTF-8"):
+        read_text(str(bad))
+    with pytest.raises(DataError, match="is a folder; give the file inside it"):
+        read_text(str(tmp_path))

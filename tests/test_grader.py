@@ -545,6 +545,21 @@ def test_bad_json_path_is_one_line_before_any_test(tmp_path, capsys, where, phra
     assert not os.path.exists(f"{tmp_path}.tmp")
 
 
+def test_missing_folders_and_json_over_an_input_are_one_line_before_any_test(tmp_path, capsys, corpus):
+    """A typo in --data-dir failed every test of every student with exit status 0; --json onto a data or
+    predictions file replaced it with results.json."""
+    for argv, says in (
+            (["--data-dir", str(tmp_path / "nope")], f"grader: --data-dir {tmp_path / 'nope'}: no such folder"),
+            (["--submission-dir", str(tmp_path / "nope")], f"grader: --submission-dir {tmp_path / 'nope'}: no such"),
+            (["1f-1-hidden", "--data-dir", corpus[0], "--json", os.path.join(corpus[0], "birth_dev.tsv")],
+             f"grader: --json {os.path.join(corpus[0], 'birth_dev.tsv')}: would overwrite a file of --data-dir")):
+        dev = open(os.path.join(corpus[0], "birth_dev.tsv"), "rb").read()
+        assert grader.main(argv) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.startswith(says) and err.count("\n") == 1, err
+        assert open(os.path.join(corpus[0], "birth_dev.tsv"), "rb").read() == dev
+
+
 def test_failed_json_write_leaves_no_temporary_file(tmp_path):
     g = graderlib.Grader({"9a-0-basic": 1})
     g.add("9a-0-basic", "passes", lambda ctx: None, 5)

@@ -467,7 +467,7 @@ def test_bad_input_from_the_command_line_is_one_line(tmp_path, old_world):
     cases = [(["--people", "0", "--out", str(tmp_path / "x")], "--people 0 must be at least 1"),
              (["--out", str(notes)] + SMALL, f"--out {notes} is a file, not a folder"),
              (["--stats", str(tmp_path / "missing")], f"--stats {tmp_path / 'missing'}: no such folder"),
-             (["--stats", str(tmp_path / "bad")], f"{tmp_path / 'bad' / 'wiki.txt'}: not valid UTF-8 at byte 20"),
+             (["--stats", str(tmp_path / "bad")], f"{tmp_path / 'bad' / 'wiki.txt'}:1: not valid UTF-8 at byte 20"),
              (["--stats", str(tmp_path / "empty")], f"{tmp_path / 'empty' / 'wiki.txt'}: not found")]
     for args, says in cases:
         code, err = cli(*args)

@@ -55,15 +55,20 @@ def encode(text, table):
 
 
 def read_text(path, what="file"):
-    """The whole text of a UTF-8 file, or a DataError saying what is missing and how to make it."""
+    """The whole text of a UTF-8 file (a leading byte-order mark, as Windows editors write, dropped),
+    or a DataError saying what is missing and how to make it."""
+    if os.path.isdir(path):
+        raise DataError(f"{path}: the {what} path is a folder; give the file inside it")
     if not os.path.isfile(path):
         raise DataError(f"{path}: {what} not found (check the path; `python src/make_world.py --out data` "
                         f"regenerates the embedded corpus)")
+    with open(path, "rb") as f:
+        data = f.read()
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise DataError(f"{path}: not valid UTF-8 at byte {e.start}; save the file as UTF-8") from None
+        line = data.count(b"\n", 0, e.start) + 1
+        raise DataError(f"{path}:{line}: not valid UTF-8 at byte {e.start}; save the file as UTF-8") from None
 
 
 def parse_tsv(text, path="<string>", require_label=True):

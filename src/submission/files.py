@@ -72,7 +72,18 @@ def interrupts_held():
                     signal.raise_signal(signal.SIGINT)
 
 
+def is_special_file(path):
+    """True for an existing path that is neither a regular file nor a folder: /dev/null, /dev/stdout, a
+    FIFO. Atomic writes go straight to these: renaming a temporary file over one (as root, in Docker or
+    Colab) replaced /dev/null with a regular file."""
+    return os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path)
+
+
 def _atomic(path, write):
+    if is_special_file(path):
+        with open(path, "wb") as f:
+            write(f)
+        return
     d = os.path.dirname(os.path.abspath(path))
     os.makedirs(d, exist_ok=True)
     with interrupts_held():  # a Ctrl-C inside the write is held, then discards it (below)

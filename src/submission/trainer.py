@@ -51,7 +51,7 @@ from torch.utils.data import DataLoader
 from torch.utils.data.distributed import DistributedSampler
 from tqdm import tqdm
 
-from .files import interrupts_held
+from .files import interrupts_held, is_special_file
 from .utils import CpuThreads, atomic_torch_save, get_device, usable_cores
 
 
@@ -229,7 +229,8 @@ class Trainer:
             # the params are written atomically into a folder made as needed; the log goes beside them,
             # as <log>.partial while training, renamed over the old log only once training has ended
             os.makedirs(os.path.dirname(os.path.abspath(config.log_path)), exist_ok=True)
-            log = open(config.log_path + ".partial", "w", encoding="utf-8")
+            direct = is_special_file(config.log_path)  # /dev/null: written straight, never renamed over
+            log = open(config.log_path + ("" if direct else ".partial"), "w", encoding="utf-8")
         start = time.time()
         step = 0
         pending = []  # logged rows whose loss is still a device tensor
@@ -299,7 +300,7 @@ class Trainer:
         with interrupts_held():  # an interrupted run leaves its .partial log and the previous log intact
             if after is not None:
                 after()
-            if log is not None:
+            if log is not None and not direct:
                 os.replace(config.log_path + ".partial", config.log_path)
         if run.threads is not None and self.is_main:  # on CPU the count changes the last bits of results
             tqdm.write(f"trained with {run.threads.describe()}")
