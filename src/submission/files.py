@@ -3,8 +3,9 @@
 Files are written atomically (a temporary file beside the target, then os.replace), so an
 interrupted run never leaves a half-written params or predictions file. A Ctrl-C during a write is
 held until the temporary file is complete, then discards it and raises (`interrupts_held`): a
-KeyboardInterrupt inside torch.save's zip writer ended in a second error and exit status 1. `load_params` reads params
-with weights_only=True and explains a file of another variant, vocabulary or model size in one line;
+KeyboardInterrupt inside torch.save's zip writer ended in a second error and exit status 1.
+Special files (/dev/null, a FIFO) are written straight. `load_params` reads params with
+weights_only=True and explains a file of another variant, vocabulary or model size in one line;
 `OneLineParser` and `run_cli` give every script one-line usage and input errors (exit 2; Ctrl-C 130).
 """
 import argparse
@@ -33,11 +34,6 @@ def _hold(signum, frame):
     _held["pending"] = True
 
 
-def interrupt_pending():
-    """True when a Ctrl-C arrived inside `interrupts_held` and has not been raised yet."""
-    return _held["pending"]
-
-
 def raise_pending_interrupt():
     """Raise the held Ctrl-C now (KeyboardInterrupt), if there is one; leaving the block then raises nothing."""
     if _held["pending"]:
@@ -50,8 +46,8 @@ def interrupts_held():
     """Hold Ctrl-C inside the block (nestable): the signal is noted, and raised as KeyboardInterrupt
     on leaving the outermost block, unless `raise_pending_interrupt` raised it first. Main thread only
     (signals reach no other); elsewhere the block runs as it is."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+        yield  # signals reach the main thread only; None: a handler not set from Python, left alone
         return
     if _held["depth"] == 0:
         _held["previous"] = signal.signal(signal.SIGINT, _hold)

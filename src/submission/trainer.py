@@ -24,8 +24,9 @@ turns all of the trainer's part off, giving the course's loop that src/bench.py 
   workers as asked up to the cores per process less one, and loss values fetched from the GPU about
   once a second rather than every step.
 - `compile` (or env GPT_COMPILE=1): torch.compile the model for training (on this project's 2-core CPU
-  it is slower: a course-size step at batch 32 took 1,055 against 820 ms eager, plus 80 s of compiling). Checkpoints and helper.train
-  save the raw model's state_dict, so keys never carry `_orig_mod.` or `module.`.
+  it is slower: a course-size step at batch 32 took 1,055 against 820 ms eager, plus 80 s of
+  compiling). Checkpoints and helper.train save the raw model's state_dict, so keys never carry
+  `_orig_mod.` or `module.`.
 - DistributedDataParallel under torchrun (WORLD_SIZE > 1): nccl on CUDA, gloo on CPU; each rank
   takes batch_size // world_size rows of every global batch (DistributedSampler, no shuffle, so
   global batches are the single-process ones), per-rank losses are weighted by their share of the
