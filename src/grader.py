@@ -882,13 +882,13 @@ def main(argv=None):
     if problem:
         print(f"grader: --json {args.json}: {problem}", file=sys.stderr)
         return 2
+    json_path = os.path.realpath(args.json) if args.json else None
+    overwrites = json_path and os.path.isfile(json_path) and not json_path.endswith(".json")
     for flag, folder in (("--data-dir", args.data_dir), ("--submission-dir", args.submission_dir)):
         if not os.path.isdir(folder):  # a typo would fail every test of every student, with exit status 0
             print(f"grader: {flag} {folder}: no such folder; check the path", file=sys.stderr)
             return 2
-        json_path = os.path.realpath(args.json) if args.json else None
-        if (json_path and os.path.isfile(json_path) and not json_path.endswith(".json")
-                and os.path.dirname(json_path) == os.path.realpath(folder)):
+        if overwrites and os.path.dirname(json_path) == os.path.realpath(folder):
             print(f"grader: --json {args.json}: would overwrite a file of {flag}, an input of the grader; "
                   f"write results.json elsewhere", file=sys.stderr)
             return 2

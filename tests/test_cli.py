@@ -174,6 +174,9 @@ def test_text_files_drop_a_byte_order_mark_and_name_the_line_that_is_not_utf8(tm
     bom = tmp_path / "bom.tsv"
     bom.write_bytes("\ufeffWhere was Ada Quill born?\tLisbon\n".encode("utf-8"))  # Windows Notepad's UTF-8
     assert parse_tsv(read_text(str(bom)), str(bom)) == [("Where was Ada Quill born?", "Lisbon", 1)]
+    crlf = tmp_path / "wiki.txt"
+    crlf.write_bytes(b"Ada Quill was born in Lisbon.\r\nBo Li was born in Oslo.\r\n")  # the vocabulary has no \r
+    assert read_text(str(crlf)) == "Ada Quill was born in Lisbon.\nBo Li was born in Oslo.\n"
     bad = tmp_path / "latin1.tsv"
     bad.write_bytes(b"Where was Bo Li born?\tOslo\nWhere was Jos\xe9 born?\tLima\n")
     with pytest.raises(DataError, match=r"latin1.tsv:2: not valid UTF-8 at byte 40; save the file as UTF-8"):

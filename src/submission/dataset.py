@@ -62,12 +62,12 @@ def read_text(path, what="file"):
     if not os.path.isfile(path):
         raise DataError(f"{path}: {what} not found (check the path; `python src/make_world.py --out data` "
                         f"regenerates the embedded corpus)")
-    with open(path, "rb") as f:
-        data = f.read()
     try:
-        return data.decode("utf-8-sig")
+        with open(path, encoding="utf-8-sig") as f:  # text mode: \r\n read as \n, as the course reads
+            return f.read()
     except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
+        with open(path, "rb") as f:
+            line = f.read(e.start).count(b"\n") + 1
         raise DataError(f"{path}:{line}: not valid UTF-8 at byte {e.start}; save the file as UTF-8") from None
 
 

@@ -225,7 +225,7 @@ class Trainer:
         loaders = {"train": self._loader(self.train_dataset, config)}
         if self.test_dataset is not None:
             loaders["test"] = self._loader(self.test_dataset, config)
-        log = None
+        log, direct = None, False
         if config.log_path and self.is_main:
             # the params are written atomically into a folder made as needed; the log goes beside them,
             # as <log>.partial while training, renamed over the old log only once training has ended
