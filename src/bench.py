@@ -9,14 +9,13 @@ In one run it prints:
 - training: optimisation steps of the course's model (4 layers, 8 heads, 256 dims, block 128)
   on span-corruption pretraining batches, for both variants. The reference is the course's
   computation (explicit masked-softmax attention, full padded batches, per-tensor AdamW, fp32);
-  the fast path is the project's default (attention.py's fast path, padding trim, fused AdamW,
-  and on CUDA TF32 and bf16 autocast). Steps of the two alternate on the same batches and the
-  median counts; tokens/s counts the course's tokens (batch x 127 positions). --quick uses
-  batch 32 instead of the course's 128 and fewer steps. On CUDA three more paths run beside
-  them (a step of this small model is bound by launching kernels): "fast + compile"
-  (torch.compile), "fast + CUDA graphs" (its reduce-overhead mode; not with --no-compile) and
-  "fast + TF32 only" (no bf16 autocast, whose casts are 142 of the 991 operations of a step,
-  counted on CPU).
+  the fast path is the project's default for a pretraining run (attention.py's fast path, padding
+  trim, fused AdamW, and on CUDA TF32 and torch.compile's reduce-overhead mode, which replays a step
+  as CUDA graphs: a step of this small model is bound by launching kernels). Steps of the paths
+  alternate on the same batches and the median counts; tokens/s counts the course's tokens (batch x
+  127 positions). --quick uses batch 32 instead of the course's 128 and fewer steps. On CUDA two
+  more paths run beside them: "fast, eager" (no compiling; --no-compile makes it the fast path) and
+  "fast + bf16 autocast" (eager; off by default: its casts add kernels to a launch-bound step).
 - evaluation of the dev questions: the course's loop (`sample()` one question at a time, 32
   steps each) against `predict_places` (batched, key/value cache, early stop), with the number of
   identical answers. The reference loop is timed on --ref-questions questions and scaled to the
@@ -159,14 +158,13 @@ def pretrain_batches(dataset, batch, count, seed=0):
 
 def training_runs(pre, variant, batch, threads, paths):
     """{name: TrainingRun} of identical models, one per path: (name, fast attention, fast trainer), then
-    optionally torch.compile's mode (None: no compiling) and the bf16 autocast setting (None: the
-    trainer's default)."""
+    optionally torch.compile's mode (None: no compiling) and bf16 autocast (default off)."""
     torch.manual_seed(0)
     cfg = GPTConfig(pre.vocab_size, BLOCK, synthesizer=variant == "synthesizer", **COURSE)
     state = GPT(cfg).state_dict()
     runs = {}
     for name, fast_attention, fast_trainer, *options in paths:
-        compile_mode, amp = (*options, None, None)[:2]
+        compile_mode, amp = (*options, None, False)[:2]
         model = GPT(cfg)
         model.load_state_dict(state)
         set_fast_attention(model, fast_attention)
@@ -227,7 +225,7 @@ def main(argv=None):
                    help="questions the one-at-a-time reference decodes (0: all; default 100; --quick 16)")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: utils.CpuThreads' choice)")
     p.add_argument("--no-compile", action="store_true",
-                   help="on CUDA, skip the torch.compile paths (default and reduce-overhead modes)")
+                   help="on CUDA, time the fast path eager (no torch.compile and CUDA graphs)")
     args = p.parse_args(argv)
     for name in ("batch", "rounds", "threads"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
@@ -254,21 +252,22 @@ def main(argv=None):
     print(f"model: {COURSE['n_layer']} layers, {COURSE['n_head']} heads, {COURSE['n_embd']} dims, block {BLOCK}; "
           f"training batch {batch}{' (--quick)' if args.quick else ''}")
 
-    # peak: a large matrix product in the fast path's training precision
-    amp = device.startswith("cuda") and torch.cuda.is_bf16_supported()
-    if device.startswith("cuda"):
+    # peak: a large matrix product in the fast path's training precision (TF32 on CUDA)
+    cuda = device.startswith("cuda")
+    if cuda:
         torch.backends.cuda.matmul.allow_tf32 = True
-    peak = peak_flops(device, torch.bfloat16 if amp else torch.float32, 8192 if device.startswith("cuda") else 2048)
-    print(f"\npeak: {peak / 1e9:,.0f} GFLOP/s ({'bf16' if amp else 'fp32'} matrix product)")
+    peak = peak_flops(device, torch.float32, 8192 if cuda else 2048)
+    print(f"\npeak: {peak / 1e9:,.0f} GFLOP/s ({'TF32' if cuda else 'fp32'} matrix product)")
 
-    # training
-    paths = [("reference", False, False), ("fast", True, True)]
+    # training: each path is (name, fast attention, fast trainer, compile mode, bf16 autocast)
+    compiled = cuda and not args.no_compile  # what compile="auto" does for a pretraining-length run
+    paths = [("reference", False, False), ("fast", True, True, "reduce-overhead" if compiled else None)]
     if not args.quick:
         paths.insert(1, ("fast attention only", True, False))
-    if device.startswith("cuda") and not args.no_compile:  # launch-bound on a GPU: fewer, fused kernels
-        paths += [("fast + compile", True, True, "default"), ("fast + CUDA graphs", True, True, "reduce-overhead")]
-    if device.startswith("cuda") and amp:  # launch-bound: autocast's casts are 142 of a step's 991 ops (on CPU)
-        paths.append(("fast + TF32 only", True, True, None, False))
+    if compiled:
+        paths.append(("fast, eager", True, True, None))
+    if cuda and torch.cuda.is_bf16_supported():
+        paths.append(("fast + bf16 autocast", True, True, None, True))
     batches = pretrain_batches(pre, batch, rounds + 1)
     widths = [trim_padding(y, 0) for _, y in batches]
     course_tokens = batch * (BLOCK - 1)
@@ -281,16 +280,17 @@ def main(argv=None):
         for name in runs:
             print(f"  {variant:11s} {name:20s} {med[name] * 1e3:8.0f} ms/step  "
                   f"{course_tokens / med[name]:9,.0f} tokens/s")
-            key = name.replace(" + ", "_").replace(" ", "_").replace("CUDA", "cuda")
+            key = name.replace(" + ", "_").replace(", ", "_").replace(" ", "_")
             summary[f"train_tokens_per_s_{variant}_{key}"] = round(course_tokens / med[name])
         speedup = med["reference"] / med["fast"]
         summary[f"train_speedup_{variant}"] = round(speedup, 3)
-        for name, key in (("fast attention only", "attention_only"), ("fast + compile", "compile"),
-                          ("fast + CUDA graphs", "cuda_graphs"), ("fast + TF32 only", "tf32_only")):
+        for name, key in (("fast attention only", "attention_only"), ("fast, eager", "eager"),
+                          ("fast + bf16 autocast", "bf16")):
             if name in med:
                 summary[f"train_speedup_{variant}_{key}"] = round(med["reference"] / med[name], 3)
         print(f"  {variant:11s} speedup fast / reference: {speedup:.2f}x"
-              + "".join(f"; {n} / reference: {med['reference'] / med[n]:.2f}x" for n in med if " + " in n))
+              + "".join(f"; {n} / reference: {med['reference'] / med[n]:.2f}x" for n in med
+                        if n.startswith(("fast,", "fast +"))))
         if variant == "vanilla":
             fast_vanilla = (cfg, med["fast"])
         del runs

@@ -55,9 +55,15 @@ def build_parser():
     g.add_argument("--log_path", default=None,
                    help="per-step loss/lr log (JSON lines); default: <writing_params_path>.log.jsonl")
     g.add_argument("--compile", action="store_true",
-                   help="torch.compile the model for training (pays off on a GPU; params are saved without its prefix)")
+                   help="torch.compile the model for training, on any device and run length (default: on one GPU, "
+                        "runs of 8,000 steps or more, i.e. pretraining, compile with CUDA graphs; params are "
+                        "saved without the compile prefix)")
     g.add_argument("--compile_mode", choices=COMPILE_MODES, default=None,
                    help="torch.compile's mode (implies --compile); reduce-overhead replays CUDA graphs")
+    g.add_argument("--no_compile", action="store_true", help="never torch.compile (eager training everywhere)")
+    g.add_argument("--bf16", action="store_true",
+                   help="bf16 autocast for training (off by default: on an H100 it was slower at this size, and "
+                        "compiled bf16 pretraining diverged to a NaN loss)")
     g.add_argument("--reference_eval", action="store_true",
                    help="decode one question at a time with sample(), as the course does (slow)")
     return p
@@ -92,6 +98,8 @@ def parse_args(argv=None):
         p.error(f"--num_workers must be 0 or more, got {args.num_workers}")
     if not 0 <= args.seed < 2 ** 32:
         p.error(f"--seed must be between 0 and {2 ** 32 - 1} (numpy's range), got {args.seed}")
+    if args.no_compile and (args.compile or args.compile_mode):
+        p.error("--no_compile contradicts --compile/--compile_mode; give one of them")
     if not args.pretrain_corpus_path:
         p.error("--pretrain_corpus_path is required (it defines the vocabulary)")
     needs = {"pretrain": ["writing_params_path"],
@@ -123,6 +131,10 @@ def apply_overrides(tconf, args):
     tconf.log_path = args.log_path or (args.writing_params_path + ".log.jsonl")
     if args.compile or args.compile_mode:
         tconf.compile = args.compile_mode or True
+    if args.no_compile:
+        tconf.compile = False
+    if args.bf16:
+        tconf.amp = True
     return tconf
 
 

@@ -383,13 +383,12 @@ def test_bench_paths_carry_their_compile_and_autocast_options():
     import bench
     from submission.dataset import CharCorruptionDataset
     pre = CharCorruptionDataset("Ada Quill was born in Lisbon.\nBo Li was born in Oslo.\n" * 4, bench.BLOCK)
-    paths = [("reference", False, False), ("fast", True, True), ("fast + TF32 only", True, True, None, False),
+    paths = [("reference", False, False), ("fast", True, True), ("fast + bf16 autocast", True, True, None, True),
              ("fast + compile", True, True, "eager")]
     runs, _ = bench.training_runs(pre, "vanilla", 4, 1, paths)
-    assert [(n, r.fast, r.compiled) for n, r in runs.items()] == [
-        ("reference", False, False), ("fast", True, False), ("fast + TF32 only", True, False),
-        ("fast + compile", True, True)]
-    assert runs["fast + TF32 only"].config.amp is False and runs["fast"].config.amp is None
+    assert [(n, r.fast, r.compiled, r.amp) for n, r in runs.items()] == [
+        ("reference", False, False, False), ("fast", True, False, False), ("fast + bf16 autocast", True, False, True),
+        ("fast + compile", True, True, False)]
     assert not runs["reference"].model.blocks[0].attn.fast and runs["fast"].model.blocks[0].attn.fast
 
 

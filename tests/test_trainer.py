@@ -99,6 +99,30 @@ def test_an_interrupted_run_keeps_the_previous_log(tmp_path):
     assert not (tmp_path / "log.jsonl.partial").exists()
 
 
+def test_a_diverged_run_stops_before_writing_params(tmp_path):
+    """A loss that turns NaN stops training with one message naming the step, before the checkpoint
+    and the params are written; the partial log ends at the bad step, the old params stay."""
+    from submission.files import TrainingDiverged
+    from submission.helper import train
+
+    params = tmp_path / "model.params"
+    params.write_bytes(b"the previous run's params")
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (40, 9))
+    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+    conf = TrainerConfig(max_epochs=3, batch_size=16, learning_rate=1e-2, log_path=str(tmp_path / "log.jsonl"),
+                         ckpt_path=str(tmp_path / "ckpt.params"))
+    trainer = Trainer(model, TensorDataset(x, torch.roll(x, -1, 1)), None, conf)
+    with torch.no_grad():  # a poisoned weight makes the loss of the first step NaN
+        model.head.weight[0, 0] = float("nan")
+    with pytest.raises(TrainingDiverged, match=r"the training loss is nan at step 1 \(epoch 1, .*log.jsonl.partial"):
+        train(model, str(params), trainer)
+    assert params.read_bytes() == b"the previous run's params"
+    assert not (tmp_path / "ckpt.params").exists() and not (tmp_path / "log.jsonl").exists()
+    rows = [json.loads(line) for line in open(tmp_path / "log.jsonl.partial")]
+    assert [r["step"] for r in rows] == [1] and math.isnan(rows[0]["loss"])
+
+
 def test_parameter_groups_follow_the_course():
     model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
     opt = Trainer(model, None, None, TrainerConfig())._optimizer(model, TrainerConfig())
@@ -149,14 +173,48 @@ def test_checkpoint_keeps_best_test_loss(tmp_path, monkeypatch):
 
 
 def test_compile_setting_reads_modes_backends_and_the_environment(monkeypatch):
-    from submission.trainer import compile_setting
+    from submission import trainer
+    from submission.trainer import AUTO_COMPILE_STEPS, compile_setting
     monkeypatch.delenv("GPT_COMPILE", raising=False)
-    assert compile_setting(TrainerConfig()) is None
+    assert compile_setting(TrainerConfig(compile=False), "cuda", 10 ** 6) is None
     assert compile_setting(TrainerConfig(compile=True)) == {}
     assert compile_setting(TrainerConfig(compile="reduce-overhead")) == {"mode": "reduce-overhead"}
     assert compile_setting(TrainerConfig(compile="eager")) == {"backend": "eager"}
-    monkeypatch.setenv("GPT_COMPILE", "max-autotune")
-    assert compile_setting(TrainerConfig()) == {"mode": "max-autotune"}
+    # "auto", the default: CUDA graphs on one GPU with Triton, for long runs only
+    monkeypatch.setattr(trainer, "_has_triton", lambda: True)
+    auto = TrainerConfig()
+    assert compile_setting(auto, "cuda", AUTO_COMPILE_STEPS) == {"mode": "reduce-overhead"}
+    assert compile_setting(auto, "cuda:1", 650 * 23) == {"mode": "reduce-overhead"}  # pretraining
+    assert compile_setting(auto, "cuda", 75 * 8) is None  # finetuning: compiling would not pay back
+    assert compile_setting(auto, "cuda") is None  # length unknown
+    assert compile_setting(auto, "cpu", 10 ** 6) is None
+    assert compile_setting(auto, "mps", 10 ** 6) is None
+    assert compile_setting(auto, "cuda", 10 ** 6, world_size=2) is None  # DDP stays eager
+    monkeypatch.setattr(trainer, "_has_triton", lambda: False)
+    assert compile_setting(auto, "cuda", 10 ** 6) is None
+    monkeypatch.setenv("GPT_COMPILE", "max-autotune")  # the environment decides an "auto" run
+    assert compile_setting(auto, "cpu", 1) == {"mode": "max-autotune"}
+    monkeypatch.setenv("GPT_COMPILE", "0")
+    assert compile_setting(auto, "cuda", 10 ** 6) is None
+    assert compile_setting(TrainerConfig(compile="default")) == {"mode": "default"}  # explicit beats it
+
+
+def test_run_py_flags_set_compile_and_bf16():
+    import run
+    from submission import helper
+    from submission.dataset import CharCorruptionDataset
+    pre = CharCorruptionDataset("Ada Quill was born in Lisbon.\n" * 8, 16)
+    base = ["pretrain", "vanilla", "wiki.txt", "--writing_params_path", "x.params"]
+    seen = {}
+    for flags in ([], ["--compile"], ["--compile_mode", "reduce-overhead"], ["--no_compile"], ["--bf16"]):
+        tconf, _ = helper.pretrain(pre, 16, GPT(GPTConfig(pre.vocab_size, 16, n_layer=1, n_head=2, n_embd=8)))
+        run.apply_overrides(tconf, run.parse_args(base + flags))
+        seen[" ".join(flags)] = (tconf.compile, tconf.amp)
+    assert seen == {"": ("auto", False), "--compile": (True, False),
+                    "--compile_mode reduce-overhead": ("reduce-overhead", False), "--no_compile": (False, False),
+                    "--bf16": ("auto", True)}
+    with pytest.raises(SystemExit):
+        run.parse_args(base + ["--no_compile", "--compile"])
 
 
 @pytest.mark.skipif(get_device() != "cpu", reason="the trainer trains on the GPU here; the line is a CPU run's")

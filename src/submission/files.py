@@ -145,6 +145,10 @@ class ParamsError(ValueError):
     """A params file that cannot be loaded into the model at hand; the message says why and what to do."""
 
 
+class TrainingDiverged(FloatingPointError):
+    """The training loss became NaN or infinite; raised before any params are written."""
+
+
 def _ignore_interrupts():
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -152,7 +156,8 @@ def _ignore_interrupts():
 
 def run_cli(main):
     """Run a command-line `main()`: a bad input file (DataError, ParamsError) ends in its one-line message
-    and exit status 2, Ctrl-C in exit status 130 (output files are written atomically, so none is half-written).
+    and exit status 2, a diverged training run (TrainingDiverged) in its message and status 1, Ctrl-C in
+    exit status 130 (output files are written atomically, so none is half-written).
     Once main has returned or been interrupted, Ctrl-C is ignored: a second one would only interrupt the
     exit (a traceback from an exit handler, or death by signal instead of status 130)."""
     try:
@@ -160,6 +165,9 @@ def run_cli(main):
     except (DataError, ParamsError) as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
+    except TrainingDiverged as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(1)
     except KeyboardInterrupt:
         _ignore_interrupts()
         print("interrupted: no params or predictions file was half-written", file=sys.stderr)

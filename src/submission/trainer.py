@@ -19,14 +19,18 @@ turns all of the trainer's part off, giving the course's loop that src/bench.py 
 - On CPU: threads (`num_threads`; default utils.CpuThreads: the cores other processes leave free,
   re-checked every 10 s) and no DataLoader workers (`loader_workers`).
 - Fused AdamW on CPU and CUDA (the same update, one kernel).
-- On CUDA: TF32 matmuls and bf16 autocast for forward and loss (`amp`; these two round
-  differently from fp32, as mixed precision does), pinned memory with non-blocking copies, DataLoader
-  workers as asked up to the cores per process less one, and loss values fetched from the GPU about
-  once a second rather than every step.
-- `compile` (or env GPT_COMPILE=1): torch.compile the model for training (on this project's 2-core CPU
-  it is slower: a course-size step at batch 32 took 1,055 against 820 ms eager, plus 80 s of
-  compiling). Checkpoints and helper.train save the raw model's state_dict, so keys never carry
-  `_orig_mod.` or `module.`.
+- On CUDA: TF32 matmuls (they round differently from fp32), pinned memory with non-blocking copies,
+  DataLoader workers as asked up to the cores per process less one, and loss values fetched from the
+  GPU about once a second rather than every step. bf16 autocast (`amp=True`) is there but off: on an
+  H100 at the course's size it made a step slower, not faster (its casts add kernels to a step bound
+  by launching them), and compiled bf16 pretraining diverged (loss 3.0 to NaN by step 82 to 118)
+  where TF32 trained normally.
+- `compile`: torch.compile the model for training. The default, "auto" (see `compile_setting`),
+  compiles in the reduce-overhead mode (CUDA graphs: one launch replays a whole step) on a single
+  GPU for runs of AUTO_COMPILE_STEPS steps or more, such as pretraining, where the minute of compiling
+  pays back; never on the CPU (on this project's 2-core CPU a course-size step at batch 32 took 1,055
+  against 820 ms eager, plus 80 s of compiling). Checkpoints and helper.train save the raw model's
+  state_dict, so keys never carry `_orig_mod.` or `module.`.
 - DistributedDataParallel under torchrun (WORLD_SIZE > 1): nccl on CUDA, gloo on CPU; each rank
   takes batch_size // world_size rows of every global batch (DistributedSampler, no shuffle, so
   global batches are the single-process ones), per-rank losses are weighted by their share of the
@@ -52,7 +56,7 @@ from torch.utils.data import DataLoader
 from torch.utils.data.distributed import DistributedSampler
 from tqdm import tqdm
 
-from .files import interrupts_held, is_special_file
+from .files import TrainingDiverged, interrupts_held, is_special_file
 from .utils import CpuThreads, atomic_torch_save, get_device, usable_cores
 
 
@@ -78,8 +82,8 @@ class TrainerConfig:
     ignore_index = 0      # the target id the model's loss skips (PAD); None: the loss counts every target
     trim_padding = True   # drop trailing columns whose targets are all ignore_index
     num_threads = None    # CPU threads; None: utils.configure_threads() decides
-    amp = None            # bf16 autocast; None: on CUDA when the GPU supports bf16
-    compile = False       # torch.compile the model: True, a mode or a backend name (compile_setting; env GPT_COMPILE)
+    amp = False           # bf16 autocast (off: slower and less stable here, see the module docstring)
+    compile = "auto"      # torch.compile: "auto", False, True, a mode or a backend name (compile_setting)
     fast = True           # False: the course's loop (no trim, per-tensor AdamW, no TF32/autocast/compile)
 
     def __init__(self, **kwargs):
@@ -93,6 +97,14 @@ def lr_multiplier(tokens, config):
         return float(tokens) / float(max(1, config.warmup_tokens))
     progress = float(tokens - config.warmup_tokens) / float(max(1, config.final_tokens - config.warmup_tokens))
     return max(0.1, 0.5 * (1.0 + math.cos(math.pi * progress)))
+
+
+def diverged_message(row, config, partial_log):
+    """The one-line error of a run whose loss became NaN or infinite at logged `row`."""
+    where = f"; the loss log up to it is {config.log_path}.partial" if partial_log else ""
+    return (f"the training loss is {row['loss']} at step {row['step']} (epoch {row['epoch']}, learning rate "
+            f"{row['lr']:.3g}): training stopped and no params were written{where}; lower --learning_rate "
+            f"(this run's is {config.learning_rate:g})")
 
 
 def loader_workers(requested, device="cuda"):
@@ -128,19 +140,42 @@ def trim_padding(y, ignore_index, multiple=1):
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
-def compile_setting(config):
-    """torch.compile's keyword arguments for `config.compile` (or env GPT_COMPILE); None: no compiling.
+AUTO_COMPILE_STEPS = 8000
 
-    True or "1": torch's defaults; a mode name (COMPILE_MODES; "reduce-overhead" replays CUDA graphs,
-    cutting the per-kernel launch cost that bounds this small model on a GPU): that mode; any other
-    string names a backend ("eager" in the tests).
+
+def compile_setting(config, device="cpu", steps=None, world_size=1):
+    """torch.compile's keyword arguments for `config.compile`; None: no compiling.
+
+    False, None, "" or "0": none. True or "1": torch's defaults. A mode name (COMPILE_MODES): that
+    mode. Any other string names a backend ("eager" in the tests). "auto" (the default): the
+    environment's GPT_COMPILE if set, else the reduce-overhead mode when the run is on one CUDA device
+    with Triton, for `steps` >= AUTO_COMPILE_STEPS optimisation steps. On an H100 a course-size step
+    took 6 ms replayed as CUDA graphs against 14 ms eager (a step of this small model is bound by
+    launching its kernels) and compiling took about a minute: worth it for the 14,950 steps of
+    pretraining, not for the 80 to 600 of finetuning. DDP is left uncompiled (its gradient hooks and
+    CUDA graphs do not mix).
     """
-    value = config.compile or os.environ.get("GPT_COMPILE", "0")
+    value = config.compile
+    if value == "auto":
+        value = os.environ.get("GPT_COMPILE")
+        if value is None:
+            auto = (device.startswith("cuda") and world_size == 1 and steps is not None
+                    and steps >= AUTO_COMPILE_STEPS and _has_triton())
+            value = "reduce-overhead" if auto else False
     if value in (False, None, "", "0"):
         return None
     if value in (True, "1"):
         return {}
     return {"mode": value} if value in COMPILE_MODES else {"backend": value}
+
+
+def _has_triton():
+    """Whether torch.compile can make GPU kernels here (Triton installed for this GPU)."""
+    try:
+        from torch.utils._triton import has_triton
+        return has_triton()
+    except Exception:  # a torch without the helper, or a broken Triton install: stay eager
+        return False
 
 
 def distributed_env():
@@ -209,22 +244,23 @@ class Trainer:
                              f"processes; pick a multiple of {self.world_size}")
         return config.batch_size // self.world_size
 
-    def prepare(self):
-        """Set up a run (process group, threads, wrappers, optimizer) and return its `TrainingRun`.
+    def prepare(self, steps=None):
+        """Set up a run (process group, threads, wrappers, optimizer) and return its `TrainingRun`;
+        `steps`, the run's optimisation steps, if known, feeds compile="auto".
 
         `train()` drives it over the loaders; src/bench.py times its `step` on fixed batches.
         """
-        return TrainingRun(self)
+        return TrainingRun(self, steps)
 
     def train(self, after=None):
         """Train for config.max_epochs. `after()`, if given, runs once training has ended, just before
         the loss log is renamed into place, with Ctrl-C held across both: helper.train writes the params
         there, so an interrupt leaves the old params and the old log, or the new of both."""
         config = self.config
-        run = self.prepare()
         loaders = {"train": self._loader(self.train_dataset, config)}
         if self.test_dataset is not None:
             loaders["test"] = self._loader(self.test_dataset, config)
+        run = self.prepare(steps=len(loaders["train"]) * config.max_epochs)
         log, direct = None, False
         if config.log_path and self.is_main:
             # the params are written atomically into a folder made as needed; the log goes beside them,
@@ -248,6 +284,8 @@ class Trainer:
                 row["loss"] = round(value, 6)
                 if log is not None:
                     log.write(json.dumps(row) + "\n")
+                if not math.isfinite(value):  # every rank sees the same global loss, so all stop here
+                    raise TrainingDiverged(diverged_message(row, config, log is not None and not direct))
             if pbar is not None:
                 row = pending[-1]
                 pbar.set_description(f"epoch {row['epoch']} iter {row['step'] - epoch_start}: "
@@ -314,7 +352,7 @@ class TrainingRun:
     trainer's raw model); parameters, checkpoints and saved params are the raw model's.
     """
 
-    def __init__(self, trainer):
+    def __init__(self, trainer, steps=None):
         self.trainer = trainer
         config = self.config = trainer.config
         self.fast = getattr(config, "fast", True)
@@ -339,14 +377,16 @@ class TrainingRun:
             # buffers are the constant causal masks: no need to broadcast them every forward
             model = DistributedDataParallel(raw_model, device_ids=[trainer.local_rank] if self.cuda else None,
                                             broadcast_buffers=False)
-        compile_kwargs = compile_setting(config) if self.fast else None
+        compile_kwargs = compile_setting(config, self.device, steps, self.world_size) if self.fast else None
         self.compiled = compile_kwargs is not None
         if self.compiled:
+            if config.compile == "auto" and trainer.is_main and steps is not None:
+                tqdm.write(f"compiling the model ({compile_kwargs}) for this {steps:,}-step run: the first steps "
+                           f"take about a minute, the rest run faster (--no_compile: train eagerly)")
             model = torch.compile(model, **compile_kwargs)
         self.model = model
         self.multiple = 8 if (self.cuda or self.compiled) else 1  # trimmed widths, for kernels and recompiles
-        amp = config.amp if config.amp is not None else (self.cuda and torch.cuda.is_bf16_supported())
-        self.amp = bool(amp) and self.fast
+        self.amp = bool(config.amp) and self.fast
         self.optimizer = trainer._optimizer(raw_model, config)
 
     def _autocast(self):
