@@ -12,7 +12,8 @@ In one run it prints:
   the fast path is the project's default for a pretraining run (attention.py's fast path, padding
   trim, fused AdamW, and on CUDA TF32 and torch.compile's reduce-overhead mode, which replays a step
   as CUDA graphs: a step of this small model is bound by launching kernels). Steps of the paths
-  alternate on the same batches and the median counts; tokens/s counts the course's tokens (batch x
+  alternate on the same batches and the median counts (on CUDA, blocks of 5 steps issued back to
+  back, as training issues them, then synchronised); tokens/s counts the course's tokens (batch x
   127 positions). --quick uses batch 32 instead of the course's 128 and fewer steps. On CUDA two
   more paths run beside them: "fast, eager" (no compiling; --no-compile makes it the fast path) and
   "fast + bf16 autocast" (eager; off by default: its casts add kernels to a launch-bound step).
@@ -59,6 +60,7 @@ with interruptible_start("bench.py"):  # torch loads here
 COURSE = dict(n_layer=4, n_head=8, n_embd=256)
 BLOCK = 128
 TARGETS = {"train_cpu": 1.1, "train_gpu": 3.0, "eval": 20.0}
+STEPS_PER_BLOCK = 5  # on CUDA, steps timed back to back between two synchronisations (time_steps)
 
 
 # ----------------------------------------------------------------------------- machine
@@ -177,26 +179,26 @@ def training_runs(pre, variant, batch, threads, paths):
     return runs, cfg
 
 
-def time_steps(runs, batches, rounds, device):
+def time_steps(runs, batches, rounds, device, block=1):
     """Median seconds per step of each run: one warm-up step each (a compiled run: one on every
     batch, so that compiling and CUDA-graph recording for each trimmed width happen before timing),
-    then `rounds` rounds in which every run steps once on the same batch, in an order that rotates
-    from round to round."""
+    then `rounds` rounds in which every run takes `block` steps on the same batches, in an order that
+    rotates from round to round. The device is synchronised around each block, not each step: as in
+    training, the host queues a step while the GPU still runs the last one."""
     names = list(runs)
     times = {n: [] for n in names}
 
-    def one(name, x, y):
+    def steps(name, chunk):
         if device.startswith("cuda"):  # TF32 is the fast path's, not the course's
             torch.backends.cuda.matmul.allow_tf32 = runs[name].fast
-        return clock(lambda: runs[name].step(x, y), device)[0]
+        return clock(lambda: [runs[name].step(x, y) for x, y in chunk], device)[0] / len(chunk)
 
     for n in names:
-        for x, y in (batches if runs[n].compiled else batches[:1]):
-            one(n, x, y)
+        steps(n, batches if runs[n].compiled else batches[:1])
     for r in range(rounds):
-        x, y = batches[(r + 1) % len(batches)]
+        chunk = [batches[(r * block + i) % (len(batches) - 1) + 1] for i in range(block)]
         for n in names[r % len(names):] + names[:r % len(names)]:
-            times[n].append(one(n, x, y))
+            times[n].append(steps(n, chunk))
     return {n: statistics.median(v) for n, v in times.items()}
 
 
@@ -271,12 +273,13 @@ def main(argv=None):
     batches = pretrain_batches(pre, batch, rounds + 1)
     widths = [trim_padding(y, 0) for _, y in batches]
     course_tokens = batch * (BLOCK - 1)
-    print(f"\ntraining steps (pretraining batches; the fast path computes {statistics.mean(widths):.0f} of "
+    print(f"\ntraining steps (pretraining batches{'; CUDA: timed in blocks of %d steps' % STEPS_PER_BLOCK if cuda else ''}"
+          f"; the fast path computes {statistics.mean(widths):.0f} of "
           f"{BLOCK - 1} columns on average after the padding trim):")
     fast_vanilla = None
     for variant in ("vanilla", "synthesizer"):
         runs, cfg = training_runs(pre, variant, batch, threads, paths)
-        med = time_steps(runs, batches, rounds, device)
+        med = time_steps(runs, batches, rounds, device, block=STEPS_PER_BLOCK if cuda else 1)
         for name in runs:
             print(f"  {variant:11s} {name:20s} {med[name] * 1e3:8.0f} ms/step  "
                   f"{course_tokens / med[name]:9,.0f} tokens/s")
@@ -331,7 +334,9 @@ def main(argv=None):
           + (f"; {workers} DataLoader worker(s) make one every {load / workers * 1e3:.1f} ms" if workers else
              " (made in the training process: no workers on a CPU)"))
 
-    # evaluation
+    # evaluation, in full fp32 as run.py evaluates (the training paths left TF32 on)
+    if cuda:
+        torch.backends.cuda.matmul.allow_tf32 = False
     torch.manual_seed(0)
     model = GPT(GPTConfig(pre.vocab_size, BLOCK, **COURSE)).to(device)
     if args.params:

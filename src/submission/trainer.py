@@ -260,6 +260,7 @@ class Trainer:
         loaders = {"train": self._loader(self.train_dataset, config)}
         if self.test_dataset is not None:
             loaders["test"] = self._loader(self.test_dataset, config)
+        tf32 = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
         run = self.prepare(steps=len(loaders["train"]) * config.max_epochs)
         log, direct = None, False
         if config.log_path and self.is_main:
@@ -336,6 +337,8 @@ class Trainer:
         finally:
             if log is not None:
                 log.close()
+            # TF32 was the run's: evaluation after it (demo.py, notebooks) is in full fp32 again
+            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
         with interrupts_held():  # an interrupted run leaves its .partial log and the previous log intact
             if after is not None:
                 after()
