@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
+from modelflags import add_model_flags, check_model_flags  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("memorised.py"):  # torch loads here
@@ -126,11 +127,9 @@ def main(argv=None):
     p.add_argument("--variant", choices=["vanilla", "synthesizer"], default="vanilla")
     p.add_argument("--data-dir", default=os.path.join(HERE, "..", "data"),
                    help="folder with wiki.txt, birth_places_train.tsv, birth_dev.tsv (default: data/)")
-    p.add_argument("--block_size", type=int, default=128)
-    p.add_argument("--n_layer", type=int, default=4)
-    p.add_argument("--n_head", type=int, default=8)
-    p.add_argument("--n_embd", type=int, default=256)
+    add_model_flags(p)
     args = p.parse_args(argv)
+    check_model_flags(p, args)
     result = counts(rows_for_params(args.params, args.data_dir, args))
     print(format_report(result))
     return result

@@ -38,12 +38,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
+from modelflags import COURSE_SIZE, add_model_flags, check_model_flags  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 INSTALL_HINT = "plots.py: matplotlib is not installed; pip install matplotlib (or pip install -r requirements-dev.txt)"
 LOG_SUFFIX = ".log.jsonl"
+MIN_DPI, MAX_DPI = 10, 1200  # beyond 1200 a figure's pixels run to gigabytes
 LOG_KEYS = ("step", "epoch", "tokens", "loss", "lr", "time")
-COURSE_SIZE = dict(n_layer=4, n_head=8, n_embd=256, block_size=128)
 MASK = "\u2047"     # the assignment's MASK character (submission.dataset.MASK_CHAR)
 SHOWN = {" ": "\u2423"}  # a space is drawn as the open box, so it is visible on an axis
 
@@ -71,20 +72,33 @@ def pyplot():
 
 def read_log(path):
     """The rows of one training log, checked: a list of dicts with LOG_KEYS."""
-    if not os.path.isfile(path):
+    if not os.path.exists(path):
         raise PlotError(f"{path}: log not found (src/run.py writes <writing_params_path>{LOG_SUFFIX})")
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                raise PlotError(f"{path}:{lineno}: not a JSON object; is this a training log?") from None
-            if not isinstance(row, dict) or any(k not in row for k in ("step", "loss", "lr")):
-                raise PlotError(f"{path}:{lineno}: a log row needs step, loss and lr, found {str(row)[:80]}")
-            rows.append(row)
+    if os.path.isdir(path):
+        raise PlotError(f"{path}: a folder; give the log file inside it (<params>{LOG_SUFFIX})")
+    rows, lineno = [], 0
+    try:
+        with open(path, encoding="utf-8") as f:
+            for lineno, line in enumerate(f, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:
+                    raise PlotError(f"{path}:{lineno}: not a JSON object; is this a training log?") from None
+                if not isinstance(row, dict) or any(k not in row for k in ("step", "loss", "lr")):
+                    raise PlotError(f"{path}:{lineno}: a log row needs step, loss and lr, found {str(row)[:80]}")
+                rows.append(row)
+    except UnicodeDecodeError:  # text mode decodes ahead of the lines: find the bad byte's line
+        with open(path, "rb") as f:
+            data = f.read()
+        try:
+            data.decode("utf-8")
+            line = lineno + 1
+        except UnicodeDecodeError as e:
+            line = data.count(b"\n", 0, e.start) + 1
+        raise PlotError(f"{path}:{line}: not UTF-8 text, so not a training log (a params file?); "
+                        f"give <params>{LOG_SUFFIX}") from None
     if not rows:
         raise PlotError(f"{path}: the log is empty (did the run train at least one step?)")
     return rows
@@ -500,11 +514,20 @@ def build_parser():
     a.add_argument("--out", required=True, help="the PNG to write")
     a.add_argument("--last-row", action="store_true",
                    help="only the MASK's row of each map, as labelled strips: readable in print")
-    for name, default in COURSE_SIZE.items():
-        a.add_argument(f"--{name}", type=int, default=default, help=f"default {default}, the course's")
+    add_model_flags(a)
     a.add_argument("--title", default=None)
     a.add_argument("--dpi", type=int, default=100)
+    p.commands = {"curves": c, "attention": a}  # for errors found after parsing (check_args)
     return p
+
+
+def check_args(parser, args):
+    """Usage errors argparse's types cannot see: a resolution no PNG can have, an impossible model."""
+    sub = parser.commands[args.command]
+    if not MIN_DPI <= args.dpi <= MAX_DPI:
+        sub.error(f"--dpi must be between {MIN_DPI} and {MAX_DPI}, got {args.dpi}")
+    if args.command == "attention":
+        check_model_flags(sub, args)
 
 
 def _attention_command(args):
@@ -519,7 +542,9 @@ def _attention_command(args):
 
 def main(argv=None):
     """The command line; returns the exit status (0; 2 with a one-line message on stderr; 130 on Ctrl-C)."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_args(parser, args)
     with interruptible_start("plots.py"):  # the slow imports, before any work
         errors = (PlotError,)
         if args.command == "attention":  # torch is imported only for the attention maps

@@ -14,6 +14,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from modelflags import add_model_flags, check_model_flags  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("run.py"):  # torch loads here
@@ -25,7 +26,6 @@ with interruptible_start("run.py"):  # torch loads here
                                   get_device, load_params, predict_places, run_cli, sample, set_seed)
 
 TRAINER_OVERRIDES = ("max_epochs", "batch_size", "learning_rate", "num_workers")
-MAX_BLOCK = 2048  # the causal masks hold block_size^2 floats per layer
 
 
 def build_parser():
@@ -41,10 +41,7 @@ def build_parser():
     p.add_argument("--eval_corpus_path", default=None)
     p.add_argument("--outputs_path", default=None)
     g = p.add_argument_group("beyond the course (defaults are the course's settings)")
-    g.add_argument("--block_size", type=int, default=128)
-    g.add_argument("--n_layer", type=int, default=4)
-    g.add_argument("--n_head", type=int, default=8)
-    g.add_argument("--n_embd", type=int, default=256)
+    add_model_flags(g)
     g.add_argument("--dropout", type=float, default=None,
                    help="embedding, residual and attention dropout (default: GPTConfig's 0.1, the course's)")
     g.add_argument("--max_epochs", type=int, default=None, help="override the part's epoch count")
@@ -85,13 +82,10 @@ def parse_args(argv=None):
         p.error("--variant must be vanilla or synthesizer")
     if args.dropout is not None and not 0.0 <= args.dropout < 1.0:
         p.error(f"--dropout must be at least 0 and below 1, got {args.dropout}")
-    for name in ("n_layer", "n_head", "n_embd", "max_epochs", "batch_size"):
+    check_model_flags(p, args)
+    for name in ("max_epochs", "batch_size"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             p.error(f"--{name} must be at least 1, got {getattr(args, name)}")
-    if args.n_embd % args.n_head:
-        p.error(f"--n_embd {args.n_embd} must be a multiple of --n_head {args.n_head} (each head takes n_embd / n_head)")
-    if not 8 <= args.block_size <= MAX_BLOCK:
-        p.error(f"--block_size must be between 8 (span corruption needs room) and {MAX_BLOCK}, got {args.block_size}")
     if args.learning_rate is not None and not 0.0 < args.learning_rate < float("inf"):
         p.error(f"--learning_rate must be a positive number, got {args.learning_rate}")
     if args.num_workers is not None and args.num_workers < 0:

@@ -3,6 +3,7 @@ places that one-at-a-time `sample()` reproduces.
 
 Run:  python -m pytest -q tests/test_memorised.py
 """
+import pytest
 import torch
 
 import memorised
@@ -73,3 +74,17 @@ def test_memorised_rows_name_the_rows_per_split_and_counts_add_them_up(tmp_path)
     found = memorised.memorised_rows(Oslo(), str(tmp_path))
     assert found == {"train": ([0], 2), "dev": ([0, 1], 2)}  # Ed Fa's line never states the place
     assert memorised.counts(found) == {"train": (1, 2), "dev": (2, 2), "all": (3, 4)}
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--n_head", "3"], "--n_embd 256 must be a multiple of --n_head 3"),
+    (["--n_head", "0"], "--n_head must be at least 1"),
+    (["--n_layer", "0"], "--n_layer must be at least 1"),
+    (["--block_size", "4"], "--block_size must be between 8"),
+])
+def test_impossible_model_flags_are_one_line_errors(tmp_path, capsys, flags, says):
+    """The size flags are checked as run.py checks them, before the params or data are read."""
+    with pytest.raises(SystemExit) as stop:
+        memorised.main(["--params", str(tmp_path / "none.params"), *flags])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and says in err and err.count("\n") == 1

@@ -115,6 +115,12 @@ def test_read_log_explains_bad_files(tmp_path):
         plots.read_log(str(bad))
     with pytest.raises(plots.PlotError, match="not found"):
         plots.read_log(str(missing))
+    binary = tmp_path / "model.params"  # a params file given where the log goes
+    binary.write_bytes(b'{"step": 1, "loss": 2.0, "lr": 0.1}\n\x80\x02\xff torch zip')
+    with pytest.raises(plots.PlotError, match=r"model.params:2: not UTF-8 text.*a params file"):
+        plots.read_log(str(binary))
+    with pytest.raises(plots.PlotError, match="a folder"):
+        plots.read_log(str(tmp_path))
     assert plots.log_label("/x/vanilla.pretrain.params.log.jsonl") == "vanilla.pretrain"
     assert plots.moving_average([1.0, 3.0, 5.0, 7.0], 2) == [1.0, 2.0, 4.0, 6.0]
 
@@ -191,6 +197,25 @@ def test_attention_command_explains_bad_inputs(runs, tmp_path, capsys):
     assert plots.main(args) == 2
     assert "vocabulary lacks" in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--dpi", "0"], "--dpi must be between 10 and 1200, got 0"),
+    (["--dpi", "100000"], "--dpi must be between 10 and 1200"),
+    (["--n_head", "3"], "--n_embd 256 must be a multiple of --n_head 3"),
+    (["--n_head", "0"], "--n_head must be at least 1"),
+    (["--n_layer", "0"], "--n_layer must be at least 1"),
+    (["--block_size", "4"], "--block_size must be between 8"),
+])
+def test_impossible_flags_are_usage_errors_before_any_work(tmp_path, capsys, flags, says):
+    out = tmp_path / "a.png"
+    command = ["attention", "--params", str(tmp_path / "none.params"), "--variant", "vanilla",
+               "--pretrain_corpus_path", str(tmp_path / "none.txt"), "--question", "q", "--out", str(out)]
+    if flags[0] == "--dpi":
+        command = ["curves", str(tmp_path / "none.log.jsonl"), "--out", str(out)]
+    with pytest.raises(SystemExit) as stop:
+        plots.main(command + flags)
+    assert stop.value.code == 2 and says in capsys.readouterr().err and not out.exists()
 
 
 def test_plot_demo_runs(runs, tmp_path):
