@@ -30,8 +30,8 @@ from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("demo.py"):  # torch loads here
     import run as driver
-    from submission.dataset import parse_tsv, read_text
-    from submission.utils import OneLineParser, atomic_write_text, get_device, run_cli
+    from submission.dataset import DataError, parse_tsv, read_text
+    from submission.utils import OneLineParser, atomic_write_text, check_output_path, get_device, run_cli
 
 
 @dataclass
@@ -79,7 +79,8 @@ def subset_corpus(src_dir, out_dir, people, train, dev):
     tr = parse_tsv(read_text(tr_path, "finetuning corpus"), tr_path)
     dv = parse_tsv(read_text(dv_path, "dev corpus"), dv_path)
     if train > len(tr) or dev > len(dv):
-        raise SystemExit(f"error: {src_dir} has {len(tr)} train and {len(dv)} dev rows; asked for {train} and {dev}")
+        raise DataError(f"{src_dir} has {len(tr)} train and {len(dv)} dev rows; asked for {train} and {dev} "
+                        f"(lower --people or --train)")
     lines = wiki[:train] + wiki[len(tr):len(tr) + dev]
     # The vocabulary comes from wiki.txt alone: a question character (say '?') that none of the kept
     # lines has would stop finetuning. Add, for each such character, the first other line that has it.
@@ -90,7 +91,8 @@ def subset_corpus(src_dir, out_dir, people, train, dev):
             continue
         extra = next((i for i, line in enumerate(wiki) if i not in kept and ch in line), None)
         if extra is None:
-            raise SystemExit(f"error: no line of {src_dir}/wiki.txt has the question character {ch!r}")
+            raise DataError(f"{os.path.join(src_dir, 'wiki.txt')}: no line has the question character {ch!r}, so "
+                            f"the vocabulary lacks it; add a line with it")
         lines.append(wiki[extra])
         kept.add(extra)
     os.makedirs(out_dir, exist_ok=True)
@@ -122,8 +124,8 @@ def pick_corpus(args, size_name, out):
     if args.data_dir:
         for name in ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv"):
             if not os.path.isfile(os.path.join(args.data_dir, name)):
-                raise SystemExit(f"error: {os.path.join(args.data_dir, name)} not found; --data-dir needs the "
-                                 f"course's wiki.txt, birth_places_train.tsv and birth_dev.tsv")
+                raise DataError(f"{os.path.join(args.data_dir, name)} not found; --data-dir needs the "
+                                f"course's wiki.txt, birth_places_train.tsv and birth_dev.tsv")
         return args.data_dir, f"{args.data_dir} (all of it)"
     if size_name == "full" and os.path.exists(os.path.join(HERE, "..", "data", "wiki.txt")):
         return os.path.join(HERE, "..", "data"), "data/ (the embedded corpus)"
@@ -156,6 +158,23 @@ def london(data):
     return sum(p == "London" for _, p, _ in rows), len(rows)
 
 
+def check_flags(p, args):
+    """Usage errors of the demo's own flags, before any work."""
+    unknown = [v for v in args.variants.split(",") if v not in ("nopretrain", "vanilla", "synthesizer")]
+    if unknown:
+        p.error(f"--variants {args.variants}: {', '.join(map(repr, unknown))} is not a run; give a comma-separated "
+                f"list of nopretrain, vanilla, synthesizer")
+    if args.pretrain_epochs is not None and args.pretrain_epochs < 1:
+        p.error(f"--pretrain-epochs must be at least 1, got {args.pretrain_epochs}")
+    if (args.people is not None or args.train is not None) and not args.data_dir:
+        p.error("--people and --train pick a subset of the --data-dir corpus; give --data-dir too "
+                "(without it, --size sets the world's size)")
+    if args.people is not None and args.people < 2:
+        p.error(f"--people must be at least 2 (train and dev people), got {args.people}")
+    if args.train is not None and not 1 <= args.train < (args.people or float("inf")):
+        p.error(f"--train must be at least 1 and below --people (the rest are dev people), got {args.train}")
+
+
 def main(argv=None):
     p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--size", choices=sorted(SIZES), default=None,
@@ -172,23 +191,24 @@ def main(argv=None):
                    help="comma-separated runs, of nopretrain, vanilla, synthesizer (default: all three)")
     p.add_argument("--pretrain-epochs", type=int, default=None, help="override the size's pretraining epochs")
     args, extra = p.parse_known_args(argv)
-    unknown = [v for v in args.variants.split(",") if v not in ("nopretrain", "vanilla", "synthesizer")]
-    if unknown:
-        p.error(f"--variants {args.variants}: {', '.join(map(repr, unknown))} is not a run; give a comma-separated "
-                f"list of nopretrain, vanilla, synthesizer")
+    check_flags(p, args)
     size_name = args.size or ("full" if get_device() == "cuda" else "cpu")
     size = SIZES[size_name]
     out = os.path.abspath(args.out)
+    # before any work: run.py's own checks of the flags every step gets, and a writable work folder
+    pre_args = list(size.pretrain_args)
+    if args.pretrain_epochs is not None:
+        pre_args += ["--max_epochs", str(args.pretrain_epochs)]
+    common = size.model_args + ["--seed", str(args.seed)] + extra
+    driver.parse_args(["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=wiki.txt",
+                       "--writing_params_path=x.params"] + pre_args + common)  # as step() orders them
+    check_output_path(os.path.join(out, "vanilla.pretrain.params"), "demo's outputs")
     t0 = time.time()
     data, source = pick_corpus(args, size_name, out)
     print(f"demo ({size_name}) on {source}, device {get_device()}", flush=True)
     wiki = ["--pretrain_corpus_path", os.path.join(data, "wiki.txt")]
     train_tsv = ["--finetune_corpus_path", os.path.join(data, "birth_places_train.tsv")]
     dev_tsv = ["--eval_corpus_path", os.path.join(data, "birth_dev.tsv")]
-    common = size.model_args + ["--seed", str(args.seed)] + extra
-    pre_args = list(size.pretrain_args)
-    if args.pretrain_epochs:
-        pre_args += ["--max_epochs", str(args.pretrain_epochs)]
     results = []
     right, total = london(data)
     results.append(("always London", right / total * 100, None, None, 0.0))

@@ -154,6 +154,35 @@ def test_demo_names_an_unknown_run_before_any_work(capsys, tmp_path):
     assert not (tmp_path / "demo").exists()
 
 
+@pytest.mark.parametrize("flags, says", [
+    (["--pretrain-epochs", "0"], "--pretrain-epochs must be at least 1, got 0"),
+    (["--pretrain-epochs", "-1"], "--pretrain-epochs must be at least 1, got -1"),
+    (["--people", "10"], "give --data-dir too"),
+    (["--data-dir", "data", "--people", "1"], "--people must be at least 2"),
+    (["--data-dir", "data", "--people", "10", "--train", "10"], "--train must be at least 1 and below --people"),
+    (["--n_head", "3"], "must be a multiple of --n_head 3"),          # run.py's checks, before any step
+    (["--learning_rate", "-1"], "--learning_rate must be a positive number"),
+])
+def test_demo_refuses_bad_flags_before_any_work(capsys, tmp_path, flags, says):
+    import demo
+    with pytest.raises(SystemExit) as e:
+        demo.main(flags + ["--out", str(tmp_path / "demo")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and says in err
+    assert not (tmp_path / "demo").exists()
+
+
+def test_demo_out_that_is_a_file_is_refused_before_any_work(capsys, tmp_path):
+    import demo
+    from submission.files import run_cli
+    (tmp_path / "taken").write_text("a file")
+    with pytest.raises(SystemExit) as e:
+        run_cli(lambda: demo.main(["--out", str(tmp_path / "taken")]))
+    out, err = capsys.readouterr()
+    assert e.value.code == 2 and "is a file, not a folder" in err and "demo (" not in out  # no world made
+    assert (tmp_path / "taken").read_text() == "a file"
+
+
 def test_special_files_are_written_straight(tmp_path):
     """As root (Docker, Colab), renaming a temporary file over --outputs_path=/dev/null replaced the
     device with a regular file. Special files are written straight: here a FIFO, read back."""

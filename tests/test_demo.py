@@ -37,7 +37,7 @@ def test_subset_keeps_the_first_people_and_adds_a_line_for_a_missing_character(t
 def test_subset_larger_than_the_corpus_is_refused(tmp_path):
     people = [("Ann Bo", "Oslo"), ("Cy Du", "Rome")]
     write(tmp_path / "src", [f"{n}. Born in {p}?" for n, p in people], people[:1], people[1:])
-    with pytest.raises(SystemExit, match="has 1 train and 1 dev rows"):
+    with pytest.raises(demo.DataError, match="has 1 train and 1 dev rows"):
         demo.subset_corpus(str(tmp_path / "src"), str(tmp_path / "out"), people=4, train=2, dev=2)
 
 
@@ -67,7 +67,7 @@ def test_pick_corpus_takes_a_whole_corpus_at_full_size_and_a_subset_otherwise(tm
     data, source = demo.pick_corpus(embedded, "full", str(tmp_path / "o3"))
     assert source.startswith("data/") and data.endswith("data")
     (tmp_path / "src" / "birth_dev.tsv").unlink()
-    with pytest.raises(SystemExit, match="birth_dev.tsv not found"):
+    with pytest.raises(demo.DataError, match="birth_dev.tsv not found"):
         demo.pick_corpus(whole, "full", str(tmp_path / "o4"))
 
 
