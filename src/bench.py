@@ -28,9 +28,9 @@ In one run it prints:
 It ends with a summary, one `name: value` per line, and checks the targets (training >= 1.1x on
 CPU or 3x on a GPU, evaluation >= 20x) in its own output.
 
-Data: --data-dir (wiki.txt and birth_dev.tsv), else the repo's data/, else a world generated
-with src/make_world.py into a temporary folder. A --data-dir that does not exist is skipped
-with a message.
+Data: --data-dir (wiki.txt and birth_dev.tsv; a folder without them is an error), else the repo's
+data/, else a world generated with src/make_world.py into a temporary folder. --params are loaded
+before any timing, so a file that does not fit stops the bench at once.
 """
 import os
 import platform
@@ -51,7 +51,7 @@ with interruptible_start("bench.py"):  # torch loads here
     from torch.utils.data import default_collate
 
     from submission.attention import set_fast_attention
-    from submission.dataset import CharCorruptionDataset, parse_tsv, read_text
+    from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
     from submission.model import GPT, GPTConfig
     from submission.trainer import Trainer, TrainerConfig, loader_workers, trim_padding
     from submission.utils import (MASK_CHAR, CpuThreads, OneLineParser, get_device, load_params,
@@ -136,7 +136,8 @@ def find_data(arg):
     if arg:
         if os.path.isfile(os.path.join(arg, "wiki.txt")) and os.path.isfile(os.path.join(arg, "birth_dev.tsv")):
             return arg, f"--data-dir {arg}"
-        print(f"bench: --data-dir {arg}: no wiki.txt and birth_dev.tsv there; skipped, using other data")
+        raise DataError(f"{arg}: no wiki.txt and birth_dev.tsv there; give a folder holding the course's files "
+                        f"(without --data-dir the bench uses data/)")
     repo = os.path.join(HERE, "..", "data")
     if os.path.isfile(os.path.join(repo, "wiki.txt")) and os.path.isfile(os.path.join(repo, "birth_dev.tsv")):
         return os.path.normpath(repo), "the repo's data/"
@@ -246,6 +247,10 @@ def main(argv=None):
     pre = CharCorruptionDataset(read_text(wiki, "pretraining corpus"), BLOCK, wiki)
     dev_path = os.path.join(data_dir, "birth_dev.tsv")
     questions = [q for q, _, _ in parse_tsv(read_text(dev_path, "dev set"), dev_path, require_label=False)]
+    torch.manual_seed(0)
+    eval_model = GPT(GPTConfig(pre.vocab_size, BLOCK, **COURSE))  # the evaluated model, checked before timing
+    if args.params:
+        load_params(eval_model, args.params)
     summary = {"hardware": hardware(device), "device": device, "torch": torch.__version__, "commit": commit()}
     if threads is not None:
         summary["threads"] = threads
@@ -337,11 +342,7 @@ def main(argv=None):
     # evaluation, in full fp32 as run.py evaluates (the training paths left TF32 on)
     if cuda:
         torch.backends.cuda.matmul.allow_tf32 = False
-    torch.manual_seed(0)
-    model = GPT(GPTConfig(pre.vocab_size, BLOCK, **COURSE)).to(device)
-    if args.params:
-        load_params(model, args.params)
-    model.eval()
+    model = eval_model.to(device).eval()
     n_ref = len(questions) if n_ref <= 0 else min(n_ref, len(questions))
     picked = [round(i * len(questions) / n_ref) for i in range(n_ref)]  # spread over the set
     sub = [questions[i] for i in picked]

@@ -145,6 +145,23 @@ def test_bench_flags_are_checked(capsys):
     assert e.value.code == 2 and err.count("\n") == 1 and "--rounds must be at least 1" in err
 
 
+def test_bench_refuses_a_data_dir_without_the_files_and_params_that_do_not_fit(capsys, tmp_path, monkeypatch):
+    """Both before any timing: a mistyped --data-dir used to fall back to data/ with exit 0, and
+    --params were read only after minutes of benchmarking."""
+    import bench
+    from submission.files import run_cli
+    timed = []
+    monkeypatch.setattr(bench, "time_steps", lambda *a, **k: timed.append(a) or {})
+    with pytest.raises(SystemExit) as e:
+        run_cli(lambda: bench.main(["--quick", "--data-dir", str(tmp_path / "typo")]))
+    assert e.value.code == 2 and "typo: no wiki.txt and birth_dev.tsv there" in capsys.readouterr().err
+    (tmp_path / "junk.params").write_bytes(b"not a params file")
+    with pytest.raises(SystemExit) as e:
+        run_cli(lambda: bench.main(["--quick", "--params", str(tmp_path / "junk.params")]))
+    assert e.value.code == 2 and "junk.params: not a loadable params file" in capsys.readouterr().err
+    assert timed == []
+
+
 def test_demo_names_an_unknown_run_before_any_work(capsys, tmp_path):
     import demo
     with pytest.raises(SystemExit) as e:
