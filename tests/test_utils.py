@@ -5,6 +5,7 @@ Run:  python -m pytest -q tests/test_utils.py
 """
 import os
 import pickle
+import re
 
 import pytest
 import torch
@@ -40,6 +41,28 @@ def test_atomic_write_replaces_whole_file(tmp_path):
         _atomic(str(p), failing)
     assert p.read_text() == "old\n"
     assert os.listdir(tmp_path) == ["out.predictions"]
+
+
+@pytest.mark.parametrize("error, says", [
+    (OSError(28, "No space left on device"), "No space left on device"),
+    (RuntimeError("[enforce fail at inline_container.cc:603] . unexpected pos 64 vs 0\n"
+                  "PytorchStreamWriter failed writing file data/0: file write failed"), "PytorchStreamWriter failed"),
+    (RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 901952 vs 901840"),  # seen on
+     "unexpected pos 901952 vs 901840"),                                                            # a full tmpfs
+])
+def test_a_full_disk_is_one_line_and_keeps_the_old_file(tmp_path, error, says):
+    from submission.files import DataError, _atomic
+    p = tmp_path / "vanilla.pretrain.params"
+    atomic_write_text(str(p), "old\n")
+
+    def full(f):
+        f.write(b"half")
+        raise error
+
+    with pytest.raises(DataError, match=f"vanilla.pretrain.params: could not write it \\(.*{re.escape(says)}.*; .* MiB free there\\).*unchanged") as e:
+        _atomic(str(p), full)
+    assert "\n" not in str(e.value)
+    assert p.read_text() == "old\n" and os.listdir(tmp_path) == ["vanilla.pretrain.params"]
 
 
 def test_atomic_write_gives_the_usual_file_mode(tmp_path):

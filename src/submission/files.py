@@ -11,6 +11,7 @@ weights_only=True and explains a file of another variant, vocabulary or model si
 import argparse
 import contextlib
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -93,10 +94,24 @@ def _atomic(path, write):
             os.chmod(tmp, 0o666 & ~_umask())
             raise_pending_interrupt()  # Ctrl-C during the write: the old file stays
             os.replace(tmp, path)
-        except BaseException:
+        except BaseException as e:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+            # a full disk or a lost mount: OSError from Python, RuntimeError from torch.save's zip writer
+            zip_writer = isinstance(e, RuntimeError) and ("inline_container" in str(e) or "writ" in str(e))
+            if isinstance(e, OSError) or zip_writer:
+                lines = [line.strip() for line in str(e).splitlines() if line.strip()] or [type(e).__name__]
+                reason = e.strerror if isinstance(e, OSError) and e.strerror else lines[-1]
+                raise DataError(f"{path}: could not write it ({reason}; {_free_space(d)}); the previous file, "
+                                f"if any, is unchanged; free some disk space or pick another path") from None
             raise
+
+
+def _free_space(folder):
+    try:
+        return f"{shutil.disk_usage(folder).free / 2 ** 20:,.1f} MiB free there"
+    except OSError:
+        return "free space unknown"
 
 
 def atomic_write_text(path, text):
