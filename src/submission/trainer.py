@@ -153,8 +153,7 @@ def compile_setting(config, device="cpu", steps=None, world_size=1):
     took 6 ms replayed as CUDA graphs against 15 ms eager, TF32 both (a step of this small model is
     bound by launching its kernels), and the first epoch of pretraining, which compiles and records
     the graphs, 60 s: worth it for the 14,950 steps of pretraining (158 s in all), not for the 80 to
-    600 of finetuning. DDP is left uncompiled (its gradient hooks and
-    CUDA graphs do not mix).
+    600 of finetuning. DDP is left uncompiled (its gradient hooks and CUDA graphs do not mix).
     """
     value = config.compile
     if value == "auto":
