@@ -76,29 +76,25 @@ def read_log(path):
         raise PlotError(f"{path}: log not found (src/run.py writes <writing_params_path>{LOG_SUFFIX})")
     if os.path.isdir(path):
         raise PlotError(f"{path}: a folder; give the log file inside it (<params>{LOG_SUFFIX})")
-    rows, lineno = [], 0
+    with open(path, "rb") as f:
+        data = f.read()
     try:
-        with open(path, encoding="utf-8") as f:
-            for lineno, line in enumerate(f, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:
-                    raise PlotError(f"{path}:{lineno}: not a JSON object; is this a training log?") from None
-                if not isinstance(row, dict) or any(k not in row for k in ("step", "loss", "lr")):
-                    raise PlotError(f"{path}:{lineno}: a log row needs step, loss and lr, found {str(row)[:80]}")
-                rows.append(row)
-    except UnicodeDecodeError:  # text mode decodes ahead of the lines: find the bad byte's line
-        with open(path, "rb") as f:
-            data = f.read()
-        try:
-            data.decode("utf-8")
-            line = lineno + 1
-        except UnicodeDecodeError as e:
-            line = data.count(b"\n", 0, e.start) + 1
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
         raise PlotError(f"{path}:{line}: not UTF-8 text, so not a training log (a params file?); "
                         f"give <params>{LOG_SUFFIX}") from None
+    rows = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            raise PlotError(f"{path}:{lineno}: not a JSON object; is this a training log?") from None
+        if not isinstance(row, dict) or any(k not in row for k in ("step", "loss", "lr")):
+            raise PlotError(f"{path}:{lineno}: a log row needs step, loss and lr, found {str(row)[:80]}")
+        rows.append(row)
     if not rows:
         raise PlotError(f"{path}: the log is empty (did the run train at least one step?)")
     return rows
