@@ -3,6 +3,7 @@ the course's one-at-a-time `sample` is tested in test_fast.py.)
 
 Run:  python -m pytest -q tests/test_utils.py
 """
+import io
 import os
 import pickle
 import re
@@ -101,6 +102,47 @@ def test_load_params_errors(tmp_path):
         load_params(small(), str(tmp_path / "nope.params"))
     p.write_bytes(b"\x00truncated")
     with pytest.raises(ParamsError, match="not a loadable params file"):
+        load_params(small(), str(p))
+
+
+def _torch_bytes(obj, **kwargs):
+    buffer = io.BytesIO()
+    torch.save(obj, buffer, **kwargs)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("content, why", [
+    (lambda: _torch_bytes(small().state_dict())[:3000], "a PyTorch file cut short or damaged"),
+    (lambda: _torch_bytes(small().state_dict(), _use_new_zipfile_serialization=False)[:3000],
+     "a PyTorch file cut short or damaged"),
+    (lambda: _torch_bytes({"w": torch.zeros(2), "f": os.getcwd}), "a PyTorch file holding Python objects beyond tensors"),
+    (lambda: pickle.dumps({"w": 1}), "a Python pickle, not a PyTorch file"),
+    (lambda: b"\x93NUMPY\x01\x00v\x00{'descr'", "a NumPy array file"),
+    (lambda: "Where was Ada born?\tLondon\n".encode(), "a text file"),
+    (lambda: bytes(range(256)) * 4, "neither a PyTorch file nor text"),
+])
+def test_an_unloadable_params_file_is_named_for_what_it_is(content, why, tmp_path):
+    """torch's own message was a paragraph on weights_only, an empty EOFError, or a miniz error."""
+    p = tmp_path / "x.params"
+    p.write_bytes(content())
+    with pytest.raises(ParamsError) as e:
+        load_params(small(), str(p))
+    assert f"not a loadable params file ({why}" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_params_of_another_shape_of_file_are_explained(tmp_path):
+    p = tmp_path / "x.params"
+    torch.save({"model": small().state_dict(), "step": 7}, p)  # another training loop's checkpoint
+    with pytest.raises(ParamsError, match=r"weights under the key 'model', not a params file; save torch.load"):
+        load_params(small(), str(p))
+    torch.save({"encoder.weight": torch.zeros(3)}, p)
+    with pytest.raises(ParamsError, match="names a weight of the assignment's GPT; it holds another model's"):
+        load_params(small(), str(p))
+    torch.save({}, p)
+    with pytest.raises(ParamsError, match="an empty state_dict"):
+        load_params(small(), str(p))
+    torch.save(torch.zeros(3), p)
+    with pytest.raises(ParamsError, match="holds a Tensor, not a state_dict"):
         load_params(small(), str(p))
 
 

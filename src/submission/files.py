@@ -16,6 +16,7 @@ import signal
 import sys
 import tempfile
 import threading
+import warnings
 
 import torch
 
@@ -219,19 +220,56 @@ def _size_hint(state):
         return ""
 
 
+_LEGACY_MAGIC = b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19."  # torch.save's pre-1.6 format opens with this
+
+
+def _unloadable(path, error):
+    """Why torch.load failed on `path`, in words, from the file's first bytes and the error."""
+    with open(path, "rb") as f:
+        head = f.read(512)
+    message = str(error)
+    if not head:
+        return "an empty file"
+    if head.startswith(b"PK\x03\x04") or head.startswith(_LEGACY_MAGIC):
+        if type(error).__name__ == "UnpicklingError":
+            return ("a PyTorch file holding Python objects beyond tensors (classes or code), which are not "
+                    "loaded, for safety")
+        if isinstance(error, EOFError) or "central directory" in message or "zip archive" in message:
+            return "a PyTorch file cut short or damaged, as by an interrupted copy"
+    elif head.startswith(b"\x93NUMPY"):
+        return "a NumPy array file, not a PyTorch one"
+    elif head[:1] == b"\x80":
+        return "a Python pickle, not a PyTorch file"
+    else:
+        try:
+            head.decode("utf-8")
+            return "a text file, not a PyTorch one"
+        except UnicodeDecodeError as bad:
+            if bad.start < len(head) - 3:  # not merely a character cut at byte 512
+                return "neither a PyTorch file nor text: it starts with neither a zip nor a pickle header"
+            return "a text file, not a PyTorch one"
+    detail = (message.splitlines() or [""])[0][:120]
+    return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+
+
 def load_params(model, path):
     """Load a params file into `model` on any device, refusing code and explaining mismatches."""
     if not os.path.isfile(path):
         raise ParamsError(f"{path}: params file not found")
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch warns of pickle protocols before failing on a plain pickle
+            warnings.simplefilter("ignore")
+            state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # pickle with code, truncated file, not a torch file
-        detail = (str(e).splitlines() or [""])[0][:120]
-        what = "an empty file" if os.path.getsize(path) == 0 else f"{type(e).__name__}: {detail}"
-        raise ParamsError(f"{path}: not a loadable params file ({what}); re-create it with the run.sh mode "
-                          f"that writes it") from None
+        raise ParamsError(f"{path}: not a loadable params file ({_unloadable(path, e)}); re-create it with the "
+                          f"run.sh mode that writes it") from None
     if not isinstance(state, dict):
-        raise ParamsError(f"{path}: holds a {type(state).__name__}, not a state_dict")
+        raise ParamsError(f"{path}: holds a {type(state).__name__}, not a state_dict (a dict of tensors); pass a "
+                          f"params file that run.py wrote")
+    for key in ("model", "state_dict", "model_state_dict"):  # a training checkpoint of another loop
+        if isinstance(state.get(key), dict) and not any(torch.is_tensor(v) for v in state.values()):
+            raise ParamsError(f"{path}: a checkpoint with the weights under the key {key!r}, not a params file; "
+                              f"save torch.load({path!r})[{key!r}] to a file of its own and pass that")
     state = clean_state_dict(state)
     own = model.state_dict()
     synth_file = any(k.endswith("attn.w2") for k in state)
@@ -244,6 +282,11 @@ def load_params(model, path):
         raise ParamsError(f"{path}: params have a vocabulary of {state['tok_emb.weight'].shape[0]} characters, "
                           f"the pretraining corpus gives {own['tok_emb.weight'].shape[0]}; use the same "
                           f"--pretrain_corpus_path the params were trained with")
+    if not state:
+        raise ParamsError(f"{path}: an empty state_dict, no weights; re-create it with the run.sh mode that writes it")
+    if not set(state) & set(own):
+        raise ParamsError(f"{path}: none of its {len(state)} keys (such as {sorted(state)[:2]}) names a weight of "
+                          f"the assignment's GPT; it holds another model's params")
     missing = sorted(set(own) - set(state))
     unexpected = sorted(set(state) - set(own))
     if missing or unexpected:
