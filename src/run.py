@@ -156,7 +156,8 @@ def read_questions(path, stoi, block_size):
         check_chars(q, stoi, path, lineno)
         if len(q) + 1 >= block_size:
             raise DataError(f"{path}:{lineno}: the question has {len(q)} characters; with its MASK it leaves no "
-                            f"room to answer in a block of {block_size}; shorten it or raise block_size")
+                            f"room to answer in a block of {block_size}, the size the params were trained with; "
+                            f"shorten the question")
         questions.append(q)
     return questions
 

@@ -92,6 +92,8 @@ def test_evaluation_never_overwrites_its_own_input(tmp_path):
     ("Where was Ada Quill born?\tLisbon\nWhere was Bo Li born?\n", ":2: no tab-separated place, unlike line 1"),
     ("Where was Ada Quill born?\nWhere was Bo Li born?\tOslo\n", ":2: a tab-separated place, unlike line 1"),
     ("Where was Ada Quill born?\t \n", ":1: expected .* found a blank question or place"),
+    ("Where was Bo Li born?\n" + "Where was Ada Quill born?" * 6 + "\n",
+     ":2: the question has 151 characters; .* block of 128, the size the params were trained with; shorten"),
 ])
 def test_evaluation_corpus_errors(tmp_path, text, says):
     path = tmp_path / "q.tsv"
@@ -107,6 +109,13 @@ def test_finetuning_needs_examples_and_real_places():
         NameDataset("\n", pre, "train.tsv")
     with pytest.raises(DataError, match=r"train.tsv:2: expected .* found a blank question or place"):
         parse_tsv("Where was Bo Li born?\tOslo\n \tOslo\n", "train.tsv")
+
+
+def test_a_finetuning_line_longer_than_the_block_is_named():
+    pre = CharCorruptionDataset(WIKI, 32)
+    with pytest.raises(DataError, match=r"^train.tsv:2: question and place take 33 characters with their MASKs, "
+                                        r"more than the block size 32; shorten the line \(a larger --block_size"):
+        NameDataset("Where was Bo Li born?\tOslo\nWhere was Ada Quill born?\tLisbon\n", pre, "train.tsv")
 
 
 def test_reserved_character_names_file_and_line():

@@ -125,7 +125,7 @@ class NameDataset(Dataset):
             if len(inp) + len(oup) + 2 > self.block_size:
                 raise DataError(f"{path}:{lineno}: question and place take {len(inp) + len(oup) + 2} characters "
                                 f"with their MASKs, more than the block size {self.block_size}; shorten the line "
-                                f"or raise block_size")
+                                f"(a larger --block_size needs params pretrained with it)")
         self.data = [f"{inp}\t{oup}" for inp, oup, _ in self.rows]
 
     def __len__(self):
