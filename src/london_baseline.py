@@ -17,7 +17,12 @@ with interruptible_start("london_baseline.py"):  # torch loads here
 def london_accuracy(path):
     """(total, correct) of answering London to every question of a labelled TSV; DataError for a file
     that is missing, not UTF-8, has a line that is not `question<TAB>place`, or has no questions."""
-    rows = parse_tsv(read_text(path, "evaluation corpus"), path)
+    text = read_text(path, "evaluation corpus")
+    rows = parse_tsv(text, path, require_label=False)
+    if rows and all(place is None for _, place, _ in rows):
+        raise DataError(f"{path}: questions without places (a test-inputs file), so London cannot be scored; "
+                        f"give a labelled `question<TAB>place` file such as data/birth_dev.tsv")
+    rows = parse_tsv(text, path)  # every line labelled, or the first that is not named
     if not rows:
         raise DataError(f"{path}: no `question<TAB>place` lines; give a labelled file such as data/birth_dev.tsv")
     total, correct = evaluate_places(path, ["London"] * len(rows))

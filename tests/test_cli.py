@@ -238,3 +238,18 @@ def test_text_files_drop_a_byte_order_mark_and_name_the_line_that_is_not_utf8(tm
         read_text(str(bad))
     with pytest.raises(DataError, match="is a folder; give the file inside it"):
         read_text(str(tmp_path))
+
+
+def test_london_baseline_on_a_test_inputs_file_says_it_needs_places(tmp_path):
+    """It said 'line 1: expected question<TAB>place ...; fix or remove that line' of birth_test_inputs.tsv."""
+    import london_baseline
+    path = tmp_path / "birth_test_inputs.tsv"
+    path.write_text("Where was Ada Quill born?\nWhere was Bo Li born?\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"inputs.tsv: questions without places \(a test-inputs file\), so London "
+                                        r"cannot be scored; give a labelled"):
+        london_baseline.london_accuracy(str(path))
+    path.write_text("Where was Ada Quill born?\tLondon\nWhere was Bo Li born?\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"inputs.tsv:2: expected `question<TAB>place`, found 1 tab-separated"):
+        london_baseline.london_accuracy(str(path))
+    path.write_text("Where was Ada Quill born?\tLondon\nWhere was Bo Li born?\tOslo\n", encoding="utf-8")
+    assert london_baseline.london_accuracy(str(path)) == (2, 1)
