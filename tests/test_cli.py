@@ -69,8 +69,23 @@ def test_output_paths_are_checked_before_any_work(tmp_path):
     a_file.write_text("", encoding="utf-8")
     with pytest.raises(DataError, match="file is a file, not a folder; pick another path for the loss log"):
         check_output_path(str(a_file / "sub" / "log.jsonl"), "loss log")
-    check_output_path(str(tmp_path / "new" / "deeper" / "p.params"), "params")  # folders are made
-    assert (tmp_path / "new" / "deeper").is_dir()
+    check_output_path(str(tmp_path / "new" / "deeper" / "p.params"), "params")  # can be made; the writer makes it
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_run_stopped_by_a_bad_input_leaves_no_empty_output_folder(tmp_path, capsys):
+    """The output check used to make the predictions' folder before the params were read."""
+    wiki = tmp_path / "wiki.txt"
+    wiki.write_text(WIKI, encoding="utf-8")
+    dev = tmp_path / "dev.tsv"
+    dev.write_text("Where was Bo Li born?\tOslo\n", encoding="utf-8")
+    argv = ["--function=evaluate", "--variant=vanilla", f"--pretrain_corpus_path={wiki}", *TINY,
+            f"--reading_params_path={tmp_path / 'missing.params'}", f"--eval_corpus_path={dev}",
+            f"--outputs_path={tmp_path / 'preds' / 'dev.predictions'}"]
+    with pytest.raises(SystemExit) as e:
+        driver.run_cli(lambda: driver.main(argv))
+    assert e.value.code == 2 and "missing.params: params file not found" in capsys.readouterr().err
+    assert not (tmp_path / "preds").exists()
 
 
 def test_evaluation_never_overwrites_its_own_input(tmp_path):

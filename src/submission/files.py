@@ -135,8 +135,9 @@ class OneLineParser(argparse.ArgumentParser):
 
 def check_output_path(path, what, inputs=()):
     """DataError unless `path` can take an output file: not a folder, not one of the `inputs`, in a
-    folder that exists (made here if missing) and is writable. Called before a run, so a long run is
-    never lost at its final write."""
+    folder that is writable, or that can be made in the nearest folder there is (the writers make it:
+    nothing is made here, so a run that stops at a bad input leaves no empty folder). Called before a
+    run, so a long run is never lost at its final write."""
     full = os.path.realpath(path)
     if os.path.isdir(full):
         raise DataError(f"{path}: the {what} path is a folder; give a file path")
@@ -149,12 +150,9 @@ def check_output_path(path, what, inputs=()):
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
         raise DataError(f"{path}: {existing} is a file, not a folder; pick another path for the {what}")
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError as e:
-        raise DataError(f"{path}: cannot make the folder for the {what} ({e.strerror}); pick another path") from None
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise DataError(f"{path}: the folder {folder} is not writable; pick another path for the {what}")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        made = "is not writable" if existing == folder else f"cannot be made: {existing} is not writable"
+        raise DataError(f"{path}: the folder {folder} {made}; pick another path for the {what}")
 
 
 class ParamsError(ValueError):
