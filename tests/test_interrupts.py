@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 import torch
@@ -164,3 +165,60 @@ def test_run_cli_ignores_ctrl_c_once_it_has_answered(capsys):
     assert capsys.readouterr().err == "interrupted: no params or predictions file was half-written\n"
     signal.signal(signal.SIGINT, signal.default_int_handler)
     assert files.run_cli(lambda: 7) == 7 and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
+def test_sigterm_stops_like_ctrl_c_and_is_held_inside_a_write(tmp_path, capsys):
+    """`timeout`, a job scheduler or `docker stop` send SIGTERM: it killed the run at once, leaving the
+    write's temporary file beside the params. Under run_cli it is held inside a write, like Ctrl-C, and
+    ends the run with one line and status 143."""
+    path = tmp_path / "model.params"
+    files.atomic_torch_save({"w": torch.zeros(3)}, str(path))
+    before = path.read_bytes()
+    finished = []
+
+    def write(f):
+        f.write(b"new bytes, part one; ")
+        signal.raise_signal(signal.SIGTERM)  # held: the write goes on, then is thrown away
+        f.write(b"part two")
+        finished.append(True)
+
+    def main():
+        files._atomic(str(path), write)
+        raise AssertionError("not reached")
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a background job's Ctrl-C is ignored; SIGTERM still stops it
+    try:
+        with pytest.raises(SystemExit) as stop:
+            files.run_cli(main)
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    assert stop.value.code == 143 and finished == [True]
+    assert capsys.readouterr().err == "terminated (SIGTERM): no params or predictions file was half-written\n"
+    assert path.read_bytes() == before and os.listdir(tmp_path) == ["model.params"]
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # given back
+
+
+def test_sigterm_ends_a_training_run_with_143(tmp_path):
+    """A real process: run.py pretraining, sent SIGTERM once its log shows a training step."""
+    wiki = tmp_path / "wiki.txt"
+    wiki.write_text("".join(f"Person {i} Quill was born in Lisbon and lived a long life.\n" for i in range(400)))
+    log = tmp_path / "p.params.log.jsonl"
+    proc = subprocess.Popen([sys.executable, os.path.join(SRC, "run.py"), "--function=pretrain", "--variant=vanilla",
+                             f"--pretrain_corpus_path={wiki}", f"--writing_params_path={tmp_path / 'p.params'}",
+                             f"--log_path={log}", "--n_layer=1", "--n_head=2", "--n_embd=16", "--block_size=64",
+                             "--max_epochs=500", "--batch_size=8"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(1200):
+            if os.path.exists(f"{log}.partial") and os.path.getsize(f"{log}.partial"):
+                break
+            if proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err
+    assert err.splitlines()[-1] == "terminated (SIGTERM): no params or predictions file was half-written"
+    assert sorted(os.listdir(tmp_path)) == ["p.params.log.jsonl.partial", "wiki.txt"]

@@ -29,11 +29,21 @@ def _umask():
     return mask
 
 
-_held = {"depth": 0, "pending": False, "previous": None}
+_held = {"depth": 0, "pending": False, "previous": None, "terminated": False}
 
 
 def _hold(signum, frame):
     _held["pending"] = True
+
+
+def _terminate(signum, frame):
+    """run_cli's SIGTERM handler (`timeout`, a job scheduler, `docker stop`, torchrun stopping its workers):
+    stop as a Ctrl-C does, held inside a write; killed at once, a run left its temporary file behind."""
+    _held["terminated"] = True
+    if _held["depth"]:
+        _held["pending"] = True
+    else:
+        raise KeyboardInterrupt
 
 
 def raise_pending_interrupt():
@@ -64,6 +74,8 @@ def interrupts_held():
             signal.signal(signal.SIGINT, previous)
             if _held["pending"]:
                 _held["pending"] = False
+                if _held["terminated"]:  # a SIGTERM, held: stop whatever SIGINT's handler is
+                    raise KeyboardInterrupt
                 if callable(previous):  # the handler the Ctrl-C was meant for (KeyboardInterrupt by default)
                     previous(signal.SIGINT, None)
                 elif previous == signal.SIG_DFL:
@@ -163,17 +175,25 @@ class TrainingDiverged(FloatingPointError):
     """The training loss became NaN or infinite; raised before any params are written."""
 
 
-def _ignore_interrupts():
+def _ignore_interrupts(previous_term):
+    """Ctrl-C ignored from here on; SIGTERM back to the handler it had (by default it ends the process)."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if previous_term is not None:
+            signal.signal(signal.SIGTERM, previous_term)
 
 
 def run_cli(main):
     """Run a command-line `main()`: a bad input file (DataError, ParamsError) ends in its one-line message
     and exit status 2, a diverged training run (TrainingDiverged) in its message and status 1, Ctrl-C in
-    exit status 130 (output files are written atomically, so none is half-written).
-    Once main has returned or been interrupted, Ctrl-C is ignored: a second one would only interrupt the
-    exit (a traceback from an exit handler, or death by signal instead of status 130)."""
+    exit status 130 (output files are written atomically, so none is half-written), SIGTERM likewise in
+    status 143. Once main has returned or been interrupted, Ctrl-C is ignored: a second one would only
+    interrupt the exit (a traceback from an exit handler, or death by signal instead of status 130)."""
+    _held["terminated"] = False
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous_term = None
+    if main_thread:  # None back: a handler not set from Python; the default stands in for it
+        previous_term = signal.signal(signal.SIGTERM, _terminate) or signal.SIG_DFL
     try:
         result = main()
     except (DataError, ParamsError) as e:
@@ -183,10 +203,12 @@ def run_cli(main):
         print(f"error: {e}", file=sys.stderr)
         sys.exit(1)
     except KeyboardInterrupt:
-        _ignore_interrupts()
-        print("interrupted: no params or predictions file was half-written", file=sys.stderr)
-        sys.exit(130)
-    _ignore_interrupts()
+        _ignore_interrupts(previous_term)
+        what, status = ("terminated (SIGTERM)", 143) if _held["terminated"] else ("interrupted", 130)
+        print(f"{what}: no params or predictions file was half-written", file=sys.stderr)
+        sys.exit(status)
+    finally:
+        _ignore_interrupts(previous_term)
     return result
 
 
