@@ -163,6 +163,7 @@ def _place_drawer(rng, person, tables, region_of):
 
 
 SIZE_LIMITS = (("people", 1), ("train", 0), ("dev", 0), ("max_sentences", 1), ("places", 1), ("tellings", 1))
+MAX_BIOGRAPHIES = 500_000  # people x tellings: about 50 s and 100 MB of text on a laptop core
 
 
 def size_problem(sizes, spell=str):
@@ -174,6 +175,11 @@ def size_problem(sizes, spell=str):
         if value is not None and value < low:
             return f"{spell(key)} {value} must be at least {low}"
     train, dev, people = sizes["train"], sizes["dev"], sizes["people"]
+    tellings = sizes.get("tellings") or 1
+    if people * tellings > MAX_BIOGRAPHIES:
+        times = f" times {spell('tellings')} {tellings}" if tellings > 1 else ""
+        return (f"{spell('people')} {people}{times} is more than {MAX_BIOGRAPHIES:,} biographies (about 10 s per "
+                f"100,000 to make; the course's wiki.txt has 2,937); ask for fewer")
     if train + dev > people:
         return (f"{spell('train')} {train} plus {spell('dev')} {dev} is more than {spell('people')} {people} "
                 f"(test takes the rest); lower {spell('train')} or {spell('dev')}, or raise {spell('people')}")
@@ -232,7 +238,11 @@ def build_world(people=DEFAULT_PEOPLE, train=DEFAULT_TRAIN, dev=DEFAULT_DEV, see
     for i, place_name in enumerate(pl for part in plan for pl in part):
         place = by_name[place_name]
         female = rng_names.random() < 0.5
-        name = maker.make(place.region, female, avoid=None if answerable[i] else place.name)
+        try:
+            name = maker.make(place.region, female, avoid=None if answerable[i] else place.name)
+        except RuntimeError:  # the name pools have no fresh name left
+            raise WorldError(f"the name pools ran out of fresh names at person {i + 1:,} of {people:,}; "
+                             f"ask for fewer people") from None
         persons.append(_Person(name, place.name, place.is_country, place.region))
 
     # 4. biographies

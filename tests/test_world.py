@@ -451,6 +451,8 @@ def old_world(tmp_path):
     (["--places", "0"], "--places 0 must be at least 1"),
     (["--tellings", "0"], "--tellings 0 must be at least 1"),
     (["--dev", "-1"], "--dev -1 must be at least 0"),
+    (["--people", str(10 ** 12)], f"--people {10 ** 12} is more than 500,000 biographies"),
+    (["--people", "100000", "--tellings", "6"], "--people 100000 times --tellings 6 is more than 500,000"),
 ])
 def test_bad_sizes_are_one_line_errors(tmp_path, capsys, args, says):
     code, err = run_main(["--out", str(tmp_path / "w")] + args, capsys)
@@ -585,3 +587,19 @@ def test_london_baseline_usage_errors_are_one_line(tmp_path, capsys):
                        ([str(tmp_path / "none.tsv")], "not found")):
         code, out, err = london(args, capsys)
         assert code == 2 and len(err) == 1 and says in err[0], err
+
+
+def test_a_world_beyond_the_name_pools_is_a_one_line_error(monkeypatch):
+    """NameMaker's RuntimeError (no fresh name in 200 draws) was a traceback."""
+    made = []
+
+    def make(self, region, female, avoid=None, tries=200):
+        if len(made) == 3:
+            raise RuntimeError("could not draw a fresh name; the pools are too small for this world")
+        made.append(region)
+        return original(self, region, female, avoid, tries)
+
+    original = mw.NameMaker.make
+    monkeypatch.setattr(mw.NameMaker, "make", make)
+    with pytest.raises(mw.WorldError, match=r"^the name pools ran out of fresh names at person 4 of 30; ask for fewer"):
+        mw.build_world(people=30, train=20, dev=5, places=10, seed=1)
