@@ -53,7 +53,7 @@ with interruptible_start("bench.py"):  # torch loads here
     from submission.attention import set_fast_attention
     from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
     from submission.model import GPT, GPTConfig
-    from submission.trainer import Trainer, TrainerConfig, loader_workers, trim_padding
+    from submission.trainer import Trainer, TrainerConfig, loader_workers
     from submission.utils import (MASK_CHAR, CpuThreads, OneLineParser, get_device, load_params,
                                   predict_places, predict_places_recompute, run_cli, sample)
 
@@ -161,19 +161,20 @@ def pretrain_batches(dataset, batch, count, seed=0):
 
 def training_runs(pre, variant, batch, threads, paths):
     """{name: TrainingRun} of identical models, one per path: (name, fast attention, fast trainer), then
-    optionally torch.compile's mode (None: no compiling) and bf16 autocast (default off)."""
+    optionally torch.compile's mode (None: no compiling), bf16 autocast (default off) and the length
+    groups (default "auto", the trainer's)."""
     torch.manual_seed(0)
     cfg = GPTConfig(pre.vocab_size, BLOCK, synthesizer=variant == "synthesizer", **COURSE)
     state = GPT(cfg).state_dict()
     runs = {}
     for name, fast_attention, fast_trainer, *options in paths:
-        compile_mode, amp = (*options, None, False)[:2]
+        compile_mode, amp, groups = tuple(options) + (None, False, "auto")[len(options):]
         model = GPT(cfg)
         model.load_state_dict(state)
         set_fast_attention(model, fast_attention)
         tconf = TrainerConfig(batch_size=batch, learning_rate=6e-3, lr_decay=True, warmup_tokens=512 * 20,
                               final_tokens=200 * len(pre) * BLOCK, fast=fast_trainer, num_threads=threads,
-                              compile=compile_mode or False, amp=amp)
+                              compile=compile_mode or False, amp=amp, length_groups=groups)
         run = Trainer(model, None, None, tconf).prepare()
         run.model.train()
         runs[name] = run
@@ -271,41 +272,47 @@ def main(argv=None):
     paths = [("reference", False, False), ("fast", True, True, "reduce-overhead" if compiled else None)]
     if not args.quick:
         paths.insert(1, ("fast attention only", True, False))
+    if not cuda and not args.quick:
+        paths.append(("fast, no length groups", True, True, None, False, 1))
     if compiled:
         paths.append(("fast, eager", True, True, None))
+        for groups in (2, 4):  # length groups are off on CUDA until measured there (trainer.length_group_count)
+            paths.append((f"fast, {groups} length groups", True, True, "reduce-overhead", False, groups))
     if cuda and torch.cuda.is_bf16_supported():
         paths.append(("fast + bf16 autocast", True, True, None, True))
     batches = pretrain_batches(pre, batch, rounds + 1)
-    widths = [trim_padding(y, 0) for _, y in batches]
     course_tokens = batch * (BLOCK - 1)
-    print(f"\ntraining steps (pretraining batches{'; CUDA: timed in blocks of %d steps' % STEPS_PER_BLOCK if cuda else ''}"
-          f"; the fast path computes {statistics.mean(widths):.0f} of "
-          f"{BLOCK - 1} columns on average after the padding trim):")
+    print(f"\ntraining steps (pretraining batches{'; CUDA: timed in blocks of %d steps' % STEPS_PER_BLOCK if cuda else ''}):")
     fast_vanilla = None
     for variant in ("vanilla", "synthesizer"):
         runs, cfg = training_runs(pre, variant, batch, threads, paths)
         med = time_steps(runs, batches, rounds, device, block=STEPS_PER_BLOCK if cuda else 1)
         for name in runs:
-            print(f"  {variant:11s} {name:20s} {med[name] * 1e3:8.0f} ms/step  "
+            print(f"  {variant:11s} {name:24s} {med[name] * 1e3:8.0f} ms/step  "
                   f"{course_tokens / med[name]:9,.0f} tokens/s")
             key = name.replace(" + ", "_").replace(", ", "_").replace(" ", "_")
             summary[f"train_tokens_per_s_{variant}_{key}"] = round(course_tokens / med[name])
         speedup = med["reference"] / med["fast"]
         summary[f"train_speedup_{variant}"] = round(speedup, 3)
         for name, key in (("fast attention only", "attention_only"), ("fast, eager", "eager"),
-                          ("fast + bf16 autocast", "bf16")):
+                          ("fast + bf16 autocast", "bf16"), ("fast, no length groups", "no_groups"),
+                          ("fast, 2 length groups", "2_groups"), ("fast, 4 length groups", "4_groups")):
             if name in med:
                 summary[f"train_speedup_{variant}_{key}"] = round(med["reference"] / med[name], 3)
         print(f"  {variant:11s} speedup fast / reference: {speedup:.2f}x"
               + "".join(f"; {n} / reference: {med['reference'] / med[n]:.2f}x" for n in med
                         if n.startswith(("fast,", "fast +"))))
         if variant == "vanilla":
-            fast_vanilla = (cfg, med["fast"])
+            shapes = [runs["fast"].shapes(y) for _, y in batches[1:]]
+            positions = statistics.mean(sum(r * w for r, w in s) for s in shapes) / (batch * (BLOCK - 1))
+            print(f"  the fast path computes {positions:.0%} of the batch's positions ("
+                  + (f"{len(shapes[0])} length groups" if len(shapes[0]) > 1 else "the padding trim") + ")")
+            fast_vanilla = (cfg, med["fast"], shapes)
         del runs
 
-    # MFU of the fast vanilla step
-    cfg, seconds = fast_vanilla
-    flops = statistics.mean(train_flops(cfg, batch, w) for w in widths[1:])
+    # MFU of the fast vanilla step: the FLOPs of the shapes it computes
+    cfg, seconds, shapes = fast_vanilla
+    flops = statistics.mean(sum(train_flops(cfg, r, w) for r, w in s) for s in shapes)
     summary["model_tflops_per_s"] = round(flops / seconds / 1e12, 4)
     summary["peak_tflops_per_s"] = round(peak / 1e12, 4)
     summary["mfu"] = round(flops / seconds / peak, 4)

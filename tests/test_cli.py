@@ -41,6 +41,7 @@ def one_line_exit(capsys, argv):
     (["--learning_rate", "-1"], "--learning_rate must be a positive number"),
     (["--dropout", "1.5"], "--dropout must be at least 0 and below 1"),
     (["--num_workers", "-2"], "--num_workers must be 0 or more"),
+    (["--length_groups", "0"], "--length_groups must be at least 1 (1: no grouping)"),
     (["--seed", "-1"], "--seed must be between 0 and 4294967295"),
     (["--seed", str(2 ** 32)], "--seed must be between 0 and 4294967295"),
     (["--bogus"], "unrecognized arguments: --bogus"),

@@ -3,7 +3,8 @@
 - attention's CPU training path (fused bias, one-matmul synthesizer scores, 32-bit-word dropout
   masks) equals the explicit reference given the same dropout masks, forward and backward; its
   masks drop with probability p;
-- whole training runs: fast attention with padding trim, fused AdamW and the rest of the trainer's
+- a batch computed in length groups has the reference loss and gradients;
+- whole training runs: fast attention with padding trim (or length groups), fused AdamW and the rest of the trainer's
   defaults end at the reference path's params (no dropout, float32 tolerance); a compiled model
   trains and saves raw keys; the forward traces as one graph (no graph breaks for CUDA graphs);
 - decoding with the key/value cache: prefill and decode logits equal full forwards, `sample_cached`
@@ -21,7 +22,7 @@ from torch.utils.data import TensorDataset
 from submission import GPT, GPTConfig, NameDataset, CharCorruptionDataset, Trainer, TrainerConfig
 from submission import attention as attention_module
 from submission.attention import set_fast_attention
-from submission.trainer import trim_padding
+from submission.trainer import length_group_count, length_groups, trim_padding
 from submission.decoding import (_decode, _new_caches, _prefill, predict_places, predict_places_recompute, sample,
                                  sample_cached)
 from submission.utils import MASK_CHAR, CpuThreads
@@ -134,6 +135,46 @@ def test_trim_padding():
     assert trim_padding(y, None) == 6
 
 
+def test_length_groups_split_rows_by_where_their_targets_end():
+    y = torch.tensor([[3, 0, 0, 0, 0, 0], [5, 0, 6, 0, 0, 0], [0] * 6, [1, 2, 3, 4, 5, 0], [7, 7, 0, 0, 0, 0]])
+    parts = length_groups(y, 0, 2)  # rows end after 1, 3, 0, 5, 2 columns; row 2 feeds no loss
+    assert [(rows.tolist(), width) for rows, width, _ in parts] == [([3, 1], 5), ([4, 0], 2)]
+    assert [share for *_, share in parts] == pytest.approx([7 / 10, 3 / 10])  # counted targets 5+2, 2+1
+    assert [width for _, width, _ in length_groups(y, 0, 2, multiple=4)] == [6, 4]  # rounded up, at most T
+    assert [rows.tolist() for rows, _, _ in length_groups(y, 0, 8)] == [[3], [1], [4], [0]]
+    assert length_groups(torch.zeros(3, 4, dtype=torch.long), 0, 2) is None
+
+
+def test_length_group_count_follows_the_cpu_measurements():
+    auto = TrainerConfig()
+    assert [length_group_count(auto, rows) for rows in (8, 15, 16, 32, 64, 128, 256)] == [1, 1, 2, 2, 4, 8, 8]
+    assert length_group_count(auto, 128, "cuda") == 1  # not measured on a GPU yet
+    assert length_group_count(auto, 128, compiled=True) == 1 and length_group_count(auto, 128, world_size=2) == 1
+    assert length_group_count(TrainerConfig(length_groups=3), 8, "cuda") == 3
+    assert length_group_count(TrainerConfig(length_groups=3), 8, world_size=2) == 1
+    assert length_group_count(TrainerConfig(ignore_index=None), 128) == 1
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_a_grouped_batch_has_the_reference_loss_and_gradients(synth):
+    """Length groups (and the fast attention) against the course's loop on one padded batch, no dropout."""
+    data = padded_data(n=16)
+    x, y = data.tensors
+    grads, losses = [], []
+    for fast, groups in ((False, 1), (True, 5)):
+        torch.manual_seed(0)
+        model = GPT(config(synthesizer=synth))
+        set_fast_attention(model, fast)
+        run = Trainer(model, data, None, TrainerConfig(fast=fast, length_groups=groups, num_threads=1)).prepare()
+        loss, value = run.loss(x, y)
+        loss.backward()
+        losses.append(float(value))
+        grads.append({n: p.grad.clone() for n, p in model.named_parameters()})
+    assert losses[1] == pytest.approx(losses[0], rel=1e-6)
+    for name, g in grads[0].items():
+        assert torch.allclose(grads[1][name], g, atol=1e-6, rtol=1e-4), name
+
+
 def padded_data(n=24, width=23, vocab=20):
     g = torch.Generator().manual_seed(3)
     x = torch.randint(1, vocab, (n, width), generator=g)
@@ -166,6 +207,22 @@ def test_fast_training_ends_at_the_reference_params(synth):
         assert torch.allclose(fast[name], p, atol=1e-4, rtol=1e-3), name
     start = GPT(config(synthesizer=synth)).state_dict()
     assert max((ref[n] - start[n]).abs().max().item() for n in ref if n.endswith("weight")) > 1e-2
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_length_grouped_training_ends_at_the_reference_params(synth):
+    """In float64, so that the comparison is of the mathematics: in float32 the groups' other order of
+    summation, amplified by AdamW where gradients are near zero, moved some params by up to 3e-4."""
+    torch.set_default_dtype(torch.float64)
+    try:
+        ref, ref_tokens = train_params(synth, fast=False, fast_trainer=False)
+        grouped, grouped_tokens = train_params(synth, fast=True, length_groups=3)  # 8-row batches in 3 groups
+    finally:
+        torch.set_default_dtype(torch.float32)
+    assert grouped_tokens == ref_tokens == 2 * 24 * 23
+    assert all(p.dtype == torch.float64 for p in ref.values() if p.is_floating_point())
+    for name, p in ref.items():
+        assert torch.allclose(grouped[name], p, atol=1e-10, rtol=0), name
 
 
 def test_compiled_training_saves_raw_keys(tmp_path):
