@@ -175,7 +175,7 @@ def length_group_count(config, rows, device="cpu", world_size=1, compiled=False)
 
     `config.length_groups`: a number, or "auto": on the CPU, one group per 16 rows, at least 2 and at
     most 8 (batches under 16 rows: 1); elsewhere 1. Measured on this project's 2-core CPU, the fast
-    path's step against the same path in one group: course pretraining (batch 128, 8 groups) 2.4x,
+    path's step against the same path in one group: course pretraining (batch 128, 8 groups) 2.2-2.4x,
     course finetuning (batch 256) 1.6x, the demo's small model 1.3x (pretraining, batch 16, 2 groups)
     and 1.1x (finetuning, batch 32); with 8-row groups the small model was slower. Not on a GPU until
     measured there (each group is a forward of its own: more launches, and CUDA graphs per width),
