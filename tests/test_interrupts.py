@@ -87,20 +87,26 @@ def test_every_entry_point_stops_at_a_ctrl_c_while_loading(script, module, args,
     assert os.listdir(tmp_path) == []
 
 
-def test_ctrl_c_inside_a_write_keeps_the_old_file(tmp_path):
-    """A KeyboardInterrupt inside torch.save's zip writer ended in a second error (exit 1): the write is
-    finished with Ctrl-C held, then thrown away, and the interrupt raised."""
+def params_and_a_signalled_write(tmp_path, signum):
+    """(a params file, its bytes, a write callback that raises `signum` halfway, the list it marks
+    when it has finished)."""
     path = tmp_path / "model.params"
     files.atomic_torch_save({"w": torch.zeros(3)}, str(path))
-    before = path.read_bytes()
     finished = []
 
     def write(f):
         f.write(b"new bytes, part one; ")
-        signal.raise_signal(signal.SIGINT)  # held: the write goes on
+        signal.raise_signal(signum)  # held: the write goes on, then is thrown away
         f.write(b"part two")
         finished.append(True)
 
+    return path, path.read_bytes(), write, finished
+
+
+def test_ctrl_c_inside_a_write_keeps_the_old_file(tmp_path):
+    """A KeyboardInterrupt inside torch.save's zip writer ended in a second error (exit 1): the write is
+    finished with Ctrl-C held, then thrown away, and the interrupt raised."""
+    path, before, write, finished = params_and_a_signalled_write(tmp_path, signal.SIGINT)
     with pytest.raises(KeyboardInterrupt):
         files._atomic(str(path), write)
     assert finished == [True] and path.read_bytes() == before and os.listdir(tmp_path) == ["model.params"]
@@ -171,16 +177,7 @@ def test_sigterm_stops_like_ctrl_c_and_is_held_inside_a_write(tmp_path, capsys):
     """`timeout`, a job scheduler or `docker stop` send SIGTERM: it killed the run at once, leaving the
     write's temporary file beside the params. Under run_cli it is held inside a write, like Ctrl-C, and
     ends the run with one line and status 143."""
-    path = tmp_path / "model.params"
-    files.atomic_torch_save({"w": torch.zeros(3)}, str(path))
-    before = path.read_bytes()
-    finished = []
-
-    def write(f):
-        f.write(b"new bytes, part one; ")
-        signal.raise_signal(signal.SIGTERM)  # held: the write goes on, then is thrown away
-        f.write(b"part two")
-        finished.append(True)
+    path, before, write, finished = params_and_a_signalled_write(tmp_path, signal.SIGTERM)
 
     def main():
         files._atomic(str(path), write)

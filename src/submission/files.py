@@ -290,6 +290,8 @@ def load_params(model, path):
         if isinstance(state.get(key), dict) and not any(torch.is_tensor(v) for v in state.values()):
             raise ParamsError(f"{path}: a checkpoint with the weights under the key {key!r}, not a params file; "
                               f"save torch.load({path!r})[{key!r}] to a file of its own and pass that")
+    if not state:
+        raise ParamsError(f"{path}: an empty state_dict, no weights; re-create it with the run.sh mode that writes it")
     state = clean_state_dict(state)
     own = model.state_dict()
     synth_file = any(k.endswith("attn.w2") for k in state)
@@ -302,8 +304,6 @@ def load_params(model, path):
         raise ParamsError(f"{path}: params have a vocabulary of {state['tok_emb.weight'].shape[0]} characters, "
                           f"the pretraining corpus gives {own['tok_emb.weight'].shape[0]}; use the same "
                           f"--pretrain_corpus_path the params were trained with")
-    if not state:
-        raise ParamsError(f"{path}: an empty state_dict, no weights; re-create it with the run.sh mode that writes it")
     if not set(state) & set(own):
         raise ParamsError(f"{path}: none of its {len(state)} keys (such as {sorted(state)[:2]}) names a weight of "
                           f"the assignment's GPT; it holds another model's params")

@@ -160,7 +160,7 @@ def length_groups(y, ignore_index, groups, multiple=1):
     if total == 0:
         return None
     T = y.size(1)
-    last = torch.where(counted, torch.arange(1, T + 1), 0).amax(1)  # (B,) 1 + the last counted column
+    last = torch.where(counted, torch.arange(1, T + 1, device=y.device), 0).amax(1)  # (B,) 1 + the last counted column
     order = torch.argsort(last, descending=True, stable=True)
     order = order[last[order] > 0]
     parts = []
