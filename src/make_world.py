@@ -13,7 +13,6 @@ dev (next 500) and test (the rest). Everything is drawn from `random.Random` str
 Python API: `build_world(...) -> World` and `write_world(world, out_dir)`; `stats(dir)` returns
 the statistics as a dict and `format_stats([...])` prints them. Standard library only.
 """
-import argparse
 import bisect
 import os
 import random
@@ -28,6 +27,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
+from oneline import OneLineParser  # noqa: E402
 from world.names import NameMaker  # noqa: E402
 from world.places import conflicts, ranked_places  # noqa: E402
 from world.templates import QUESTIONS, Bio  # noqa: E402
@@ -592,15 +592,6 @@ def format_stats(dirs, labels=None):
 
 # ----------------------------------------------------------------------------- command line
 
-class _OneLineParser(argparse.ArgumentParser):
-    """argparse whose usage errors are one line and exit status 2, like src/submission/files.py's
-    OneLineParser (not imported from there: that module needs torch, this script only the standard
-    library)."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (--help lists the options)\n")
-
-
 def _check_args(ap, args):
     """Usage errors (one line each) before any work: the world's sizes, the --out and --stats folders."""
     if args.out:
@@ -618,7 +609,7 @@ def _check_args(ap, args):
 def main(argv=None):
     """The command line; returns the exit status: 0, 2 after a one-line error, 130 on Ctrl-C (the
     --out folder then holds its old files, unchanged)."""
-    ap = _OneLineParser(prog=os.path.basename(__file__), description=__doc__.split("\n")[0])
+    ap = OneLineParser(prog=os.path.basename(__file__), description=__doc__.split("\n")[0])
     ap.add_argument("--out", help="write the world into this directory")
     ap.add_argument("--stats", nargs="+", metavar="DIR",
                     help="print statistics of these data directories (side by side)")

@@ -39,6 +39,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 from modelflags import COURSE_SIZE, add_model_flags, check_model_flags  # noqa: E402
+from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 INSTALL_HINT = "plots.py: matplotlib is not installed; pip install matplotlib (or pip install -r requirements-dev.txt)"
@@ -490,7 +491,7 @@ def _demo_attention(work_dir, model_args, question, data_dir, written):
 # ----------------------------------------------------------------------------- command line
 
 def build_parser():
-    p = argparse.ArgumentParser(description="Plot training curves and attention maps of the assignment's runs.")
+    p = OneLineParser(prog=os.path.basename(__file__), description="Plot training curves and attention maps of the assignment's runs.")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("curves", help="loss and learning rate against the step, one line per log")
     c.add_argument("logs", nargs="+", metavar="LOG", help=f"training logs (<params>{LOG_SUFFIX})")

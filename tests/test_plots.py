@@ -206,6 +206,8 @@ def test_attention_command_explains_bad_inputs(runs, tmp_path, capsys):
     (["--n_head", "0"], "--n_head must be at least 1"),
     (["--n_layer", "0"], "--n_layer must be at least 1"),
     (["--block_size", "4"], "--block_size must be between 8"),
+    (["--variant", "bogus"], "argument --variant: invalid choice: 'bogus'"),
+    (["--bogus"], "unrecognized arguments: --bogus"),
 ])
 def test_impossible_flags_are_usage_errors_before_any_work(tmp_path, capsys, flags, says):
     out = tmp_path / "a.png"
@@ -215,7 +217,18 @@ def test_impossible_flags_are_usage_errors_before_any_work(tmp_path, capsys, fla
         command = ["curves", str(tmp_path / "none.log.jsonl"), "--out", str(out)]
     with pytest.raises(SystemExit) as stop:
         plots.main(command + flags)
-    assert stop.value.code == 2 and says in capsys.readouterr().err and not out.exists()
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and says in err and not out.exists()
+    assert err.count("\n") == 1 and err.endswith(" (--help lists the options)\n"), err  # no usage block
+
+
+@pytest.mark.parametrize("argv, says", [([], "plots.py: error: the following arguments are required: command"),
+                                        (["curves"], "plots.py curves: error: the following arguments are "
+                                                     "required: LOG, --out")])
+def test_a_missing_command_or_argument_is_one_line(capsys, argv, says):
+    with pytest.raises(SystemExit) as stop:
+        plots.main(argv)
+    assert stop.value.code == 2 and capsys.readouterr().err == f"{says} (--help lists the options)\n"
 
 
 def test_plot_demo_runs(runs, tmp_path):
