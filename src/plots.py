@@ -491,7 +491,8 @@ def _demo_attention(work_dir, model_args, question, data_dir, written):
 # ----------------------------------------------------------------------------- command line
 
 def build_parser():
-    p = OneLineParser(prog=os.path.basename(__file__), description="Plot training curves and attention maps of the assignment's runs.")
+    p = OneLineParser(prog=os.path.basename(__file__),
+                      description="Plot training curves and attention maps of the assignment's runs.")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("curves", help="loss and learning rate against the step, one line per log")
     c.add_argument("logs", nargs="+", metavar="LOG", help=f"training logs (<params>{LOG_SUFFIX})")
