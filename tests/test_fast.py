@@ -153,6 +153,9 @@ def test_length_group_count_follows_the_cpu_measurements():
     assert length_group_count(TrainerConfig(length_groups=3), 8, "cuda") == 3
     assert length_group_count(TrainerConfig(length_groups=3), 8, world_size=2) == 1
     assert length_group_count(TrainerConfig(ignore_index=None), 128) == 1
+    for bad in (0, 2.5, "4", True):
+        with pytest.raises(ValueError, match="length_groups must be 'auto' or a whole number of at least 1"):
+            length_group_count(TrainerConfig(length_groups=bad), 128)
 
 
 @pytest.mark.parametrize("synth", [False, True])

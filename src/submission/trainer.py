@@ -183,13 +183,15 @@ def length_group_count(config, rows, device="cpu", world_size=1, compiled=False)
     only with an ignore_index (the lengths are where the counted targets end).
     """
     value = getattr(config, "length_groups", 1)
+    if value != "auto" and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValueError(f"length_groups must be 'auto' or a whole number of at least 1, got {value!r}")
     if config.ignore_index is None or world_size > 1:
         return 1
     if value == "auto":
         if device != "cpu" or compiled or rows < 16:
             return 1
         return max(2, min(8, rows // 16))
-    return max(1, int(value))
+    return value
 
 
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
