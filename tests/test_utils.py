@@ -7,6 +7,7 @@ import io
 import os
 import pickle
 import re
+import zipfile
 
 import pytest
 import torch
@@ -100,9 +101,18 @@ def test_load_params_errors(tmp_path):
         load_params(small(), str(p))
     with pytest.raises(ParamsError, match="not found"):
         load_params(small(), str(tmp_path / "nope.params"))
+    with pytest.raises(ParamsError, match=f"^{tmp_path}: is not a regular file; give the params file run.py wrote"):
+        load_params(small(), str(tmp_path))
     p.write_bytes(b"\x00truncated")
     with pytest.raises(ParamsError, match="not a loadable params file"):
         load_params(small(), str(p))
+
+
+def _zip_of_text():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        z.writestr("notes.txt", "not params")
+    return buffer.getvalue()
 
 
 def _torch_bytes(obj, **kwargs):
@@ -120,6 +130,7 @@ def _torch_bytes(obj, **kwargs):
     (lambda: b"\x93NUMPY\x01\x00v\x00{'descr'", "a NumPy array file"),
     (lambda: "Where was Ada born?\tLondon\n".encode(), "a text file"),
     (lambda: bytes(range(256)) * 4, "neither a PyTorch file nor text"),
+    (lambda: _zip_of_text(), "a zip archive, but not one torch.save wrote"),
 ])
 def test_an_unloadable_params_file_is_named_for_what_it_is(content, why, tmp_path):
     """torch's own message was a paragraph on weights_only, an empty EOFError, or a miniz error."""

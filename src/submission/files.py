@@ -256,6 +256,8 @@ def _unloadable(path, error):
                     "loaded, for safety")
         if isinstance(error, EOFError) or "central directory" in message or "zip archive" in message:
             return "a PyTorch file cut short or damaged, as by an interrupted copy"
+        if head.startswith(b"PK\x03\x04") and "archive" in message:
+            return "a zip archive, but not one torch.save wrote"
     elif head.startswith(b"\x93NUMPY"):
         return "a NumPy array file, not a PyTorch one"
     elif head[:1] == b"\x80":
@@ -274,8 +276,10 @@ def _unloadable(path, error):
 
 def load_params(model, path):
     """Load a params file into `model` on any device, refusing code and explaining mismatches."""
-    if not os.path.isfile(path):
+    if not os.path.exists(path):
         raise ParamsError(f"{path}: params file not found")
+    if not os.path.isfile(path):  # a folder, /dev/null, a FIFO
+        raise ParamsError(f"{path}: is not a regular file; give the params file run.py wrote")
     try:
         with warnings.catch_warnings():  # torch warns of pickle protocols before failing on a plain pickle
             warnings.simplefilter("ignore")
