@@ -282,7 +282,8 @@ def main(argv=None):
         paths.append(("fast + bf16 autocast", True, True, None, True))
     batches = pretrain_batches(pre, batch, rounds + 1)
     course_tokens = batch * (BLOCK - 1)
-    print(f"\ntraining steps (pretraining batches{'; CUDA: timed in blocks of %d steps' % STEPS_PER_BLOCK if cuda else ''}):")
+    blocks = f"; CUDA: timed in blocks of {STEPS_PER_BLOCK} steps" if cuda else ""
+    print(f"\ntraining steps (pretraining batches{blocks}):")
     fast_vanilla = None
     for variant in ("vanilla", "synthesizer"):
         runs, cfg = training_runs(pre, variant, batch, threads, paths)

@@ -153,6 +153,9 @@ def test_length_group_count_follows_the_cpu_measurements():
     assert length_group_count(TrainerConfig(length_groups=3), 8, "cuda") == 3
     assert length_group_count(TrainerConfig(length_groups=3), 8, world_size=2) == 1
     assert length_group_count(TrainerConfig(ignore_index=None), 128) == 1
+    data = padded_data(n=16)
+    untrimmed = Trainer(GPT(config()), data, None, TrainerConfig(trim_padding=False, num_threads=1)).prepare()
+    assert untrimmed.groups(data.tensors[1]) is None and untrimmed.shapes(data.tensors[1]) == [(16, 23)]
     for bad in (0, 2.5, "4", True):
         with pytest.raises(ValueError, match="length_groups must be 'auto' or a whole number of at least 1"):
             length_group_count(TrainerConfig(length_groups=bad), 128)

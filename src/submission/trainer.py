@@ -160,7 +160,8 @@ def length_groups(y, ignore_index, groups, multiple=1):
     if total == 0:
         return None
     T = y.size(1)
-    last = torch.where(counted, torch.arange(1, T + 1, device=y.device), 0).amax(1)  # (B,) 1 + the last counted column
+    columns = torch.arange(1, T + 1, device=y.device)               # (T,) 1-based
+    last = torch.where(counted, columns, 0).amax(1)                 # (B,) 1 + the last counted column
     order = torch.argsort(last, descending=True, stable=True)
     order = order[last[order] > 0]
     parts = []
@@ -456,8 +457,8 @@ class TrainingRun:
 
     def groups(self, y):
         """The length groups (`length_groups`' list) a step computes target batch y (B, T) in; None: one
-        group, cut by the padding trim."""
-        if not self.fast:
+        group, cut by the padding trim. Groups are a finer trim: off with it (trim_padding=False)."""
+        if not (self.fast and self.config.trim_padding):
             return None
         count = length_group_count(self.config, y.size(0), self.device, self.world_size, self.compiled)
         return length_groups(y, self.config.ignore_index, count, self.multiple) if count > 1 else None
