@@ -58,7 +58,13 @@ case "$MODE" in
   synthesizer_finetrain_with_pretrain) MODE=synthesizer_finetune_with_pretrain ;;  # the handout's spelling
 esac
 
-run() { pick_python; "$PY" src/run.py "$@"; }
+# The course keeps its data in src/data/: files put there would otherwise go unread without a word
+warn_src_data() {
+  if [ -z "${DATA_DIR:-}" ] && [ -f "$ROOT/src/data/wiki.txt" ]; then
+    echo "run.sh: note: reading data/ (the embedded corpus), not src/data/; to use src/data/: DATA_DIR=src/data ./run.sh $MODE" >&2
+  fi
+}
+run() { warn_src_data; pick_python; "$PY" src/run.py "$@"; }
 WIKI="--pretrain_corpus_path=$DATA/wiki.txt"   # each is one argument: always quoted below
 TRAIN="--finetune_corpus_path=$DATA/birth_places_train.tsv"
 DEV="--eval_corpus_path=$DATA/birth_dev.tsv"
@@ -90,7 +96,7 @@ case "$MODE" in
     run --function=evaluate --variant="$V" "$WIKI" "$EVAL" --reading_params_path="$OUT/$V.finetune.params" \
       --outputs_path="$OUT/$V.pretrain.$SPLIT.predictions" "$@" ;;
   london_baseline)
-    pick_python; "$PY" src/london_baseline.py "$DATA/birth_dev.tsv" ;;
+    warn_src_data; pick_python; "$PY" src/london_baseline.py "$DATA/birth_dev.tsv" ;;
   all)
     for m in $MODES; do echo "=== ./run.sh $m" >&2; "$ROOT/run.sh" "$m" "$@"; done ;;
   demo)

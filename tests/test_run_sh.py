@@ -78,6 +78,29 @@ def test_src_run_sh_is_the_same_entry_point(world):
     assert p.returncode == 0 and p.stdout == sh(["london_baseline"], world, world).stdout
 
 
+def test_course_data_in_src_data_is_pointed_out(world, tmp_path):
+    """A course user who puts the course's files in src/data/ (its layout) is told that data/ is what
+    is read and how to read theirs; DATA_DIR set says the user chose, so no note."""
+    import shutil
+    tree = tmp_path / "tree"
+    (tree / "src" / "data").mkdir(parents=True)
+    shutil.copy(os.path.join(ROOT, "run.sh"), tree)
+    for name in ("london_baseline.py", "startup.py", "submission"):
+        os.symlink(os.path.join(ROOT, "src", name), tree / "src" / name)
+    shutil.copytree(world, tree / "data")
+    (tree / "src" / "data" / "wiki.txt").write_text("Ann Bell. Born in Leeds.\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("DATA_DIR", "OUT_DIR")}
+    env["PYTHON"] = sys.executable
+    p = subprocess.run([str(tree / "run.sh"), "london_baseline"], cwd="/", env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.startswith("Correct:"), p.stderr
+    assert p.stderr == ("run.sh: note: reading data/ (the embedded corpus), not src/data/; to use src/data/: "
+                        "DATA_DIR=src/data ./run.sh london_baseline\n")
+    p = subprocess.run([str(tree / "run.sh"), "london_baseline"], cwd="/", env=dict(env, DATA_DIR=str(world)),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stderr == ""
+
+
 def test_unknown_mode_lists_modes_and_the_closest(world, tmp_path):
     p = sh(["vanila_pretrain"], world, tmp_path, check=False)
     assert p.returncode == 2 and "synthesizer_eval_test_with_pretrain" in p.stderr
