@@ -16,7 +16,10 @@ In one run it prints:
   back, as training issues them, then synchronised); tokens/s counts the course's tokens (batch x
   127 positions). --quick uses batch 32 instead of the course's 128 and fewer steps. On CUDA two
   more paths run beside them: "fast, eager" (no compiling; --no-compile makes it the fast path) and
-  "fast + bf16 autocast" (eager; off by default: its casts add kernels to a launch-bound step).
+  "fast + bf16 autocast" (eager; off by default: its casts add kernels to a launch-bound step),
+  and the paths that replay whole steps, clipping and AdamW included, as CUDA graphs captured by
+  hand ("step graphs", submission/graphs.py; off by default until measured faster), with eager or
+  compiled kernels, in one or two length groups.
 - evaluation of the dev questions: the course's loop (`sample()` one question at a time, 32
   steps each) against `predict_places` (batched, key/value cache, early stop), with the number of
   identical answers. The reference loop is timed on --ref-questions questions and scaled to the
@@ -161,20 +164,21 @@ def pretrain_batches(dataset, batch, count, seed=0):
 
 def training_runs(pre, variant, batch, threads, paths):
     """{name: TrainingRun} of identical models, one per path: (name, fast attention, fast trainer), then
-    optionally torch.compile's mode (None: no compiling), bf16 autocast (default off) and the length
-    groups (default "auto", the trainer's)."""
+    optionally torch.compile's mode (None: no compiling), bf16 autocast (default off), the length
+    groups (default "auto", the trainer's) and whole-step CUDA graphs (default off; graphs.py)."""
     torch.manual_seed(0)
     cfg = GPTConfig(pre.vocab_size, BLOCK, synthesizer=variant == "synthesizer", **COURSE)
     state = GPT(cfg).state_dict()
     runs = {}
     for name, fast_attention, fast_trainer, *options in paths:
-        compile_mode, amp, groups = tuple(options) + (None, False, "auto")[len(options):]
+        compile_mode, amp, groups, step_graphs = tuple(options) + (None, False, "auto", False)[len(options):]
         model = GPT(cfg)
         model.load_state_dict(state)
         set_fast_attention(model, fast_attention)
         tconf = TrainerConfig(batch_size=batch, learning_rate=6e-3, lr_decay=True, warmup_tokens=512 * 20,
                               final_tokens=200 * len(pre) * BLOCK, fast=fast_trainer, num_threads=threads,
-                              compile=compile_mode or False, amp=amp, length_groups=groups)
+                              compile=compile_mode or False, amp=amp, length_groups=groups,
+                              step_graphs=step_graphs)
         run = Trainer(model, None, None, tconf).prepare()
         run.model.train()
         runs[name] = run
@@ -182,8 +186,9 @@ def training_runs(pre, variant, batch, threads, paths):
 
 
 def time_steps(runs, batches, rounds, device, block=1):
-    """Median seconds per step of each run: one warm-up step each (a compiled run: one on every
-    batch, so that compiling and CUDA-graph recording for each trimmed width happen before timing),
+    """Median seconds per step of each run: one warm-up step each (a compiled run or one replaying
+    step graphs: one on every batch, so that compiling and CUDA-graph recording for each trimmed width
+    happen before timing),
     then `rounds` rounds in which every run takes `block` steps on the same batches, in an order that
     rotates from round to round. The device is synchronised around each block, not each step: as in
     training, the host queues a step while the GPU still runs the last one."""
@@ -196,7 +201,7 @@ def time_steps(runs, batches, rounds, device, block=1):
         return clock(lambda: [runs[name].step(x, y) for x, y in chunk], device)[0] / len(chunk)
 
     for n in names:
-        steps(n, batches if runs[n].compiled else batches[:1])
+        steps(n, batches if runs[n].compiled or runs[n].graphs is not None else batches[:1])
     for r in range(rounds):
         chunk = [batches[(r * block + i) % (len(batches) - 1) + 1] for i in range(block)]
         for n in names[r % len(names):] + names[:r % len(names)]:
@@ -278,9 +283,16 @@ def main(argv=None):
         paths.append(("fast, eager", True, True, None))
         for groups in (2, 4):  # length groups are off on CUDA until measured there (trainer.length_group_count)
             paths.append((f"fast, {groups} length groups", True, True, "reduce-overhead", False, groups))
+    if cuda:  # whole steps as CUDA graphs (graphs.py): off until measured faster than reduce-overhead
+        paths.append(("fast, step graphs", True, True, None, False, 1, True))
+        paths.append(("fast, step graphs, 2 length groups", True, True, None, False, 2, True))
+        if compiled:
+            paths.append(("fast, step graphs + compile", True, True, "default", False, 1, True))
     if cuda and torch.cuda.is_bf16_supported():
         paths.append(("fast + bf16 autocast", True, True, None, True))
     batches = pretrain_batches(pre, batch, rounds + 1)
+    if cuda:  # page-locked, as the trainer's DataLoader gives them: copies to the GPU do not wait
+        batches = [(x.pin_memory(), y.pin_memory()) for x, y in batches]
     course_tokens = batch * (BLOCK - 1)
     blocks = f"; CUDA: timed in blocks of {STEPS_PER_BLOCK} steps" if cuda else ""
     print(f"\ntraining steps (pretraining batches{blocks}):")
@@ -289,7 +301,7 @@ def main(argv=None):
         runs, cfg = training_runs(pre, variant, batch, threads, paths)
         med = time_steps(runs, batches, rounds, device, block=STEPS_PER_BLOCK if cuda else 1)
         for name in runs:
-            print(f"  {variant:11s} {name:24s} {med[name] * 1e3:8.0f} ms/step  "
+            print(f"  {variant:11s} {name:34s} {med[name] * 1e3:8.0f} ms/step  "
                   f"{course_tokens / med[name]:9,.0f} tokens/s")
             key = name.replace(" + ", "_").replace(", ", "_").replace(" ", "_")
             summary[f"train_tokens_per_s_{variant}_{key}"] = round(course_tokens / med[name])
@@ -297,7 +309,10 @@ def main(argv=None):
         summary[f"train_speedup_{variant}"] = round(speedup, 3)
         for name, key in (("fast attention only", "attention_only"), ("fast, eager", "eager"),
                           ("fast + bf16 autocast", "bf16"), ("fast, no length groups", "no_groups"),
-                          ("fast, 2 length groups", "2_groups"), ("fast, 4 length groups", "4_groups")):
+                          ("fast, 2 length groups", "2_groups"), ("fast, 4 length groups", "4_groups"),
+                          ("fast, step graphs", "step_graphs"),
+                          ("fast, step graphs, 2 length groups", "step_graphs_2_groups"),
+                          ("fast, step graphs + compile", "step_graphs_compile")):
             if name in med:
                 summary[f"train_speedup_{variant}_{key}"] = round(med["reference"] / med[name], 3)
         print(f"  {variant:11s} speedup fast / reference: {speedup:.2f}x"

@@ -62,6 +62,9 @@ def build_parser():
                    help="compute each batch in N groups of rows of similar length, each cut to its longest row "
                         "(same loss and gradients; default: on the CPU one group per 16 rows, 2 to 8; 1: off; "
                         "one process only, not under torchrun)")
+    g.add_argument("--step_graphs", action="store_true",
+                   help="one GPU: replay whole training steps, clipping and AdamW included, as CUDA graphs captured "
+                        "by hand (same computation; not with --compile_mode reduce-overhead; ./run.sh bench times it)")
     g.add_argument("--bf16", action="store_true",
                    help="bf16 autocast for training (off by default: on an H100 it was slower at this size, and "
                         "compiled bf16 pretraining diverged to a NaN loss)")
@@ -100,6 +103,14 @@ def parse_args(argv=None):
         p.error(f"--seed must be between 0 and {2 ** 32 - 1} (numpy's range), got {args.seed}")
     if args.no_compile and (args.compile or args.compile_mode):
         p.error("--no_compile contradicts --compile/--compile_mode; give one of them")
+    if args.step_graphs:
+        if args.compile_mode in ("reduce-overhead", "max-autotune"):
+            p.error(f"--step_graphs records its own CUDA graphs; --compile_mode {args.compile_mode} records "
+                    f"others: use --compile_mode default or max-autotune-no-cudagraphs")
+        if args.function != "evaluate" and get_device() != "cuda":
+            p.error(f"--step_graphs needs a CUDA GPU (this run would train on {get_device()}); leave it out")
+        if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+            p.error("--step_graphs is for one process, not torchrun; leave it out")
     if not args.pretrain_corpus_path:
         p.error("--pretrain_corpus_path is required (it defines the vocabulary)")
     needs = {"pretrain": ["writing_params_path"],
@@ -135,6 +146,8 @@ def apply_overrides(tconf, args):
         tconf.compile = False
     if args.bf16:
         tconf.amp = True
+    if args.step_graphs:
+        tconf.step_graphs = True
     return tconf
 
 

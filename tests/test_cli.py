@@ -45,11 +45,26 @@ def one_line_exit(capsys, argv):
     (["--seed", "-1"], "--seed must be between 0 and 4294967295"),
     (["--seed", str(2 ** 32)], "--seed must be between 0 and 4294967295"),
     (["--bogus"], "unrecognized arguments: --bogus"),
+    (["--step_graphs", "--compile_mode", "reduce-overhead"], "--step_graphs records its own CUDA graphs"),
 ])
 def test_bad_flags_stop_with_one_line(capsys, flags, says):
     argv = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "--writing_params_path=p"]
     err = one_line_exit(capsys, argv + flags)
     assert ": error: " in err and says in err and "(--help lists the options)" in err
+
+
+def test_step_graphs_on_a_machine_without_a_gpu_is_one_line(capsys, monkeypatch):
+    monkeypatch.setattr(driver, "get_device", lambda: "cpu")
+    argv = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "--writing_params_path=p"]
+    err = one_line_exit(capsys, argv + ["--step_graphs"])
+    assert "--step_graphs needs a CUDA GPU (this run would train on cpu); leave it out" in err
+    monkeypatch.setattr(driver, "get_device", lambda: "cuda")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    err = one_line_exit(capsys, argv + ["--step_graphs"])
+    assert "--step_graphs is for one process, not torchrun" in err
+    monkeypatch.delenv("WORLD_SIZE")
+    from submission import TrainerConfig
+    assert driver.apply_overrides(TrainerConfig(), driver.parse_args(argv + ["--step_graphs"])).step_graphs
 
 
 def test_missing_required_flag_is_one_line(capsys):

@@ -38,6 +38,9 @@ turns all of the trainer's part off, giving the course's loop that src/bench.py 
   pays back; never on the CPU (on this project's 2-core CPU a course-size step at batch 32 took 1,055
   against 820 ms eager, plus 80 s of compiling). Checkpoints and helper.train save the raw model's
   state_dict, so keys never carry `_orig_mod.` or `module.`.
+- `step_graphs` (off; one CUDA GPU, run.py --step_graphs): each step replayed as CUDA graphs captured
+  by hand, one per length group (forward + backward) and one for clipping and AdamW, so the host
+  only copies the batch in and launches replays (graphs.py). Not yet measured on a GPU, hence off.
 - DistributedDataParallel under torchrun (WORLD_SIZE > 1): nccl on CUDA, gloo on CPU; each rank
   takes batch_size // world_size rows of every global batch (DistributedSampler, no shuffle, so
   global batches are the single-process ones), per-rank losses are weighted by their share of the
@@ -92,6 +95,7 @@ class TrainerConfig:
     num_threads = None    # CPU threads; None: utils.configure_threads() decides
     amp = False           # bf16 autocast (off: slower and less stable here, see the module docstring)
     compile = "auto"      # torch.compile: "auto", False, True, a mode or a backend name (compile_setting)
+    step_graphs = False   # one CUDA GPU: replay whole steps (clip and AdamW included) as CUDA graphs (graphs.py)
     fast = True           # False: the course's loop (no trim, per-tensor AdamW, no TF32/autocast/compile)
 
     def __init__(self, **kwargs):
@@ -211,12 +215,15 @@ def compile_setting(config, device="cpu", steps=None, world_size=1):
     took 6 ms replayed as CUDA graphs against 15 ms eager, TF32 both (a step of this small model is
     bound by launching its kernels), and the first epoch of pretraining, which compiles and records
     the graphs, 60 s: worth it for the 14,950 steps of pretraining (158 s in all), not for the 80 to
-    600 of finetuning. DDP is left uncompiled (its gradient hooks and CUDA graphs do not mix).
+    600 of finetuning. DDP is left uncompiled (its gradient hooks and CUDA graphs do not mix), and so
+    is a run with step_graphs (its own CUDA graphs, graphs.py) unless GPT_COMPILE says otherwise.
     """
     value = config.compile
     if value == "auto":
         value = os.environ.get("GPT_COMPILE")
-        if value is None:
+        if value is None and getattr(config, "step_graphs", False):
+            value = False  # the step's own CUDA graphs (graphs.py) replace torch.compile's
+        elif value is None:
             auto = (device.startswith("cuda") and world_size == 1 and steps is not None
                     and steps >= AUTO_COMPILE_STEPS and _has_triton())
             value = "reduce-overhead" if auto else False
@@ -449,6 +456,24 @@ class TrainingRun:
         self.multiple = 8 if (self.cuda or self.compiled) else 1  # trimmed widths, for kernels and recompiles
         self.amp = bool(config.amp) and self.fast
         self.optimizer = trainer._optimizer(raw_model, config)
+        self.graphs = None
+        if getattr(config, "step_graphs", False):
+            why = ("a CUDA device" if not self.cuda else "one process" if self.world_size > 1 else
+                   "the fast path (fast=True)" if not self.fast else
+                   "no CUDA graphs of torch.compile's own" if compile_kwargs and compile_kwargs.get("mode") in
+                   ("reduce-overhead", "max-autotune") else None)
+            if why is not None:
+                raise ValueError(f"step_graphs needs {why}; turn it off or change that setting")
+            self.use_step_graphs()
+
+    def use_step_graphs(self, capture=None):
+        """Replay each step as CUDA graphs (graphs.StepGraphs); `capture`: graphs.capture_rerun in CPU
+        tests of the bookkeeping."""
+        from .graphs import StepGraphs
+        value = self.config.length_groups
+        most = value if isinstance(value, int) and not isinstance(value, bool) else 8
+        self.graphs = StepGraphs(self.model, self.optimizer, self.config.grad_norm_clip, self.device,
+                                 groups=most, autocast=self._autocast, capture=capture)
 
     def _autocast(self):
         if not self.amp:
@@ -465,11 +490,7 @@ class TrainingRun:
 
     def shapes(self, y):
         """[(rows, columns)] of the forwards a step computes on target batch y (B, T)."""
-        parts = self.groups(y)
-        if parts is not None:
-            return [(len(rows), width) for rows, width, _ in parts]
-        trim = self.fast and self.config.trim_padding
-        return [(y.size(0), trim_padding(y, self.config.ignore_index, self.multiple) if trim else y.size(1))]
+        return [(y.size(0) if rows is None else len(rows), width) for rows, width, _ in self.plan(y)]
 
     def loss(self, x, y):
         """(loss to backpropagate, the global batch's loss, detached) for a batch x, y (B, T) on CPU."""
@@ -504,22 +525,37 @@ class TrainingRun:
         total = stats[1].clamp_min(1.0)
         return loss * (counted * self.world_size / total), stats[0] / total
 
+    def plan(self, y):
+        """[(row indices or None for all rows, columns, share of the loss)]: the forwards a step computes
+        on target batch y (B, T), the length groups or else the whole batch cut by the padding trim."""
+        parts = self.groups(y)
+        if parts is not None:
+            return parts
+        trim = self.fast and self.config.trim_padding
+        return [(None, trim_padding(y, self.config.ignore_index, self.multiple) if trim else y.size(1), 1.0)]
+
     def step(self, x, y):
         """One optimisation step on batch (x, y): returns (the loss, detached; the learning rate now)."""
         config = self.config
-        loss, value = self.loss(x, y)
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), config.grad_norm_clip)
-        self.optimizer.step()
+        if self.graphs is not None:
+            value = self.graphs.step(x, y, self.plan(y))
+        else:
+            loss, value = self.loss(x, y)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), config.grad_norm_clip)
+            self.optimizer.step()
         if self.threads is not None:
             self.threads.update()
         if config.lr_decay:
             # the course's count: every target position of the (global) batch, PAD included
             self.trainer.tokens += y.numel() * self.world_size
             lr = config.learning_rate * lr_multiplier(self.trainer.tokens, config)
-            for param_group in self.optimizer.param_groups:
-                param_group["lr"] = lr
+            if self.graphs is not None:
+                self.graphs.set_lr(lr)  # a device tensor the captured AdamW reads
+            else:
+                for param_group in self.optimizer.param_groups:
+                    param_group["lr"] = lr
         else:
             lr = config.learning_rate
         return value, lr

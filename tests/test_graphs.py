@@ -1,0 +1,105 @@
+"""Whole-step CUDA graphs (submission/graphs.py): the step's bookkeeping (static buffers, the
+length-group plan, persistent gradients, the learning rate as a device tensor, capturable AdamW)
+gives the eager fast path's params. On the CPU, `capture_rerun` stands in for recording: a
+"replay" runs the captured Python again, reading only the static buffers. With a GPU, real
+captures are compared with eager steps (skipped without one, as in CI).
+
+Run:  python -m pytest -q tests/test_graphs.py
+"""
+import pytest
+import torch
+from torch.utils.data import TensorDataset
+
+from submission import GPT, GPTConfig, Trainer, TrainerConfig
+from submission.graphs import capture_rerun
+from submission.trainer import TrainingRun
+
+
+def padded_data(n=24, width=23, vocab=20):
+    g = torch.Generator().manual_seed(3)
+    x = torch.randint(1, vocab, (n, width), generator=g)
+    y = torch.randint(1, vocab, (n, width), generator=g)
+    for i in range(n):
+        y[i, 4 + i % 9:] = 0  # finetuning-like rows: PAD targets after the answer
+    return TensorDataset(x, y)
+
+
+def train(synth, graphs, monkeypatch, device=None, **conf):
+    """(params, the run) after 3 epochs of 8-row batches, eager or with step graphs (`graphs`: a
+    capture function, or "cuda" for the real one)."""
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(20, 24, n_layer=2, n_head=4, n_embd=32, synthesizer=synth,
+                          attn_pdrop=0.0, resid_pdrop=0.0, embd_pdrop=0.0))
+    tconf = dict(max_epochs=3, batch_size=8, learning_rate=1e-2, lr_decay=True, warmup_tokens=200,
+                 final_tokens=3000, num_threads=1, compile=False)
+    tconf.update(conf)
+    runs = []
+
+    def prepare(self, steps=None):
+        run = TrainingRun(self, steps)
+        if graphs is not None:
+            run.use_step_graphs(capture=None if graphs == "cuda" else graphs)
+        runs.append(run)
+        return run
+
+    monkeypatch.setattr(Trainer, "prepare", prepare)
+    trainer = Trainer(model, padded_data(), None, TrainerConfig(**tconf))
+    trainer.train()
+    return {n: p.detach().cpu() for n, p in model.state_dict().items()}, runs[0]
+
+
+@pytest.mark.parametrize("synth", [False, True])
+@pytest.mark.parametrize("groups", [1, 3])
+def test_replayed_steps_end_at_the_eager_params(synth, groups, monkeypatch):
+    """float64, so that a difference is one of bookkeeping, not of rounding (the groups' gradients
+    are summed in another order: 4e-13 apart after these 9 steps)."""
+    torch.set_default_dtype(torch.float64)
+    try:
+        eager, _ = train(synth, None, monkeypatch, length_groups=groups)
+        replayed, run = train(synth, capture_rerun, monkeypatch, length_groups=groups)
+    finally:
+        torch.set_default_dtype(torch.float32)
+    graphs = run.graphs
+    # 9 steps: the first of each shape ran eagerly and was recorded, the rest replayed
+    assert graphs.eager_steps < 9 and graphs.captures == len(graphs.graphs) + 1
+    assert len(graphs.graphs) >= groups
+    assert all(isinstance(g["lr"], torch.Tensor) for g in run.optimizer.param_groups)
+    for name, p in eager.items():
+        assert torch.allclose(replayed[name], p, atol=1e-10, rtol=0), name
+    start = GPT(GPTConfig(20, 24, n_layer=2, n_head=4, n_embd=32, synthesizer=synth)).state_dict()
+    assert max((eager[n] - start[n]).abs().max().item() for n in eager if n.endswith("weight")) > 1e-2
+
+
+def test_replayed_steps_follow_the_learning_rate_schedule(monkeypatch):
+    _, run = train(False, capture_rerun, monkeypatch)
+    lr = run.optimizer.param_groups[0]["lr"]
+    assert lr is run.graphs.lr  # one tensor for both groups, filled after every step
+    assert all(g["lr"] is lr and g["capturable"] for g in run.optimizer.param_groups)
+    from submission.trainer import lr_multiplier
+    assert lr.item() == pytest.approx(1e-2 * lr_multiplier(run.trainer.tokens, run.config))
+
+
+def test_step_graphs_say_what_they_need():
+    model = GPT(GPTConfig(20, 24, n_layer=1, n_head=2, n_embd=8))
+    with pytest.raises(ValueError, match="step_graphs needs a CUDA device; turn it off"):
+        Trainer(model, padded_data(), None, TrainerConfig(step_graphs=True)).prepare()
+    run = Trainer(model, padded_data(), None, TrainerConfig()).prepare()
+    x, y = padded_data().tensors
+    run.step(x[:8], y[:8])
+    with pytest.raises(ValueError, match="not stepped yet"):
+        run.use_step_graphs(capture=capture_rerun)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("groups", [1, 3])
+def test_captured_cuda_graphs_end_at_the_eager_params(groups, monkeypatch):
+    """Real torch.cuda.graph captures against eager steps, in float64 (no TF32), no dropout."""
+    torch.set_default_dtype(torch.float64)
+    try:
+        eager, _ = train(False, None, monkeypatch, length_groups=groups)
+        replayed, run = train(False, "cuda", monkeypatch, length_groups=groups)
+    finally:
+        torch.set_default_dtype(torch.float32)
+    assert run.graphs.eager_steps < 9 and run.graphs.captures == len(run.graphs.graphs) + 1
+    for name, p in eager.items():
+        assert torch.allclose(replayed[name], p, atol=1e-10, rtol=0), name
