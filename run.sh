@@ -5,6 +5,9 @@
 # redirect inputs and outputs; extra flags go to src/run.py (e.g. --n_layer 2 --max_epochs 1).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# relative DATA_DIR and OUT_DIR are the caller's, so resolve them before moving to the repo
+if [ -n "${DATA_DIR:-}" ] && [ "${DATA_DIR#/}" = "$DATA_DIR" ]; then DATA_DIR="$PWD/$DATA_DIR"; fi
+if [ -n "${OUT_DIR:-}" ] && [ "${OUT_DIR#/}" = "$OUT_DIR" ]; then OUT_DIR="$PWD/$OUT_DIR"; fi
 cd "$ROOT"
 DATA="${DATA_DIR:-data}"
 OUT="${OUT_DIR:-src/submission}"
@@ -61,7 +64,7 @@ esac
 # The course keeps its data in src/data/: files put there would otherwise go unread without a word
 warn_src_data() {
   if [ -z "${DATA_DIR:-}" ] && [ -f "$ROOT/src/data/wiki.txt" ]; then
-    echo "run.sh: note: reading data/ (the embedded corpus), not src/data/; to use src/data/: DATA_DIR=src/data ./run.sh $MODE" >&2
+    echo "run.sh: note: reading data/ (the embedded corpus), not src/data/; to use src/data/: DATA_DIR=$(printf '%q' "$ROOT/src/data") ./run.sh $MODE" >&2
   fi
 }
 run() { warn_src_data; pick_python; "$PY" src/run.py "$@"; }
@@ -96,6 +99,7 @@ case "$MODE" in
     run --function=evaluate --variant="$V" "$WIKI" "$EVAL" --reading_params_path="$OUT/$V.finetune.params" \
       --outputs_path="$OUT/$V.pretrain.$SPLIT.predictions" "$@" ;;
   london_baseline)
+    if [ $# -gt 0 ]; then echo "run.sh: london_baseline takes no arguments (got: $*); it scores \$DATA_DIR/birth_dev.tsv" >&2; exit 2; fi
     warn_src_data; pick_python; "$PY" src/london_baseline.py "$DATA/birth_dev.tsv" ;;
   all)
     for m in $MODES; do echo "=== ./run.sh $m" >&2; "$ROOT/run.sh" "$m" "$@"; done ;;

@@ -116,6 +116,13 @@ def pick_corpus(args, size_name, out):
     """
     size = SIZES[size_name]
     data = os.path.join(out, "data")
+    writes = not (args.data_dir and not args.people and size_name == "full") and not (
+        size_name == "full" and not args.data_dir and os.path.exists(os.path.join(HERE, "..", "data", "wiki.txt")))
+    if writes:  # the corpus written under --out must not land on one the user keeps
+        for keep in filter(None, (args.data_dir, os.path.join(HERE, "..", "data"))):
+            if os.path.realpath(data) == os.path.realpath(keep):
+                raise DataError(f"{data}: the demo writes its corpus there, over {keep}'s own files; give another "
+                                f"--out (the default is runs/demo)")
     if args.data_dir and (args.people or size_name != "full"):
         people = args.people or size.people
         train = args.train or round(people * size.train / size.people)

@@ -6,6 +6,8 @@ Standard library only, so a bad flag is refused before torch loads.
 
 COURSE_SIZE = dict(n_layer=4, n_head=8, n_embd=256, block_size=128)  # the course's GPT
 MAX_BLOCK = 2048  # the causal masks hold block_size^2 floats per layer
+MAX_PARAMS = 2 * 10 ** 9  # float32 weights of 8 GB, before AdamW's two moments: beyond any run of this task
+MIN_BLOCK = 17    # span corruption: a document cut to int(7/8 block) plus 3 MASKs (dataset.MIN_BLOCK)
 
 
 def add_model_flags(parser):
@@ -23,6 +25,11 @@ def check_model_flags(parser, args):
     if args.n_embd % args.n_head:
         parser.error(f"--n_embd {args.n_embd} must be a multiple of --n_head {args.n_head} "
                      f"(each head takes n_embd / n_head)")
-    if not 8 <= args.block_size <= MAX_BLOCK:
-        parser.error(f"--block_size must be between 8 (span corruption needs room) and {MAX_BLOCK}, "
-                     f"got {args.block_size}")
+    if not MIN_BLOCK <= args.block_size <= MAX_BLOCK:
+        parser.error(f"--block_size must be between {MIN_BLOCK} (span corruption: 7/8 of it for the text, then 3 "
+                     f"MASKs) and {MAX_BLOCK}, got {args.block_size}")
+    weights = args.n_layer * 12 * args.n_embd ** 2  # each block: attention 4 C^2, MLP 8 C^2
+    if weights > MAX_PARAMS:
+        parser.error(f"--n_layer {args.n_layer} --n_embd {args.n_embd} make a model of about {weights:,} parameters "
+                     f"({weights * 4 / 2 ** 30:,.0f} GiB of weights alone); the course's has 3.3 million: "
+                     f"lower them")

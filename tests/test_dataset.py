@@ -34,7 +34,13 @@ def test_vocabulary(ds):
 
 def test_reserved_characters_rejected():
     with pytest.raises(DataError, match="MASK"):
-        CharCorruptionDataset("a" + MASK_CHAR, 16)
+        CharCorruptionDataset("a" + MASK_CHAR, 17)
+    # in a question or place the model would read the sentinel itself (finetuning and evaluation files)
+    for text, name in ((f"Where was A born?\tLima\nWhere was B{MASK_CHAR} born?\tRome\n", "MASK"),
+                       (f"Where was A born?\tLi{PAD_CHAR}ma\n", "PAD")):
+        line = 2 if name == "MASK" else 1
+        with pytest.raises(DataError, match=rf"^f.tsv:{line}: the reserved {name} character .* remove it"):
+            parse_tsv(text, "f.tsv", require_label=False)
 
 
 def draws(ds, idx, n, seed=0):
@@ -152,3 +158,17 @@ def test_examples_have_their_own_storage(ds):
     before = a.clone()
     q.fill_(7)
     assert torch.equal(a, before)
+
+
+def test_every_block_size_from_the_smallest_gives_full_length_examples():
+    """int(7/8 B) characters of text plus 3 MASKs fit a block of B from B = 17 on; below it they cannot."""
+    from submission.dataset import MIN_BLOCK
+    doc = "abcdefghijklmnopqrstuvwxyz" * 4
+    for block in range(MIN_BLOCK, 48):
+        ds = CharCorruptionDataset(doc + "\n", block)
+        random.seed(block)
+        for _ in range(50):
+            x, y = ds[0]
+            assert x.shape == y.shape == (block - 1,)
+    with pytest.raises(ValueError, match=f"block_size must be at least {MIN_BLOCK} for span corruption"):
+        CharCorruptionDataset(doc, MIN_BLOCK - 1)

@@ -84,3 +84,20 @@ def test_cpu_demo_world_keeps_every_dev_answer_among_the_finetuning_answers():
     assert sum(p == "London" for _, p in world.dev) / len(world.dev) == 0.05
     assert len(world.wiki) == 3 * size.people
     assert _surname_alone(world) <= 0.02 * len(world.wiki)  # a surname alone only where another person shares it
+
+
+def test_the_corpus_written_under_out_never_lands_on_an_input_corpus(tmp_path):
+    """--out whose data/ is the --data-dir (or the repo's data/) would overwrite the user's corpus."""
+    import os
+    from argparse import Namespace
+    people = [("Ann Bo", "Oslo"), ("Cy Du", "Rome"), ("Ed Fa", "Lima"), ("Gu Ha", "Kiev")]
+    write(tmp_path / "data", [f"{n}. Where was {n} born? {p}." for n, p in people], people[:2], people[2:])
+    before = {n: (tmp_path / "data" / n).read_bytes() for n in os.listdir(tmp_path / "data")}
+    part = Namespace(data_dir=str(tmp_path / "data"), people=3, train=2, seed=0)
+    with pytest.raises(demo.DataError, match="the demo writes its corpus there, over .* give another --out"):
+        demo.pick_corpus(part, "cpu", str(tmp_path))
+    assert {n: (tmp_path / "data" / n).read_bytes() for n in os.listdir(tmp_path / "data")} == before
+    repo = os.path.dirname(demo.HERE)
+    generated = Namespace(data_dir=None, people=None, train=None, seed=0)
+    with pytest.raises(demo.DataError, match="the demo writes its corpus there"):
+        demo.pick_corpus(generated, "cpu", repo)  # --out . from the repo root: data/ is the embedded corpus

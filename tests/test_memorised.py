@@ -80,7 +80,7 @@ def test_memorised_rows_name_the_rows_per_split_and_counts_add_them_up(tmp_path)
     (["--n_head", "3"], "--n_embd 256 must be a multiple of --n_head 3"),
     (["--n_head", "0"], "--n_head must be at least 1"),
     (["--n_layer", "0"], "--n_layer must be at least 1"),
-    (["--block_size", "4"], "--block_size must be between 8"),
+    (["--block_size", "16"], "--block_size must be between 17"),
 ])
 def test_impossible_model_flags_are_one_line_errors(tmp_path, capsys, flags, says):
     """The size flags are checked as run.py checks them, before the params or data are read."""

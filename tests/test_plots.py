@@ -205,7 +205,7 @@ def test_attention_command_explains_bad_inputs(runs, tmp_path, capsys):
     (["--n_head", "3"], "--n_embd 256 must be a multiple of --n_head 3"),
     (["--n_head", "0"], "--n_head must be at least 1"),
     (["--n_layer", "0"], "--n_layer must be at least 1"),
-    (["--block_size", "4"], "--block_size must be between 8"),
+    (["--block_size", "16"], "--block_size must be between 17"),
     (["--variant", "bogus"], "argument --variant: invalid choice: 'bogus'"),
     (["--bogus"], "unrecognized arguments: --bogus"),
 ])

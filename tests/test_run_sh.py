@@ -95,10 +95,27 @@ def test_course_data_in_src_data_is_pointed_out(world, tmp_path):
                        text=True, timeout=120)
     assert p.returncode == 0 and p.stdout.startswith("Correct:"), p.stderr
     assert p.stderr == ("run.sh: note: reading data/ (the embedded corpus), not src/data/; to use src/data/: "
-                        "DATA_DIR=src/data ./run.sh london_baseline\n")
+                        f"DATA_DIR={tree}/src/data ./run.sh london_baseline\n")
     p = subprocess.run([str(tree / "run.sh"), "london_baseline"], cwd="/", env=dict(env, DATA_DIR=str(world)),
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and p.stderr == ""
+
+
+def test_relative_data_and_out_dirs_are_the_callers(world, tmp_path):
+    """DATA_DIR=d ./run.sh ... run from the folder holding d reads d there, not under the repo."""
+    import shutil
+    shutil.copytree(world, tmp_path / "d")
+    env = {k: v for k, v in os.environ.items() if k not in ("DATA_DIR", "OUT_DIR")}
+    env.update(DATA_DIR="d", OUT_DIR="o", PYTHON=sys.executable)
+    p = subprocess.run([os.path.join(ROOT, "run.sh"), "london_baseline"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.startswith("Correct:"), p.stderr
+    p = subprocess.run([os.path.join(ROOT, "run.sh"), "vanilla_eval_dev_with_pretrain"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and f"{tmp_path}/o/vanilla.finetune.params not found" in p.stderr
+    p = subprocess.run([os.path.join(ROOT, "run.sh"), "london_baseline", "extra"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and p.stderr.startswith("run.sh: london_baseline takes no arguments (got: extra)")
 
 
 def test_unknown_mode_lists_modes_and_the_closest(world, tmp_path):
@@ -183,7 +200,7 @@ def test_dropout_flag_sets_every_dropout(variant):
 
     import run as driver
     from submission.dataset import CharCorruptionDataset
-    pre = CharCorruptionDataset("Ada Quill was born in Lisbon.\nBo Li.", 16)
+    pre = CharCorruptionDataset("Ada Quill was born in Lisbon.\nBo Li.", 17)
     base = [f"--variant={variant}", "--function=pretrain", "--pretrain_corpus_path=w", "--writing_params_path=p",
             "--n_layer", "2", "--n_head", "2", "--n_embd", "16"]
     for extra, want in (([], 0.1), (["--dropout", "0"], 0.0), (["--dropout", "0.25"], 0.25)):

@@ -206,11 +206,11 @@ def test_run_py_flags_set_compile_and_bf16():
     import run
     from submission import helper
     from submission.dataset import CharCorruptionDataset
-    pre = CharCorruptionDataset("Ada Quill was born in Lisbon.\n" * 8, 16)
+    pre = CharCorruptionDataset("Ada Quill was born in Lisbon.\n" * 8, 17)
     base = ["pretrain", "vanilla", "wiki.txt", "--writing_params_path", "x.params"]
     seen = {}
     for flags in ([], ["--compile"], ["--compile_mode", "reduce-overhead"], ["--no_compile"], ["--bf16"]):
-        tconf, _ = helper.pretrain(pre, 16, GPT(GPTConfig(pre.vocab_size, 16, n_layer=1, n_head=2, n_embd=8)))
+        tconf, _ = helper.pretrain(pre, 17, GPT(GPTConfig(pre.vocab_size, 17, n_layer=1, n_head=2, n_embd=8)))
         run.apply_overrides(tconf, run.parse_args(base + flags))
         seen[" ".join(flags)] = (tconf.compile, tconf.amp)
     assert seen == {"": ("auto", False), "--compile": (True, False),

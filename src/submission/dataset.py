@@ -17,6 +17,7 @@ import torch
 from torch.utils.data import Dataset
 
 MASK_CHAR = u"\u2047"  # the double question mark: the sentinel
+MIN_BLOCK = 17  # the smallest block_size B with int(7 * B / 8) + 3 <= B
 PAD_CHAR = u"\u25A1"   # the empty square: padding
 
 
@@ -72,7 +73,8 @@ def read_text(path, what="file"):
 
 
 def parse_tsv(text, path="<string>", require_label=True):
-    """Rows of a birth-place TSV as (question, place-or-None, line_number); blank lines are skipped.
+    """Rows of a birth-place TSV as (question, place-or-None, line_number); blank lines are skipped,
+    a line with the reserved MASK or PAD character is a DataError.
 
     Each non-empty line is `question<TAB>place` (or the question alone when require_label is False).
     """
@@ -81,6 +83,10 @@ def parse_tsv(text, path="<string>", require_label=True):
         line = line.rstrip("\r")
         if not line.strip():
             continue
+        for special, name in ((MASK_CHAR, "MASK"), (PAD_CHAR, "PAD")):
+            if special in line:  # the model reads it as the sentinel, not as text
+                raise DataError(f"{path}:{lineno}: the reserved {name} character {special!r} (U+{ord(special):04X}) "
+                                f"is in a question or place; remove it from that line")
         fields = line.split("\t")
         if len(fields) == 2 and fields[0].strip() and fields[1].strip():
             rows.append((fields[0], fields[1], lineno))
@@ -157,8 +163,9 @@ class CharCorruptionDataset(Dataset):
         self.stoi = {ch: i for i, ch in enumerate(chars)}
         self.itos = {i: ch for i, ch in enumerate(chars)}
         self._ids = id_table(self.stoi)  # for encode
-        if block_size < 8:
-            raise ValueError(f"block_size must be at least 8 for span corruption, got {block_size}")
+        if block_size < MIN_BLOCK:  # a document cut to int(7/8 block) plus 3 MASKs must fit the block
+            raise ValueError(f"block_size must be at least {MIN_BLOCK} for span corruption (7/8 of it for the "
+                             f"text, then 3 MASKs), got {block_size}")
         self.block_size = block_size
         self.vocab_size = len(chars)
         self.data = data.split("\n")
