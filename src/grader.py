@@ -25,6 +25,7 @@ import importlib
 import math
 import os
 import random
+import shlex
 import sys
 import tempfile
 import time
@@ -85,11 +86,11 @@ class Context:
 
     def run_sh(self, mode):
         """The command that makes a missing file, with the folders this grading run uses."""
-        env = []
+        env = []  # quoted: the student pastes it into a shell, and a folder may have a space in its name
         if self.data_dir != os.path.abspath(DEFAULT_DATA_DIR):
-            env.append(f"DATA_DIR={self.data_dir}")
+            env.append(f"DATA_DIR={shlex.quote(self.data_dir)}")
         if self.submission_dir != os.path.abspath(DEFAULT_SUBMISSION_DIR):
-            env.append(f"OUT_DIR={self.submission_dir}")
+            env.append(f"OUT_DIR={shlex.quote(self.submission_dir)}")
         return " ".join(env + ["./run.sh", mode])
 
 
@@ -427,11 +428,13 @@ def score_predictions(ctx, name):
     if not os.path.isfile(path):
         first = f" (after {', '.join(before)})" if before else ""
         raise Failure(f"{_rel(path)} not found: make it with {ctx.run_sh(mode)}{first}")
-    with open(path, encoding="utf-8", errors="replace") as f:
+    with open(path, encoding="utf-8-sig", errors="replace") as f:  # a byte-order mark is no part of line 1
         text = f.read()
     lines = text.split("\n")
     if lines[-1] == "":  # an empty file, or a newline ending the last line: no line after it
         lines.pop()
+    while len(lines) > len(answers) and not lines[-1].strip():
+        lines.pop()  # blank lines after the last prediction (an editor's extra newline); one the count needs stays
     require(len(lines) == len(answers),
             f"{name} has {len(lines)} line{'' if len(lines) == 1 else 's'} for the {len(answers)} questions of {LABELS[split]}: it must hold one "
             f"prediction a line, in order; remake it with {ctx.run_sh(mode)}")
@@ -831,23 +834,34 @@ def which_corpus(data_dir, marks="auto"):
     return "embedded" if same else "course"
 
 
-def load_marks(doc, corpus):
-    table = doc.get("pass_marks", {}).get(corpus)
-    if not isinstance(table, dict) or any(not isinstance(table.get(k), (int, float)) for k in MARK_KEYS):
-        raise ValueError(f"points.json: pass_marks.{corpus} must give {', '.join(MARK_KEYS)} as fractions")
+def load_marks(doc, corpus, shown="points.json"):
+    marks = doc.get("pass_marks")
+    table = marks.get(corpus) if isinstance(marks, dict) else None
+
+    def fraction(v):  # not a bool (an int to Python), nor NaN (json reads it)
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1
+
+    if not isinstance(table, dict) or not all(fraction(table.get(k)) for k in MARK_KEYS):
+        raise graderlib.PointsError(f"{shown}: pass_marks.{corpus} must give {', '.join(MARK_KEYS)} as fractions")
     return {k: float(table[k]) for k in MARK_KEYS}
 
 
 def make_grader(data_dir=DEFAULT_DATA_DIR, submission_dir=DEFAULT_SUBMISSION_DIR, marks="auto",
-                points_path=POINTS_PATH):
-    """The grader with every test, for the given data and submission folders."""
-    doc = graderlib.load_points(points_path)
+                points_path=None):
+    """The grader with every test, for the given data and submission folders; graderlib.PointsError
+    when the points file (default POINTS_PATH) cannot be used."""
+    points_path = points_path or POINTS_PATH  # looked up now, so that tests can point it elsewhere
+    shown = _rel(points_path)
+    doc = graderlib.load_points(points_path, shown)
     corpus = which_corpus(data_dir, marks)
-    ctx = Context(data_dir, submission_dir, load_marks(doc, corpus), corpus)
+    ctx = Context(data_dir, submission_dir, load_marks(doc, corpus, shown), corpus)
     g = graderlib.Grader(doc["points"], context=ctx, own_files=[__file__])
-    for test_id, description, fn, timeout in TESTS:
-        g.add(test_id, description, fn, timeout)
-    g.check_points()
+    try:
+        for test_id, description, fn, timeout in TESTS:
+            g.add(test_id, description, fn, timeout)
+        g.check_points()
+    except graderlib.PointsError as e:
+        raise graderlib.PointsError(f"{shown}: {e}") from None
     return g
 
 
@@ -878,12 +892,14 @@ def main(argv=None):
         except (AttributeError, ValueError):
             pass
     args = build_parser().parse_args(argv)
-    problem = graderlib.json_path_problem(args.json) if args.json else None
-    if problem:
-        print(f"grader: --json {args.json}: {problem}", file=sys.stderr)
-        return 2
+    # --json replaces only a results.json the grader wrote (graderlib.is_report): the points file, a
+    # data or predictions file, or any other file of the user's is refused before any test runs
     json_path = os.path.realpath(args.json) if args.json else None
-    overwrites = json_path and os.path.isfile(json_path) and not json_path.endswith(".json")
+    if json_path and json_path == os.path.realpath(POINTS_PATH):
+        print(f"grader: --json {args.json}: is the grader's points file ({_rel(POINTS_PATH)}), an input of the "
+              f"grader; write results.json elsewhere", file=sys.stderr)
+        return 2
+    overwrites = json_path and os.path.isfile(json_path) and not graderlib.is_report(json_path)
     for flag, folder in (("--data-dir", args.data_dir), ("--submission-dir", args.submission_dir)):
         if not os.path.isdir(folder):  # a typo would fail every test of every student, with exit status 0
             print(f"grader: {flag} {folder}: no such folder; check the path", file=sys.stderr)
@@ -892,10 +908,17 @@ def main(argv=None):
             print(f"grader: --json {args.json}: would overwrite a file of {flag}, an input of the grader; "
                   f"write results.json elsewhere", file=sys.stderr)
             return 2
+    problem = graderlib.json_path_problem(args.json) if args.json else None
+    if problem:
+        print(f"grader: --json {args.json}: {problem}", file=sys.stderr)
+        return 2
     g, interrupted = None, False
     try:
         g = make_grader(args.data_dir, args.submission_dir, args.marks)
         status = grade(g, args)
+    except graderlib.PointsError as e:  # before any test runs: make_grader reads the points file first
+        print(f"grader: {e}", file=sys.stderr)
+        status = 2
     except KeyboardInterrupt:  # the running test was stopped (graderlib); results.json is not written
         print("grader: interrupted", file=sys.stderr)
         status, interrupted = 130, True

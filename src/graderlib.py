@@ -39,6 +39,10 @@ class Failure(Exception):
     """A graded failure; its message is the reason shown to the student (one or two lines)."""
 
 
+class PointsError(ValueError):
+    """A points file the grader cannot use; the message names it and says what to fix (one line)."""
+
+
 class TestTimeout(BaseException):
     """Raised asynchronously in a test thread that ran past its time limit (BaseException, so that
     an `except Exception` in the code under test does not swallow it)."""
@@ -183,7 +187,7 @@ class Grader:
         if test_id in self._by_id:
             raise ValueError(f"test id {test_id} registered twice")
         if test_id not in self._points:
-            raise ValueError(f"points.json has no points for {test_id}")
+            raise PointsError(f"no points for {test_id}; add it to the points file's \"points\"")
         test = Test(test_id, description, fn, timeout)
         test.points = self._points[test_id]
         self.tests.append(test)
@@ -194,7 +198,7 @@ class Grader:
         """points.json must list exactly the registered tests."""
         extra = sorted(set(self._points) - set(self._by_id))
         if extra:
-            raise ValueError(f"points.json lists tests the grader does not have: {', '.join(extra)}")
+            raise PointsError(f"lists tests the grader does not have: {', '.join(extra)}; remove them")
 
     def ids(self):
         return [t.id for t in self.tests]
@@ -331,7 +335,28 @@ def json_path_problem(path):
         return f"{folder} is a file, not a folder; give a path whose folders exist or can be made"
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"no permission to write in {folder}; give a path in a folder you can write to"
+    if os.path.isfile(path) and os.path.getsize(path) and not is_report(path):
+        return ("exists and is not a results.json the grader wrote, so it is not replaced; give a new path, "
+                "or move that file away first")
     return None
+
+
+REPORT_MAX_BYTES = 10 * 2 ** 20  # a report of a few dozen tests is kilobytes
+
+
+def is_report(path):
+    """Whether `path` holds a results.json that write_json wrote (gradescope_json's layout): the only
+    existing file, besides an empty one, that --json may replace; anything else is the user's."""
+    try:
+        if os.path.getsize(path) > REPORT_MAX_BYTES:
+            return False
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, UnicodeDecodeError, ValueError):  # ValueError: JSONDecodeError, or NaN-like oddities
+        return False
+    fields = {"name", "score", "max_score", "output"}
+    return (isinstance(doc, dict) and "score" in doc and isinstance(doc.get("tests"), list)
+            and all(isinstance(t, dict) and fields <= set(t) for t in doc["tests"]))
 
 
 def write_json(results, path, execution_time=None):
@@ -353,13 +378,26 @@ def write_json(results, path, execution_time=None):
         raise
 
 
-def load_points(path):
-    """points.json: {"points": {test_id: number}, ...}; the other keys are the grader's to read."""
-    with open(path, encoding="utf-8") as f:
-        doc = json.load(f)
-    if not isinstance(doc.get("points"), dict):
-        raise ValueError(f"{path}: expected a \"points\" object mapping test ids to numbers")
+def load_points(path, shown=None):
+    """points.json: {"points": {test_id: number}, ...}; the other keys are the grader's to read.
+    PointsError, naming the file as `shown` (default: `path`), when it cannot be read or used."""
+    shown = shown or path
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            text = f.read()
+    except OSError as e:
+        raise PointsError(f"{shown}: cannot be read ({e.strerror or e}); restore it from version control") from None
+    except UnicodeDecodeError as e:
+        raise PointsError(f"{shown}: not valid UTF-8 at byte {e.start}; save it as UTF-8") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise PointsError(f"{shown}:{e.lineno}: not valid JSON ({e.msg}, column {e.colno}); fix that line or "
+                          f"restore the file from version control") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("points"), dict):
+        raise PointsError(f"{shown}: expected an object with a \"points\" object mapping test ids to numbers")
     for k, v in doc["points"].items():
-        if not isinstance(v, (int, float)) or v < 0:
-            raise ValueError(f"{path}: points of {k} must be a non-negative number, got {v!r}")
+        # bool is an int to Python, and json reads NaN and Infinity: neither is a number of points
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < float("inf"):
+            raise PointsError(f"{shown}: points of {k} must be a non-negative number, got {v!r}")
     return doc

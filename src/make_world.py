@@ -430,10 +430,18 @@ def _read_lines(path):
 
 
 def _read_tsv(path):
+    """(name, place) of each `question<TAB>place` line of a split; blank lines (as an editor leaves at
+    the end) skipped, any other line without exactly one tab a WorldError naming it."""
     rows = []
-    for line in _read_lines(path):
-        question, _, place = line.partition("\t")
-        rows.append((_question_name(question), place))
+    for lineno, line in enumerate(_read_lines(path), start=1):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) != 2 or not fields[0].strip() or not fields[1].strip():
+            found = "a blank question or place" if len(fields) == 2 else f"{len(fields)} tab-separated field(s)"
+            raise WorldError(f"{path}:{lineno}: expected `question<TAB>place`, found {found} in {line[:60]!r}; "
+                             f"fix or remove that line")
+        rows.append((_question_name(fields[0]), fields[1]))
     return rows
 
 
@@ -449,12 +457,12 @@ def _name_lookup_baseline(train, dev, fallback):
     else first token, else the most common train place: what names alone can give."""
     by_last, by_first = {}, {}
     for n, p in train:
-        toks = n.split()
+        toks = n.split() or [""]  # "Where was  born?" names nobody; no IndexError for it
         by_last.setdefault(toks[-1], Counter())[p] += 1
         by_first.setdefault(toks[0], Counter())[p] += 1
     hits = 0
     for n, p in dev:
-        toks = n.split()
+        toks = n.split() or [""]
         c = by_last.get(toks[-1]) or by_first.get(toks[0])
         guess = c.most_common(1)[0][0] if c else fallback
         hits += guess == p
@@ -474,7 +482,7 @@ def stats(data_dir):
         test = _read_tsv(test_path)
     else:
         test = [(_question_name(q), None)
-                for q in _read_lines(os.path.join(data_dir, "birth_test_inputs.tsv"))]
+                for q in _read_lines(os.path.join(data_dir, "birth_test_inputs.tsv")) if q.strip()]
     s = {"people": len(wiki), "train": len(train), "dev": len(dev), "test": len(test)}
     labelled = train + dev + [r for r in test if r[1] is not None]
     s["labelled"] = len(labelled)

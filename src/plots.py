@@ -72,7 +72,11 @@ def pyplot():
 # ----------------------------------------------------------------------------- training curves
 
 def read_log(path):
-    """The rows of one training log, checked: a list of dicts with LOG_KEYS."""
+    """The rows of one training log, checked: a list of dicts with numbers for step, loss and lr.
+
+    A `.partial` log is one that training is still writing (src/submission/trainer.py renames it when
+    training ends): its last line, when no newline ends it yet, is a row being written, and is left out.
+    """
     if not os.path.exists(path):
         raise PlotError(f"{path}: log not found (src/run.py writes <writing_params_path>{LOG_SUFFIX})")
     if os.path.isdir(path):
@@ -85,6 +89,8 @@ def read_log(path):
         line = data.count(b"\n", 0, e.start) + 1
         raise PlotError(f"{path}:{line}: not UTF-8 text, so not a training log (a params file?); "
                         f"give <params>{LOG_SUFFIX}") from None
+    if path.endswith(".partial") and not text.endswith("\n"):
+        text = text[:text.rfind("\n") + 1]  # the row the run is writing now (all of it, if it is the first)
     rows = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -95,6 +101,10 @@ def read_log(path):
             raise PlotError(f"{path}:{lineno}: not a JSON object; is this a training log?") from None
         if not isinstance(row, dict) or any(k not in row for k in ("step", "loss", "lr")):
             raise PlotError(f"{path}:{lineno}: a log row needs step, loss and lr, found {str(row)[:80]}")
+        for key in ("step", "loss", "lr"):  # bool is an int to Python, but no step or loss
+            if isinstance(row[key], bool) or not isinstance(row[key], (int, float)):
+                raise PlotError(f"{path}:{lineno}: {key} is {row[key]!r}, not a number; is this a training log "
+                                f"written by src/run.py?")
         rows.append(row)
     if not rows:
         raise PlotError(f"{path}: the log is empty (did the run train at least one step?)")
@@ -261,8 +271,9 @@ def attention_maps(model, idx):
     return maps
 
 
-def load_model(params, variant, corpus_path, n_layer, n_head, n_embd, block_size):
-    """(model in eval mode on the CPU, vocabulary dataset) for a params file of the given size."""
+def load_model(params, variant, corpus_path, n_layer, n_head, n_embd, block_size, variant_flag="--variant "):
+    """(model in eval mode on the CPU, vocabulary dataset) for a params file of the given size;
+    `variant_flag` is the flag that chose `variant`, named when the params are the other variant's."""
     from submission.dataset import CharCorruptionDataset, read_text
     from submission.model import GPT, GPTConfig
     from submission.utils import load_params
@@ -270,7 +281,7 @@ def load_model(params, variant, corpus_path, n_layer, n_head, n_embd, block_size
     mconf = GPTConfig(vocab.vocab_size, block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd,
                       synthesizer=variant == "synthesizer")
     model = GPT(mconf)
-    load_params(model, params)
+    load_params(model, params, variant_flag=variant_flag, corpus_flag="--pretrain_corpus_path")
     return model.eval(), vocab
 
 
@@ -398,9 +409,10 @@ def plot_last_rows(panels, prompt, out, title=None, dpi=100):
         plt.close(fig)
 
 
-def attention_panel(params, variant, corpus_path, question, size, expected=None):
-    """One model's panel for plot_attention: its label, its per-layer maps and its greedy answer."""
-    model, vocab = load_model(params, variant, corpus_path, **size)
+def attention_panel(params, variant, corpus_path, question, size, expected=None, variant_flag="--variant"):
+    """One model's panel for plot_attention: its label, its per-layer maps and its greedy answer.
+    `variant_flag` is the command-line flag that chose `variant`, named when the params are the other's."""
+    model, vocab = load_model(params, variant, corpus_path, **size, variant_flag=variant_flag + " ")
     prompt, idx = encode_prompt(question, vocab)
     maps = attention_maps(model, idx)
     answer = greedy_answer(model, question, vocab)
@@ -414,12 +426,14 @@ def draw_attention(question, corpus_path, models, out, size=None, title=None, dp
                    last_row=False):
     """Attention maps of one or two models (a list of (params, variant)) on `question`; writes `out`.
     `expected`, the true place, is shown beside each model's answer when given; `last_row` draws only
-    the MASK's row of each map (plot_last_rows)."""
+    the MASK's row of each map (plot_last_rows). A params file of the other variant is a ParamsError
+    naming --variant for the first model and --variant2 for the second (the attention command's flags)."""
     pyplot()  # fail early, before loading models, when matplotlib is missing
     size = dict(COURSE_SIZE, **(size or {}))
     panels, prompt = [], None
-    for params, variant in models:
-        prompt, panel = attention_panel(params, variant, corpus_path, question, size, expected)
+    for i, (params, variant) in enumerate(models):
+        flag = "--variant" if i == 0 else "--variant2"
+        prompt, panel = attention_panel(params, variant, corpus_path, question, size, expected, flag)
         panels.append(panel)
     return (plot_last_rows if last_row else plot_attention)(panels, prompt, out, title=title, dpi=dpi)
 

@@ -20,6 +20,7 @@ from startup import interruptible_start  # noqa: E402
 with interruptible_start("run.py"):  # torch loads here
     from submission import helper
     from submission.dataset import MASK_CHAR, CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
+    from submission.files import is_special_file
     from submission.model import GPTConfig
     from submission.trainer import COMPILE_MODES
     from submission.utils import (OneLineParser, atomic_write_text, check_output_path, evaluate_places,
@@ -119,6 +120,13 @@ def parse_args(argv=None):
     for name in needs:
         if not getattr(args, name):
             p.error(f"--function={args.function} needs --{name}")
+    unread = {"pretrain": ["reading_params_path", "finetune_corpus_path", "eval_corpus_path", "outputs_path"],
+              "finetune": ["eval_corpus_path", "outputs_path"],
+              "evaluate": ["writing_params_path", "finetune_corpus_path", "log_path"]}[args.function]
+    for name in unread:  # the course's run.py ignores them too; say so, as a user may expect otherwise
+        if getattr(args, name):
+            why = " (pretraining always starts from a new model)" if name == "reading_params_path" else ""
+            print(f"run.py: note: --function={args.function} does not read --{name}{why}", file=sys.stderr)
     return args
 
 
@@ -134,12 +142,22 @@ def build_model(args, pretrain_dataset):
     return helper.initialize_synthesizer_model(mconf)
 
 
+def default_log_path(args):
+    """--log_path, else <writing_params_path>.log.jsonl; os.devnull when the params go to a special file
+    (/dev/null, a FIFO): beside /dev/null the log was a regular file made in /dev."""
+    if args.log_path:
+        return args.log_path
+    if is_special_file(args.writing_params_path):
+        return os.devnull
+    return args.writing_params_path + ".log.jsonl"
+
+
 def apply_overrides(tconf, args):
     """Command-line overrides of the part's TrainerConfig, and where its loss log goes."""
     for name in TRAINER_OVERRIDES:
         if getattr(args, name) is not None:
             setattr(tconf, name, getattr(args, name))
-    tconf.log_path = args.log_path or (args.writing_params_path + ".log.jsonl")
+    tconf.log_path = default_log_path(args)
     if args.compile or args.compile_mode:
         tconf.compile = args.compile_mode or True
     if args.no_compile:
@@ -213,8 +231,7 @@ def check_outputs(args):
         check_output_path(args.outputs_path, "predictions", inputs)
         return
     check_output_path(args.writing_params_path, "params", inputs)
-    log = args.log_path or (args.writing_params_path + ".log.jsonl")
-    check_output_path(log, "loss log", inputs + [args.writing_params_path])
+    check_output_path(default_log_path(args), "loss log", inputs + [args.writing_params_path])
 
 
 def main(argv=None):

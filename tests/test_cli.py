@@ -68,6 +68,18 @@ def test_step_graphs_on_a_machine_without_a_gpu_is_one_line(capsys, monkeypatch)
     assert driver.apply_overrides(TrainerConfig(), driver.parse_args(argv + ["--step_graphs"])).step_graphs
 
 
+def test_flags_the_function_does_not_read_are_named(capsys):
+    base = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "--writing_params_path=p"]
+    driver.parse_args(base + ["--reading_params_path=old.params"])
+    assert capsys.readouterr().err == ("run.py: note: --function=pretrain does not read --reading_params_path "
+                                       "(pretraining always starts from a new model)\n")
+    driver.parse_args(["--function=evaluate", "--variant=vanilla", "--pretrain_corpus_path=w", "--reading_params_path=r",
+                       "--eval_corpus_path=e", "--outputs_path=o", "--writing_params_path=p"])
+    assert capsys.readouterr().err == "run.py: note: --function=evaluate does not read --writing_params_path\n"
+    driver.parse_args(base)
+    assert capsys.readouterr().err == ""
+
+
 def test_missing_required_flag_is_one_line(capsys):
     err = one_line_exit(capsys, ["--function=evaluate", "--variant=vanilla", "--pretrain_corpus_path=w"])
     assert "--function=evaluate needs --reading_params_path" in err

@@ -252,6 +252,23 @@ def test_thread_policy_honours_a_fixed_count(monkeypatch):
         torch.set_num_threads(before)
 
 
+def test_thread_counts_from_the_environment(monkeypatch):
+    import os
+    from submission.dataset import DataError
+    cap = os.cpu_count()
+    for value in ("abc", "0", "-1", "1.5"):
+        monkeypatch.setenv("GPT_NUM_THREADS", value)
+        with pytest.raises(DataError, match=r"GPT_NUM_THREADS=.* is not a thread count; set it to a whole number"):
+            CpuThreads()
+    monkeypatch.setenv("GPT_NUM_THREADS", "100000")  # far beyond the machine: its CPUs
+    assert CpuThreads().fixed == cap
+    monkeypatch.delenv("GPT_NUM_THREADS")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1,2")  # OpenMP's nested form: the first level
+    assert CpuThreads().fixed == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "auto")  # not ours to judge: the trainer chooses
+    assert CpuThreads().fixed is None
+
+
 def test_thread_policy_leaves_the_cores_other_processes_use(monkeypatch):
     """4 cores; /proc/stat ticks as (all busy, all, ours): over each 100-tick window (25 a core)
     the other processes use the busy ticks that are not ours."""

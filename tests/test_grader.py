@@ -12,6 +12,7 @@ import json
 import os
 import random
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -423,6 +424,24 @@ def test_line_count_of_short_prediction_files(corpus, tmp_path, text, count):
     assert not r.passed and f"has {count} for the {len(corpus[1]['dev'])} questions" in r.reason
 
 
+def test_a_byte_order_mark_or_blank_lines_at_the_end_of_predictions_cost_nothing(corpus, tmp_path):
+    """A predictions file saved with a byte-order mark lost its first prediction (19/20); one ending in
+    an extra blank line had "21 lines for the 20 questions" and scored 0."""
+    dev = corpus[1]["dev"]
+    name = ACCURACY["1f-1-hidden"]
+    ctx = grader.make_grader(corpus[0], str(tmp_path), "course").context
+    body = "".join(p + "\n" for p in dev)
+    for text in ("\ufeff" + body, body + "\n", body + "\n \n\n", "\ufeff" + body.replace("\n", "\r\n") + "\r\n"):
+        (tmp_path / name).write_bytes(text.encode("utf-8"))
+        assert grader.score_predictions(ctx, name) == (len(dev), len(dev)), repr(text[-8:])
+    # an empty last prediction is a line the count needs: it stays, and is wrong
+    (tmp_path / name).write_text("".join(p + "\n" for p in dev[:-1]) + "\n", encoding="utf-8")
+    assert grader.score_predictions(ctx, name) == (len(dev) - 1, len(dev))
+    (tmp_path / name).write_text(body + "Lima\n\n", encoding="utf-8")  # a line too many is still one
+    with pytest.raises(graderlib.Failure, match=f"has {len(dev) + 1} lines for the {len(dev)} questions"):
+        grader.score_predictions(ctx, name)
+
+
 def test_data_file_not_utf8_fails_in_one_line_naming_file_line_and_byte(corpus, tmp_path):
     data = tmp_path / "data"
     shutil.copytree(corpus[0], data)
@@ -447,6 +466,18 @@ def test_missing_file_names_the_run_sh_mode(corpus, tmp_path):
              "1g-1-hidden": "synthesizer_eval_dev_with_pretrain", "1g-2-hidden": "synthesizer_eval_test_with_pretrain"}
     for test_id, r in results.items():
         assert not r.passed and "not found" in r.reason and f"./run.sh {modes[test_id]}" in r.reason
+
+
+def test_the_run_sh_hint_quotes_folders_for_the_shell(corpus, tmp_path):
+    """The hint printed DATA_DIR=/tmp/w/da ta dir ./run.sh ..., which the shell splits at the space."""
+    data, sub = tmp_path / "da ta dir", tmp_path / "it's mine"
+    shutil.copytree(corpus[0], data)
+    sub.mkdir()
+    reason = run(str(data), ["1f-1-hidden"], submission_dir=str(sub))["1f-1-hidden"].reason
+    command = reason.split("make it with ", 1)[1].split(" (after", 1)[0]
+    assert command == f"DATA_DIR={shlex.quote(str(data))} OUT_DIR={shlex.quote(str(sub))} ./run.sh " \
+                      f"vanilla_eval_dev_with_pretrain"
+    assert shlex.split(command) == [f"DATA_DIR={data}", f"OUT_DIR={sub}", "./run.sh", "vanilla_eval_dev_with_pretrain"]
 
 
 def test_pass_mark_boundary(corpus, tmp_path):
@@ -558,6 +589,64 @@ def test_missing_folders_and_json_over_an_input_are_one_line_before_any_test(tmp
         out, err = capsys.readouterr()
         assert out == "" and err.startswith(says) and err.count("\n") == 1, err
         assert open(os.path.join(corpus[0], "birth_dev.tsv"), "rb").read() == dev
+
+
+def test_json_over_the_points_file_or_a_users_file_is_one_line_before_any_test(tmp_path, capsys, monkeypatch):
+    """--json src/points.json replaced the grader's own input (every later run then crashed in
+    load_points), and --json README.md replaced any file outside the data and submission folders."""
+    points = tmp_path / "points.json"
+    shutil.copy(grader.POINTS_PATH, points)
+    monkeypatch.setattr(grader, "POINTS_PATH", str(points))  # the real one stays safe, old code or new
+    (tmp_path / "README.md").write_text("mine\n")
+    (tmp_path / "config.json").write_text('{"score": 3, "tests": "mine"}\n')
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    not_a_report = "exists and is not a results.json the grader wrote, so it is not replaced"
+    for path, says in ((points, f"is the grader's points file ({points})"), (tmp_path / "README.md", not_a_report),
+                       (tmp_path / "config.json", not_a_report)):
+        assert grader.main(["1g-3-hidden", "--json", str(path)]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.startswith(f"grader: --json {path}: {says}") and err.count("\n") == 1, err
+        assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_json_replaces_a_report_the_grader_wrote_or_an_empty_file(tmp_path, corpus, capsys):
+    out_json = tmp_path / "r.json"
+    out_json.write_text("")
+    for _ in range(2):  # an empty file, then the report the first run wrote
+        assert grader.main(["1g-3-hidden", "--data-dir", corpus[0], "--json", str(out_json)]) == 0
+        assert graderlib.is_report(str(out_json)) and json.loads(out_json.read_text())["score"] == 4
+    capsys.readouterr()
+    for text in ("mine\n", "[]\n", '{"score": 1}\n', '{"score": 1, "tests": [{"name": "x"}]}\n', "\xff"):
+        out_json.write_text(text, encoding="latin-1")
+        assert not graderlib.is_report(str(out_json))
+        assert graderlib.json_path_problem(str(out_json)).startswith("exists and is not a results.json")
+
+
+@pytest.mark.parametrize("text, says", [
+    ('{"points": {\n  "1c-0-hidden": 2,\n', "{p}:3: not valid JSON (Expecting property name enclosed in double "
+                                             "quotes, column 1); fix that line or restore the file"),
+    ("[1, 2]", "{p}: expected an object with a \"points\" object"),
+    ('{"points": {"1c-0-hidden": "two"}}', "{p}: points of 1c-0-hidden must be a non-negative number, got 'two'"),
+    ('{"points": {"1c-0-hidden": true}}', "{p}: points of 1c-0-hidden must be a non-negative number, got True"),
+    ('{"points": {}}', "{p}: pass_marks.course must give vanilla_dev"),
+    ("\xff", "{p}: not valid UTF-8 at byte 0"),
+    ("MARKS", "{p}: no points for 1c-0-hidden; add it"),
+    ("MARKS+9z", "{p}: lists tests the grader does not have: 9z-0-basic; remove them"),
+])
+def test_a_malformed_points_file_is_one_line_naming_it(tmp_path, capsys, monkeypatch, corpus, text, says):
+    """A points file that json could not read, or one of the wrong shape, was a traceback from load_points."""
+    points = tmp_path / "points.json"
+    if text.startswith("MARKS"):  # valid pass marks; one test's points missing, or one too many
+        doc = json.load(open(grader.POINTS_PATH, encoding="utf-8"))
+        del doc["points"]["1c-0-hidden"]
+        if text.endswith("9z"):
+            doc["points"].update({"1c-0-hidden": 2, "9z-0-basic": 1})
+        text = json.dumps(doc)
+    points.write_bytes(text.encode("latin-1"))
+    monkeypatch.setattr(grader, "POINTS_PATH", str(points))
+    assert grader.main(["1g-3-hidden", "--data-dir", corpus[0]]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"grader: {says.format(p=points)}") and err.count("\n") == 1, err
 
 
 def test_failed_json_write_leaves_no_temporary_file(tmp_path):

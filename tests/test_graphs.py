@@ -8,20 +8,11 @@ Run:  python -m pytest -q tests/test_graphs.py
 """
 import pytest
 import torch
-from torch.utils.data import TensorDataset
 
 from submission import GPT, GPTConfig, Trainer, TrainerConfig
 from submission.graphs import capture_rerun
 from submission.trainer import TrainingRun
-
-
-def padded_data(n=24, width=23, vocab=20):
-    g = torch.Generator().manual_seed(3)
-    x = torch.randint(1, vocab, (n, width), generator=g)
-    y = torch.randint(1, vocab, (n, width), generator=g)
-    for i in range(n):
-        y[i, 4 + i % 9:] = 0  # finetuning-like rows: PAD targets after the answer
-    return TensorDataset(x, y)
+from test_fast import padded_data
 
 
 def train(synth, graphs, monkeypatch, device=None, **conf):

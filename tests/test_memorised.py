@@ -88,3 +88,25 @@ def test_impossible_model_flags_are_one_line_errors(tmp_path, capsys, flags, say
         memorised.main(["--params", str(tmp_path / "none.params"), *flags])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and says in err and err.count("\n") == 1
+
+
+def test_a_corpus_of_another_vocabulary_names_the_data_dir_flag(tmp_path, capsys):
+    """Params trained on another corpus told the user to pass --pretrain_corpus_path, a run.py flag."""
+    from submission.dataset import CharCorruptionDataset
+    from submission.utils import run_cli
+    trained_on = "Ann Bo. Born in Oslo.\nCy Du. Born in Rome.\n"
+    vocab = CharCorruptionDataset(trained_on, 32).vocab_size
+    torch.save(GPT(GPTConfig(vocab, 32, n_layer=1, n_head=2, n_embd=16)).state_dict(), tmp_path / "m.params")
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "wiki.txt").write_text(trained_on + "Ed Fa. Born in Lima, Peru.\n", encoding="utf-8")  # more characters
+    for name in ("birth_places_train.tsv", "birth_dev.tsv"):
+        (data / name).write_text("Where was Ann Bo born?\tOslo\n", encoding="utf-8")
+    argv = ["--params", str(tmp_path / "m.params"), "--data-dir", str(data), "--n_layer", "1", "--n_head", "2",
+            "--n_embd", "16", "--block_size", "32"]
+    with pytest.raises(SystemExit) as stop:
+        run_cli(lambda: memorised.main(argv))
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1, err
+    assert "use the same --data-dir (the folder of the wiki.txt) the params were trained with" in err
+    assert "--pretrain_corpus_path" not in err

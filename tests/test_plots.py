@@ -125,6 +125,38 @@ def test_read_log_explains_bad_files(tmp_path):
     assert plots.moving_average([1.0, 3.0, 5.0, 7.0], 2) == [1.0, 2.0, 4.0, 6.0]
 
 
+def test_a_row_whose_numbers_are_not_numbers_is_named(tmp_path, capsys):
+    """A row with "loss": "x" passed read_log and was a TypeError traceback from plot_curves."""
+    log = tmp_path / "a.log.jsonl"
+    for row, says in (('{"step": 2, "loss": "x", "lr": 0.1}', "loss is 'x', not a number"),
+                      ('{"step": true, "loss": 2.0, "lr": 0.1}', "step is True, not a number"),
+                      ('{"step": 2, "loss": 2.0, "lr": null}', "lr is None, not a number")):
+        log.write_text('{"step": 1, "loss": 2.0, "lr": 0.1}\n' + row + "\n")
+        with pytest.raises(plots.PlotError, match=f"^{log}:2: {says}; is this a training log"):
+            plots.read_log(str(log))
+    code, printed, err = curves([str(log), "--out", str(tmp_path / "c.png")], capsys)
+    assert code == 2 and printed == "" and err == [f"plots.py: error: {log}:2: lr is None, not a number; is this "
+                                                   f"a training log written by src/run.py?"]
+    assert not (tmp_path / "c.png").exists()
+
+
+def test_a_partial_log_leaves_out_the_row_being_written(tmp_path):
+    """A log that training is still writing (<log>.partial) was refused for its unfinished last line."""
+    rows = "".join(json.dumps({"step": s, "loss": 3.0 / s, "lr": 1e-3}) + "\n" for s in (1, 2))
+    partial = tmp_path / "a.params.log.jsonl.partial"
+    partial.write_text(rows + '{"step": 3, "lo')
+    assert [r["step"] for r in plots.read_log(str(partial))] == [1, 2]
+    partial.write_text(rows)  # a row just finished: all of it counts
+    assert [r["step"] for r in plots.read_log(str(partial))] == [1, 2]
+    partial.write_text('{"step": 1, "lo')
+    with pytest.raises(plots.PlotError, match="the log is empty"):
+        plots.read_log(str(partial))
+    finished = tmp_path / "a.params.log.jsonl"  # a finished log cut short is damaged: still an error
+    finished.write_text(rows + '{"step": 3, "lo')
+    with pytest.raises(plots.PlotError, match=f"^{finished}:3: not a JSON object"):
+        plots.read_log(str(finished))
+
+
 # ----------------------------------------------------------------------------- the commands
 
 def test_curves_command_writes_a_png(runs, tmp_path):
@@ -196,6 +228,23 @@ def test_attention_command_explains_bad_inputs(runs, tmp_path, capsys):
     args[args.index("--question") + 1] = "Where was Zoë born?"  # 'Z', 'ë' are not in the corpus
     assert plots.main(args) == 2
     assert "vocabulary lacks" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_params_of_the_other_variant_name_the_flag_that_chose_it(runs, tmp_path, capsys):
+    """Vanilla params given to --params2 (synthesizer by default) told the user to pass --variant=."""
+    out = tmp_path / "a.png"
+    for flags, says in (([], "pass --variant2 vanilla or use the synthesizer params file"),
+                        (["--variant2", "synthesizer"], "pass --variant2 vanilla or use the synthesizer params file")):
+        args = [a for a in attention_args(runs, out, *size_flags()) if a not in ("--variant2", "synthesizer")]
+        args[args.index("--params2") + 1] = runs["vanilla"][0]
+        assert plots.main(args + flags) == 2
+        err = capsys.readouterr().err
+        assert says in err and "--variant=" not in err and err.count("\n") == 1, err
+    args = attention_args(runs, out, *size_flags())
+    args[args.index("--params") + 1] = runs["synthesizer"][0]  # the first file: --variant
+    assert plots.main(args) == 2
+    assert "pass --variant synthesizer or use the vanilla params file" in capsys.readouterr().err
     assert not out.exists()
 
 

@@ -169,3 +169,55 @@ def test_load_params_refuses_code(tmp_path):
     with pytest.raises(ParamsError):
         load_params(small(), str(p))
     assert not os.path.exists("/tmp/owned_by_params")
+
+
+@pytest.mark.parametrize("state, says", [
+    ({1: torch.zeros(2)}, "the key 1 is not a name"),
+    ({"tok_emb.weight": 5}, "the value of 'tok_emb.weight' is int, not a tensor"),
+])
+def test_a_dict_that_is_not_of_named_tensors_is_one_line(tmp_path, state, says):
+    """It ended in AttributeError ('int' object has no attribute 'startswith' / 'shape')."""
+    p = tmp_path / "x.params"
+    torch.save(state, p)
+    with pytest.raises(ParamsError, match=rf"x.params: not a state_dict of tensors \({re.escape(says)}\); pass a "
+                                          r"params file that run.py wrote$"):
+        load_params(small(), str(p))
+
+
+def test_params_load_into_a_wrapped_model(tmp_path):
+    """The course's trainer wraps the model in DataParallel on CUDA: loading into it gave KeyError
+    'tok_emb.weight'. (DataParallel wraps on a CPU too, without GPUs.)"""
+    a, b = small(), small()
+    p = tmp_path / "m.params"
+    torch.save(a.state_dict(), p)
+    wrapped = torch.nn.DataParallel(b)
+    assert load_params(wrapped, str(p)) is wrapped
+    assert all(torch.equal(a.state_dict()[k], b.state_dict()[k]) for k in a.state_dict())
+
+
+@pytest.mark.parametrize("share", [0.05, 0.2, 0.35, 0.5, 0.75, 0.95])
+def test_params_cut_short_anywhere_are_called_cut_short(tmp_path, share):
+    """Cut past the first few kilobytes, torch's reader failed with 'OSError: [Errno 22] Invalid argument'."""
+    p = tmp_path / "m.params"
+    torch.save(GPT(GPTConfig(20, 16, n_layer=2, n_head=2, n_embd=32)).state_dict(), p)
+    whole = p.read_bytes()
+    p.write_bytes(whole[:int(len(whole) * share)])
+    with pytest.raises(ParamsError, match=r"not a loadable params file \(a PyTorch file cut short or damaged"):
+        load_params(GPT(GPTConfig(20, 16, n_layer=2, n_head=2, n_embd=32)), str(p))
+
+
+def test_a_checkpoint_with_tensors_beside_the_weights_is_named_a_checkpoint(tmp_path):
+    """{'state_dict': ..., 'lr': tensor} was called 'another model's params'."""
+    p = tmp_path / "x.params"
+    torch.save({"state_dict": small().state_dict(), "lr": torch.tensor(3e-4), "step": 7}, p)
+    with pytest.raises(ParamsError, match=r"weights under the key 'state_dict', not a params file; save "
+                                          r"torch.load\(.*\)\['state_dict'\] to a file of its own"):
+        load_params(small(), str(p))
+
+
+def test_evaluate_places_reads_past_a_byte_order_mark(tmp_path):
+    """A dev file saved by a Windows editor: a BOM, then a blank line, then the labelled rows."""
+    from submission.utils import evaluate_places
+    path = tmp_path / "dev.tsv"
+    path.write_text("\ufeff\nWhere was A born?\tLondon\nWhere was B born?\tParis\n", encoding="utf-8")
+    assert evaluate_places(str(path), ["London", "Rome"]) == (2.0, 1.0)

@@ -373,6 +373,24 @@ def test_stats_of_a_world_without_test_split(tmp_path):
     assert s["names_match_lines"] == 1.0 and s["test_top"] is None
 
 
+def test_stats_skip_blank_lines_and_name_a_line_without_a_tab(tmp_path, capsys):
+    """A blank line at the end of train or dev was an IndexError in the name-lookup baseline; a line
+    without a tab was counted as a row with an empty place."""
+    mw.write_world(mw.build_world(people=60, train=40, dev=10), str(tmp_path))
+    want = mw.stats(str(tmp_path))
+    for name in ("birth_places_train.tsv", "birth_dev.tsv", "birth_test.tsv"):
+        with open(tmp_path / name, "a", encoding="utf-8") as f:
+            f.write("\n \n")
+    assert mw.stats(str(tmp_path)) == want
+    dev = tmp_path / "birth_dev.tsv"
+    lines = read(str(dev)).decode("utf-8").split("\n")
+    lines[2] = lines[2].replace("\t", " ")
+    dev.write_text("\n".join(lines), encoding="utf-8")
+    code, err = run_main(["--stats", str(tmp_path)], capsys)
+    assert code == 2 and err == [f"make_world.py: error: {dev}:3: expected `question<TAB>place`, found 1 "
+                                 f"tab-separated field(s) in {lines[2][:60]!r}; fix or remove that line"], err
+
+
 # ----------------------------------------------------------------------------- hand-written lists
 
 def test_place_list():
@@ -580,6 +598,24 @@ def test_london_baseline_explains_bad_files_in_one_line(tmp_path, capsys, text, 
     path.write_text(text, encoding="utf-8")
     code, out, err = london([str(path)], capsys)
     assert code == 2 and out == "" and len(err) == 1 and err[0].startswith("error: " + says.format(path)), err
+
+
+@pytest.mark.parametrize("text, says", [
+    ("\ufeff\nWhere was Ana Ruiz born?\tLondon\nWhere was Tom Oduya born?\tParis\n", "Correct: 1.0 out of 2.0: 50.0%"),
+    ("\ufeffWhere was Ana Ruiz born?\tLondon \r\n\r\n", "Correct: 1.0 out of 1.0: 100.0%"),
+    ("\ufeff\n\n", "error: {}: no `question<TAB>place` lines"),
+    ("\ufeff\nWhere was Ana Ruiz born?\n", "error: {}: questions without places (a test-inputs file)"),
+])
+def test_london_baseline_reads_a_file_with_a_byte_order_mark(tmp_path, capsys, text, says):
+    """A byte-order mark then a blank line: evaluate_places read the mark as a question without a place,
+    returned (0, 0), and the percentage was a ZeroDivisionError traceback."""
+    path = tmp_path / "dev.tsv"
+    path.write_bytes(text.encode("utf-8"))
+    code, out, err = london([str(path)], capsys)
+    if says.startswith("Correct"):
+        assert code == 0 and out == says + "\n" and err == []
+    else:
+        assert code == 2 and out == "" and len(err) == 1 and err[0].startswith(says.format(path)), err
 
 
 def test_london_baseline_usage_errors_are_one_line(tmp_path, capsys):

@@ -4,12 +4,14 @@ Files are written atomically (a temporary file beside the target, then os.replac
 interrupted run never leaves a half-written params or predictions file. A Ctrl-C during a write is
 held until the temporary file is complete, then discards it and raises (`interrupts_held`): a
 KeyboardInterrupt inside torch.save's zip writer ended in a second error and exit status 1.
-Special files (/dev/null, a FIFO) are written straight. `load_params` reads params with
+Special files (/dev/null, a FIFO) are written straight; a symlink's target is written atomically, the
+link kept. `load_params` reads params with
 weights_only=True and explains a file of another variant, vocabulary or model size in one line;
 `OneLineParser` and `run_cli` give every script one-line usage and input errors (exit 2; Ctrl-C 130).
 """
 import argparse
 import contextlib
+import errno
 import os
 import shutil
 import signal
@@ -17,6 +19,7 @@ import sys
 import tempfile
 import threading
 import warnings
+import zipfile
 
 import torch
 
@@ -89,16 +92,42 @@ def is_special_file(path):
     return os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path)
 
 
+_DISK_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+def _names_a_folder(path):
+    """True for a path spelled as a folder's (ending in a separator, `.` or `..`): realpath drops the
+    trailing `/`, so without this check `out/` would be written as a file named `out`."""
+    return path.endswith(tuple(os.sep + (os.altsep or ""))) or os.path.basename(path) in (".", "..")
+
+
+def _reason(e):
+    """The last non-empty line of an exception's message (its strerror for an OSError), or its type."""
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    return lines[-1] if lines else type(e).__name__
+
+
 def _atomic(path, write):
+    if _names_a_folder(path):
+        raise DataError(f"{path}: names a folder, not a file; give a file name")
     if is_special_file(path):
-        with open(path, "wb") as f:
-            write(f)
-        return
-    d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
-    with interrupts_held():  # a Ctrl-C inside the write is held, then discards it (below)
-        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=d)
         try:
+            with open(path, "wb") as f:
+                write(f)
+        except OSError as e:  # /dev/full, a FIFO whose reader went away
+            raise DataError(f"{path}: could not write to it ({_reason(e)}); pick another path") from None
+        return
+    target = os.path.realpath(path)  # a symlink: its target is replaced, the link stays a link
+    d = os.path.dirname(target)
+    tmp = None
+    with interrupts_held():  # a Ctrl-C inside the write is held, then discards it (below)
+        try:
+            # inside the try: a folder that os.access calls writable can still refuse a file (/sys, NFS
+            # root-squash, a quota), and that is one line too
+            os.makedirs(d, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=os.path.basename(target) + ".", suffix=".tmp", dir=d)
             with os.fdopen(fd, "wb") as f:
                 write(f)
                 f.flush()
@@ -106,17 +135,18 @@ def _atomic(path, write):
             # mkstemp makes the file 0600; give it the mode an ordinary open() would (0666 less umask)
             os.chmod(tmp, 0o666 & ~_umask())
             raise_pending_interrupt()  # Ctrl-C during the write: the old file stays
-            os.replace(tmp, path)
+            os.replace(tmp, target)
         except BaseException as e:
-            if os.path.exists(tmp):
+            if tmp is not None and os.path.exists(tmp):
                 os.unlink(tmp)
-            # a full disk or a lost mount: OSError from Python, RuntimeError from torch.save's zip writer
+            # OSError from Python; RuntimeError from torch.save's zip writer, seen only on a full disk
             zip_writer = isinstance(e, RuntimeError) and ("inline_container" in str(e) or "writ" in str(e))
-            if isinstance(e, OSError) or zip_writer:
-                lines = [line.strip() for line in str(e).splitlines() if line.strip()] or [type(e).__name__]
-                reason = e.strerror if isinstance(e, OSError) and e.strerror else lines[-1]
-                raise DataError(f"{path}: could not write it ({reason}; {_free_space(d)}); the previous file, "
+            if zip_writer or (isinstance(e, OSError) and e.errno in _DISK_FULL):
+                raise DataError(f"{path}: could not write it ({_reason(e)}; {_free_space(d)}); the previous file, "
                                 f"if any, is unchanged; free some disk space or pick another path") from None
+            if isinstance(e, OSError):  # permission, a read-only or lost mount: more space would not help
+                raise DataError(f"{path}: could not write it ({_reason(e)}); the previous file, if any, is "
+                                f"unchanged; pick another path") from None
             raise
 
 
@@ -146,13 +176,21 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def check_output_path(path, what, inputs=()):
-    """DataError unless `path` can take an output file: not a folder, not one of the `inputs`, in a
-    folder that is writable, or that can be made in the nearest folder there is (the writers make it:
-    nothing is made here, so a run that stops at a bad input leaves no empty folder). Called before a
-    run, so a long run is never lost at its final write."""
+    """DataError unless `path` can take an output file: not a folder (nor spelled as one, `out/`), not
+    one of the `inputs`, in a folder where a file can be made (tried: os.access says yes to /sys, NFS
+    with root-squash, a full quota), or that can be made in the nearest folder there is (the writers
+    make it: nothing is made here, so a run that stops at a bad input leaves no empty folder). Called
+    before a run, so a long run is never lost at its final write."""
     full = os.path.realpath(path)
     if os.path.isdir(full):
         raise DataError(f"{path}: the {what} path is a folder; give a file path")
+    if _names_a_folder(path):
+        raise DataError(f"{path}: the {what} path names a folder (it ends in {os.path.basename(path) or path[-1]!r}); "
+                        f"give a file name")
+    if is_special_file(full):  # /dev/null, a FIFO: written straight (never replaced), its folder untouched
+        if not os.access(full, os.W_OK):
+            raise DataError(f"{path}: is not writable; pick another path for the {what}")
+        return
     for other in inputs:
         if other and os.path.realpath(other) == full:
             raise DataError(f"{path}: the {what} would overwrite an input of this run; write it elsewhere")
@@ -165,6 +203,14 @@ def check_output_path(path, what, inputs=()):
     if not os.access(existing, os.W_OK | os.X_OK):
         made = "is not writable" if existing == folder else f"cannot be made: {existing} is not writable"
         raise DataError(f"{path}: the folder {folder} {made}; pick another path for the {what}")
+    try:
+        with interrupts_held():  # a Ctrl-C here would leave the trial file behind
+            fd, tmp = tempfile.mkstemp(prefix=os.path.basename(full) + ".", suffix=".tmp", dir=existing)
+            os.close(fd)
+            os.unlink(tmp)
+    except OSError as e:
+        raise DataError(f"{path}: no file can be made in the folder {existing} ({_reason(e)}); pick another path "
+                        f"for the {what}") from None
 
 
 class ParamsError(ValueError):
@@ -251,6 +297,10 @@ def _unloadable(path, error):
     if not head:
         return "an empty file"
     if head.startswith(b"PK\x03\x04") or head.startswith(_LEGACY_MAGIC):
+        # a zip cut short has no end record; torch's reader then fails in many ways (an EOFError, no
+        # central directory, or OSError EINVAL from a seek past the end), so ask zipfile instead
+        if head.startswith(b"PK\x03\x04") and not zipfile.is_zipfile(path):
+            return "a PyTorch file cut short or damaged, as by an interrupted copy"
         if type(error).__name__ == "UnpicklingError":
             return ("a PyTorch file holding Python objects beyond tensors (classes or code), which are not "
                     "loaded, for safety")
@@ -274,8 +324,10 @@ def _unloadable(path, error):
     return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
 
 
-def load_params(model, path):
-    """Load a params file into `model` on any device, refusing code and explaining mismatches."""
+def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_corpus_path"):
+    """Load a params file into `model` on any device, refusing code and explaining mismatches.
+    `variant_flag` and `corpus_flag` are how the caller's command line chooses the variant and the
+    corpus (run.py's by default), named in the errors that send the user to them."""
     if not os.path.exists(path):
         raise ParamsError(f"{path}: params file not found")
     if not os.path.isfile(path):  # a folder, /dev/null, a FIFO
@@ -291,23 +343,40 @@ def load_params(model, path):
         raise ParamsError(f"{path}: holds a {type(state).__name__}, not a state_dict (a dict of tensors); pass a "
                           f"params file that run.py wrote")
     for key in ("model", "state_dict", "model_state_dict"):  # a training checkpoint of another loop
-        if isinstance(state.get(key), dict) and not any(torch.is_tensor(v) for v in state.values()):
+        # a state_dict's values are tensors, never dicts: weights under one of these keys, beside the
+        # step or an optimizer's state (tensors too, such as a learning rate), make a checkpoint
+        inner = state.get(key)
+        if isinstance(inner, dict) and any(torch.is_tensor(v) for v in inner.values()):
             raise ParamsError(f"{path}: a checkpoint with the weights under the key {key!r}, not a params file; "
                               f"save torch.load({path!r})[{key!r}] to a file of its own and pass that")
     if not state:
         raise ParamsError(f"{path}: an empty state_dict, no weights; re-create it with the run.sh mode that writes it")
+    for k, v in state.items():  # before clean_state_dict and the shape checks, which take these for granted
+        if not isinstance(k, str) or not torch.is_tensor(v):
+            what = (f"the key {k!r} is not a name" if not isinstance(k, str) else
+                    f"the value of {k!r} is {type(v).__name__}, not a tensor")
+            raise ParamsError(f"{path}: not a state_dict of tensors ({what}); pass a params file that run.py wrote")
     state = clean_state_dict(state)
-    own = model.state_dict()
+    # a model wrapped by DataParallel/DDP (`.module`) or torch.compile (`._orig_mod`) names its weights with
+    # those prefixes; the file has none (clean_state_dict), so load into the model inside
+    target = model
+    while True:
+        inner = getattr(target, "module", None)
+        inner = inner if isinstance(inner, torch.nn.Module) else getattr(target, "_orig_mod", None)
+        if not isinstance(inner, torch.nn.Module):
+            break
+        target = inner
+    own = target.state_dict()
     synth_file = any(k.endswith("attn.w2") for k in state)
     synth_model = any(k.endswith("attn.w2") for k in own)
     if synth_file != synth_model:
         have, want = ("synthesizer", "vanilla") if synth_file else ("vanilla", "synthesizer")
         raise ParamsError(f"{path}: these are {have} params, but the model is {want}; "
-                          f"pass --variant={have} or use the {want} params file")
+                          f"pass {variant_flag}{have} or use the {want} params file")
     if "tok_emb.weight" in state and state["tok_emb.weight"].shape[0] != own["tok_emb.weight"].shape[0]:
         raise ParamsError(f"{path}: params have a vocabulary of {state['tok_emb.weight'].shape[0]} characters, "
                           f"the pretraining corpus gives {own['tok_emb.weight'].shape[0]}; use the same "
-                          f"--pretrain_corpus_path the params were trained with")
+                          f"{corpus_flag} the params were trained with")
     if not set(state) & set(own):
         raise ParamsError(f"{path}: none of its {len(state)} keys (such as {sorted(state)[:2]}) names a weight of "
                           f"the assignment's GPT; it holds another model's params")
@@ -321,5 +390,5 @@ def load_params(model, path):
             raise ParamsError(f"{path}: {k} has shape {tuple(v.shape)}, the model wants {tuple(own[k].shape)}; "
                               f"use the model size (n_layer, n_head, n_embd, block_size) they were trained "
                               f"with{_size_hint(state)}")
-    model.load_state_dict(state)
+    target.load_state_dict(state)
     return model

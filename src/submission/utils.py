@@ -73,6 +73,21 @@ def usable_cores():
         return os.cpu_count() or 1
 
 
+def _threads_from_environment():
+    """The thread count $GPT_NUM_THREADS fixes (a DataError if it is not a whole number >= 1), else
+    $OMP_NUM_THREADS's first level ("4,2" is OpenMP's nested form; a value torch would not take is
+    left to torch), else None. Capped at the machine's CPUs: beyond them threads only wait."""
+    cap = os.cpu_count() or 1
+    value = os.environ.get("GPT_NUM_THREADS", "").strip()
+    if value:
+        if not value.isdigit() or int(value) < 1:
+            raise DataError(f"GPT_NUM_THREADS={value!r} is not a thread count; set it to a whole number such as "
+                            f"1 or {cap}, or unset it to let the trainer choose")
+        return min(int(value), cap)
+    first = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    return min(int(first), cap) if first.isdigit() and int(first) >= 1 else None
+
+
 class CpuThreads:
     """Keeps torch's CPU thread count at the cores that other processes leave free.
 
@@ -87,8 +102,7 @@ class CpuThreads:
     """
 
     def __init__(self, fixed=None, every=10.0):
-        env = os.environ.get("GPT_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
-        self.fixed = fixed if fixed is not None else (int(env) if env else None)
+        self.fixed = fixed if fixed is not None else _threads_from_environment()
         self.every = every
         self.cores = usable_cores()
         self.used = set()  # every count set so far (results differ in the last bits between counts)
@@ -164,7 +178,7 @@ def evaluate_places(filepath, predicted_places):
 
     Returns: (total, correct), floats
     """
-    with open(filepath, encoding="utf-8") as fin:
+    with open(filepath, encoding="utf-8-sig") as fin:  # -sig: a byte-order mark is not a line's text
         lines = [x.strip().split("\t") for x in fin if x.strip()]
     if not lines or len(lines[0]) == 1:
         print("No gold birth places provided; returning (0,0)")

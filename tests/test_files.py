@@ -1,0 +1,110 @@
+"""Output paths and the atomic writer (files.py): a path spelled as a folder, a folder that os.access calls
+writable but that takes no file, a write that fails for a reason other than a full disk, a symlink, and
+run.py's default loss log beside params written to a special file. Each is refused up front or ends in
+one line naming the file and the real reason; nothing the user made is replaced.
+
+Run:  python -m pytest -q tests/test_files.py
+"""
+import errno
+import os
+import stat
+
+import pytest
+import torch
+
+import run as driver
+from submission import TrainerConfig
+from submission.files import DataError, atomic_torch_save, atomic_write_text, check_output_path
+
+
+def test_an_output_path_ending_in_a_slash_is_refused_up_front(tmp_path):
+    """`--writing_params_path=out/pdir/` passed the check; training ran, then the write failed with
+    'Not a directory ...; free some disk space'."""
+    for spelled in (f"{tmp_path}/pdir/", f"{tmp_path}/pdir/."):
+        with pytest.raises(DataError, match=r"the params path names a folder .*; give a file name$") as e:
+            check_output_path(spelled, "params")
+        assert "\n" not in str(e.value)
+        with pytest.raises(DataError, match="names a folder, not a file; give a file name"):
+            atomic_write_text(spelled, "x\n")  # realpath drops the slash: it would write a file named pdir
+    assert os.listdir(tmp_path) == []
+
+
+def _refuse_files(*args, **kwargs):
+    raise PermissionError(errno.EACCES, "Permission denied")
+
+
+def test_a_folder_that_takes_no_file_is_refused_up_front(tmp_path, monkeypatch):
+    """os.access says yes to /sys, to NFS with root-squash, to a full quota; the check now makes (and
+    removes) a file there, so the run stops before training instead of at its final write."""
+    check_output_path(str(tmp_path / "p.params"), "params")
+    assert os.listdir(tmp_path) == []  # the trial file is removed
+    monkeypatch.setattr("submission.files.tempfile.mkstemp", _refuse_files)
+    with pytest.raises(DataError, match=rf"p.params: no file can be made in the folder {tmp_path} \(Permission "
+                                        r"denied\); pick another path for the params$"):
+        check_output_path(str(tmp_path / "p.params"), "params")
+
+
+def test_sys_is_refused_up_front():
+    """The real case, where there is a /sys that refuses files (as root os.access says it is writable)."""
+    if not os.path.isdir("/sys"):
+        pytest.skip("no /sys here")
+    try:
+        check_output_path("/sys/vanilla.pretrain.params", "params")
+    except DataError as e:
+        assert "/sys/vanilla.pretrain.params: " in str(e) and "\n" not in str(e)
+    else:
+        pytest.fail("/sys took a file")
+
+
+def test_a_write_that_fails_for_another_reason_says_so_in_one_line(tmp_path, monkeypatch):
+    """mkstemp sat outside the writer's try: a PermissionError traceback after training, params lost;
+    and every failure was told to free disk space."""
+    p = tmp_path / "vanilla.pretrain.params"
+    atomic_write_text(str(p), "old\n")
+    monkeypatch.setattr("submission.files.tempfile.mkstemp", _refuse_files)
+    with pytest.raises(DataError) as e:
+        atomic_torch_save({"w": torch.zeros(2)}, str(p))
+    message = str(e.value)
+    assert message.startswith(f"{p}: could not write it (Permission denied)") and "\n" not in message
+    assert "disk space" not in message and "pick another path" in message
+    assert p.read_text() == "old\n"
+
+
+def test_a_special_file_that_fails_is_one_line():
+    """/dev/full, written straight, raised a bare OSError."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    with pytest.raises(DataError, match=r"^/dev/full: could not write to it \(No space left on device\); "
+                                        r"pick another path$"):
+        atomic_write_text("/dev/full", "Lisbon\n")
+
+
+def test_a_symlinked_output_writes_its_target_and_stays_a_link(tmp_path):
+    """os.replace swapped the link for a regular file and the file it named was never written."""
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "dev.predictions"
+    target.write_text("old\n")
+    link = tmp_path / "dev.predictions"
+    link.symlink_to(os.path.join("real", "dev.predictions"))  # relative, as `ln -s` makes it
+    atomic_write_text(str(link), "Lisbon\n")
+    assert link.is_symlink() and target.read_text() == "Lisbon\n"
+    params = tmp_path / "p.params"
+    params.symlink_to(tmp_path / "real" / "p.params")  # dangling: the target is made
+    atomic_torch_save({"w": torch.ones(2)}, str(params))
+    assert params.is_symlink() and torch.equal(torch.load(tmp_path / "real" / "p.params")["w"], torch.ones(2))
+    assert sorted(os.listdir(tmp_path / "real")) == ["dev.predictions", "p.params"]  # no temporary file left
+
+
+def test_params_to_a_special_file_send_the_default_log_to_devnull(tmp_path):
+    """--writing_params_path=/dev/null made a regular file /dev/null.log.jsonl in /dev (as root)."""
+    argv = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w"]
+    args = driver.parse_args(argv + ["--writing_params_path=/dev/null"])
+    assert driver.apply_overrides(TrainerConfig(), args).log_path == os.devnull
+    driver.check_outputs(args)  # accepted, for any user: /dev itself is never written
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    args = driver.parse_args(argv + [f"--writing_params_path={fifo}"])
+    assert driver.apply_overrides(TrainerConfig(), args).log_path == os.devnull
+    args = driver.parse_args(argv + [f"--writing_params_path={tmp_path / 'p.params'}"])
+    assert driver.apply_overrides(TrainerConfig(), args).log_path == f"{tmp_path / 'p.params'}.log.jsonl"
+    assert not os.path.exists("/dev/null.log.jsonl") and stat.S_ISCHR(os.stat("/dev/null").st_mode)
