@@ -51,7 +51,8 @@ def build_parser():
     g.add_argument("--num_workers", type=int, default=None)
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--log_path", default=None,
-                   help="per-step loss/lr log (JSON lines); default: <writing_params_path>.log.jsonl")
+                   help="per-step loss/lr log (JSON lines); default: <writing_params_path>.log.jsonl (os.devnull when the "
+                        "params go to a special file such as /dev/null)")
     g.add_argument("--compile", action="store_true",
                    help="torch.compile the model for training, on any device and run length (default: on one GPU, "
                         "runs of 8,000 steps or more, i.e. pretraining, compile with CUDA graphs; params are "
