@@ -107,6 +107,14 @@ def make_corpus(out_dir, size, seed):
     make_world.write_world(world, out_dir)
 
 
+def refuse_an_input_folder(data, data_dir):
+    """DataError if the corpus folder the demo is about to write is --data-dir or the repo's data/."""
+    for keep in filter(None, (data_dir, os.path.join(HERE, "..", "data"))):
+        if os.path.realpath(data) == os.path.realpath(keep):
+            raise DataError(f"{data}: the demo writes its corpus there, over {keep}'s own files; give another "
+                            f"--out (the default is runs/demo)")
+
+
 def pick_corpus(args, size_name, out):
     """(data folder, description) of the corpus a demo runs on.
 
@@ -116,16 +124,10 @@ def pick_corpus(args, size_name, out):
     """
     size = SIZES[size_name]
     data = os.path.join(out, "data")
-    writes = not (args.data_dir and not args.people and size_name == "full") and not (
-        size_name == "full" and not args.data_dir and os.path.exists(os.path.join(HERE, "..", "data", "wiki.txt")))
-    if writes:  # the corpus written under --out must not land on one the user keeps
-        for keep in filter(None, (args.data_dir, os.path.join(HERE, "..", "data"))):
-            if os.path.realpath(data) == os.path.realpath(keep):
-                raise DataError(f"{data}: the demo writes its corpus there, over {keep}'s own files; give another "
-                                f"--out (the default is runs/demo)")
     if args.data_dir and (args.people or size_name != "full"):
         people = args.people or size.people
         train = args.train or round(people * size.train / size.people)
+        refuse_an_input_folder(data, args.data_dir)
         subset_corpus(args.data_dir, data, people, train, people - train)
         return data, f"{args.data_dir} (first {train} train + {people - train} dev people)"
     if args.data_dir:
@@ -136,6 +138,7 @@ def pick_corpus(args, size_name, out):
         return args.data_dir, f"{args.data_dir} (all of it)"
     if size_name == "full" and os.path.exists(os.path.join(HERE, "..", "data", "wiki.txt")):
         return os.path.join(HERE, "..", "data"), "data/ (the embedded corpus)"
+    refuse_an_input_folder(data, args.data_dir)
     make_corpus(data, size, args.seed)
     return data, f"a generated world of {size.people} people ({size.train} train, {size.dev} dev)"
 

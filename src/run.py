@@ -109,8 +109,9 @@ def parse_args(argv=None):
         if args.compile_mode in ("reduce-overhead", "max-autotune"):
             p.error(f"--step_graphs records its own CUDA graphs; --compile_mode {args.compile_mode} records "
                     f"others: use --compile_mode default or max-autotune-no-cudagraphs")
-        if args.function != "evaluate" and get_device() != "cuda":
-            p.error(f"--step_graphs needs a CUDA GPU (this run would train on {get_device()}); leave it out")
+        device = get_device()
+        if args.function != "evaluate" and device != "cuda":
+            p.error(f"--step_graphs needs a CUDA GPU (this run would train on {device}); leave it out")
         if int(os.environ.get("WORLD_SIZE", "1")) > 1:
             p.error("--step_graphs is for one process, not torchrun; leave it out")
     if not args.pretrain_corpus_path:

@@ -94,3 +94,20 @@ def test_captured_cuda_graphs_end_at_the_eager_params(groups, monkeypatch):
     assert run.graphs.eager_steps < 9 and run.graphs.captures == len(run.graphs.graphs) + 1
     for name, p in eager.items():
         assert torch.allclose(replayed[name], p, atol=1e-10, rtol=0), name
+
+
+def test_an_ungrouped_step_after_grouped_ones_weighs_its_loss_by_one():
+    """A batch with no counted target is planned ungrouped (length_groups gives None) between grouped
+    ones of the same shape: its replay must not read a grouped step's share."""
+    from submission.graphs import StepGraphs
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(20, 24, n_layer=1, n_head=2, n_embd=8, attn_pdrop=0.0, resid_pdrop=0.0, embd_pdrop=0.0))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)
+    graphs = StepGraphs(model, opt, 1.0, "cpu", groups=2, capture=capture_rerun)
+    x, y = padded_data().tensors
+    x, y = x[:8], y[:8]
+    rows = torch.arange(8)
+    graphs.step(x, y, [(rows[:4], 23, 0.6), (rows[4:], 23, 0.4)])
+    with torch.no_grad():
+        expected = model(x, y)[1]
+    assert graphs.step(x, y, [(None, 23, 1.0)]).item() == pytest.approx(expected.item(), rel=1e-6)

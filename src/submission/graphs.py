@@ -56,7 +56,8 @@ class _Batch:
         self.x = torch.zeros(shape, dtype=torch.long, device=device)       # (B, T)
         self.y = torch.zeros(shape, dtype=torch.long, device=device)       # (B, T)
         self.order = torch.zeros(shape[0], dtype=torch.long, device=device)  # (B,) rows, grouped by length
-        self.shares = torch.zeros(max(1, groups), device=device)           # (G,) each group's loss weight
+        self.shares = torch.ones(max(1, groups), device=device)            # (G,) each group's loss weight
+        self.shares_are_ones = True  # as an ungrouped step needs them
 
 
 class StepGraphs:
@@ -88,7 +89,7 @@ class StepGraphs:
             group["capturable"] = True
         self.losses = torch.zeros(self.groups, device=device)  # (G,) each group's share x mean loss
         self.batches = {}   # (B, T) -> _Batch
-        self.graphs = {}    # (B, T, start, stop, width, slot, grouped) -> captured forward + backward
+        self.graphs = {}    # ((B, T), start, stop, width, slot, grouped) -> captured forward + backward
         self.update = None  # captured clip + AdamW
         self.captures = 0   # graphs recorded
         self.eager_steps = 0  # steps run eagerly (each one with a shape not yet recorded)
@@ -143,8 +144,12 @@ class StepGraphs:
         if grouped:
             order = torch.cat([rows for rows, _, _ in parts])               # (rows with targets,)
             batch.order[:order.numel()].copy_(self._pinned(order), non_blocking=True)
-        shares = torch.tensor([share for _, _, share in parts], dtype=batch.shares.dtype)  # (len(parts),)
-        batch.shares[:len(parts)].copy_(self._pinned(shares), non_blocking=True)
+            shares = torch.tensor([share for _, _, share in parts], dtype=batch.shares.dtype)  # (len(parts),)
+            batch.shares[:len(parts)].copy_(self._pinned(shares), non_blocking=True)
+            batch.shares_are_ones = False
+        elif not batch.shares_are_ones:  # ungrouped after grouped steps (a batch without targets): share 1
+            batch.shares.fill_(1.0)
+            batch.shares_are_ones = True
         for slot, (rows, width, _) in enumerate(parts):
             stop = start + (rows.numel() if grouped else shape[0])
             keys.append((shape, start, stop, width, slot, grouped))

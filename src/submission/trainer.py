@@ -495,8 +495,8 @@ class TrainingRun:
     def loss(self, x, y):
         """(loss to backpropagate, the global batch's loss, detached) for a batch x, y (B, T) on CPU."""
         config = self.config
-        parts = self.groups(y)
-        if parts is not None:  # one process: the batch's mean loss as the groups' means weighted by share
+        parts = self.plan(y)
+        if parts[0][0] is not None:  # one process: the batch's mean loss as the groups' means weighted by share
             total = None
             for rows, width, share in parts:
                 xg = x[rows, :width].to(self.device, non_blocking=True)  # (rows, width)
@@ -506,8 +506,7 @@ class TrainingRun:
                 loss = loss.mean() * share
                 total = loss if total is None else total + loss
             return total, total.detach()
-        trim = self.fast and config.trim_padding
-        n = trim_padding(y, config.ignore_index, self.multiple) if trim else y.size(1)
+        n = parts[0][1]  # the whole batch, cut by the padding trim
         x = x.to(self.device, non_blocking=True)[:, :n].contiguous()
         y = y.to(self.device, non_blocking=True)[:, :n].contiguous()
         with self._autocast():
