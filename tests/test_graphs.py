@@ -81,14 +81,33 @@ def test_step_graphs_say_what_they_need():
         run.use_step_graphs(capture=capture_rerun)
 
 
+@pytest.mark.parametrize("synth", [False, True])
+def test_the_causal_bias_of_a_width_outlives_other_widths(synth):
+    """A graph captured at width T reads the (T, T) causal bias by its address, and later steps bring
+    other widths: the bias of a width must be kept, never freed and remade."""
+    from submission.attention import _causal_bias
+    model = GPT(GPTConfig(20, 24, n_layer=1, n_head=2, n_embd=8, synthesizer=synth))
+    attn = model.blocks[0].attn
+    like = torch.zeros(1)
+    first = _causal_bias(attn, 9, like)
+    for T in (23, 5, 16):
+        bias = _causal_bias(attn, T, like)
+        assert bias.shape == (T, T)
+        assert torch.equal(bias == 0, torch.ones(T, T).tril().bool())  # 0 on and below the diagonal
+        assert bool((bias[torch.ones(T, T).triu(1).bool()] == float("-inf")).all())
+    assert _causal_bias(attn, 9, like) is first
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("synth", [False, True])
 @pytest.mark.parametrize("groups", [1, 3])
-def test_captured_cuda_graphs_end_at_the_eager_params(groups, monkeypatch):
-    """Real torch.cuda.graph captures against eager steps, in float64 (no TF32), no dropout."""
+def test_captured_cuda_graphs_end_at_the_eager_params(synth, groups, monkeypatch):
+    """Real torch.cuda.graph captures against eager steps, in float64 (no TF32), no dropout; batches
+    come through the trainer's pinned-memory DataLoader, whose thread allocates during captures."""
     torch.set_default_dtype(torch.float64)
     try:
-        eager, _ = train(False, None, monkeypatch, length_groups=groups)
-        replayed, run = train(False, "cuda", monkeypatch, length_groups=groups)
+        eager, _ = train(synth, None, monkeypatch, length_groups=groups)
+        replayed, run = train(synth, "cuda", monkeypatch, length_groups=groups)
     finally:
         torch.set_default_dtype(torch.float32)
     assert run.graphs.eager_steps < 9 and run.graphs.captures == len(run.graphs.graphs) + 1

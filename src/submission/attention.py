@@ -93,8 +93,14 @@ def attention_route(module, x):
 
 
 def _causal_bias(module, T, like):
-    """(T, T) additive mask: 0 where position t may attend, -inf above the diagonal (memoised,
-    except under torch.compile, which folds it into the graph)."""
+    """(T, T) additive mask: 0 where position t may attend, -inf above the diagonal.
+
+    Memoised per width, device and dtype for the module's life (under torch.compile, which folds it
+    into the graph, made each time). Kept, never remade: a CUDA graph captured at one width reads
+    the bias by its address (graphs.StepGraphs), so a later width must not free it. One tensor per
+    width rather than views of one (block, block) tensor: baddbmm adds a contiguous bias faster (7.8
+    against 8.7-10.6 ms for (512, 100, 100) scores on the 2-core CPU).
+    """
     make = lambda: torch.zeros(T, T, dtype=like.dtype, device=like.device).masked_fill(  # noqa: E731
         module.mask[0, 0, :T, :T] == 0, float("-inf"))
     if torch.compiler.is_compiling():
@@ -102,7 +108,6 @@ def _causal_bias(module, T, like):
     key = (T, like.device, like.dtype)
     cache = module.__dict__.setdefault("_bias_cache", {})
     if key not in cache:
-        cache.clear()
         cache[key] = make()
     return cache[key]
 

@@ -42,9 +42,13 @@ def capture_rerun(fn, stream, pool):
 
 def capture_cuda(fn, stream, pool):
     """Record fn() as a CUDA graph on `stream`, allocating from `pool` (None: a new pool).
-    Returns (graph, the pool, for the next capture)."""
+    Returns (graph, the pool, for the next capture).
+
+    "thread_local": a capture comes whenever a batch brings a new shape, mid-epoch, while the
+    DataLoader's pin-memory thread allocates page-locked memory; in the default "global" mode that
+    allocation from another thread would invalidate the capture."""
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph, pool=pool, stream=stream):
+    with torch.cuda.graph(graph, pool=pool, stream=stream, capture_error_mode="thread_local"):
         fn()
     return graph, graph.pool()
 
@@ -65,7 +69,7 @@ class StepGraphs:
 
     `model(x, y)` returns (logits, mean loss); `optimizer` is a fused AdamW not yet stepped (its
     groups are switched to capturable, with the learning rate in a device tensor: `set_lr`);
-    `autocast` a context factory for the forwards. `capture(fn, stream, pool)` records fn (default
+    `autocast` a context factory for the forwards (with its cast cache off, as captures need). `capture(fn, stream, pool)` records fn (default
     capture_cuda; capture_rerun for CPU tests).
     """
 

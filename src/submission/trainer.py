@@ -478,7 +478,9 @@ class TrainingRun:
     def _autocast(self):
         if not self.amp:
             return contextlib.nullcontext()
-        return torch.autocast(device_type="cuda" if self.cuda else "cpu", dtype=torch.bfloat16)
+        # no cast cache under step graphs: captures need it off (as make_graphed_callables checks)
+        return torch.autocast(device_type="cuda" if self.cuda else "cpu", dtype=torch.bfloat16,
+                              cache_enabled=self.graphs is None)
 
     def groups(self, y):
         """The length groups (`length_groups`' list) a step computes target batch y (B, T) in; None: one
