@@ -53,6 +53,12 @@ def build_parser():
     g.add_argument("--log_path", default=None,
                    help="per-step loss/lr log (JSON lines); default: <writing_params_path>.log.jsonl (os.devnull when the "
                         "params go to a special file such as /dev/null)")
+    g.add_argument("--resume", action="store_true",
+                   help="continue an interrupted training run from its training state, <writing_params_path>.state "
+                        "(saved at an epoch's end every --state_every seconds, removed when training ends)")
+    g.add_argument("--state_every", type=float, default=None, metavar="SECONDS",
+                   help="save the training state at the first epoch's end after this many seconds since the last "
+                        "save (default 300; 0: every epoch)")
     g.add_argument("--compile", action="store_true",
                    help="torch.compile the model for training, on any device and run length (default: on one GPU, "
                         "runs of 8,000 steps or more, i.e. pretraining, compile with CUDA graphs; params are "
@@ -99,6 +105,8 @@ def parse_args(argv=None):
         p.error(f"--learning_rate must be a positive number, got {args.learning_rate}")
     if args.length_groups is not None and args.length_groups < 1:
         p.error(f"--length_groups must be at least 1 (1: no grouping), got {args.length_groups}")
+    if args.state_every is not None and not 0 <= args.state_every < float("inf"):
+        p.error(f"--state_every must be 0 or more seconds, got {args.state_every}")
     if args.num_workers is not None and args.num_workers < 0:
         p.error(f"--num_workers must be 0 or more, got {args.num_workers}")
     if not 0 <= args.seed < 2 ** 32:
@@ -122,6 +130,11 @@ def parse_args(argv=None):
     for name in needs:
         if not getattr(args, name):
             p.error(f"--function={args.function} needs --{name}")
+    if args.resume and args.function == "evaluate":
+        p.error("--resume continues a training run; --function=evaluate trains nothing")
+    if args.resume and is_special_file(args.writing_params_path):
+        p.error(f"--resume reads <writing_params_path>.state, and {args.writing_params_path} is a special file "
+                f"that has none; give the interrupted run's --writing_params_path")
     unread = {"pretrain": ["reading_params_path", "finetune_corpus_path", "eval_corpus_path", "outputs_path"],
               "finetune": ["eval_corpus_path", "outputs_path"],
               "evaluate": ["writing_params_path", "finetune_corpus_path", "log_path"]}[args.function]
@@ -154,12 +167,20 @@ def default_log_path(args):
     return args.writing_params_path + ".log.jsonl"
 
 
+def state_path(args):
+    """Where training keeps its state for --resume: <writing_params_path>.state (None for a special file)."""
+    return None if is_special_file(args.writing_params_path) else args.writing_params_path + ".state"
+
+
 def apply_overrides(tconf, args):
     """Command-line overrides of the part's TrainerConfig, and where its loss log goes."""
     for name in TRAINER_OVERRIDES:
         if getattr(args, name) is not None:
             setattr(tconf, name, getattr(args, name))
     tconf.log_path = default_log_path(args)
+    tconf.state_path, tconf.resume = state_path(args), args.resume
+    if args.state_every is not None:
+        tconf.state_every = args.state_every
     if args.compile or args.compile_mode:
         tconf.compile = args.compile_mode or True
     if args.no_compile:
@@ -234,6 +255,8 @@ def check_outputs(args):
         return
     check_output_path(args.writing_params_path, "params", inputs)
     check_output_path(default_log_path(args), "loss log", inputs + [args.writing_params_path])
+    if state_path(args):
+        check_output_path(state_path(args), "training state", inputs + [args.writing_params_path])
 
 
 def main(argv=None):

@@ -88,15 +88,21 @@ class StepGraphs:
         self.stream = torch.cuda.Stream(device) if self.cuda else None
         self.pool = None
         self.lr = torch.tensor(float(optimizer.param_groups[0]["lr"]), device=device)
-        for group in optimizer.param_groups:
-            group["lr"] = self.lr   # fused AdamW reads it on the device: the graph sees every new value
-            group["capturable"] = True
+        self.own_param_groups()
         self.losses = torch.zeros(self.groups, device=device)  # (G,) each group's share x mean loss
         self.batches = {}   # (B, T) -> _Batch
         self.graphs = {}    # ((B, T), start, stop, width, slot, grouped) -> captured forward + backward
         self.update = None  # captured clip + AdamW
         self.captures = 0   # graphs recorded
         self.eager_steps = 0  # steps run eagerly (each one with a shape not yet recorded)
+
+    def own_param_groups(self):
+        """Point every parameter group at the one learning-rate tensor (taking the groups' value, as after
+        loading a saved optimizer state) and make them capturable."""
+        self.lr.fill_(float(self.optimizer.param_groups[0]["lr"]))
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.lr   # fused AdamW reads it on the device: the graph sees every new value
+            group["capturable"] = True
 
     def set_lr(self, lr):
         self.lr.fill_(lr)

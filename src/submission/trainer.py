@@ -49,6 +49,9 @@ turns all of the trainer's part off, giving the course's loop that src/bench.py 
   progress). `utils.is_main_process()` tells callers which process should write files.
   tests/test_ddp.py checks 2 gloo processes against 1.
 
+Beyond the course, for long runs: with `state_path`, the training state is saved at an epoch's end
+every `state_every` seconds, and `resume=True` continues an interrupted run from it (resume.py).
+
 `Trainer.prepare()` returns the run's `TrainingRun` (wrapped model, optimizer, `step(x, y)`);
 `train()` drives it over the data, src/bench.py times its steps.
 """
@@ -58,6 +61,7 @@ import json
 import math
 import os
 import random
+import sys
 import time
 
 import torch
@@ -66,6 +70,7 @@ from torch.utils.data import DataLoader
 from torch.utils.data.distributed import DistributedSampler
 from tqdm import tqdm
 
+from . import resume
 from .files import TrainingDiverged, interrupts_held, is_special_file
 from .utils import CpuThreads, atomic_torch_save, get_device, usable_cores
 
@@ -97,6 +102,11 @@ class TrainerConfig:
     compile = "auto"      # torch.compile: "auto", False, True, a mode or a backend name (compile_setting)
     step_graphs = False   # one CUDA GPU: replay whole steps (clip and AdamW included) as CUDA graphs (graphs.py)
     fast = True           # False: the course's loop (no trim, per-tensor AdamW, no TF32/autocast/compile)
+    # beyond the course, long runs (resume.py): the training state, saved at an epoch's end every
+    # state_every seconds and removed when training ends (None: never saved); resume: continue from it
+    state_path = None
+    state_every = 300.0
+    resume = False
 
     def __init__(self, **kwargs):
         for k, v in kwargs.items():
@@ -326,6 +336,17 @@ class Trainer:
         if self.test_dataset is not None:
             loaders["test"] = self._loader(self.test_dataset, config)
         tf32 = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+        state_path = getattr(config, "state_path", None)
+        settings = resume.run_settings(self.model, config, self.train_dataset) if state_path else None
+        state = None
+        if getattr(config, "resume", False):
+            if not state_path:
+                raise ValueError("resume=True needs state_path, the training state to continue from")
+            state = resume.load(state_path, settings)
+            self.model.load_state_dict(state["model"])
+        elif state_path and self.is_main and os.path.exists(state_path):
+            tqdm.write(f"note: {state_path} holds an interrupted run's training state, which this run replaces "
+                       f"(to continue that run instead, stop this one and add --resume)", file=sys.stderr)
         run = self.prepare(steps=len(loaders["train"]) * config.max_epochs)
         log, direct = None, False
         if config.log_path and self.is_main:
@@ -335,7 +356,22 @@ class Trainer:
             direct = is_special_file(config.log_path)  # /dev/null: written straight, never renamed over
             log = open(config.log_path + ("" if direct else ".partial"), "w", encoding="utf-8")
         start = time.time()
-        step = 0
+        step, first_epoch, best_loss = 0, 0, float("inf")
+        self.tokens = 0  # counter used for learning rate decay
+        log_lines = [] if state_path and self.is_main else None  # the log so far, for the training state
+        if state is not None:
+            run.load_optimizer_state(state["optimizer"])
+            step, first_epoch, best_loss = state["step"], state["epoch"], state["best_loss"]
+            self.tokens, start = state["tokens"], start - state["elapsed"]
+            if log_lines is not None:
+                log_lines = list(state["log_lines"])
+                if log is not None:
+                    log.write("".join(line + "\n" for line in log_lines))
+            resume.set_rng_state(state["rng"])
+            run.distinct_rank_streams()
+            if self.is_main:
+                tqdm.write(f"resuming from {state_path}: epoch {first_epoch + 1} of {config.max_epochs}, "
+                           f"after step {step:,}")
         pending = []  # logged rows whose loss is still a device tensor
         last_flush = time.time()
         epoch_start = 1  # step number of the epoch's first batch (the progress bar's iter 0)
@@ -348,8 +384,11 @@ class Trainer:
             values = torch.stack([row["loss"] for row in pending]).tolist()
             for row, value in zip(pending, values):
                 row["loss"] = round(value, 6)
+                line = json.dumps(row)
                 if log is not None:
-                    log.write(json.dumps(row) + "\n")
+                    log.write(line + "\n")
+                if log_lines is not None:
+                    log_lines.append(line)
                 if not math.isfinite(value):  # every rank sees the same global loss, so all stop here
                     raise TrainingDiverged(diverged_message(row, config, log is not None and not direct))
             if pbar is not None:
@@ -384,10 +423,9 @@ class Trainer:
                     flush(pbar)
             flush(pbar)
 
-        best_loss = float("inf")
-        self.tokens = 0  # counter used for learning rate decay
+        last_save, saved_epoch = time.time(), (first_epoch if state is not None else None)
         try:
-            for epoch in range(config.max_epochs):
+            for epoch in range(first_epoch, config.max_epochs):
                 run_epoch("train", epoch)
                 test_loss = None
                 if self.test_dataset is not None:
@@ -399,6 +437,16 @@ class Trainer:
                 if self.config.ckpt_path is not None and good_model:
                     best_loss = test_loss if test_loss is not None else best_loss
                     self.save_checkpoint()
+                if log_lines is not None and time.time() - last_save >= config.state_every:
+                    resume.save(state_path, model=self.model, optimizer=run.optimizer, settings=settings,
+                                epoch=epoch + 1, step=step, tokens=self.tokens, best_loss=best_loss,
+                                elapsed=time.time() - start, log_lines=log_lines)
+                    last_save, saved_epoch = time.time(), epoch + 1
+        except KeyboardInterrupt:
+            if saved_epoch is not None and self.is_main:
+                tqdm.write(f"the training state after epoch {saved_epoch} of {config.max_epochs} is in {state_path}: "
+                           f"the same command with --resume continues from there", file=sys.stderr)
+            raise
         finally:
             if log is not None:
                 log.close()
@@ -409,6 +457,8 @@ class Trainer:
                 after()
             if log is not None and not direct:
                 os.replace(config.log_path + ".partial", config.log_path)
+            if state_path and self.is_main and os.path.exists(state_path):
+                os.remove(state_path)  # training has ended: nothing left to resume
         if run.threads is not None and self.is_main:  # on CPU the count changes the last bits of results
             tqdm.write(f"trained with {run.threads.describe()}")
 
@@ -430,9 +480,7 @@ class TrainingRun:
         raw_model = trainer.model
         if self.world_size > 1:
             _init_process_group(self.device)
-            if trainer.rank > 0:  # distinct dropout and span-corruption draws on each rank
-                torch.manual_seed((torch.initial_seed() + 7919 * trainer.rank) % 2 ** 63)
-                random.seed(random.getrandbits(64) + trainer.rank)
+            self.distinct_rank_streams()
         self.threads = CpuThreads(fixed=config.num_threads) if self.device == "cpu" else None
         if self.threads is not None:
             self.threads.start()
@@ -465,6 +513,19 @@ class TrainingRun:
             if why is not None:
                 raise ValueError(f"step_graphs needs {why}; turn it off or change that setting")
             self.use_step_graphs()
+
+    def distinct_rank_streams(self):
+        """Under torchrun, distinct dropout and span-corruption draws on each rank (rank 0 keeps its own)."""
+        rank = self.trainer.rank
+        if self.world_size > 1 and rank > 0:
+            torch.manual_seed((torch.initial_seed() + 7919 * rank) % 2 ** 63)
+            random.seed(random.getrandbits(64) + rank)
+
+    def load_optimizer_state(self, state):
+        """AdamW's state from a saved training state (resume.py), kept on the step graphs' terms."""
+        self.optimizer.load_state_dict(state)
+        if self.graphs is not None:
+            self.graphs.own_param_groups()
 
     def use_step_graphs(self, capture=None):
         """Replay each step as CUDA graphs (graphs.StepGraphs); `capture`: graphs.capture_rerun in CPU

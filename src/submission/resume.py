@@ -1,0 +1,115 @@
+"""Resuming an interrupted training run: the training state, saved at the end of an epoch.
+
+Beyond the course, whose pretraining takes two hours on a GPU (seven on this project's 2-core CPU)
+and starts over when interrupted. Every `TrainerConfig.state_every` seconds, at the end of an
+epoch, the trainer writes its state to `TrainerConfig.state_path` (atomically; run.py: beside the
+params, `<params>.state`): the weights, AdamW's moments and step counts, the schedule's token
+count, the best test loss, the loss log so far, and the random streams of torch (CPU and CUDA) and
+Python (span corruption draws from `random`). `TrainerConfig.resume` (run.py `--resume`) reads it
+back, after checking that it was saved by the same run (model shape, optimisation settings,
+data), and continues with the next epoch. Without DataLoader workers (always so on the CPU) the
+resumed run ends with the uninterrupted run's params, bit for bit (tests/test_resume.py). Where
+random streams are not saved it is the same run in distribution, not in bits: DataLoader workers'
+(CUDA) start afresh, and under torchrun rank 0 writes the state and the other ranks derive theirs
+from its streams. The state (40 MB for the course's model, written in 0.1 s on the 2-core CPU) is
+removed once training has ended and the params are written.
+"""
+import hashlib
+import os
+import random
+
+import torch
+
+from .files import ParamsError, atomic_torch_save
+
+FORMAT = "cs224n-a5 training state, version 1"
+MODEL_FIELDS = ("vocab_size", "block_size", "n_layer", "n_head", "n_embd", "synthesizer")
+TRAINING_FIELDS = ("max_epochs", "batch_size", "learning_rate", "betas", "grad_norm_clip", "weight_decay",
+                   "lr_decay", "warmup_tokens", "final_tokens")
+
+
+def data_digest(dataset):
+    """A short text naming the training data: its size and a hash of its text (or tensors) and vocabulary."""
+    h = hashlib.sha256()
+    data = getattr(dataset, "data", None)
+    if isinstance(data, str):
+        h.update(data.encode("utf-8"))
+    elif isinstance(data, (list, tuple)) and all(isinstance(line, str) for line in data):
+        h.update("\n".join(data).encode("utf-8"))
+    for t in getattr(dataset, "tensors", ()):
+        h.update(t.detach().cpu().contiguous().numpy().tobytes())
+    itos = getattr(dataset, "itos", None)
+    if isinstance(itos, dict):
+        h.update("".join(str(itos[i]) for i in sorted(itos)).encode("utf-8"))
+    return f"{len(dataset)} examples, sha256 {h.hexdigest()[:16]}"
+
+
+def run_settings(model, config, dataset):
+    """What a saved state must share with the run that resumes it."""
+    model_config = getattr(model, "config", None)
+    return {"model": {name: getattr(model_config, name, None) for name in MODEL_FIELDS},
+            "training": {name: getattr(config, name, None) for name in TRAINING_FIELDS},
+            "data": data_digest(dataset)}
+
+
+def rng_state():
+    state = {"torch": torch.get_rng_state(), "python": random.getstate()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state):
+    torch.set_rng_state(state["torch"])
+    random.setstate(state["python"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def portable_optimizer_state(optimizer):
+    """optimizer.state_dict() with a plain learning rate: step graphs keep it in a device tensor."""
+    state = optimizer.state_dict()
+    for group in state["param_groups"]:
+        if isinstance(group.get("lr"), torch.Tensor):
+            group["lr"] = group["lr"].item()
+        group["capturable"] = False  # the loading run decides (graphs.StepGraphs sets it again)
+    return state
+
+
+def save(path, *, model, optimizer, settings, epoch, step, tokens, best_loss, elapsed, log_lines):
+    """Write the state after `epoch` epochs (atomically: an interrupted save keeps the previous one)."""
+    atomic_torch_save({
+        "format": FORMAT, "settings": settings, "epoch": epoch, "step": step, "tokens": int(tokens),
+        "best_loss": float(best_loss), "elapsed": float(elapsed), "log_lines": list(log_lines),
+        "model": model.state_dict(), "optimizer": portable_optimizer_state(optimizer), "rng": rng_state(),
+    }, path)
+
+
+def _first_difference(saved, now):
+    if isinstance(saved, dict) and isinstance(now, dict):
+        for key in now:
+            if saved.get(key) != now[key]:
+                return f"{key} {saved.get(key)!r}, this run's is {now[key]!r}"
+    return f"{saved!r}, this run's is {now!r}"
+
+
+def load(path, settings):
+    """The state at `path`, checked against this run's `settings` (run_settings); one-line errors."""
+    start_over = "leave out --resume to start over"
+    if not os.path.exists(path):
+        raise ParamsError(f"{path}: no training state to resume (a run writes it at an epoch's end every few "
+                          f"minutes and removes it when it ends); {start_over}")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # a cut-short zip, another file, an unreadable one
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ParamsError(f"{path}: not a training state this project can read ({reason}); {start_over}") from None
+    if not isinstance(state, dict) or state.get("format") != FORMAT:
+        raise ParamsError(f"{path}: not a training state of this project (no {FORMAT!r} in it); {start_over}")
+    what = {"model": "a model of another shape", "training": "other training settings", "data": "other data"}
+    for section, words in what.items():
+        saved, now = state["settings"].get(section), settings[section]
+        if saved != now:
+            raise ParamsError(f"{path}: saved by a run with {words} ({_first_difference(saved, now)}); resume "
+                              f"with the interrupted run's settings, or {start_over}")
+    return state

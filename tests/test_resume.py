@@ -1,0 +1,200 @@
+"""Resuming an interrupted training run (submission/resume.py, run.py --resume): a run interrupted
+after a saved epoch and then resumed ends with the uninterrupted run's params, bit for bit, and the
+same loss log; a state from another run is refused in one line; the state goes once training ends.
+
+Interrupts are a KeyboardInterrupt raised from a chosen step, so nothing depends on timing.
+
+Run:  python -m pytest -q tests/test_resume.py
+"""
+import json
+import os
+import random
+
+import pytest
+import torch
+
+import run as driver
+from submission import GPT, GPTConfig, Trainer, TrainerConfig
+from submission.dataset import CharCorruptionDataset
+from submission.graphs import capture_rerun
+from submission.trainer import TrainingRun
+from submission.utils import ParamsError
+
+WIKI = "\n".join(f"Person {c}{d} was born in {p}." for c in "ABCDEFGH" for d in "xyz"
+                 for p in ["Lisbon", "Oslo", "Lima"][:1 + (ord(c) % 3)]) + "\n"
+
+
+def corpus():
+    return CharCorruptionDataset(WIKI, 32)
+
+
+def trainer(tmp_path, dataset, graphs=False, **conf):
+    """A small pretraining run, dropout on (it draws from torch's stream, span corruption from Python's)."""
+    torch.manual_seed(0)
+    random.seed(0)
+    model = GPT(GPTConfig(dataset.vocab_size, dataset.block_size, n_layer=1, n_head=2, n_embd=16))
+    tconf = dict(max_epochs=5, batch_size=8, learning_rate=3e-3, lr_decay=True, warmup_tokens=100,
+                 final_tokens=20000, num_threads=1, log_path=str(tmp_path / "log.jsonl"),
+                 state_path=str(tmp_path / "params.state"), state_every=0)
+    tconf.update(conf)
+    t = Trainer(model, dataset, None, TrainerConfig(**tconf))
+    if graphs:
+        t.prepare = lambda steps=None: with_graphs(TrainingRun(t, steps))
+    return t
+
+
+def with_graphs(run):
+    run.use_step_graphs(capture=capture_rerun)
+    return run
+
+
+def interrupt_at(monkeypatch, step):
+    """Ctrl-C as the run's `step`-th optimisation step (1-based) starts."""
+    calls = {"n": 0}
+    original = TrainingRun.step
+
+    def step_or_interrupt(self, x, y):
+        calls["n"] += 1
+        if calls["n"] == step:
+            raise KeyboardInterrupt
+        return original(self, x, y)
+
+    monkeypatch.setattr(TrainingRun, "step", step_or_interrupt)
+
+
+def params(model):
+    return {k: v.clone() for k, v in model.state_dict().items()}
+
+
+def log_without_times(path):
+    rows = [json.loads(line) for line in open(path, encoding="utf-8")]
+    return [{k: v for k, v in row.items() if k != "time"} for row in rows]
+
+
+@pytest.mark.parametrize("graphs", [False, True])
+def test_an_interrupted_run_resumed_ends_with_the_uninterrupted_params(tmp_path, monkeypatch, capsys, graphs):
+    """graphs: step graphs (captures re-run on the CPU), whose learning rate is a tensor the loaded
+    optimizer state must point at again."""
+    data = corpus()
+    steps_per_epoch = -(-len(data) // 8)
+    whole = trainer(tmp_path / "whole", data, graphs)
+    whole.train()
+    expected, expected_log = params(whole.model), log_without_times(tmp_path / "whole" / "log.jsonl")
+    assert not os.path.exists(tmp_path / "whole" / "params.state")  # removed once training ended
+
+    with monkeypatch.context() as m:
+        interrupt_at(m, 2 * steps_per_epoch + 2)  # in epoch 3: the state after epoch 2 is kept
+        with pytest.raises(KeyboardInterrupt):
+            trainer(tmp_path / "cut", data, graphs).train()
+    assert f"training state after epoch 2 of 5 is in {tmp_path / 'cut' / 'params.state'}" in capsys.readouterr().err
+    random.seed(123)  # whatever the streams are now, resuming restores them
+    torch.manual_seed(123)
+    resumed = trainer(tmp_path / "cut", data, graphs, resume=True)
+    resumed.train()
+    assert "epoch 3 of 5, after step 14" in capsys.readouterr().out
+    for name, p in expected.items():
+        assert torch.equal(resumed.model.state_dict()[name], p), name
+    assert log_without_times(tmp_path / "cut" / "log.jsonl") == expected_log
+    assert not os.path.exists(tmp_path / "cut" / "params.state")
+    start = GPT(GPTConfig(data.vocab_size, 32, n_layer=1, n_head=2, n_embd=16)).state_dict()
+    assert max((expected[n] - start[n]).abs().max().item() for n in expected if n.endswith("weight")) > 1e-2
+
+
+def cut_run(tmp_path, monkeypatch, data=None, **conf):
+    """A run interrupted in its second epoch, leaving the state after its first."""
+    data = data or corpus()
+    with monkeypatch.context() as m:
+        interrupt_at(m, -(-len(data) // 8) + 1)
+        with pytest.raises(KeyboardInterrupt):
+            trainer(tmp_path, data, **conf).train()
+    assert os.path.exists(tmp_path / "params.state")
+    return data
+
+
+@pytest.mark.parametrize("change, says", [
+    (dict(learning_rate=1e-3), "other training settings (learning_rate 0.003, this run's is 0.001)"),
+    (dict(max_epochs=6), "other training settings (max_epochs 5, this run's is 6)"),
+])
+def test_a_state_of_other_settings_is_refused_in_one_line(tmp_path, monkeypatch, change, says):
+    data = cut_run(tmp_path, monkeypatch)
+    with pytest.raises(ParamsError) as e:
+        trainer(tmp_path, data, resume=True, **change).train()
+    message = str(e.value)
+    assert message.startswith(f"{tmp_path / 'params.state'}: saved by a run with ") and says in message
+    assert "leave out --resume" in message and "\n" not in message
+
+
+def test_a_state_of_other_data_or_model_is_refused(tmp_path, monkeypatch):
+    data = cut_run(tmp_path, monkeypatch)
+    other = CharCorruptionDataset(WIKI.replace("Oslo", "Olso"), 32)  # the same vocabulary
+    with pytest.raises(ParamsError, match="saved by a run with other data"):
+        trainer(tmp_path, other, resume=True).train()
+    t = trainer(tmp_path, data, resume=True)
+    t.model = GPT(GPTConfig(data.vocab_size, 32, n_layer=2, n_head=2, n_embd=16))
+    with pytest.raises(ParamsError, match=r"a model of another shape \(n_layer 1, this run's is 2\)"):
+        t.train()
+
+
+def test_no_state_or_not_a_state_is_one_line(tmp_path):
+    data = corpus()
+    with pytest.raises(ParamsError, match="params.state: no training state to resume .* leave out --resume"):
+        trainer(tmp_path, data, resume=True).train()
+    for content in (b"not a zip", b""):
+        (tmp_path / "params.state").write_bytes(content)
+        with pytest.raises(ParamsError, match="params.state: not a training state this project can read"):
+            trainer(tmp_path, data, resume=True).train()
+    torch.save({"weights": torch.zeros(2)}, tmp_path / "params.state")
+    with pytest.raises(ParamsError, match="not a training state of this project"):
+        trainer(tmp_path, data, resume=True).train()
+
+
+def test_a_fresh_run_says_it_replaces_an_interrupted_runs_state(tmp_path, monkeypatch, capsys):
+    data = cut_run(tmp_path, monkeypatch)
+    capsys.readouterr()
+    trainer(tmp_path, data, max_epochs=1).train()
+    err = capsys.readouterr().err
+    assert "holds an interrupted run's training state, which this run replaces" in err and "--resume" in err
+    assert not os.path.exists(tmp_path / "params.state")
+
+
+def test_the_state_is_saved_only_as_often_as_asked(tmp_path, monkeypatch):
+    """state_every: seconds between saves (at an epoch's end); the default leaves a short run without one."""
+    saves = []
+    monkeypatch.setattr("submission.resume.save", lambda path, **kw: saves.append(kw["epoch"]))
+    trainer(tmp_path, corpus(), state_every=300.0).train()
+    assert saves == []
+    trainer(tmp_path, corpus(), state_every=0).train()
+    assert saves == [1, 2, 3, 4, 5]
+
+
+def test_run_py_resume_continues_the_interrupted_command(tmp_path, monkeypatch):
+    """The same command line, interrupted and then given --resume, writes the uninterrupted run's params."""
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+            "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--block_size", "32", "--max_epochs", "3",
+            "--batch_size", "8", "--state_every", "0"]
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")
+    driver.main(argv + [f"--writing_params_path={tmp_path / 'whole.params'}"])
+    with monkeypatch.context() as m:
+        interrupt_at(m, -(-len(corpus()) // 8) + 3)
+        with pytest.raises(KeyboardInterrupt):
+            driver.main(argv + [f"--writing_params_path={tmp_path / 'cut.params'}"])
+    assert os.path.exists(tmp_path / "cut.params.state") and not os.path.exists(tmp_path / "cut.params")
+    driver.main(argv + [f"--writing_params_path={tmp_path / 'cut.params'}", "--resume"])
+    whole, cut = torch.load(tmp_path / "whole.params"), torch.load(tmp_path / "cut.params")
+    assert all(torch.equal(whole[k], cut[k]) for k in whole)
+    assert not os.path.exists(tmp_path / "cut.params.state")
+
+
+def test_run_py_resume_flags_are_checked(capsys):
+    argv = ["--variant=vanilla", "--pretrain_corpus_path=w"]
+    for flags, says in ((["--function=evaluate", "--reading_params_path=p", "--eval_corpus_path=e",
+                          "--outputs_path=o", "--resume"], "--resume continues a training run"),
+                        (["--function=pretrain", "--writing_params_path=/dev/null", "--resume"],
+                         "/dev/null is a special file"),
+                        (["--function=pretrain", "--writing_params_path=p", "--state_every", "-1"],
+                         "--state_every must be 0 or more seconds")):
+        with pytest.raises(SystemExit):
+            driver.parse_args(argv + flags)
+        err = capsys.readouterr().err
+        assert says in err and err.count("\n") == 1, err
