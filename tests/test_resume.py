@@ -148,6 +148,34 @@ def test_no_state_or_not_a_state_is_one_line(tmp_path):
         trainer(tmp_path, data, resume=True).train()
 
 
+@pytest.mark.parametrize("damage, says", [
+    (lambda st: st.pop("optimizer"), "a damaged training state (its 'optimizer' is missing"),
+    (lambda st: st.update(settings=None), "a damaged training state (its 'settings' is missing"),
+    (lambda st: st["settings"].pop("data"), "a damaged training state (its 'settings data' is missing"),
+    (lambda st: st["rng"].pop("python"), "a damaged training state (its 'rng python' is missing"),
+    (lambda st: st["model"].update({"head.weight": torch.zeros(3, 3)}), "its model does not fit this run"),
+    (lambda st: st["optimizer"]["param_groups"].pop(), "its optimizer state does not fit this run"),
+])
+def test_a_damaged_state_is_one_line_and_keeps_the_interrupted_log(tmp_path, monkeypatch, damage, says):
+    data = cut_run(tmp_path, monkeypatch)
+    state = torch.load(tmp_path / "params.state", weights_only=True)
+    damage(state)
+    torch.save(state, tmp_path / "params.state")
+    partial = (tmp_path / "log.jsonl.partial").read_text()
+    with pytest.raises(ParamsError) as e:
+        trainer(tmp_path, data, resume=True).train()
+    assert says in str(e.value) and "leave out --resume" in str(e.value) and "\n" not in str(e.value)
+    assert (tmp_path / "log.jsonl.partial").read_text() == partial  # failed before opening the log
+
+
+def test_a_state_saved_with_another_test_set_is_refused(tmp_path, monkeypatch):
+    data = cut_run(tmp_path, monkeypatch)
+    t = trainer(tmp_path, data, resume=True)
+    t.test_dataset = corpus()
+    with pytest.raises(ParamsError, match=r"other test data \(None, this run's is '"):
+        t.train()
+
+
 def test_a_fresh_run_says_it_replaces_an_interrupted_runs_state(tmp_path, monkeypatch, capsys):
     data = cut_run(tmp_path, monkeypatch)
     capsys.readouterr()
@@ -158,13 +186,14 @@ def test_a_fresh_run_says_it_replaces_an_interrupted_runs_state(tmp_path, monkey
 
 
 def test_the_state_is_saved_only_as_often_as_asked(tmp_path, monkeypatch):
-    """state_every: seconds between saves (at an epoch's end); the default leaves a short run without one."""
+    """state_every: seconds between saves (at an epoch's end, never after the last); the default leaves a
+    short run without one."""
     saves = []
     monkeypatch.setattr("submission.resume.save", lambda path, **kw: saves.append(kw["epoch"]))
     trainer(tmp_path, corpus(), state_every=300.0).train()
     assert saves == []
     trainer(tmp_path, corpus(), state_every=0).train()
-    assert saves == [1, 2, 3, 4, 5]
+    assert saves == [1, 2, 3, 4]
 
 
 def test_run_py_resume_continues_the_interrupted_command(tmp_path, monkeypatch):

@@ -14,6 +14,7 @@ random streams are not saved it is the same run in distribution, not in bits: Da
 from its streams. The state (40 MB for the course's model, written in 0.1 s on the 2-core CPU) is
 removed once training has ended and the params are written.
 """
+import contextlib
 import hashlib
 import os
 import random
@@ -26,6 +27,11 @@ FORMAT = "cs224n-a5 training state, version 1"
 MODEL_FIELDS = ("vocab_size", "block_size", "n_layer", "n_head", "n_embd", "synthesizer")
 TRAINING_FIELDS = ("max_epochs", "batch_size", "learning_rate", "betas", "grad_norm_clip", "weight_decay",
                    "lr_decay", "warmup_tokens", "final_tokens")
+SECTIONS = {"model": "a model of another shape", "training": "other training settings", "data": "other data",
+            "test_data": "other test data"}
+KEYS = {"settings": dict, "epoch": int, "step": int, "tokens": int, "best_loss": float, "elapsed": float,
+        "log_lines": list, "model": dict, "optimizer": dict, "rng": dict}
+START_OVER = "leave out --resume to start over"
 
 
 def data_digest(dataset):
@@ -44,18 +50,20 @@ def data_digest(dataset):
     return f"{len(dataset)} examples, sha256 {h.hexdigest()[:16]}"
 
 
-def run_settings(model, config, dataset):
+def run_settings(model, config, dataset, test_dataset=None):
     """What a saved state must share with the run that resumes it."""
     model_config = getattr(model, "config", None)
     return {"model": {name: getattr(model_config, name, None) for name in MODEL_FIELDS},
             "training": {name: getattr(config, name, None) for name in TRAINING_FIELDS},
-            "data": data_digest(dataset)}
+            "data": data_digest(dataset),
+            "test_data": None if test_dataset is None else data_digest(test_dataset)}
 
 
 def rng_state():
+    """torch's CPU stream, the current GPU's (if CUDA is in use) and Python's."""
     state = {"torch": torch.get_rng_state(), "python": random.getstate()}
     if torch.cuda.is_available() and torch.cuda.is_initialized():
-        state["cuda"] = torch.cuda.get_rng_state_all()
+        state["cuda"] = torch.cuda.get_rng_state()
     return state
 
 
@@ -63,7 +71,7 @@ def set_rng_state(state):
     torch.set_rng_state(state["torch"])
     random.setstate(state["python"])
     if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+        torch.cuda.set_rng_state(state["cuda"])
 
 
 def portable_optimizer_state(optimizer):
@@ -74,6 +82,16 @@ def portable_optimizer_state(optimizer):
             group["lr"] = group["lr"].item()
         group["capturable"] = False  # the loading run decides (graphs.StepGraphs sets it again)
     return state
+
+
+@contextlib.contextmanager
+def putting(path, what):
+    """An error while putting a checked state's `what` into this run, as one line."""
+    try:
+        yield
+    except (RuntimeError, ValueError, KeyError, TypeError, IndexError) as e:
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ParamsError(f"{path}: its {what} does not fit this run ({reason}); {START_OVER}") from None
 
 
 def save(path, *, model, optimizer, settings, epoch, step, tokens, best_loss, elapsed, log_lines):
@@ -95,7 +113,7 @@ def _first_difference(saved, now):
 
 def load(path, settings):
     """The state at `path`, checked against this run's `settings` (run_settings); one-line errors."""
-    start_over = "leave out --resume to start over"
+    start_over = START_OVER
     if not os.path.exists(path):
         raise ParamsError(f"{path}: no training state to resume (a run writes it at an epoch's end every few "
                           f"minutes and removes it when it ends); {start_over}")
@@ -106,9 +124,14 @@ def load(path, settings):
         raise ParamsError(f"{path}: not a training state this project can read ({reason}); {start_over}") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise ParamsError(f"{path}: not a training state of this project (no {FORMAT!r} in it); {start_over}")
-    what = {"model": "a model of another shape", "training": "other training settings", "data": "other data"}
-    for section, words in what.items():
-        saved, now = state["settings"].get(section), settings[section]
+    broken = [key for key, kind in KEYS.items() if not isinstance(state.get(key), kind)]
+    broken += [f"settings {s}" for s in SECTIONS if not broken and s not in state["settings"]]
+    broken += [f"rng {s}" for s in ("torch", "python") if not broken and s not in state["rng"]]
+    if broken:
+        raise ParamsError(f"{path}: a damaged training state (its {broken[0]!r} is missing or of the wrong type); "
+                          f"{start_over}")
+    for section, words in SECTIONS.items():
+        saved, now = state["settings"][section], settings[section]
         if saved != now:
             raise ParamsError(f"{path}: saved by a run with {words} ({_first_difference(saved, now)}); resume "
                               f"with the interrupted run's settings, or {start_over}")

@@ -337,17 +337,24 @@ class Trainer:
             loaders["test"] = self._loader(self.test_dataset, config)
         tf32 = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
         state_path = getattr(config, "state_path", None)
-        settings = resume.run_settings(self.model, config, self.train_dataset) if state_path else None
+        settings = (resume.run_settings(self.model, config, self.train_dataset, self.test_dataset)
+                    if state_path else None)
         state = None
         if getattr(config, "resume", False):
             if not state_path:
                 raise ValueError("resume=True needs state_path, the training state to continue from")
             state = resume.load(state_path, settings)
-            self.model.load_state_dict(state["model"])
+            with resume.putting(state_path, "model"):
+                self.model.load_state_dict(state["model"])
         elif state_path and self.is_main and os.path.exists(state_path):
             tqdm.write(f"note: {state_path} holds an interrupted run's training state, which this run replaces "
                        f"(to continue that run instead, stop this one and add --resume)", file=sys.stderr)
         run = self.prepare(steps=len(loaders["train"]) * config.max_epochs)
+        if state is not None:
+            with resume.putting(state_path, "optimizer state"):
+                run.load_optimizer_state(state["optimizer"])
+            with resume.putting(state_path, "random state"):
+                resume.set_rng_state(state["rng"])  # nothing draws from here to the first resumed epoch
         log, direct = None, False
         if config.log_path and self.is_main:
             # the params are written atomically into a folder made as needed; the log goes beside them,
@@ -360,18 +367,17 @@ class Trainer:
         self.tokens = 0  # counter used for learning rate decay
         log_lines = [] if state_path and self.is_main else None  # the log so far, for the training state
         if state is not None:
-            run.load_optimizer_state(state["optimizer"])
             step, first_epoch, best_loss = state["step"], state["epoch"], state["best_loss"]
             self.tokens, start = state["tokens"], start - state["elapsed"]
             if log_lines is not None:
                 log_lines = list(state["log_lines"])
                 if log is not None:
                     log.write("".join(line + "\n" for line in log_lines))
-            resume.set_rng_state(state["rng"])
             run.distinct_rank_streams()
             if self.is_main:
                 tqdm.write(f"resuming from {state_path}: epoch {first_epoch + 1} of {config.max_epochs}, "
                            f"after step {step:,}")
+            state = None  # the weights and moments are in place: free the copies
         pending = []  # logged rows whose loss is still a device tensor
         last_flush = time.time()
         epoch_start = 1  # step number of the epoch's first batch (the progress bar's iter 0)
@@ -434,10 +440,14 @@ class Trainer:
                         tqdm.write(f"epoch {epoch + 1}: test loss {test_loss:.5f}")
                 # keep the best model on the test loss, or always save without a test set
                 good_model = self.test_dataset is None or test_loss < best_loss
-                if self.config.ckpt_path is not None and good_model:
+                checkpointed = self.config.ckpt_path is not None and good_model
+                if checkpointed:
                     best_loss = test_loss if test_loss is not None else best_loss
                     self.save_checkpoint()
-                if log_lines is not None and time.time() - last_save >= config.state_every:
+                # the state: every state_every seconds, and with each checkpoint (its best_loss goes along)
+                due = (time.time() - last_save >= config.state_every
+                       or (checkpointed and self.test_dataset is not None))
+                if log_lines is not None and due and epoch + 1 < config.max_epochs:
                     resume.save(state_path, model=self.model, optimizer=run.optimizer, settings=settings,
                                 epoch=epoch + 1, step=step, tokens=self.tokens, best_loss=best_loss,
                                 elapsed=time.time() - start, log_lines=log_lines)
@@ -515,15 +525,23 @@ class TrainingRun:
             self.use_step_graphs()
 
     def distinct_rank_streams(self):
-        """Under torchrun, distinct dropout and span-corruption draws on each rank (rank 0 keeps its own)."""
+        """Under torchrun, distinct dropout and span-corruption draws on each rank (rank 0 keeps its own),
+        each derived from the stream the rank has (after a resume, rank 0's saved one)."""
         rank = self.trainer.rank
         if self.world_size > 1 and rank > 0:
-            torch.manual_seed((torch.initial_seed() + 7919 * rank) % 2 ** 63)
+            torch.manual_seed((int(torch.empty((), dtype=torch.int64).random_()) + 7919 * rank) % 2 ** 63)
             random.seed(random.getrandbits(64) + rank)
 
     def load_optimizer_state(self, state):
-        """AdamW's state from a saved training state (resume.py), kept on the step graphs' terms."""
+        """AdamW's state from a saved training state (resume.py), before the first step; the groups keep
+        this run's kernel flags (fused, foreach) and the step graphs' terms."""
+        if self.graphs is not None and self.graphs.captures:
+            raise RuntimeError("load the optimizer state before the first step: captured graphs read the old one")
+        flags = [{k: g[k] for k in ("fused", "foreach", "capturable", "differentiable") if k in g}
+                 for g in self.optimizer.param_groups]
         self.optimizer.load_state_dict(state)
+        for group, kept in zip(self.optimizer.param_groups, flags):
+            group.update(kept)
         if self.graphs is not None:
             self.graphs.own_param_groups()
 
