@@ -176,6 +176,17 @@ def test_a_state_saved_with_another_test_set_is_refused(tmp_path, monkeypatch):
         t.train()
 
 
+def test_a_resumed_run_interrupted_before_its_own_save_names_the_state_it_resumed(tmp_path, monkeypatch, capsys):
+    data = cut_run(tmp_path, monkeypatch)
+    capsys.readouterr()
+    with monkeypatch.context() as m:
+        interrupt_at(m, 2)
+        with pytest.raises(KeyboardInterrupt):
+            trainer(tmp_path, data, resume=True, state_every=1e9).train()
+    assert f"training state after epoch 1 of 5 is in {tmp_path / 'params.state'}" in capsys.readouterr().err
+    assert os.path.exists(tmp_path / "params.state")
+
+
 def test_a_fresh_run_says_it_replaces_an_interrupted_runs_state(tmp_path, monkeypatch, capsys):
     data = cut_run(tmp_path, monkeypatch)
     capsys.readouterr()

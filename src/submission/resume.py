@@ -4,11 +4,12 @@ Beyond the course, whose pretraining takes two hours on a GPU (seven on this pro
 and starts over when interrupted. Every `TrainerConfig.state_every` seconds, at the end of an
 epoch, the trainer writes its state to `TrainerConfig.state_path` (atomically; run.py: beside the
 params, `<params>.state`): the weights, AdamW's moments and step counts, the schedule's token
-count, the best test loss, the loss log so far, and the random streams of torch (CPU and CUDA) and
-Python (span corruption draws from `random`). `TrainerConfig.resume` (run.py `--resume`) reads it
+count, the best test loss, the loss log so far, and the random streams of torch (CPU and the current
+GPU) and Python (span corruption draws from `random`). `TrainerConfig.resume` (run.py `--resume`) reads it
 back, after checking that it was saved by the same run (model shape, optimisation settings,
-data), and continues with the next epoch. Without DataLoader workers (always so on the CPU) the
-resumed run ends with the uninterrupted run's params, bit for bit (tests/test_resume.py). Where
+data), and continues with the next epoch. Without DataLoader workers (always so on the CPU) and with
+the same CPU thread count the resumed run ends with the uninterrupted run's params, bit for bit
+(tests/test_resume.py). Where
 random streams are not saved it is the same run in distribution, not in bits: DataLoader workers'
 (CUDA) start afresh, and under torchrun rank 0 writes the state and the other ranks derive theirs
 from its streams. The state (40 MB for the course's model, written in 0.1 s on the 2-core CPU) is
@@ -84,14 +85,18 @@ def portable_optimizer_state(optimizer):
     return state
 
 
+def _first_line(e):
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
 @contextlib.contextmanager
 def putting(path, what):
     """An error while putting a checked state's `what` into this run, as one line."""
     try:
         yield
     except (RuntimeError, ValueError, KeyError, TypeError, IndexError) as e:
-        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ParamsError(f"{path}: its {what} does not fit this run ({reason}); {START_OVER}") from None
+        raise ParamsError(f"{path}: its {what} does not fit this run ({_first_line(e)}); {START_OVER}") from None
 
 
 def save(path, *, model, optimizer, settings, epoch, step, tokens, best_loss, elapsed, log_lines):
@@ -113,26 +118,25 @@ def _first_difference(saved, now):
 
 def load(path, settings):
     """The state at `path`, checked against this run's `settings` (run_settings); one-line errors."""
-    start_over = START_OVER
     if not os.path.exists(path):
         raise ParamsError(f"{path}: no training state to resume (a run writes it at an epoch's end every few "
-                          f"minutes and removes it when it ends); {start_over}")
+                          f"minutes and removes it when it ends); {START_OVER}")
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # a cut-short zip, another file, an unreadable one
-        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ParamsError(f"{path}: not a training state this project can read ({reason}); {start_over}") from None
+        raise ParamsError(f"{path}: not a training state this project can read ({_first_line(e)}); {START_OVER}") \
+            from None
     if not isinstance(state, dict) or state.get("format") != FORMAT:
-        raise ParamsError(f"{path}: not a training state of this project (no {FORMAT!r} in it); {start_over}")
+        raise ParamsError(f"{path}: not a training state of this project (no {FORMAT!r} in it); {START_OVER}")
     broken = [key for key, kind in KEYS.items() if not isinstance(state.get(key), kind)]
     broken += [f"settings {s}" for s in SECTIONS if not broken and s not in state["settings"]]
     broken += [f"rng {s}" for s in ("torch", "python") if not broken and s not in state["rng"]]
     if broken:
         raise ParamsError(f"{path}: a damaged training state (its {broken[0]!r} is missing or of the wrong type); "
-                          f"{start_over}")
+                          f"{START_OVER}")
     for section, words in SECTIONS.items():
         saved, now = state["settings"][section], settings[section]
         if saved != now:
             raise ParamsError(f"{path}: saved by a run with {words} ({_first_difference(saved, now)}); resume "
-                              f"with the interrupted run's settings, or {start_over}")
+                              f"with the interrupted run's settings, or {START_OVER}")
     return state

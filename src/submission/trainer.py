@@ -366,8 +366,10 @@ class Trainer:
         step, first_epoch, best_loss = 0, 0, float("inf")
         self.tokens = 0  # counter used for learning rate decay
         log_lines = [] if state_path and self.is_main else None  # the log so far, for the training state
+        saved_epoch = None  # the epoch after which the state on disk was saved, by this run or the resumed one
         if state is not None:
             step, first_epoch, best_loss = state["step"], state["epoch"], state["best_loss"]
+            saved_epoch = first_epoch
             self.tokens, start = state["tokens"], start - state["elapsed"]
             if log_lines is not None:
                 log_lines = list(state["log_lines"])
@@ -429,7 +431,7 @@ class Trainer:
                     flush(pbar)
             flush(pbar)
 
-        last_save, saved_epoch = time.time(), (first_epoch if state is not None else None)
+        last_save = time.time()
         try:
             for epoch in range(first_epoch, config.max_epochs):
                 run_epoch("train", epoch)
