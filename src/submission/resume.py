@@ -22,7 +22,7 @@ import random
 
 import torch
 
-from .files import ParamsError, atomic_torch_save
+from .files import ParamsError, _reason, _unloadable, atomic_torch_save
 
 FORMAT = "cs224n-a5 training state, version 1"
 MODEL_FIELDS = ("vocab_size", "block_size", "n_layer", "n_head", "n_embd", "synthesizer")
@@ -76,18 +76,13 @@ def set_rng_state(state):
 
 
 def portable_optimizer_state(optimizer):
-    """optimizer.state_dict() with a plain learning rate: step graphs keep it in a device tensor."""
+    """optimizer.state_dict() with a plain learning rate: step graphs keep it in a device tensor (the
+    loading run keeps its own kernel flags: TrainingRun.load_optimizer_state)."""
     state = optimizer.state_dict()
     for group in state["param_groups"]:
         if isinstance(group.get("lr"), torch.Tensor):
             group["lr"] = group["lr"].item()
-        group["capturable"] = False  # the loading run decides (graphs.StepGraphs sets it again)
     return state
-
-
-def _first_line(e):
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
 
 
 @contextlib.contextmanager
@@ -96,7 +91,7 @@ def putting(path, what):
     try:
         yield
     except (RuntimeError, ValueError, KeyError, TypeError, IndexError) as e:
-        raise ParamsError(f"{path}: its {what} does not fit this run ({_first_line(e)}); {START_OVER}") from None
+        raise ParamsError(f"{path}: its {what} does not fit this run ({_reason(e)}); {START_OVER}") from None
 
 
 def save(path, *, model, optimizer, settings, epoch, step, tokens, best_loss, elapsed, log_lines):
@@ -124,8 +119,8 @@ def load(path, settings):
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # a cut-short zip, another file, an unreadable one
-        raise ParamsError(f"{path}: not a training state this project can read ({_first_line(e)}); {START_OVER}") \
-            from None
+        raise ParamsError(f"{path}: not a training state this project can read ({_unloadable(path, e)}); "
+                          f"{START_OVER}") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise ParamsError(f"{path}: not a training state of this project (no {FORMAT!r} in it); {START_OVER}")
     broken = [key for key, kind in KEYS.items() if not isinstance(state.get(key), kind)]
