@@ -28,7 +28,7 @@ vanilla_pretrain vanilla_finetune_with_pretrain vanilla_eval_dev_with_pretrain v
 synthesizer_pretrain synthesizer_finetune_with_pretrain synthesizer_eval_dev_with_pretrain
 synthesizer_eval_test_with_pretrain"
 
-EXTRA_MODES="london_baseline all demo bench test plot memorised"
+EXTRA_MODES="london_baseline all demo bench test plot memorised ask"
 
 usage() {
   echo "usage: ./run.sh MODE [extra src/run.py flags]" >&2
@@ -116,8 +116,10 @@ case "$MODE" in
     "$PY" -m pytest -q tests "$@" ;;
   plot)
     pick_python; "$PY" src/plots.py "$@" ;;
-  memorised)
-    pick_python; "$PY" src/memorised.py "$@" ;;
+  memorised)  # DATA_DIR as for the other modes; a --data-dir flag comes later and wins
+    pick_python; "$PY" src/memorised.py --data-dir "$DATA" "$@" ;;
+  ask)
+    pick_python; "$PY" src/ask.py --data-dir "$DATA" "$@" ;;
   *)
     GUESS="$(closest "$MODE")"
     echo "run.sh: unknown mode '$MODE'${GUESS:+; did you mean $GUESS?}" >&2; usage ;;

@@ -91,6 +91,16 @@ def test_loss_ignores_pad():
     assert torch.allclose(loss, ref)
 
 
+def test_inputs_and_targets_sliced_from_one_batch():
+    """x = ids[:, :-1], y = ids[:, 1:], the usual way to make targets, are views that are not contiguous."""
+    torch.manual_seed(0)
+    m = GPT(small_config()).eval()
+    ids = torch.randint(1, 20, (3, 11))
+    x, y = ids[:, :-1], ids[:, 1:]
+    assert not y.is_contiguous()
+    assert torch.equal(m(x, y)[1], m(x.contiguous(), y.contiguous())[1])
+
+
 @pytest.mark.parametrize("synth", [False, True])
 @pytest.mark.parametrize("fast", [False, True])
 def test_causality(synth, fast):

@@ -97,6 +97,7 @@ class GPT(nn.Module):
         loss = None
         if targets is not None:
             # PAD (id 0) targets carry no loss
-            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1),  # (b*t, vocab), (b*t,)
+            # reshape, not view: targets sliced from a longer batch (ids[:, 1:]) are not contiguous
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1),  # (b*t, vocab), (b*t,)
                                    ignore_index=0)
         return logits, loss

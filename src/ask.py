@@ -1,0 +1,263 @@
+"""Ask a trained model where someone was born, and see how sure it is.
+
+The course's evaluation keeps one greedy answer per question. This prints it beside the probability
+the model gives each birthplace it could have answered: for a question q, the probability of the
+completion "place⁇" after "q⁇" (the product of the model's probabilities of its characters, the
+terms of finetuning's loss), for every place of the finetuning data. A model without pretraining
+can only spread its probability over the places it saw often; a pretrained one that stored the
+person's birthplace can put it on that place (handout part 2(a)). With --complete, each text is
+continued as the pretraining corpus reads, without a MASK, so a pretrained model's store can be
+probed directly: "Emily Lee was born in ".
+
+    ./run.sh ask --params src/submission/vanilla.finetune.params "Where was Emily Lee born?"
+    ./run.sh ask --params src/submission/vanilla.finetune.params "Emily Lee"   # a name: the question
+    ./run.sh ask --params src/submission/vanilla.finetune.params < questions.txt  # one a line
+    ./run.sh ask --params src/submission/vanilla.pretrain.params --complete "Emily Lee was born in "
+
+The vocabulary and the places come from --data-dir (wiki.txt, birth_places_train.tsv); a question
+found in its train or dev TSV is shown with the place that file gives. With no texts on the command
+line, texts are read from standard input, with a prompt when it is a terminal.
+"""
+import os
+import sys
+from collections import Counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+from modelflags import add_model_flags, check_model_flags  # noqa: E402
+from startup import interruptible_start  # noqa: E402
+
+with interruptible_start("ask.py"):  # torch loads here
+    import torch
+    import torch.nn.functional as F
+    from submission.dataset import MASK_CHAR, PAD_CHAR, CharCorruptionDataset, DataError, parse_tsv, read_text
+    from submission.utils import OneLineParser, get_device, load_params, predict_places, run_cli, sample_cached
+
+SPLITS = (("train", "birth_places_train.tsv"), ("dev", "birth_dev.tsv"))
+
+
+class AskError(ValueError):
+    """One text the model cannot be asked; the message says why and what to change. The other texts
+    are still answered."""
+
+
+def as_question(text):
+    """The course's question for a name ("Emily Lee" -> "Where was Emily Lee born?"); a text ending
+    in "?" is a question already and stays as it is."""
+    text = text.strip()
+    return text if text.endswith("?") else f"Where was {text} born?"
+
+
+def read_places(data_dir):
+    """The distinct birthplaces of data_dir/birth_places_train.tsv, the most frequent first."""
+    path = os.path.join(data_dir, "birth_places_train.tsv")
+    rows = parse_tsv(read_text(path, "finetuning corpus"), path)
+    return [place for place, _ in Counter(p for _, p, _ in rows).most_common()]
+
+
+def read_known(data_dir):
+    """{question: (file name, line number, place)} of the labelled TSVs in data_dir that exist."""
+    known = {}
+    for _, name in SPLITS:
+        path = os.path.join(data_dir, name)
+        if os.path.isfile(path):
+            for q, place, line in parse_tsv(read_text(path, name), path):
+                known.setdefault(q, (name, line, place))
+    return known
+
+
+def check_text(text, stoi, room):
+    """An AskError for a text the model cannot read: holding a sentinel or a character outside the
+    vocabulary, or longer than `room` characters."""
+    for special, name in ((MASK_CHAR, "MASK"), (PAD_CHAR, "PAD")):
+        if special in text:
+            raise AskError(f"the text holds the {name} character {special!r}, which the model reads as a "
+                           f"sentinel; leave it out")
+    bad = sorted({c for c in text if c not in stoi})
+    if bad:
+        raise AskError(f"characters outside the vocabulary of wiki.txt: {''.join(bad)!r}; use other "
+                       f"characters, or the --data-dir the params were trained with")
+    if len(text) > room:
+        raise AskError(f"the text is {len(text)} characters; with the longest place it must fit in the block, "
+                       f"so at most {room}: shorten it")
+
+
+@torch.no_grad()
+def log_probs(model, prompt, continuations):
+    """log P(c | prompt) under `model` for each id list c of `continuations`: a (len(continuations),)
+    tensor, the sum of the log-probabilities of c's ids, each given the prompt and c's earlier ids.
+
+    All continuations run as one batch of prompt + c[:-1], right-padded: attention is causal, so the
+    padding after a row's last id never reaches the logits that are read.
+    """
+    device = next(model.parameters()).device
+    model.eval()
+    width = len(prompt) + max(len(c) for c in continuations) - 1
+    x = torch.zeros(len(continuations), width, dtype=torch.long)       # (n, T)
+    targets = torch.zeros(len(continuations), width, dtype=torch.long)  # (n, T): the id each position predicts
+    counted = torch.zeros(len(continuations), width, dtype=torch.bool)  # (n, T): positions that predict c
+    for i, c in enumerate(continuations):
+        row = prompt + c[:-1]
+        x[i, :len(row)] = torch.tensor(row)
+        targets[i, len(prompt) - 1:len(prompt) - 1 + len(c)] = torch.tensor(c)
+        counted[i, len(prompt) - 1:len(prompt) - 1 + len(c)] = True
+    logits, _ = model(x.to(device))                                     # (n, T, vocab)
+    lp = F.log_softmax(logits.float(), dim=-1).gather(2, targets.to(device).unsqueeze(2)).squeeze(2)  # (n, T)
+    return lp.masked_fill(~counted.to(device), 0.0).sum(dim=1).cpu()
+
+
+class Asker:
+    """A model, its vocabulary and the places to score: `ask(text)` answers one text."""
+
+    def __init__(self, model, vocab, places, known=None, complete=False, chars=40):
+        self.model, self.vocab, self.complete, self.chars = model, vocab, complete, chars
+        self.known = known or {}
+        self.places = [p for p in places if all(c in vocab.stoi for c in p)]
+        self.left_out = len(places) - len(self.places)
+        if not self.places:
+            raise DataError("no place of birth_places_train.tsv is spelled in wiki.txt's vocabulary; "
+                           "give the --data-dir the params were trained with")
+        end = "" if complete else MASK_CHAR  # a question's prompt and answers end with the MASK
+        self._ends = end
+        self._continuations = [[vocab.stoi[c] for c in p + end] for p in self.places]
+        longest = max(len(c) for c in self._continuations)
+        self.room = model.get_block_size() + 1 - longest - len(end)  # prompt + c[:-1] fits the block
+
+    def ask(self, text):
+        """{"prompt", "answer", "probabilities": [(place, p)] most likely first, "known": (file, line,
+        place) or None} for a question, a name (asked as the course's question) or, with --complete,
+        the start of a sentence."""
+        if not text.strip():
+            raise AskError("an empty text; give a question, a name, or with --complete the start of a sentence")
+        text = text.strip("\r\n") if self.complete else as_question(text)
+        check_text(text, self.vocab.stoi, self.room)
+        stoi, itos = self.vocab.stoi, self.vocab.itos
+        if self.complete:
+            x = torch.tensor([[stoi[c] for c in text]], dtype=torch.long, device=next(self.model.parameters()).device)
+            steps = min(self.chars, self.model.get_block_size() - len(text))
+            out = sample_cached(self.model, x, steps)[0, len(text):].tolist()
+            answer = "".join(itos[t] for t in out).split(MASK_CHAR)[0].split("\n")[0]
+        else:
+            answer = predict_places(self.model, [text], stoi, itos)[0]
+        known = None if self.complete else self.known.get(text)
+        places, continuations = list(self.places), list(self._continuations)
+        prompt = [stoi[c] for c in text + self._ends]
+        for extra in ([] if self.complete else [answer] + ([known[2]] if known else [])):
+            ids = [stoi[c] for c in extra + self._ends if c in stoi]
+            # the answer and the file's place are scored too, when they are not among the places and fit
+            if extra and extra not in places and len(ids) == len(extra) + 1 and len(prompt) + len(ids) - 1 <= \
+                    self.model.get_block_size():
+                places.append(extra)
+                continuations.append(ids)
+        lp = log_probs(self.model, prompt, continuations)
+        order = torch.argsort(lp, descending=True, stable=True).tolist()
+        probs = lp.exp().tolist()
+        return {"prompt": text, "answer": answer, "known": known, "extra": places[len(self.places):],
+                "probabilities": [(places[i], probs[i]) for i in order]}
+
+
+def format_result(result, top, places_file="birth_places_train.tsv", left_out=0):
+    """The lines printed for one `Asker.ask` result."""
+    lines = [result["prompt"]]
+    said = result["answer"]
+    answer = f"  answer: {said}" if said and said == said.strip() else f"  answer: {said!r}"  # '' or spaces shown
+    if result["known"]:
+        name, line, place = result["known"]
+        verdict = "right" if result["answer"] == place else "wrong"
+        answer += f"   ({name} line {line}: {place}; {verdict})"
+    lines.append(answer)
+    probs = result["probabilities"]
+    for place, p in probs[:top]:
+        lines.append(f"  {p:7.2%}  {place}")
+    what = f"the {len(probs) - len(result['extra'])} places of {places_file}"
+    if left_out:
+        what += f" ({left_out} spelled outside the vocabulary left out)"
+    if result["extra"]:  # the answer, the file's place: scored although the finetuning data lacks them
+        what += " and " + " and ".join(repr(p) for p in result["extra"])
+    lines.append(f"  {what}: {sum(p for _, p in probs):.2%} of the model's probability")
+    return "\n".join(lines)
+
+
+def build_parser():
+    p = OneLineParser(prog="ask.py", description="Ask a trained model where people were born; print its greedy "
+                                                 "answer and the probability it gives each birthplace.")
+    p.add_argument("texts", nargs="*", metavar="TEXT",
+                   help='a question ("Where was Emily Lee born?") or a name ("Emily Lee"); none: read standard '
+                        'input, one a line')
+    p.add_argument("--params", required=True, help="params written by src/run.py (finetuned, or pretrained "
+                                                   "with --complete)")
+    p.add_argument("--variant", choices=["vanilla", "synthesizer"], default="vanilla")
+    p.add_argument("--data-dir", default=os.path.join(HERE, "..", "data"),
+                   help="folder with wiki.txt (the vocabulary) and birth_places_train.tsv (the places); "
+                        "default: data/")
+    p.add_argument("--complete", action="store_true",
+                   help="continue each text as the pretraining corpus reads (no MASK): probes a pretrained model")
+    p.add_argument("--chars", type=int, default=40, help="with --complete, the most characters to continue "
+                                                         "(default 40)")
+    p.add_argument("--top", type=int, default=5, help="how many places to list, most likely first (default 5)")
+    add_model_flags(p)
+    return p
+
+
+def main(argv=None, stdin=None):
+    """The command line; returns 0, or 2 when a text could not be asked (each such text gets one line
+    on stderr and the others are still answered)."""
+    p = build_parser()
+    args = p.parse_args(argv)
+    check_model_flags(p, args)
+    if args.chars < 1:
+        p.error(f"--chars must be at least 1, got {args.chars}")
+    if args.top < 0:
+        p.error(f"--top must be 0 or more, got {args.top}")
+    import run as driver
+    wiki = os.path.join(args.data_dir, "wiki.txt")
+    vocab = CharCorruptionDataset(read_text(wiki, "pretraining corpus"), args.block_size, wiki)
+    places = read_places(args.data_dir)
+    model = driver.build_model(args, vocab)
+    load_params(model, args.params, variant_flag="--variant ", corpus_flag="--data-dir (the folder of the wiki.txt)")
+    asker = Asker(model.to(get_device()).eval(), vocab, places, known=read_known(args.data_dir),
+                  complete=args.complete, chars=args.chars)
+    stdin = stdin or sys.stdin
+    if args.texts:
+        texts = [(f"TEXT {i}", t) for i, t in enumerate(args.texts, start=1)]
+    else:
+        texts = _lines(stdin)
+    status, asked, answered = 0, 0, 0
+    for where, text in texts:
+        asked += 1
+        try:
+            result = asker.ask(text)
+        except AskError as e:
+            print(f"ask.py: {where}: {e}", file=sys.stderr)
+            status = 2
+            continue
+        print(("\n" if answered else "") + format_result(result, args.top, left_out=asker.left_out), flush=True)
+        answered += 1
+    if not asked:
+        print("ask.py: nothing to ask: give questions or names as arguments, or one a line on standard input",
+              file=sys.stderr)
+        status = 2
+    return status
+
+
+def _lines(stdin):
+    """(where, text) for each non-blank line of stdin; on a terminal, a prompt before each."""
+    interactive = stdin.isatty()
+    line_no = 0
+    while True:
+        if interactive:
+            print("question or name (Ctrl-D ends)> ", end="", file=sys.stderr, flush=True)
+        line = stdin.readline()
+        if not line:
+            if interactive:
+                print(file=sys.stderr)
+            return
+        line_no += 1
+        if line.strip():
+            yield f"line {line_no}", line.rstrip("\r\n")
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

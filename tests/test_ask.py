@@ -1,0 +1,196 @@
+"""src/ask.py: the probabilities it prints are the model's (batched and padded, equal to scoring each
+place alone; summing to 1 over every possible continuation), its answer is the evaluation's, and a
+model trained on two people answers each with its place; bad texts are one line each.
+
+Run:  python -m pytest -q tests/test_ask.py
+"""
+import io
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import ask
+from submission import GPT, GPTConfig
+from submission.dataset import MASK_CHAR, PAD_CHAR, CharCorruptionDataset
+from submission.utils import predict_places
+
+PEOPLE = [("Ann Bo", "Oslo"), ("Cy Du", "Rome"), ("Ed Fa", "Lima")]
+SIZE = dict(n_layer=2, n_head=2, n_embd=32)
+SIZE_FLAGS = ["--n_layer", "2", "--n_head", "2", "--n_embd", "32", "--block_size", "48"]
+
+
+def random_model(vocab=12, block=32, seed=0):
+    torch.manual_seed(seed)
+    model = GPT(GPTConfig(vocab, block, **SIZE))
+    for p in model.parameters():
+        p.data.normal_(0, 0.3)  # a random model with decided preferences
+    return model.eval()
+
+
+def test_a_name_asks_the_course_question():
+    assert ask.as_question("Emily Lee") == "Where was Emily Lee born?"
+    assert ask.as_question("  Emily Lee \n") == "Where was Emily Lee born?"
+    assert ask.as_question("Where was Emily Lee born?") == "Where was Emily Lee born?"
+    assert ask.as_question("Who is Emily Lee?") == "Who is Emily Lee?"
+
+
+def test_batched_log_probs_equal_each_continuation_scored_alone():
+    model = random_model()
+    prompt = [3, 7, 1, 4]
+    conts = [[5], [2, 9, 1], [8, 8, 8, 8, 1], [1]]  # different lengths: the batch is padded
+    got = ask.log_probs(model, prompt, conts)
+    for c, lp in zip(conts, got):
+        seq = torch.tensor([prompt + c])
+        logits, _ = model(seq[:, :-1])
+        each = F.log_softmax(logits[0], dim=-1)[torch.arange(len(prompt) - 1, seq.size(1) - 1), seq[0, len(prompt):]]
+        assert torch.allclose(lp, each.sum(), atol=1e-5), (c, lp, each.sum())
+
+
+def test_the_probabilities_of_every_continuation_sum_to_one():
+    model = random_model(vocab=6)
+    prompt = [2, 3]
+    singles = [[t] for t in range(6)]
+    pairs = [[a, b] for a in range(6) for b in range(6)]
+    assert abs(ask.log_probs(model, prompt, singles).exp().sum().item() - 1) < 1e-5
+    assert abs(ask.log_probs(model, prompt, pairs).exp().sum().item() - 1) < 1e-5
+
+
+def write_world(folder, people=PEOPLE, dev=1):
+    wiki = "".join(f"{n} was born in {p}. {n} wrote books.\n" for n, p in people) + "Where was it? Nowhere.\n"
+    (folder / "wiki.txt").write_text(wiki, encoding="utf-8")
+    tsv = lambda part: "".join(f"Where was {n} born?\t{p}\n" for n, p in part)  # noqa: E731
+    (folder / "birth_places_train.tsv").write_text(tsv(people[dev:]), encoding="utf-8")
+    (folder / "birth_dev.tsv").write_text(tsv(people[:dev]), encoding="utf-8")
+    return CharCorruptionDataset(wiki, 48)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """(data folder, params path) of a model that has read each question with its answer, and each
+    biography: an overfit batch, so it knows all three people both ways."""
+    folder = tmp_path_factory.mktemp("ask")
+    vocab = write_world(folder)
+    texts = [f"Where was {n} born?{MASK_CHAR}{p}{MASK_CHAR}" for n, p in PEOPLE]
+    texts += [f"{n} was born in {p}." for n, p in PEOPLE]
+    width = max(len(t) for t in texts)
+    ids = torch.tensor([[vocab.stoi[c] for c in t.ljust(width, PAD_CHAR)] for t in texts])  # (6, width)
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab.vocab_size, 48, embd_pdrop=0, resid_pdrop=0, attn_pdrop=0, **SIZE))
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    for _ in range(300):
+        _, loss = model(ids[:, :-1], ids[:, 1:])  # PAD (id 0) targets are ignored
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert loss.item() < 0.05
+    torch.save(model.state_dict(), folder / "m.params")
+    return folder, folder / "m.params"
+
+
+def run_main(argv, capsys, stdin=None):
+    status = ask.main(argv, stdin=stdin)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_a_trained_model_answers_each_person_with_its_place(trained, capsys):
+    folder, params = trained
+    argv = ["--params", str(params), "--data-dir", str(folder), *SIZE_FLAGS]
+    status, out, err = run_main(argv + ["Ann Bo", "Where was Cy Du born?"], capsys)
+    assert status == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0] == "Where was Ann Bo born?"
+    assert lines[1] == "  answer: Oslo   (birth_dev.tsv line 1: Oslo; right)"
+    first_place = lines[2].split()
+    assert first_place[1] == "Oslo" and float(first_place[0].rstrip("%")) > 90
+    at = lines.index("Where was Cy Du born?")
+    # Oslo, a dev place only, is scored because it is the answer and the file's place
+    assert lines[at - 1] == ""  # a blank line between answers
+    assert lines[at - 2].startswith("  the 2 places of birth_places_train.tsv and 'Oslo': 9")
+    assert lines[at + 1] == "  answer: Rome   (birth_places_train.tsv line 1: Rome; right)"
+    assert lines[at + 2].split()[1] == "Rome"
+    # the places listed for Cy Du are the finetuning file's: Oslo is neither its answer nor its place
+    listed = [ln.split()[1] for ln in lines[at + 2:] if ln.startswith("  ") and "%" in ln.split()[0]]
+    assert sorted(listed) == ["Lima", "Rome"]
+    assert lines[-1].startswith("  the 2 places of birth_places_train.tsv: ")
+
+
+def test_the_answer_is_the_evaluations_greedy_answer(trained):
+    folder, params = trained
+    vocab = CharCorruptionDataset((folder / "wiki.txt").read_text(encoding="utf-8"), 48)
+    model = GPT(GPTConfig(vocab.vocab_size, 48, **SIZE))
+    model.load_state_dict(torch.load(params))
+    asker = ask.Asker(model.eval(), vocab, ask.read_places(str(folder)))
+    for q in ["Where was Ed Fa born?", "Where was Ann Fa born?", "Where was Cy Bo born?"]:
+        result = asker.ask(q)
+        assert result["answer"] == predict_places(model, [q], vocab.stoi, vocab.itos)[0]
+        probs = [p for _, p in result["probabilities"]]
+        assert probs == sorted(probs, reverse=True)
+
+
+def test_complete_probes_the_biographies(trained, capsys):
+    folder, params = trained
+    argv = ["--params", str(params), "--data-dir", str(folder), *SIZE_FLAGS, "--complete", "--chars", "5",
+            "Ed Fa was born in "]
+    status, out, err = run_main(argv, capsys)
+    lines = out.splitlines()
+    assert status == 0 and lines[0] == "Ed Fa was born in "
+    assert lines[1] == "  answer: Lima."  # five characters, no known-answer lookup for a sentence
+    assert lines[2].split()[1] == "Lima" and float(lines[2].split()[0].rstrip("%")) > 90
+
+
+def test_standard_input_gives_one_text_a_line_and_bad_ones_name_their_line(trained, capsys):
+    folder, params = trained
+    argv = ["--params", str(params), "--data-dir", str(folder), *SIZE_FLAGS, "--top", "1"]
+    stdin = io.StringIO("Ann Bo\n\nAnn Bø\n" + "Ann " * 20 + "\nWhere was Ed Fa born?\r\n")
+    status, out, err = run_main(argv, capsys, stdin=stdin)
+    assert status == 2
+    assert [ln for ln in out.splitlines() if not ln.startswith("  ")] == ["Where was Ann Bo born?", "",
+                                                                       "Where was Ed Fa born?"]
+    errs = err.splitlines()
+    assert len(errs) == 2
+    assert errs[0].startswith("ask.py: line 3: characters outside the vocabulary of wiki.txt: 'ø'")
+    assert errs[1].startswith("ask.py: line 4: the text is ") and "shorten it" in errs[1]
+
+
+@pytest.mark.parametrize("text, says", [
+    ("", "an empty text"),
+    ("   ", "an empty text"),
+    (f"Ann{MASK_CHAR}Bo", "the MASK character"),
+    (f"Ann{PAD_CHAR}Bo", "the PAD character"),
+])
+def test_texts_the_model_cannot_read_are_one_line_each(trained, capsys, text, says):
+    folder, params = trained
+    argv = ["--params", str(params), "--data-dir", str(folder), *SIZE_FLAGS, text, "Ann Bo"]
+    status, out, err = run_main(argv, capsys)
+    assert status == 2 and err.count("\n") == 1 and err.startswith("ask.py: TEXT 1: ") and says in err
+    assert out.startswith("Where was Ann Bo born?\n")  # the other text is still answered
+
+
+def test_nothing_to_ask_says_how_to_ask(trained, capsys):
+    folder, params = trained
+    argv = ["--params", str(params), "--data-dir", str(folder), *SIZE_FLAGS]
+    status, out, err = run_main(argv, capsys, stdin=io.StringIO("\n\n"))
+    assert status == 2 and out == "" and err.count("\n") == 1 and "nothing to ask" in err
+
+
+def test_bad_files_and_flags_are_one_line_errors(trained, tmp_path, capsys):
+    from submission.utils import run_cli
+    folder, params = trained
+    base = ["--params", str(params), "--data-dir", str(folder), *SIZE_FLAGS, "Ann Bo"]
+    cases = [
+        (base[:1] + [str(tmp_path / "none.params")] + base[2:], "params file not found"),
+        (base + ["--variant", "synthesizer"], "these are vanilla params, but the model is synthesizer; pass "
+                                              "--variant vanilla"),
+        (base[:3] + [str(tmp_path)] + base[4:], "wiki.txt: pretraining corpus not found"),
+        (base + ["--n_embd", "64"], "64"),
+        (base + ["--chars", "0"], "--chars must be at least 1"),
+        (base + ["--top", "-1"], "--top must be 0 or more"),
+    ]
+    for argv, says in cases:
+        with pytest.raises(SystemExit) as stop:
+            run_cli(lambda: ask.main(argv))
+        out, err = capsys.readouterr()
+        assert stop.value.code == 2 and err.count("\n") == 1 and says in err, (argv, err)
+        assert out == ""
