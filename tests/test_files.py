@@ -1,6 +1,7 @@
 """Output paths and the atomic writer (files.py): a path spelled as a folder, a folder that os.access calls
 writable but that takes no file, a write that fails for a reason other than a full disk, a symlink, and
-run.py's default loss log beside params written to a special file. Each is refused up front or ends in
+run.py's default loss log beside params written to a special file, and what a writer killed mid-write
+leaves. Each is refused up front or ends in
 one line naming the file and the real reason; nothing the user made is replaced.
 
 Run:  python -m pytest -q tests/test_files.py
@@ -8,6 +9,8 @@ Run:  python -m pytest -q tests/test_files.py
 import errno
 import os
 import stat
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -15,6 +18,8 @@ import torch
 import run as driver
 from submission import TrainerConfig
 from submission.files import DataError, atomic_torch_save, atomic_write_text, check_output_path
+
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 
 
 def test_an_output_path_ending_in_a_slash_is_refused_up_front(tmp_path):
@@ -108,3 +113,24 @@ def test_params_to_a_special_file_send_the_default_log_to_devnull(tmp_path):
     args = driver.parse_args(argv + [f"--writing_params_path={tmp_path / 'p.params'}"])
     assert driver.apply_overrides(TrainerConfig(), args).log_path == f"{tmp_path / 'p.params'}.log.jsonl"
     assert not os.path.exists("/dev/null.log.jsonl") and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_a_writer_killed_mid_write_leaves_a_temporary_file_that_the_next_write_removes(tmp_path):
+    """SIGKILL cannot be caught: the temporary file stays (40 MB for a training state). The next write of
+    the same file removes it; a live writer's file, another target's and other names are kept."""
+    target = tmp_path / "p.params"
+    atomic_torch_save({"w": torch.zeros(2)}, str(target))
+    killed = ("import os, sys; sys.path.insert(0, sys.argv[1]); from submission.files import _atomic; "
+              "_atomic(sys.argv[2], lambda f: (f.write(b'half a file'), f.flush(), os.kill(os.getpid(), 9)))")
+    p = subprocess.Popen([sys.executable, "-c", killed, SRC, str(target)])
+    assert p.wait(timeout=120) == -9
+    leftover = [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+    assert len(leftover) == 1 and leftover[0].startswith(f"p.params.{p.pid}.")
+    assert torch.equal(torch.load(target)["w"], torch.zeros(2))  # the killed write never replaced it
+    live = f"p.params.{os.getppid()}.abcdefgh.tmp"  # a writer that is still running
+    kept = [live, f"q.params.{p.pid}.abcdefgh.tmp", f"p.params.{p.pid}.tmp", "p.params.notes.tmp"]
+    for name in kept:
+        (tmp_path / name).write_bytes(b"")
+    atomic_torch_save({"w": torch.ones(2)}, str(target))
+    assert sorted(os.listdir(tmp_path)) == sorted(kept + ["p.params"])
+    assert torch.equal(torch.load(target)["w"], torch.ones(2))

@@ -1,7 +1,8 @@
 """Files and command lines: atomic writes, output-path checks, params loading, one-line errors.
 
 Files are written atomically (a temporary file beside the target, then os.replace), so an
-interrupted run never leaves a half-written params or predictions file. A Ctrl-C during a write is
+interrupted run never leaves a half-written params or predictions file; the temporary file of a
+writer killed outright (SIGKILL) is removed by the next write of the same file. A Ctrl-C during a write is
 held until the temporary file is complete, then discards it and raises (`interrupts_held`): a
 KeyboardInterrupt inside torch.save's zip writer ended in a second error and exit status 1.
 Special files (/dev/null, a FIFO) are written straight; a symlink's target is written atomically, the
@@ -13,6 +14,7 @@ import argparse
 import contextlib
 import errno
 import os
+import re
 import shutil
 import signal
 import sys
@@ -127,7 +129,9 @@ def _atomic(path, write):
             # inside the try: a folder that os.access calls writable can still refuse a file (/sys, NFS
             # root-squash, a quota), and that is one line too
             os.makedirs(d, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=os.path.basename(target) + ".", suffix=".tmp", dir=d)
+            # the writer's pid in the name: a later write can tell a dead writer's leftover (SIGKILL, a power
+            # cut) from a live one's file in progress
+            fd, tmp = tempfile.mkstemp(prefix=f"{os.path.basename(target)}.{os.getpid()}.", suffix=".tmp", dir=d)
             with os.fdopen(fd, "wb") as f:
                 write(f)
                 f.flush()
@@ -136,6 +140,7 @@ def _atomic(path, write):
             os.chmod(tmp, 0o666 & ~_umask())
             raise_pending_interrupt()  # Ctrl-C during the write: the old file stays
             os.replace(tmp, target)
+            _remove_leftovers(target)
         except BaseException as e:
             if tmp is not None and os.path.exists(tmp):
                 os.unlink(tmp)
@@ -148,6 +153,32 @@ def _atomic(path, write):
                 raise DataError(f"{path}: could not write it ({_reason(e)}); the previous file, if any, is "
                                 f"unchanged; pick another path") from None
             raise
+
+
+def _writer_alive(pid):
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, owned by someone else
+        return True
+    return True
+
+
+def _remove_leftovers(target):
+    """Remove the temporary files of earlier writes of `target` whose writer is gone: a process killed
+    mid-write (SIGKILL, the OOM killer) cannot clean up, and a training state is 40 MB a time."""
+    d, base = os.path.split(target)
+    pattern = re.compile(re.escape(base) + r"\.(\d+)\.[a-z0-9_]{8}\.tmp")  # mkstemp's 8 random characters
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return
+    for name in names:
+        m = pattern.fullmatch(name)
+        if m and int(m.group(1)) != os.getpid() and not _writer_alive(int(m.group(1))):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(d, name))
 
 
 def _free_space(folder):
