@@ -33,6 +33,7 @@ with interruptible_start("ask.py"):  # torch loads here
     import torch
     import torch.nn.functional as F
     from submission.dataset import MASK_CHAR, PAD_CHAR, CharCorruptionDataset, DataError, parse_tsv, read_text
+    from submission.decoding import longest_input
     from submission.utils import OneLineParser, get_device, load_params, predict_places, run_cli, sample_cached
 
 SPLITS = (("train", "birth_places_train.tsv"), ("dev", "birth_dev.tsv"))
@@ -123,7 +124,8 @@ class Asker:
         self._ends = end
         self._continuations = [[vocab.stoi[c] for c in p + end] for p in self.places]
         longest = max(len(c) for c in self._continuations)
-        self.room = model.get_block_size() + 1 - longest - len(end)  # prompt + c[:-1] fits the block
+        self.width = longest_input(model)
+        self.room = self.width + 1 - longest - len(end)  # the text, its MASK and c[:-1] fit in the input
 
     def ask(self, text):
         """{"prompt", "answer", "probabilities": [(place, p)] most likely first, "known": (file, line,
@@ -147,8 +149,7 @@ class Asker:
         for extra in ([] if self.complete else [answer] + ([known[2]] if known else [])):
             ids = [stoi[c] for c in extra + self._ends if c in stoi]
             # the answer and the file's place are scored too, when they are not among the places and fit
-            if extra and extra not in places and len(ids) == len(extra) + 1 and len(prompt) + len(ids) - 1 <= \
-                    self.model.get_block_size():
+            if extra and extra not in places and len(ids) == len(extra) + 1 and len(prompt) + len(ids) - 1 <= self.width:
                 places.append(extra)
                 continuations.append(ids)
         lp = log_probs(self.model, prompt, continuations)
@@ -156,6 +157,10 @@ class Asker:
         probs = lp.exp().tolist()
         return {"prompt": text, "answer": answer, "known": known, "extra": places[len(self.places):],
                 "probabilities": [(places[i], probs[i]) for i in order]}
+
+
+def _percent(p):
+    return f"{p:7.2%}" if p >= 0.00005 else " <0.01%"
 
 
 def format_result(result, top, places_file="birth_places_train.tsv", left_out=0):
@@ -170,7 +175,11 @@ def format_result(result, top, places_file="birth_places_train.tsv", left_out=0)
     lines.append(answer)
     probs = result["probabilities"]
     for place, p in probs[:top]:
-        lines.append(f"  {p:7.2%}  {place}")
+        lines.append(f"  {_percent(p)}  {place}")
+    true = result["known"][2] if result["known"] else None
+    rank = [place for place, _ in probs].index(true) if true in dict(probs) else None
+    if rank is not None and rank >= top:  # the file's place, wherever it ranks
+        lines.append(f"  {_percent(probs[rank][1])}  {true}   (the file's place, {rank + 1} of {len(probs)})")
     what = f"the {len(probs) - len(result['extra'])} places of {places_file}"
     if left_out:
         what += f" ({left_out} spelled outside the vocabulary left out)"

@@ -14,6 +14,12 @@ SRC = os.path.join(ROOT, "src")
 if SRC not in sys.path:
     sys.path.insert(0, SRC)
 
+# A test run started in the background by a non-interactive shell (`cmd &` in a script, some CI
+# runners) inherits SIGINT ignored, and exec passes an ignored signal on: every process a test starts
+# would ignore the Ctrl-C the interrupt tests press. A handler is reset to the default by exec instead.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 @pytest.fixture(autouse=True)
 def keep_ctrl_c():

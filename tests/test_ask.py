@@ -114,6 +114,9 @@ def test_a_trained_model_answers_each_person_with_its_place(trained, capsys):
     listed = [ln.split()[1] for ln in lines[at + 2:] if ln.startswith("  ") and "%" in ln.split()[0]]
     assert sorted(listed) == ["Lima", "Rome"]
     assert lines[-1].startswith("  the 2 places of birth_places_train.tsv: ")
+    # beyond --top, the file's place is still listed, with its rank
+    status, out, _ = run_main(argv + ["--top", "0", "Ann Bo"], capsys)
+    assert out.splitlines()[2].endswith("%  Oslo   (the file's place, 1 of 3)")
 
 
 def test_the_answer_is_the_evaluations_greedy_answer(trained):
@@ -194,3 +197,19 @@ def test_bad_files_and_flags_are_one_line_errors(trained, tmp_path, capsys):
         out, err = capsys.readouterr()
         assert stop.value.code == 2 and err.count("\n") == 1 and says in err, (argv, err)
         assert out == ""
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_the_longest_text_fits_and_one_more_character_is_refused(synth):
+    """The synthesizer forwards at most block_size - 1 positions: a text that fits the vanilla block
+    overflowed it (a ValueError from the attention) before the room counted it."""
+    vocab = CharCorruptionDataset("Ann Bo was born in Oslo. Where? Rome\n", 24)
+    model = GPT(GPTConfig(vocab.vocab_size, 24, synthesizer=synth, **SIZE)).eval()
+    asker = ask.Asker(model, vocab, ["Oslo", "Rome"])
+    longest = 24 - (1 if synth else 0)  # text + MASK + "Oslo" + MASK, less the last id
+    assert asker.room == longest + 1 - len("Oslo⁇") - 1
+    question = "W" * (asker.room - 1) + "?"
+    result = asker.ask(question)
+    assert [p for p, _ in result["probabilities"]][:2] != [] and result["prompt"] == question
+    with pytest.raises(ask.AskError, match=f"the text is {asker.room + 1} characters"):
+        asker.ask("W" * asker.room + "?")

@@ -44,7 +44,7 @@ def sample(model, x, steps, temperature=1.0, sample=False, top_k=None):
     has quadratic complexity unlike an RNN that is only linear, and has a finite context window
     of block_size, unlike an RNN that has an infinite context window.
     """
-    block_size = model.get_block_size()
+    block_size = longest_input(model)  # the course crops to get_block_size(), one too many for the synthesizer
     model.eval()
     for k in range(steps):
         x_cond = x if x.size(1) <= block_size else x[:, -block_size:]  # crop context if needed
@@ -64,8 +64,14 @@ def _cache_limit(model):
         return None
     if not all(hasattr(b, "attn") and hasattr(b.attn, "prefill") for b in model.blocks):
         return None
+    return longest_input(model)
+
+
+def longest_input(model):
+    """The longest sequence a GPT forwards: its block, one less with the synthesizer, whose w2 and b2
+    cover block_size - 1 positions (the course's inputs are a block's string less its last id)."""
     from .attention import SynthesizerAttention
-    synth = any(isinstance(b.attn, SynthesizerAttention) for b in model.blocks)
+    synth = any(isinstance(getattr(b, "attn", None), SynthesizerAttention) for b in getattr(model, "blocks", []))
     return model.get_block_size() - 1 if synth else model.get_block_size()
 
 
@@ -99,8 +105,8 @@ def _decode(model, idx, caches, pos, end):
 
 
 def _forward_full(model, x):
-    """`sample`'s step: a full forward of the last block_size positions; last-position logits."""
-    block_size = model.get_block_size()
+    """`sample`'s step: a full forward of the last positions that fit (`longest_input`); last-position logits."""
+    block_size = longest_input(model)
     x_cond = x if x.size(1) <= block_size else x[:, -block_size:]
     logits, _ = model(x_cond)
     return logits[:, -1, :]
