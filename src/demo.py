@@ -19,6 +19,7 @@ it reproduces from the biographies before finetuning, which bounds what finetuni
 how many of the memorised dev birthplaces the finetuned model then retrieves for the question.
 """
 import os
+import shlex
 import sys
 import time
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+from modelflags import size_flags, size_from_flags  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("demo.py"):  # torch loads here
@@ -263,7 +265,32 @@ def main(argv=None):
         print(f"| {label:{w}s} | {acc:11.1f}% | {shown:>9s} | {found or '-':>9s} | {secs / 60:7.1f} |")
     import plots
     plots.plot_demo_runs(out, model_args=common, data_dir=data)
+    hint = ask_hint(out, data, common)
+    if hint:
+        print(hint)
     return results
+
+
+def ask_hint(out, data, model_args):
+    """The command that asks the demo's finetuned vanilla model about a dev person it answers right (the
+    first dev person if none), or None when there is no such model."""
+    params = os.path.join(out, "vanilla.finetune.params")
+    predictions = os.path.join(out, "vanilla.pretrain.dev.predictions")
+    dev = os.path.join(data, "birth_dev.tsv")
+    if not (os.path.isfile(params) and os.path.isfile(dev)):
+        return None
+    rows = parse_tsv(read_text(dev, "dev corpus"), dev)
+    said = read_text(predictions).split("\n") if os.path.isfile(predictions) else []
+    right = [q for (q, place, _), answer in zip(rows, said) if answer == place]
+    question = (right or [rows[0][0]])[0] if rows else "Where was Emily Lee born?"
+    root = os.path.dirname(HERE)  # run.sh runs from the repository: paths inside it are shown from there
+
+    def shown(path):
+        rel = os.path.relpath(path, root)
+        return shlex.quote(path if rel.startswith("..") else rel)
+    flags = size_flags(size_from_flags(model_args))
+    return (f"Ask the models yourself (docs/learners.md, \"Asking a model\"):\n  ./run.sh ask --params {shown(params)} "
+            + "".join(f"{f} " for f in flags) + f"--data-dir {shown(data)} {shlex.quote(question)}")
 
 
 if __name__ == "__main__":

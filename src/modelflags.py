@@ -1,8 +1,9 @@
 """The model-size flags shared by the command lines that build the course's GPT (run.py, memorised.py,
-plots.py attention): one definition, one set of checks, each failure a one-line usage error.
+plots.py attention, ask.py): one definition, one set of checks, each failure a one-line usage error.
 
 Standard library only, so a bad flag is refused before torch loads.
 """
+import argparse
 
 COURSE_SIZE = dict(n_layer=4, n_head=8, n_embd=256, block_size=128)  # the course's GPT
 MAX_BLOCK = 2048  # the causal masks hold block_size^2 floats per layer
@@ -15,6 +16,21 @@ def add_model_flags(parser):
     for name, default in COURSE_SIZE.items():
         parser.add_argument(f"--{name}", type=int, default=default, help=f"default {default}, the course's")
     return parser
+
+
+def size_from_flags(flags):
+    """{n_layer, n_head, n_embd, block_size} of a list of src/run.py flags (others ignored), the course's
+    where absent."""
+    p = argparse.ArgumentParser(add_help=False)
+    for name, default in COURSE_SIZE.items():
+        p.add_argument(f"--{name}", type=int, default=default)
+    known, _ = p.parse_known_args([str(f) for f in (flags or [])])
+    return vars(known)
+
+
+def size_flags(size):
+    """The flags that give `size` ({n_layer, ...}), those at the course's value left out."""
+    return [x for name, v in size.items() if v != COURSE_SIZE[name] for x in (f"--{name}", str(v))]
 
 
 def check_model_flags(parser, args):

@@ -24,7 +24,6 @@ matplotlib is optional (it is in requirements-dev.txt): without it, each command
 install it and exits with status 2. `plot_demo_runs(work_dir)` draws the curves (and, when both
 finetuned models are there, the attention maps) of a `./run.sh demo` work folder.
 """
-import argparse
 import contextlib
 import glob
 import json
@@ -38,7 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-from modelflags import COURSE_SIZE, add_model_flags, check_model_flags  # noqa: E402
+from modelflags import COURSE_SIZE, add_model_flags, check_model_flags, size_from_flags  # noqa: E402
 from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
@@ -440,15 +439,6 @@ def draw_attention(question, corpus_path, models, out, size=None, title=None, dp
 
 # ----------------------------------------------------------------------------- the demo's pictures
 
-def _size_from_flags(flags):
-    """The model size in a list of src/run.py flags (others ignored); the course's where absent."""
-    p = argparse.ArgumentParser(add_help=False)
-    for name, default in COURSE_SIZE.items():
-        p.add_argument(f"--{name}", type=int, default=default)
-    known, _ = p.parse_known_args([str(f) for f in (flags or [])])
-    return vars(known)
-
-
 def plot_demo_runs(work_dir, model_args=None, question=None, data_dir=None):
     """Write the pictures of a demo work folder next to its params; returns the paths written.
 
@@ -497,7 +487,7 @@ def _demo_attention(work_dir, model_args, question, data_dir, written):
             question = min(places, key=len)  # the shortest dev question: the most readable axes
         if question:
             out = os.path.join(work_dir, "attention.png")
-            draw_attention(question, corpus, pairs, out, size=_size_from_flags(model_args),
+            draw_attention(question, corpus, pairs, out, size=size_from_flags(model_args),
                            expected=places.get(question))
             written.append(out)
 

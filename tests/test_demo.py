@@ -1,11 +1,16 @@
 """The demo's corpus subset (`src/demo.py --data-dir DIR --people N`): the first train and dev people
 of a course-layout corpus, their wiki lines in order, and every question character in the vocabulary;
-which corpus each setting runs on; and the properties the CPU demo's generated world is chosen for.
+which corpus each setting runs on; the properties the CPU demo's generated world is chosen for; and
+the `ask` command the demo ends with, which runs as printed.
 
 Run:  python -m pytest -q tests/test_demo.py
 """
-import pytest
+import shlex
 
+import pytest
+import torch
+
+import ask
 import demo
 from submission.dataset import parse_tsv
 from test_world import _surname_alone
@@ -101,3 +106,25 @@ def test_the_corpus_written_under_out_never_lands_on_an_input_corpus(tmp_path):
     generated = Namespace(data_dir=None, people=None, train=None, seed=0)
     with pytest.raises(demo.DataError, match="the demo writes its corpus there"):
         demo.pick_corpus(generated, "cpu", repo)  # --out . from the repo root: data/ is the embedded corpus
+
+
+def test_the_demo_ends_with_an_ask_command_that_runs_as_printed(tmp_path, capsys):
+    """It names a dev person the vanilla model answered right, and the sizes and paths the demo used."""
+    from submission import GPT, GPTConfig
+    from submission.dataset import CharCorruptionDataset
+    data = tmp_path / "data"
+    write(data, ["Ann Bo. Born in Oslo.", "Cy Du. Born in Rome.", "Ed Fa. Born in Lima. Where was he born?"],
+          [("Ann Bo", "Oslo")], [("Cy Du", "Rome"), ("Ed Fa", "Lima")])
+    out = tmp_path / "work dir"  # a space: the printed paths are quoted
+    out.mkdir()
+    assert demo.ask_hint(str(out), str(data), []) is None  # no finetuned vanilla model: no command
+    vocab = CharCorruptionDataset((data / "wiki.txt").read_text(encoding="utf-8"), 128)
+    torch.save(GPT(GPTConfig(vocab.vocab_size, 128, n_layer=1, n_head=2, n_embd=16)).state_dict(),
+               out / "vanilla.finetune.params")
+    (out / "vanilla.pretrain.dev.predictions").write_text("Oslo\nLima\n", encoding="utf-8")  # row 2 right
+    hint = demo.ask_hint(str(out), str(data), ["--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--dropout",
+                                               "0", "--seed", "3"])
+    command = shlex.split(hint.splitlines()[1])
+    assert command[:2] == ["./run.sh", "ask"] and command[-1] == "Where was Ed Fa born?"
+    assert ask.main(command[2:]) == 0
+    assert capsys.readouterr().out.startswith("Where was Ed Fa born?\n  answer: ")
