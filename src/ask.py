@@ -55,6 +55,9 @@ def read_places(data_dir):
     """The distinct birthplaces of data_dir/birth_places_train.tsv, the most frequent first."""
     path = os.path.join(data_dir, "birth_places_train.tsv")
     rows = parse_tsv(read_text(path, "finetuning corpus"), path)
+    if not rows:
+        raise DataError(f"{path}: no questions, so no places to score; give a --data-dir whose "
+                        f"birth_places_train.tsv has the finetuning questions")
     return [place for place, _ in Counter(p for _, p, _ in rows).most_common()]
 
 
@@ -69,19 +72,19 @@ def read_known(data_dir):
     return known
 
 
-def check_text(text, stoi, room):
+def check_text(text, stoi, room, what="the text"):
     """An AskError for a text the model cannot read: holding a sentinel or a character outside the
-    vocabulary, or longer than `room` characters."""
+    vocabulary, or longer than `room` characters; `what` names it in the message."""
     for special, name in ((MASK_CHAR, "MASK"), (PAD_CHAR, "PAD")):
         if special in text:
-            raise AskError(f"the text holds the {name} character {special!r}, which the model reads as a "
+            raise AskError(f"{what} holds the {name} character {special!r}, which the model reads as a "
                            f"sentinel; leave it out")
     bad = sorted({c for c in text if c not in stoi})
     if bad:
         raise AskError(f"characters outside the vocabulary of wiki.txt: {''.join(bad)!r}; use other "
                        f"characters, or the --data-dir the params were trained with")
     if len(text) > room:
-        raise AskError(f"the text is {len(text)} characters; with the longest place it must fit in the block, "
+        raise AskError(f"{what} is {len(text)} characters; with the longest place it must fit in the block, "
                        f"so at most {room}: shorten it")
 
 
@@ -134,7 +137,7 @@ class Asker:
         if not text.strip():
             raise AskError("an empty text; give a question, a name, or with --complete the start of a sentence")
         text = text.strip("\r\n") if self.complete else as_question(text)
-        check_text(text, self.vocab.stoi, self.room)
+        check_text(text, self.vocab.stoi, self.room, "the text" if self.complete else f"the question {text!r}")
         stoi, itos = self.vocab.stoi, self.vocab.itos
         if self.complete:
             x = torch.tensor([[stoi[c] for c in text]], dtype=torch.long, device=next(self.model.parameters()).device)
@@ -147,15 +150,17 @@ class Asker:
         places, continuations = list(self.places), list(self._continuations)
         prompt = [stoi[c] for c in text + self._ends]
         for extra in ([] if self.complete else [answer] + ([known[2]] if known else [])):
-            ids = [stoi[c] for c in extra + self._ends if c in stoi]
             # the answer and the file's place are scored too, when they are not among the places and fit
-            if extra and extra not in places and len(ids) == len(extra) + 1 and len(prompt) + len(ids) - 1 <= self.width:
+            spelled = all(c in stoi for c in extra)
+            if extra and extra not in places and spelled and len(prompt) + len(extra) <= self.width:
+                ids = [stoi[c] for c in extra + self._ends]
                 places.append(extra)
                 continuations.append(ids)
         lp = log_probs(self.model, prompt, continuations)
         order = torch.argsort(lp, descending=True, stable=True).tolist()
         probs = lp.exp().tolist()
         return {"prompt": text, "answer": answer, "known": known, "extra": places[len(self.places):],
+                "complete": self.complete,
                 "probabilities": [(places[i], probs[i]) for i in order]}
 
 
@@ -167,7 +172,8 @@ def format_result(result, top, places_file="birth_places_train.tsv", left_out=0)
     """The lines printed for one `Asker.ask` result."""
     lines = [result["prompt"]]
     said = result["answer"]
-    answer = f"  answer: {said}" if said and said == said.strip() else f"  answer: {said!r}"  # '' or spaces shown
+    # quoted when the bare text would mislead: empty, spaces at an end, a newline or other control character
+    answer = f"  answer: {said}" if said and said == said.strip() and said.isprintable() else f"  answer: {said!r}"
     if result["known"]:
         name, line, place = result["known"]
         verdict = "right" if result["answer"] == place else "wrong"
@@ -185,7 +191,10 @@ def format_result(result, top, places_file="birth_places_train.tsv", left_out=0)
         what += f" ({left_out} spelled outside the vocabulary left out)"
     if result["extra"]:  # the answer, the file's place: scored although the finetuning data lacks them
         what += " and " + " and ".join(repr(p) for p in result["extra"])
-    lines.append(f"  {what}: {sum(p for _, p in probs):.2%} of the model's probability")
+    if result["complete"]:  # "Mexico" counts every "Mexico City" too: the shares overlap and do not add up
+        lines.append(f"  each: the probability that the continuation starts with the place ({what})")
+    else:
+        lines.append(f"  {what}: {sum(p for _, p in probs):.2%} of the model's probability")
     return "\n".join(lines)
 
 
@@ -232,7 +241,7 @@ def main(argv=None, stdin=None):
     if args.texts:
         texts = [(f"TEXT {i}", t) for i, t in enumerate(args.texts, start=1)]
     else:
-        texts = _lines(stdin)
+        texts = _lines(stdin, "text to continue" if args.complete else "question or name")
     status, asked, answered = 0, 0, 0
     for where, text in texts:
         asked += 1
@@ -251,13 +260,13 @@ def main(argv=None, stdin=None):
     return status
 
 
-def _lines(stdin):
-    """(where, text) for each non-blank line of stdin; on a terminal, a prompt before each."""
+def _lines(stdin, asking):
+    """(where, text) for each non-blank line of stdin; on a terminal, a prompt (`asking`) before each."""
     interactive = stdin.isatty()
     line_no = 0
     while True:
         if interactive:
-            print("question or name (Ctrl-D ends)> ", end="", file=sys.stderr, flush=True)
+            print(f"{asking} (Ctrl-D ends)> ", end="", file=sys.stderr, flush=True)
         line = stdin.readline()
         if not line:
             if interactive:

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 import ask
 from submission import GPT, GPTConfig
 from submission.dataset import MASK_CHAR, PAD_CHAR, CharCorruptionDataset
-from submission.utils import predict_places
+from submission.utils import sample
 
 PEOPLE = [("Ann Bo", "Oslo"), ("Cy Du", "Rome"), ("Ed Fa", "Lima")]
 SIZE = dict(n_layer=2, n_head=2, n_embd=32)
@@ -127,7 +127,10 @@ def test_the_answer_is_the_evaluations_greedy_answer(trained):
     asker = ask.Asker(model.eval(), vocab, ask.read_places(str(folder)))
     for q in ["Where was Ed Fa born?", "Where was Ann Fa born?", "Where was Cy Bo born?"]:
         result = asker.ask(q)
-        assert result["answer"] == predict_places(model, [q], vocab.stoi, vocab.itos)[0]
+        # the course's evaluation: sample 32 characters after question + MASK, keep them up to the next MASK
+        x = torch.tensor([[vocab.stoi[c] for c in q + MASK_CHAR]])
+        completion = "".join(vocab.itos[int(i)] for i in sample(model, x, 32)[0])
+        assert result["answer"] == completion.split(MASK_CHAR)[1]
         probs = [p for _, p in result["probabilities"]]
         assert probs == sorted(probs, reverse=True)
 
@@ -141,6 +144,9 @@ def test_complete_probes_the_biographies(trained, capsys):
     assert status == 0 and lines[0] == "Ed Fa was born in "
     assert lines[1] == "  answer: Lima."  # five characters, no known-answer lookup for a sentence
     assert lines[2].split()[1] == "Lima" and float(lines[2].split()[0].rstrip("%")) > 90
+    # a place may begin another ("Mexico", "Mexico City"): the shares overlap, so no total is given
+    assert lines[-1] == "  each: the probability that the continuation starts with the place (the 2 places of " \
+                        "birth_places_train.tsv)"
 
 
 def test_standard_input_gives_one_text_a_line_and_bad_ones_name_their_line(trained, capsys):
@@ -154,7 +160,7 @@ def test_standard_input_gives_one_text_a_line_and_bad_ones_name_their_line(train
     errs = err.splitlines()
     assert len(errs) == 2
     assert errs[0].startswith("ask.py: line 3: characters outside the vocabulary of wiki.txt: 'ø'")
-    assert errs[1].startswith("ask.py: line 4: the text is ") and "shorten it" in errs[1]
+    assert errs[1].startswith("ask.py: line 4: the question 'Where was Ann Ann ") and "shorten it" in errs[1]
 
 
 @pytest.mark.parametrize("text, says", [
@@ -210,6 +216,25 @@ def test_the_longest_text_fits_and_one_more_character_is_refused(synth):
     assert asker.room == longest + 1 - len("Oslo⁇") - 1
     question = "W" * (asker.room - 1) + "?"
     result = asker.ask(question)
-    assert [p for p, _ in result["probabilities"]][:2] != [] and result["prompt"] == question
-    with pytest.raises(ask.AskError, match=f"the text is {asker.room + 1} characters"):
+    assert result["prompt"] == question and {p for p, _ in result["probabilities"]} >= {"Oslo", "Rome"}
+    assert sum(p for _, p in result["probabilities"]) <= 1 + 1e-6
+    with pytest.raises(ask.AskError, match=f"the question 'W+\\?' is {asker.room + 1} characters"):
         asker.ask("W" * asker.room + "?")
+
+
+def test_an_answer_that_would_print_misleadingly_is_quoted():
+    base = {"prompt": "Where was Ann Bo born?", "known": None, "extra": [], "complete": False,
+            "probabilities": [("Oslo", 0.5)]}
+    for said, shown in [("Oslo", "Oslo"), ("", "''"), (" Oslo", "' Oslo'"), ("Os\nlo", "'Os\\nlo'")]:
+        lines = ask.format_result(dict(base, answer=said), top=1).splitlines()
+        assert lines[1] == f"  answer: {shown}" and len(lines) == 4
+
+
+def test_a_finetuning_file_without_questions_is_one_line(tmp_path, capsys):
+    from submission.utils import run_cli
+    write_world(tmp_path)
+    (tmp_path / "birth_places_train.tsv").write_text("\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as stop:
+        run_cli(lambda: ask.main(["--params", str(tmp_path / "m.params"), "--data-dir", str(tmp_path), "Ann Bo"]))
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and "birth_places_train.tsv: no questions" in err

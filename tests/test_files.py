@@ -115,9 +115,11 @@ def test_params_to_a_special_file_send_the_default_log_to_devnull(tmp_path):
     assert not os.path.exists("/dev/null.log.jsonl") and stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
-def test_a_writer_killed_mid_write_leaves_a_temporary_file_that_the_next_write_removes(tmp_path):
-    """SIGKILL cannot be caught: the temporary file stays (40 MB for a training state). The next write of
-    the same file removes it; a live writer's file, another target's and other names are kept."""
+def test_a_writer_killed_mid_write_leaves_a_temporary_file_that_a_later_write_removes(tmp_path):
+    """SIGKILL cannot be caught: the temporary file stays (40 MB for a training state). A later write of the
+    same file removes it once it is a minute old; a live writer's file, one written by another host, a fresh
+    one, another target's and other names are kept."""
+    from submission import files
     target = tmp_path / "p.params"
     atomic_torch_save({"w": torch.zeros(2)}, str(target))
     killed = ("import os, sys; sys.path.insert(0, sys.argv[1]); from submission.files import _atomic; "
@@ -125,12 +127,21 @@ def test_a_writer_killed_mid_write_leaves_a_temporary_file_that_the_next_write_r
     p = subprocess.Popen([sys.executable, "-c", killed, SRC, str(target)])
     assert p.wait(timeout=120) == -9
     leftover = [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
-    assert len(leftover) == 1 and leftover[0].startswith(f"p.params.{p.pid}.")
+    assert len(leftover) == 1 and leftover[0].startswith(f"p.params.atomic-{files._HOST}-{p.pid}-")
     assert torch.equal(torch.load(target)["w"], torch.zeros(2))  # the killed write never replaced it
-    live = f"p.params.{os.getppid()}.abcdefgh.tmp"  # a writer that is still running
-    kept = [live, f"q.params.{p.pid}.abcdefgh.tmp", f"p.params.{p.pid}.tmp", "p.params.notes.tmp"]
+    atomic_torch_save({"w": torch.ones(2)}, str(target))
+    assert leftover[0] in os.listdir(tmp_path)  # written a moment ago: its writer may be slow, not dead
+    old = os.stat(tmp_path / leftover[0]).st_mtime - files.LEFTOVER_AGE
+    os.utime(tmp_path / leftover[0], (old, old))
+    dead, host = p.pid, files._HOST
+    kept = [f"p.params.atomic-{host}-{os.getppid()}-abcdefgh.tmp",   # a writer that is still running
+            f"p.params.atomic-{host}x-{dead}-abcdefgh.tmp",          # another host's writer
+            f"p.params.atomic-{host}-{2 ** 40}-abcdefgh.tmp",        # no pid: os.kill overflows
+            f"q.params.atomic-{host}-{dead}-abcdefgh.tmp",           # another target
+            f"p.params.{dead}.abcdefgh.tmp", "p.params.notes.tmp"]   # not this writer's names
     for name in kept:
         (tmp_path / name).write_bytes(b"")
-    atomic_torch_save({"w": torch.ones(2)}, str(target))
+        os.utime(tmp_path / name, (old, old))
+    atomic_torch_save({"w": torch.full((2,), 2.0)}, str(target))
     assert sorted(os.listdir(tmp_path)) == sorted(kept + ["p.params"])
-    assert torch.equal(torch.load(target)["w"], torch.ones(2))
+    assert torch.equal(torch.load(target)["w"], torch.full((2,), 2.0))

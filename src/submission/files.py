@@ -2,7 +2,7 @@
 
 Files are written atomically (a temporary file beside the target, then os.replace), so an
 interrupted run never leaves a half-written params or predictions file; the temporary file of a
-writer killed outright (SIGKILL) is removed by the next write of the same file. A Ctrl-C during a write is
+writer killed outright (SIGKILL) is removed by a later write of the same file on the same host. A Ctrl-C during a write is
 held until the temporary file is complete, then discards it and raises (`interrupts_held`): a
 KeyboardInterrupt inside torch.save's zip writer ended in a second error and exit status 1.
 Special files (/dev/null, a FIFO) are written straight; a symlink's target is written atomically, the
@@ -17,9 +17,11 @@ import os
 import re
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import threading
+import time
 import warnings
 import zipfile
 
@@ -129,9 +131,10 @@ def _atomic(path, write):
             # inside the try: a folder that os.access calls writable can still refuse a file (/sys, NFS
             # root-squash, a quota), and that is one line too
             os.makedirs(d, exist_ok=True)
-            # the writer's pid in the name: a later write can tell a dead writer's leftover (SIGKILL, a power
-            # cut) from a live one's file in progress
-            fd, tmp = tempfile.mkstemp(prefix=f"{os.path.basename(target)}.{os.getpid()}.", suffix=".tmp", dir=d)
+            # the writer's host and pid in the name: a later write can tell a dead writer's leftover (SIGKILL,
+            # the OOM killer) from a live one's file in progress
+            fd, tmp = tempfile.mkstemp(prefix=f"{os.path.basename(target)}.atomic-{_HOST}-{os.getpid()}-",
+                                       suffix=".tmp", dir=d)
             with os.fdopen(fd, "wb") as f:
                 write(f)
                 f.flush()
@@ -155,30 +158,41 @@ def _atomic(path, write):
             raise
 
 
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:64]  # as it stands in temporary file names
+LEFTOVER_AGE = 60.0  # seconds unmodified before a dead writer's temporary file is removed
+
+
 def _writer_alive(pid):
     try:
         os.kill(pid, 0)  # signal 0: only asks whether the process exists
     except ProcessLookupError:
         return False
-    except OSError:  # it exists, owned by someone else
+    except (OSError, OverflowError, ValueError):  # another user's process; a number no pid can be
         return True
     return True
 
 
-def _remove_leftovers(target):
-    """Remove the temporary files of earlier writes of `target` whose writer is gone: a process killed
-    mid-write (SIGKILL, the OOM killer) cannot clean up, and a training state is 40 MB a time."""
+def _remove_leftovers(target, now=None):
+    """Remove the temporary files of earlier writes of `target` left by writers that are gone: a process
+    killed mid-write (SIGKILL, the OOM killer) cannot clean up, and a training state is 40 MB a time.
+    Only files of this host, whose pid is no process here and that have not changed for LEFTOVER_AGE
+    seconds: a writer on another machine sharing the folder, or in another pid namespace, keeps its file."""
     d, base = os.path.split(target)
-    pattern = re.compile(re.escape(base) + r"\.(\d+)\.[a-z0-9_]{8}\.tmp")  # mkstemp's 8 random characters
+    # mkstemp's 8 random characters after the host and the pid
+    pattern = re.compile(re.escape(base) + r"\.atomic-([A-Za-z0-9-]*)-(\d+)-[a-z0-9_]{8}\.tmp")
+    now = time.time() if now is None else now
     try:
         names = os.listdir(d)
     except OSError:
         return
     for name in names:
         m = pattern.fullmatch(name)
-        if m and int(m.group(1)) != os.getpid() and not _writer_alive(int(m.group(1))):
-            with contextlib.suppress(OSError):
-                os.unlink(os.path.join(d, name))
+        if not m or m.group(1) != _HOST or int(m.group(2)) == os.getpid() or _writer_alive(int(m.group(2))):
+            continue
+        path = os.path.join(d, name)
+        with contextlib.suppress(OSError):
+            if now - os.stat(path).st_mtime >= LEFTOVER_AGE:
+                os.unlink(path)
 
 
 def _free_space(folder):
