@@ -27,7 +27,8 @@ In one run it prints:
   decoding runs all 32 steps, the least favourable case for it.
 - model FLOPs utilisation of the fast vanilla step against the device's peak, measured here with
   a large matrix product in the training's precision.
-- on CPU: a step with 1 thread against all cores, and the data-loading share of a step.
+- on CPU: a step with 1 thread against all cores, and the data-loading share of a step; on a CPU
+  that multiplies bf16 in hardware (AMX, AVX-512 BF16), also "fast + bf16 autocast" (not --quick).
 It ends with a summary, one `name: value` per line, and checks the targets (training >= 1.1x on
 CPU or 3x on a GPU, evaluation >= 20x) in its own output.
 
@@ -100,6 +101,17 @@ def hardware(device):
     except (AttributeError, OSError):
         cores = os.cpu_count()
     return f"{name} ({cores} cores)" if device == "cpu" else f"{name} ({device})"
+
+
+def cpu_has_bf16():
+    """Whether this CPU multiplies bf16 matrices in hardware (AMX or AVX-512 BF16, as on Intel Xeons since
+    Cooper Lake): only there can `--bf16` pay on a CPU."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return False
+    return "amx_bf16" in flags or "avx512_bf16" in flags
 
 
 def commit():
@@ -288,7 +300,7 @@ def main(argv=None):
         paths.append(("fast, step graphs, 2 length groups", True, True, None, False, 2, True))
         if compiled:
             paths.append(("fast, step graphs + compile", True, True, "default", False, 1, True))
-    if cuda and torch.cuda.is_bf16_supported():
+    if (cuda and torch.cuda.is_bf16_supported()) or (not cuda and not args.quick and cpu_has_bf16()):
         paths.append(("fast + bf16 autocast", True, True, None, True))
     batches = pretrain_batches(pre, batch, rounds + 1)
     if cuda:  # page-locked, as the trainer's DataLoader gives them: copies to the GPU do not wait
