@@ -114,6 +114,7 @@ def cut_run(tmp_path, monkeypatch, data=None, **conf):
 @pytest.mark.parametrize("change, says", [
     (dict(learning_rate=1e-3), "other training settings (learning_rate 0.003, this run's is 0.001)"),
     (dict(max_epochs=6), "other training settings (max_epochs 5, this run's is 6)"),
+    (dict(amp=True), "other training settings (amp False, this run's is True)"),  # run.py --bf16
 ])
 def test_a_state_of_other_settings_is_refused_in_one_line(tmp_path, monkeypatch, change, says):
     data = cut_run(tmp_path, monkeypatch)

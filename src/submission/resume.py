@@ -26,8 +26,10 @@ from .files import ParamsError, _reason, _unloadable, atomic_torch_save
 
 FORMAT = "cs224n-a5 training state, version 1"
 MODEL_FIELDS = ("vocab_size", "block_size", "n_layer", "n_head", "n_embd", "synthesizer")
+# amp: bf16 autocast computes in another precision, not merely in another order (as the thread count and
+# the length groups do, which are not checked)
 TRAINING_FIELDS = ("max_epochs", "batch_size", "learning_rate", "betas", "grad_norm_clip", "weight_decay",
-                   "lr_decay", "warmup_tokens", "final_tokens")
+                   "lr_decay", "warmup_tokens", "final_tokens", "amp")
 SECTIONS = {"model": "a model of another shape", "training": "other training settings", "data": "other data",
             "test_data": "other test data"}
 KEYS = {"settings": dict, "epoch": int, "step": int, "tokens": int, "best_loss": float, "elapsed": float,
