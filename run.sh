@@ -28,7 +28,7 @@ vanilla_pretrain vanilla_finetune_with_pretrain vanilla_eval_dev_with_pretrain v
 synthesizer_pretrain synthesizer_finetune_with_pretrain synthesizer_eval_dev_with_pretrain
 synthesizer_eval_test_with_pretrain"
 
-EXTRA_MODES="london_baseline all demo bench test plot memorised ask"
+EXTRA_MODES="london_baseline all demo bench test plot memorised ask deliverables"
 
 usage() {
   echo "usage: ./run.sh MODE [extra src/run.py flags]" >&2
@@ -120,6 +120,8 @@ case "$MODE" in
     pick_python; "$PY" src/memorised.py --data-dir "$DATA" "$@" ;;
   ask)
     pick_python; "$PY" src/ask.py --data-dir "$DATA" "$@" ;;
+  deliverables)  # the handout's 18 files in OUT_DIR, checked against DATA_DIR, zipped into submission.zip
+    pick_python; "$PY" src/deliverables.py --submission-dir "$OUT" --data-dir "$DATA" "$@" ;;
   *)
     GUESS="$(closest "$MODE")"
     echo "run.sh: unknown mode '$MODE'${GUESS:+; did you mean $GUESS?}" >&2; usage ;;

@@ -413,6 +413,19 @@ def read_labels(path):
     return answers
 
 
+def prediction_lines(path, questions):
+    """The predictions of a file, one a line, as the course's evaluation reads them against `questions`
+    questions: a newline ends a line (an empty file has none), and blank lines past the count are an
+    editor's extra newlines, not predictions."""
+    with open(path, encoding="utf-8-sig", errors="replace") as f:  # a byte-order mark is no part of line 1
+        lines = f.read().split("\n")
+    if lines[-1] == "":  # an empty file, or a newline ending the last line: no line after it
+        lines.pop()
+    while len(lines) > questions and not lines[-1].strip():
+        lines.pop()  # blank lines after the last prediction; one the count needs stays
+    return lines
+
+
 def score_predictions(ctx, name):
     """(correct, total) of a prediction file against the labels of its split, or a Failure saying
     what is missing: the labels, the file (and the run.sh mode that makes it), or lines."""
@@ -428,13 +441,7 @@ def score_predictions(ctx, name):
     if not os.path.isfile(path):
         first = f" (after {', '.join(before)})" if before else ""
         raise Failure(f"{_rel(path)} not found: make it with {ctx.run_sh(mode)}{first}")
-    with open(path, encoding="utf-8-sig", errors="replace") as f:  # a byte-order mark is no part of line 1
-        text = f.read()
-    lines = text.split("\n")
-    if lines[-1] == "":  # an empty file, or a newline ending the last line: no line after it
-        lines.pop()
-    while len(lines) > len(answers) and not lines[-1].strip():
-        lines.pop()  # blank lines after the last prediction (an editor's extra newline); one the count needs stays
+    lines = prediction_lines(path, len(answers))
     require(len(lines) == len(answers),
             f"{name} has {len(lines)} line{'' if len(lines) == 1 else 's'} for the {len(answers)} questions of {LABELS[split]}: it must hold one "
             f"prediction a line, in order; remake it with {ctx.run_sh(mode)}")

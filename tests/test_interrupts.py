@@ -77,6 +77,7 @@ runpy.run_path(script, run_name="__main__")
 @pytest.mark.parametrize("script, module, args", [
     ("run.py", "torch", []), ("demo.py", "torch", []), ("london_baseline.py", "torch", []),
     ("memorised.py", "torch", []), ("bench.py", "torch", []), ("grader.py", "torch", []), ("ask.py", "torch", []),
+    ("deliverables.py", "torch", []),
     ("plots.py", "matplotlib", ["curves", "a.log.jsonl", "--out", "a.png"]),
 ])
 def test_every_entry_point_stops_at_a_ctrl_c_while_loading(script, module, args, tmp_path):

@@ -212,6 +212,11 @@ def atomic_torch_save(obj, path):
     _atomic(path, lambda f: torch.save(obj, f))
 
 
+def atomic_write(path, write):
+    """write(f) into a binary file object that becomes `path` only once it has returned."""
+    _atomic(path, write)
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse whose errors are one line, `prog: error: message (--help lists the options)`, exit 2,
     instead of the usage block followed by the message."""

@@ -15,8 +15,8 @@ import torch
 
 from .dataset import MASK_CHAR, DataError
 from .decoding import predict_places, predict_places_recompute, sample, sample_cached, top_k_logits
-from .files import (OneLineParser, ParamsError, atomic_torch_save, atomic_write_text, check_output_path,
-                    clean_state_dict, load_params, run_cli)
+from .files import (OneLineParser, ParamsError, atomic_torch_save, atomic_write, atomic_write_text,
+                    check_output_path, clean_state_dict, load_params, run_cli)
 
 def __getattr__(name):
     """Names that lived here before decoding.py and files.py were split off (the private helpers too)
@@ -31,7 +31,7 @@ def __getattr__(name):
 __all__ = [  # this module's own, then the re-exported names of dataset.py, decoding.py and files.py
     "set_seed", "get_device", "usable_cores", "CpuThreads", "configure_threads", "is_main_process",
     "evaluate_places", "MASK_CHAR", "DataError", "predict_places", "predict_places_recompute", "sample",
-    "sample_cached", "top_k_logits", "OneLineParser", "ParamsError", "atomic_torch_save",
+    "sample_cached", "top_k_logits", "OneLineParser", "ParamsError", "atomic_torch_save", "atomic_write",
     "atomic_write_text", "check_output_path", "clean_state_dict", "load_params", "run_cli"]
 
 
