@@ -172,7 +172,7 @@ def _writer_alive(pid):
     return True
 
 
-def _remove_leftovers(target, now=None):
+def _remove_leftovers(target):
     """Remove the temporary files of earlier writes of `target` left by writers that are gone: a process
     killed mid-write (SIGKILL, the OOM killer) cannot clean up, and a training state is 40 MB a time.
     Only files of this host, whose pid is no process here and that have not changed for LEFTOVER_AGE
@@ -180,7 +180,7 @@ def _remove_leftovers(target, now=None):
     d, base = os.path.split(target)
     # mkstemp's 8 random characters after the host and the pid
     pattern = re.compile(re.escape(base) + r"\.atomic-([A-Za-z0-9-]*)-(\d+)-[a-z0-9_]{8}\.tmp")
-    now = time.time() if now is None else now
+    now = time.time()
     try:
         names = os.listdir(d)
     except OSError:
