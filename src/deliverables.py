@@ -1,22 +1,26 @@
 """The handout's deliverables: check the 18 files it asks for (section 1, "Deliverables") and zip them.
 
-    ./run.sh deliverables                 # src/submission/ (OUT_DIR) against data/ (DATA_DIR) -> submission.zip
+    ./run.sh deliverables       # code in src/submission/, outputs in OUT_DIR, data in DATA_DIR -> submission.zip
     python src/deliverables.py --submission-dir DIR --data-dir DIR --zip PATH
 
 Each file gets one line: `ok` with what was checked, `missing` with the run.sh mode that makes it, or
-`bad` with what is wrong and the fix. The code files must parse; the params must load into the course's
-model of their variant (4 layers, 8 heads, 256 dimensions, block 128, the vocabulary of --data-dir's
-wiki.txt), which is what the course's grader builds; each predictions file must have one line per
-question of its split, as the grader counts them (dev files also show their accuracy). Only when all
-18 are in order is the zip written (atomically), holding them under their handout paths
-(src/submission/NAME); the written answers' PDF (`make`) is submitted apart. Exit status: 0 when the
-zip is written, 1 when a file is missing or bad, 2 for a usage or data error.
+`bad` with what is wrong and the fix. The params must load, with their keys as saved, into the course's
+model of their variant (4 layers, 256 dimensions, block 128, the vocabulary of --data-dir's wiki.txt;
+a vanilla file does not record its head count), which is what the course's grader builds; each
+predictions file must have one line per question of its split, as the grader counts them (dev files
+also show their accuracy). The package's code goes in whole: the handout's seven files and the modules
+they import (this project's package has more), and a copy of it must import on its own. Only when all
+is in order is the zip written (atomically), every file under its handout path (src/submission/NAME);
+the written answers' PDF (`make`) is submitted apart. Exit status: 0 when the zip is written, 1 when a
+file is missing or bad, 2 for a usage or data error (a missing folder or question file).
 """
 import argparse
 import os
 import re
-import shlex
+import shutil
+import subprocess
 import sys
+import tempfile
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -28,9 +32,10 @@ from modelflags import COURSE_SIZE  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("deliverables.py"):  # torch loads here
+    import torch
     import grader
     import run as driver
-    from submission.dataset import CharCorruptionDataset, parse_tsv, read_text
+    from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
     from submission.utils import (OneLineParser, ParamsError, atomic_write, check_output_path, load_params,
                                   run_cli)
 
@@ -42,41 +47,49 @@ PARAMS = {  # file: (variant, the run.sh mode that writes it, the modes before i
     "synthesizer.pretrain.params": ("synthesizer", "synthesizer_pretrain", []),
     "synthesizer.finetune.params": ("synthesizer", "synthesizer_finetune_with_pretrain", ["synthesizer_pretrain"]),
 }
+PREDICTIONS = grader.PREDICTIONS  # file: (split, mode, the modes before it)
 HANDOUT_ORDER = CODE + [  # the handout's numbered list, 1 to 18
     "vanilla.model.params", "vanilla.nopretrain.dev.predictions", "vanilla.nopretrain.test.predictions",
     "vanilla.pretrain.params", "vanilla.finetune.params", "vanilla.pretrain.dev.predictions",
     "vanilla.pretrain.test.predictions", "synthesizer.pretrain.params", "synthesizer.finetune.params",
     "synthesizer.pretrain.dev.predictions", "synthesizer.pretrain.test.predictions"]
-QUESTIONS = {"dev": "birth_dev.tsv", "test": "birth_test_inputs.tsv"}  # what run.sh evaluates
-PREDICTIONS = grader.PREDICTIONS  # file: (split, mode, the modes before it)
+QUESTIONS = {"dev": ["birth_dev.tsv"], "test": ["birth_test_inputs.tsv", "birth_test.tsv"]}  # the first there
+WRAPPERS = ("module.", "_orig_mod.")  # DataParallel / DDP and torch.compile name their weights so
 
 
-def make_command(mode, before, data_dir, submission_dir):
-    """The run.sh command (with the modes before it) that makes a file, with the folders in use."""
-    env = []  # quoted: it is pasted into a shell, and a folder may have a space in its name
-    if os.path.abspath(data_dir) != os.path.abspath(os.path.join(ROOT, "data")):
-        env.append(f"DATA_DIR={shlex.quote(os.path.abspath(data_dir))}")
-    if os.path.abspath(submission_dir) != os.path.abspath(os.path.join(HERE, "submission")):
-        env.append(f"OUT_DIR={shlex.quote(os.path.abspath(submission_dir))}")
-    command = " ".join(env + ["./run.sh", mode])
-    return command + (f" (after {', '.join(before)})" if before else "")
+class Bad(ValueError):
+    """A deliverable that is there but not in order: what is wrong, and the fix when it is not to remake it."""
+
+    def __init__(self, what, fix=None):
+        super().__init__(what)
+        self.fix = fix
+
+
+def read_questions(data_dir):
+    """{split: [(question, place or None, line)]} of the corpus folder; DataError when one is missing."""
+    out = {}
+    for split, names in QUESTIONS.items():
+        paths = [os.path.join(data_dir, n) for n in names]
+        path = next((p for p in paths if os.path.isfile(p)), paths[0])  # read_text names the first if none
+        out[split] = parse_tsv(read_text(path, f"{split} questions"), path, require_label=False)
+    return out
 
 
 def check_code(path):
-    """'parses' for a code file that Python can compile, else a ValueError saying where it does not."""
+    """'parses' for a code file that Python can compile; Bad saying where it does not."""
     with open(path, "rb") as f:
         source = f.read()
     try:
         compile(source, path, "exec")
     except SyntaxError as e:
-        raise ValueError(f"line {e.lineno}: {e.msg}") from None
+        raise Bad(f"line {e.lineno}: {e.msg}", "fix it there") from None
     except ValueError as e:  # a NUL byte
-        raise ValueError(f"{e}: not Python source") from None
+        raise Bad(f"{e}: not Python source", "restore it from git") from None
     return "parses"
 
 
-def check_params(path, variant, vocab):
-    """What the params are, once they have loaded into the course's model of `variant`."""
+def check_params(path, variant, vocab, data_dir):
+    """What the params are, once they have loaded, keys as saved, into the course's model of `variant`."""
     args = argparse.Namespace(variant=variant, **{k: v for k, v in COURSE_SIZE.items() if k != "block_size"})
     model = driver.build_model(args, vocab)
     try:
@@ -85,91 +98,132 @@ def check_params(path, variant, vocab):
         what = str(e)[len(path) + 2:].split("; ")[0]
         looks = re.search(r"the file looks like ([^)]*)\)", str(e))
         if looks:  # trained with other size flags than the course's
-            what = f"not the course's model size: the file looks like {looks.group(1)}"
-        raise ValueError(what) from None
-    n = sum(p.numel() for p in model.parameters())
-    return f"{variant}, the course's size ({n:,} parameters)"
+            raise Bad(f"not the course's model size: the file looks like {looks.group(1)}") from None
+        if "vocabulary" in what:  # trained on another corpus than the one checked against
+            raise Bad(what, f"if they were trained on another corpus, point DATA_DIR at it (now {data_dir})") from None
+        raise Bad(what) from None
+    keys = torch.load(path, map_location="cpu", weights_only=True).keys()
+    wrapped = sorted({w for k in keys for w in WRAPPERS if k.startswith(w)})
+    if wrapped:  # load_params strips these, a grader's load_state_dict would not
+        raise Bad(f"its keys start with {wrapped[0]!r} (a wrapped model's state_dict)",
+                  "save the unwrapped model's state_dict, as run.py does, or remake it") from None
+    return f"{variant}, the course's size ({sum(p.numel() for p in model.parameters()):,} parameters)"
 
 
-def check_predictions(path, split, data_dir):
-    """The line count against the split's questions (and the accuracy of a dev file)."""
-    qpath = os.path.join(data_dir, QUESTIONS[split])
-    questions = parse_tsv(read_text(qpath, f"{split} questions"), qpath, require_label=False)
+def check_predictions(path, questions):
+    """The line count against the split's questions (and the accuracy when they are labelled)."""
     lines = grader.prediction_lines(path, len(questions))
     if len(lines) != len(questions):
-        raise ValueError(f"{len(lines)} lines for the {len(questions)} questions of {QUESTIONS[split]}: one "
-                         f"prediction a line, in order")
+        raise Bad(f"{len(lines)} lines for {len(questions)} questions: one prediction a line, in order")
     note = f"{len(lines)} predictions"
-    if split == "dev" and all(place is not None for _, place, _ in questions):
+    if lines and all(place is not None for _, place, _ in questions):
         right = sum(p.strip() == place for p, (_, place, _) in zip(lines, questions))
-        note += f", dev accuracy {right / len(lines):.1%}" if lines else ""
+        note += f", accuracy {right / len(lines):.1%}"
     return note
 
 
-def check(submission_dir, data_dir):
+def package_files(code_dir):
+    """The package's modules: the handout's seven, then the others it holds (imported by them)."""
+    others = sorted(n for n in os.listdir(code_dir) if n.endswith(".py") and n not in CODE)
+    return CODE + others
+
+
+def check_import(code_dir, names):
+    """None when a copy of just these files imports as the package `submission`, else why it does not."""
+    with tempfile.TemporaryDirectory() as tmp:
+        os.mkdir(os.path.join(tmp, "submission"))
+        for name in names:
+            shutil.copy(os.path.join(code_dir, name), os.path.join(tmp, "submission", name))
+        p = subprocess.run([sys.executable, "-c", "import submission"], cwd=tmp, capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=tmp), timeout=300)
+    if p.returncode == 0:
+        return None
+    return ([line for line in p.stderr.splitlines() if line.strip()] or ["no message"])[-1]
+
+
+def check(code_dir, submission_dir, data_dir):
     """[(file, status, note)] for the 18 deliverables in handout order; status is ok, missing or bad."""
     wiki = os.path.join(data_dir, "wiki.txt")
     vocab = CharCorruptionDataset(read_text(wiki, "pretraining corpus"), COURSE_SIZE["block_size"], wiki)
+    questions = read_questions(data_dir)
     rows = []
     for name in HANDOUT_ORDER:
-        path = os.path.join(submission_dir, name)
+        path = os.path.join(code_dir if name in CODE else submission_dir, name)
+        mode, before = None, []
         if name in PARAMS:
-            variant, mode, before = PARAMS[name]
+            _, mode, before = PARAMS[name]
         elif name in PREDICTIONS:
             _, mode, before = PREDICTIONS[name]
-        else:
-            mode, before = None, []
         if not os.path.isfile(path):
-            fix = (f"make it with {make_command(mode, before, data_dir, submission_dir)}" if mode
-                   else "the package's own file: restore it from git")
+            fix = (f"make it with {grader.run_sh_command(mode, data_dir, submission_dir)}"
+                   + (f" (after {', '.join(before)})" if before else "")) if mode else "restore it from git"
             rows.append((name, "missing", fix))
             continue
         try:
             if name in PARAMS:
-                note = check_params(path, variant, vocab)
+                note = check_params(path, PARAMS[name][0], vocab, data_dir)
             elif name in PREDICTIONS:
-                note = check_predictions(path, PREDICTIONS[name][0], data_dir)
+                note = check_predictions(path, questions[PREDICTIONS[name][0]])
             else:
                 note = check_code(path)
-        except ValueError as e:
-            fix = f"; remake it with {make_command(mode, [], data_dir, submission_dir)}" if mode else "; fix it"
-            rows.append((name, "bad", f"{e}{fix}"))
+        except (Bad, OSError) as e:
+            what = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            fix = getattr(e, "fix", None) or (f"remake it with {grader.run_sh_command(mode, data_dir, submission_dir)}"
+                                              if mode else "restore it from git")
+            rows.append((name, "bad", f"{what}; {fix}"))
             continue
         rows.append((name, "ok", note))
     return rows
 
 
-def write_zip(out, submission_dir, names):
-    """The deliverables, under their handout paths (src/submission/NAME), as one zip written atomically."""
+def write_zip(out, files):
+    """[(path, name in the zip)] as one zip, written atomically."""
     def write(f):
-        with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as z:
-            for name in names:
-                z.write(os.path.join(submission_dir, name), arcname=f"src/submission/{name}")
+        # strict_timestamps off: a file dated before 1980 (a zip's epoch) is stored as of 1980
+        with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED, strict_timestamps=False) as z:
+            for path, arcname in files:
+                z.write(path, arcname=arcname)
     atomic_write(out, write)
 
 
 def main(argv=None):
     p = OneLineParser(prog="deliverables.py", description="Check the handout's 18 deliverables and zip them.")
     p.add_argument("--submission-dir", default=os.path.join(HERE, "submission"),
-                   help="the folder of the code, params and predictions (default: src/submission/)")
+                   help="the folder of the params and predictions (run.sh: OUT_DIR; default: src/submission/)")
+    p.add_argument("--code-dir", default=os.path.join(HERE, "submission"),
+                   help="the package's code (default: src/submission/)")
     p.add_argument("--data-dir", default=os.path.join(ROOT, "data"),
                    help="the corpus they were made with: wiki.txt, birth_dev.tsv, birth_test_inputs.tsv "
                         "(default: data/)")
     p.add_argument("--zip", default=os.path.join(ROOT, "submission.zip"), help="default: submission.zip")
     args = p.parse_args(argv)
-    inputs = [os.path.join(args.submission_dir, n) for n in HANDOUT_ORDER]
-    check_output_path(args.zip, "zip", inputs=inputs)
-    rows = check(args.submission_dir, args.data_dir)
+    for flag, folder in (("--submission-dir", args.submission_dir), ("--code-dir", args.code_dir),
+                         ("--data-dir", args.data_dir)):
+        if not os.path.isdir(folder):
+            raise DataError(f"{folder}: no such folder (the {flag}); check the path")
+    names = package_files(args.code_dir)
+    files = ([(os.path.join(args.code_dir, n), n) for n in names]
+             + [(os.path.join(args.submission_dir, n), n) for n in HANDOUT_ORDER if n not in CODE])
+    check_output_path(args.zip, "zip", inputs=[path for path, _ in files])
+    rows = check(args.code_dir, args.submission_dir, args.data_dir)
     width = max(len(n) for n in HANDOUT_ORDER)
     for i, (name, status, note) in enumerate(rows, start=1):
         print(f"{i:2d}. {status:7s} {name:{width}s}  {note}")
-    problems = [r for r in rows if r[1] != "ok"]
+    problems = sum(status != "ok" for _, status, _ in rows)
+    if not problems:
+        why = check_import(args.code_dir, names)
+        extra = ", ".join(n for n in names if n not in CODE)
+        print(f"    {'ok' if why is None else 'bad':7s} {'the package':{width}s}  "
+              + (f"its {len(names)} modules{f' ({extra} too)' if extra else ''} import on their own"
+                 if why is None else f"a copy of its {len(names)} modules does not import: {why}"))
+        problems += why is not None
     if problems:
-        print(f"{len(problems)} of {len(rows)} deliverables are missing or bad; no zip written", file=sys.stderr)
+        print(f"{problems} of the deliverables {'are' if problems > 1 else 'is'} missing or bad; no zip written",
+              file=sys.stderr)
         return 1
-    write_zip(args.zip, args.submission_dir, HANDOUT_ORDER)
-    print(f"wrote {args.zip}: the {len(rows)} deliverables ({os.path.getsize(args.zip) / 2 ** 20:.1f} MiB); "
-          f"the written answers' PDF (make) is submitted apart")
+    write_zip(args.zip, [(path, f"src/submission/{n}") for path, n in files])
+    print(f"wrote {args.zip}: the {len(HANDOUT_ORDER)} deliverables and the package's other modules "
+          f"({os.path.getsize(args.zip) / 2 ** 20:.1f} MiB); the written answers' PDF (make) is submitted apart")
     return 0
 
 

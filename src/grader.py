@@ -86,12 +86,17 @@ class Context:
 
     def run_sh(self, mode):
         """The command that makes a missing file, with the folders this grading run uses."""
-        env = []  # quoted: the student pastes it into a shell, and a folder may have a space in its name
-        if self.data_dir != os.path.abspath(DEFAULT_DATA_DIR):
-            env.append(f"DATA_DIR={shlex.quote(self.data_dir)}")
-        if self.submission_dir != os.path.abspath(DEFAULT_SUBMISSION_DIR):
-            env.append(f"OUT_DIR={shlex.quote(self.submission_dir)}")
-        return " ".join(env + ["./run.sh", mode])
+        return run_sh_command(mode, self.data_dir, self.submission_dir)
+
+
+def run_sh_command(mode, data_dir, submission_dir):
+    """`./run.sh MODE`, with DATA_DIR and OUT_DIR set where the folders are not the defaults."""
+    env = []  # quoted: the student pastes it into a shell, and a folder may have a space in its name
+    if os.path.abspath(data_dir) != os.path.abspath(DEFAULT_DATA_DIR):
+        env.append(f"DATA_DIR={shlex.quote(os.path.abspath(data_dir))}")
+    if os.path.abspath(submission_dir) != os.path.abspath(DEFAULT_SUBMISSION_DIR):
+        env.append(f"OUT_DIR={shlex.quote(os.path.abspath(submission_dir))}")
+    return " ".join(env + ["./run.sh", mode])
 
 
 def _rel(path):

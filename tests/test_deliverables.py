@@ -1,6 +1,7 @@
 """src/deliverables.py: the handout's 18 files are checked as the grader would read them (code that parses,
-params that load into the course's model of their variant, one prediction a question) and zipped under
-their handout paths only when all are in order; a missing or bad file names the run.sh mode that remakes it.
+params that load, keys as saved, into the course's model of their variant, one prediction a question)
+and zipped under their handout paths, with the package's other modules, only when all are in order and
+a copy of the package imports; a missing or bad file names the run.sh mode that remakes it.
 
 Run:  python -m pytest -q tests/test_deliverables.py
 """
@@ -26,84 +27,131 @@ def questions(name):
 
 @pytest.fixture
 def complete(tmp_path, monkeypatch):
-    """A submission folder holding all 18 deliverables, params of the (small) size the checker expects."""
+    """(code folder, outputs folder): a copy of the package, and all 11 params and predictions files, the
+    params of the (small) size the checker expects."""
     monkeypatch.setattr(deliverables, "COURSE_SIZE", SMALL)
-    folder = tmp_path / "submission"
+    code = tmp_path / "code"
+    shutil.copytree(os.path.join(ROOT, "src", "submission"), code, ignore=shutil.ignore_patterns("mingpt-demo",
+                                                                                                 "__pycache__"))
+    folder = tmp_path / "outputs"
     folder.mkdir()
-    for name in deliverables.CODE:
-        shutil.copy(os.path.join(ROOT, "src", "submission", name), folder / name)
     vocab = CharCorruptionDataset(read_text(os.path.join(DATA, "wiki.txt")), 128).vocab_size
     for name, (variant, _, _) in deliverables.PARAMS.items():
         torch.manual_seed(0)
         model = GPT(GPTConfig(vocab, 128, synthesizer=variant == "synthesizer", n_layer=1, n_head=2, n_embd=16))
         torch.save(model.state_dict(), folder / name)
     for name, (split, _, _) in deliverables.PREDICTIONS.items():
-        n = questions(deliverables.QUESTIONS[split])
+        n = questions(deliverables.QUESTIONS[split][0])
         (folder / name).write_text("London\n" * n, encoding="utf-8")
-    return folder
+    return code, folder
 
 
-def run(folder, out, capsys):
-    status = deliverables.main(["--submission-dir", str(folder), "--data-dir", DATA, "--zip", str(out)])
+def run(dirs, out, capsys, data=DATA):
+    code, folder = dirs
+    status = deliverables.main(["--code-dir", str(code), "--submission-dir", str(folder), "--data-dir", str(data),
+                                "--zip", str(out)])
     captured = capsys.readouterr()
     return status, captured.out.splitlines(), captured.err
 
 
 def test_all_in_order_are_zipped_under_their_handout_paths(complete, tmp_path, capsys):
+    code, folder = complete
     out = tmp_path / "submission.zip"
     status, lines, err = run(complete, out, capsys)
     assert status == 0 and err == ""
     assert [line.split()[1] for line in lines[:18]] == ["ok"] * 18
     assert [line.split()[2] for line in lines[:18]] == deliverables.HANDOUT_ORDER
-    assert "dev accuracy" in lines[8] and lines[8].split()[2] == "vanilla.nopretrain.dev.predictions"
-    assert lines[-1].startswith(f"wrote {out}: the 18 deliverables")
+    assert "accuracy" in lines[8] and lines[8].split()[2] == "vanilla.nopretrain.dev.predictions"
+    others = sorted(n for n in os.listdir(code) if n.endswith(".py") and n not in deliverables.CODE)
+    assert others and lines[18].split()[:3] == ["ok", "the", "package"] and "import on their own" in lines[18]
+    assert lines[-1].startswith(f"wrote {out}: the 18 deliverables and the package's other modules")
     with zipfile.ZipFile(out) as z:
-        assert z.namelist() == [f"src/submission/{n}" for n in deliverables.HANDOUT_ORDER]
-        for name in deliverables.HANDOUT_ORDER:
-            assert z.read(f"src/submission/{name}") == (complete / name).read_bytes()
+        names = deliverables.CODE + others + deliverables.HANDOUT_ORDER[7:]
+        assert z.namelist() == [f"src/submission/{n}" for n in names]
+        for name in names:
+            assert z.read(f"src/submission/{name}") == (code / name if name.endswith(".py") else folder / name).read_bytes()
 
 
 def test_missing_and_bad_files_name_their_fix_and_no_zip_is_written(complete, tmp_path, capsys):
+    code, folder = complete
     out = tmp_path / "submission.zip"
     out.write_bytes(b"an earlier zip")
-    os.remove(complete / "vanilla.pretrain.test.predictions")
-    shutil.copy(complete / "synthesizer.pretrain.params", complete / "vanilla.pretrain.params")  # other variant
-    (complete / "synthesizer.pretrain.dev.predictions").write_text("London\n" * 3, encoding="utf-8")
-    (complete / "helper.py").write_text("def pretrain(:\n", encoding="utf-8")
+    os.remove(folder / "vanilla.pretrain.test.predictions")
+    shutil.copy(folder / "synthesizer.pretrain.params", folder / "vanilla.pretrain.params")  # the other variant
+    (folder / "synthesizer.pretrain.dev.predictions").write_text("London\n" * 3, encoding="utf-8")
+    (code / "helper.py").write_text("def pretrain(:\n", encoding="utf-8")
     status, lines, err = run(complete, out, capsys)
-    assert status == 1 and err.strip() == "4 of 18 deliverables are missing or bad; no zip written"
+    assert status == 1 and err.strip() == "4 of the deliverables are missing or bad; no zip written"
     said = {line.split()[2]: line for line in lines}
     assert said["helper.py"].split()[1] == "bad" and "line 1" in said["helper.py"]
     assert said["vanilla.pretrain.params"].split()[1] == "bad"
     assert "these are synthesizer params, but the model is vanilla; remake it with " in said["vanilla.pretrain.params"]
     assert said["vanilla.pretrain.params"].endswith("./run.sh vanilla_pretrain")
     n = questions("birth_dev.tsv")
-    assert f"3 lines for the {n} questions of birth_dev.tsv" in said["synthesizer.pretrain.dev.predictions"]
+    assert f"3 lines for {n} questions" in said["synthesizer.pretrain.dev.predictions"]
     assert said["vanilla.pretrain.test.predictions"].split()[1] == "missing"
     assert said["vanilla.pretrain.test.predictions"].endswith(
         "./run.sh vanilla_eval_test_with_pretrain (after vanilla_pretrain, vanilla_finetune_with_pretrain)")
-    assert f"OUT_DIR={complete}" in said["vanilla.pretrain.test.predictions"]  # the folder checked
-    assert sum(line.split()[1] == "ok" for line in lines) == 14
-    os.remove(complete / "synthesizer.finetune.params")
+    assert f"OUT_DIR={folder}" in said["vanilla.pretrain.test.predictions"]  # the folder checked
+    assert sum(line.split()[1] == "ok" for line in lines) == 14 and len(lines) == 18  # no import check
+    assert out.read_bytes() == b"an earlier zip"
+    os.remove(folder / "synthesizer.finetune.params")
     _, lines, _ = run(complete, out, capsys)
     assert lines[15].endswith("./run.sh synthesizer_finetune_with_pretrain (after synthesizer_pretrain)")
-    assert out.read_bytes() == b"an earlier zip"
 
 
-def test_params_of_another_size_say_what_they_look_like(complete, tmp_path, capsys):
+def test_a_package_that_needs_a_module_it_lacks_is_not_zipped(complete, tmp_path, capsys):
+    """Each of the handout's seven files parses, but they import this project's other modules."""
+    code, _ = complete
+    os.remove(code / "resume.py")
+    out = tmp_path / "submission.zip"
+    status, lines, err = run(complete, out, capsys)
+    assert status == 1 and [line.split()[1] for line in lines[:18]] == ["ok"] * 18
+    assert lines[18].split()[:3] == ["bad", "the", "package"] and "does not import" in lines[18]
+    assert "resume" in lines[18] and "no zip written" in err and not out.exists()
+
+
+def test_params_that_are_not_the_courses_say_what_to_do(complete, tmp_path, capsys):
+    _, folder = complete
     vocab = CharCorruptionDataset(read_text(os.path.join(DATA, "wiki.txt")), 128).vocab_size
     torch.save(GPT(GPTConfig(vocab, 128, n_layer=2, n_head=2, n_embd=16)).state_dict(),
-               complete / "vanilla.finetune.params")
+               folder / "vanilla.finetune.params")
+    state = torch.load(folder / "vanilla.model.params", weights_only=True)
+    torch.save({f"module.{k}": v for k, v in state.items()}, folder / "vanilla.model.params")  # DataParallel's
+    other = tmp_path / "other data"  # a corpus with one more character: another vocabulary
+    shutil.copytree(DATA, other)
+    with open(other / "wiki.txt", "a", encoding="utf-8") as f:
+        f.write("Wang Fang. Born in 北京.\n")
     status, lines, _ = run(complete, tmp_path / "s.zip", capsys)
-    line = next(line for line in lines if "vanilla.finetune.params" in line)
-    assert status == 1 and "not the course's model size: the file looks like --n_layer 2" in line
+    said = {line.split()[2]: line for line in lines}
+    assert status == 1 and "not the course's model size: the file looks like --n_layer 2" in said["vanilla.finetune.params"]
+    assert "keys start with 'module.'" in said["vanilla.model.params"]
+    assert "save the unwrapped model's state_dict" in said["vanilla.model.params"]
+    _, lines, _ = run(complete, tmp_path / "s.zip", capsys, data=other)
+    said = {line.split()[2]: line for line in lines}
+    assert "vocabulary" in said["vanilla.pretrain.params"] and "point DATA_DIR at it" in said["vanilla.pretrain.params"]
 
 
-def test_a_zip_path_that_cannot_be_written_is_refused_before_any_check(complete, capsys):
+def test_test_questions_come_from_the_labelled_file_when_the_inputs_are_not_there(complete, tmp_path, capsys):
+    other = tmp_path / "data"
+    shutil.copytree(DATA, other)
+    os.remove(other / "birth_test_inputs.tsv")
+    status, lines, _ = run(complete, tmp_path / "s.zip", capsys, data=other)
+    assert status == 0 and "accuracy" in lines[9]  # vanilla.nopretrain.test.predictions, scored on the labels
+
+
+@pytest.mark.parametrize("flag, says", [
+    ("--zip", "the zip path is a folder"), ("--zip", "would overwrite an input"),
+    ("--submission-dir", "no such folder (the --submission-dir)"), ("--data-dir", "no such folder (the --data-dir)"),
+])
+def test_paths_that_cannot_serve_are_one_line_before_any_check(complete, tmp_path, capsys, flag, says):
     from submission.utils import run_cli
-    for out, says in ((complete, "the zip path is a folder"), (complete / "model.py", "would overwrite an input")):
-        with pytest.raises(SystemExit) as stop:
-            run_cli(lambda: deliverables.main(["--submission-dir", str(complete), "--data-dir", DATA,
-                                               "--zip", str(out)]))
-        captured = capsys.readouterr()
-        assert stop.value.code == 2 and captured.out == "" and captured.err.count("\n") == 1 and says in captured.err
+    code, folder = complete
+    argv = {"--code-dir": str(code), "--submission-dir": str(folder), "--data-dir": DATA,
+            "--zip": str(tmp_path / "s.zip")}
+    argv[flag] = {"the zip path is a folder": str(folder), "would overwrite an input": str(code / "model.py")}.get(
+        says, str(tmp_path / "nowhere"))
+    with pytest.raises(SystemExit) as stop:
+        run_cli(lambda: deliverables.main([x for kv in argv.items() for x in kv]))
+    captured = capsys.readouterr()
+    assert stop.value.code == 2 and captured.out == "" and captured.err.count("\n") == 1 and says in captured.err

@@ -30,6 +30,7 @@ MODEL_FIELDS = ("vocab_size", "block_size", "n_layer", "n_head", "n_embd", "synt
 # the length groups do, which are not checked)
 TRAINING_FIELDS = ("max_epochs", "batch_size", "learning_rate", "betas", "grad_norm_clip", "weight_decay",
                    "lr_decay", "warmup_tokens", "final_tokens", "amp")
+ADDED_LATER = {"amp": False}  # training settings a state of an earlier version lacks, and what they were
 SECTIONS = {"model": "a model of another shape", "training": "other training settings", "data": "other data",
             "test_data": "other test data"}
 KEYS = {"settings": dict, "epoch": int, "step": int, "tokens": int, "best_loss": float, "elapsed": float,
@@ -131,6 +132,9 @@ def load(path, settings):
     if broken:
         raise ParamsError(f"{path}: a damaged training state (its {broken[0]!r} is missing or of the wrong type); "
                           f"{START_OVER}")
+    training = state["settings"]["training"]
+    if isinstance(training, dict):  # settings checked since a later version: a state without one had the default
+        state["settings"]["training"] = {**ADDED_LATER, **training}
     for section, words in SECTIONS.items():
         saved, now = state["settings"][section], settings[section]
         if saved != now:
