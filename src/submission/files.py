@@ -2,13 +2,13 @@
 
 Files are written atomically (a temporary file beside the target, then os.replace), so an
 interrupted run never leaves a half-written params or predictions file; the temporary file of a
-writer killed outright (SIGKILL) is removed by a later write of the same file on the same host. A Ctrl-C during a write is
-held until the temporary file is complete, then discards it and raises (`interrupts_held`): a
-KeyboardInterrupt inside torch.save's zip writer ended in a second error and exit status 1.
-Special files (/dev/null, a FIFO) are written straight; a symlink's target is written atomically, the
-link kept. `load_params` reads params with
-weights_only=True and explains a file of another variant, vocabulary or model size in one line;
-`OneLineParser` and `run_cli` give every script one-line usage and input errors (exit 2; Ctrl-C 130).
+writer killed outright (SIGKILL) is removed by a later write of the same file on the same host. A
+Ctrl-C during a write is held until the temporary file is complete, then discards it and raises
+(`interrupts_held`): a KeyboardInterrupt inside torch.save's zip writer ended in a second error and
+exit status 1. Special files (/dev/null, a FIFO) are written straight; a symlink's target is written
+atomically, the link kept. `load_params` reads params with weights_only=True and explains a file of
+another variant, vocabulary or model size in one line; `OneLineParser` and `run_cli` give every
+script one-line usage and input errors (exit 2; Ctrl-C 130).
 """
 import argparse
 import contextlib
