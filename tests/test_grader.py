@@ -143,8 +143,9 @@ RealDataset = submission.CharCorruptionDataset
 
 
 class SpanMutant(RealDataset):
-    """Span corruption written here, with one knob each for the masked length and the padding."""
+    """Span corruption written here, with one knob each for the masked length, its start and the padding."""
     masked_length = staticmethod(lambda n, rng: rng.randint(1, max(1, n // 2 - 1)))
+    span_start = staticmethod(lambda room, rng: rng.randint(0, room))  # room = n - m
     pad_in_middle = False
     closing_mask = True
 
@@ -156,7 +157,7 @@ class SpanMutant(RealDataset):
             doc = doc[:rng.randint(4, cap)]
         n = len(doc)
         m = self.masked_length(n, rng) if n >= 4 else min(n, 1)
-        start = rng.randint(0, n - m)
+        start = self.span_start(n - m, rng)
         prefix, masked, suffix = doc[:start], doc[start:start + m], doc[start + m:]
         mask, pad = self.MASK_CHAR, self.PAD_CHAR
         close = mask if self.closing_mask else ""
@@ -198,6 +199,18 @@ class AlwaysLongest(SpanMutant):
             random.randint = saved
 
 
+class SpanAtStart(SpanMutant):
+    span_start = staticmethod(lambda room, rng: 0)
+
+
+class SpanAtEnd(SpanMutant):
+    span_start = staticmethod(lambda room, rng: room)
+
+
+class SpanCentred(SpanMutant):
+    span_start = staticmethod(lambda room, rng: room // 2)
+
+
 class CrashesOnShortLines(SpanMutant):
     masked_length = staticmethod(lambda n, rng: rng.randint(1, n // 2 - 1))
 
@@ -218,6 +231,32 @@ def test_span_crash_on_a_short_line_fails_1e0(corpus, monkeypatch):
 def test_right_span_corruptions_pass_every_span_test(corpus, monkeypatch, right):
     monkeypatch.setattr(submission, "CharCorruptionDataset", right)
     assert failing(run(corpus[0], SPAN_TESTS)) == set()
+
+
+@pytest.mark.parametrize("mutant, where", [
+    (SpanAtStart, "empty prefix"), (SpanAtEnd, "empty suffix"), (SpanCentred, "in the middle")])
+def test_a_span_always_at_one_place_loses_no_points_but_gets_advice(corpus, monkeypatch, mutant, where):
+    """The course asks only for the masked length; where the span sits is advice in 1e-3's note."""
+    monkeypatch.setattr(submission, "CharCorruptionDataset", mutant)
+    results = run(corpus[0], SPAN_TESTS)
+    assert failing(results) == set(), {i: r.reason for i, r in results.items()}
+    assert "advice (no points lost)" in results["1e-3-basic"].note and where in results["1e-3-basic"].note
+
+
+def test_a_span_drawn_anywhere_gets_no_advice(corpus, monkeypatch):
+    monkeypatch.setattr(submission, "CharCorruptionDataset", SpanMutant)
+    assert "advice" not in run(corpus[0], ["1e-3-basic"])["1e-3-basic"].note
+
+
+def test_a_length_fixed_for_some_lengths_is_named(corpus, monkeypatch):
+    """floor(n/4) plus a coin for the fraction averages a quarter but never varies when 4 divides n."""
+    class CoinQuarter(SpanMutant):
+        masked_length = staticmethod(lambda n, rng: n // 4 + (rng.random() < n / 4 - n // 4))
+    monkeypatch.setattr(submission, "CharCorruptionDataset", CoinQuarter)
+    r = run(corpus[0], ["1e-3-basic"])["1e-3-basic"]
+    assert not r.passed and "never varied" in r.reason
+    n = int(r.reason.split("draws of length ")[1].split()[0])
+    assert n % 4 == 0 and f"masked {n // 4} characters" in r.reason
 
 
 @pytest.mark.parametrize("mutant, wrong", [
