@@ -62,6 +62,8 @@ def test_all_in_order_are_zipped_under_their_handout_paths(complete, tmp_path, c
     assert [line.split()[1] for line in lines[:18]] == ["ok"] * 18
     assert [line.split()[2] for line in lines[:18]] == deliverables.HANDOUT_ORDER
     assert "accuracy" in lines[8] and lines[8].split()[2] == "vanilla.nopretrain.dev.predictions"
+    # test predictions are counted against birth_test_inputs.tsv and scored on birth_test.tsv's places
+    assert lines[9].split()[2] == "vanilla.nopretrain.test.predictions" and "accuracy" in lines[9]
     others = sorted(n for n in os.listdir(code) if n.endswith(".py") and n not in deliverables.CODE)
     assert others and lines[18].split()[:3] == ["ok", "the", "package"] and "import on their own" in lines[18]
     assert lines[-1].startswith(f"wrote {out}: the 18 deliverables and the package's other modules")
@@ -138,6 +140,17 @@ def test_test_questions_come_from_the_labelled_file_when_the_inputs_are_not_ther
     os.remove(other / "birth_test_inputs.tsv")
     status, lines, _ = run(complete, tmp_path / "s.zip", capsys, data=other)
     assert status == 0 and "accuracy" in lines[9]  # vanilla.nopretrain.test.predictions, scored on the labels
+
+
+def test_test_labels_are_used_only_when_they_ask_the_inputs_questions(complete, tmp_path, capsys):
+    other = tmp_path / "data"
+    shutil.copytree(DATA, other)
+    labelled = (other / "birth_test.tsv").read_text(encoding="utf-8").splitlines(keepends=True)
+    (other / "birth_test.tsv").write_text("".join(labelled[1:] + labelled[:1]), encoding="utf-8")  # another order
+    status, lines, _ = run(complete, tmp_path / "s.zip", capsys, data=other)
+    said = {line.split()[2]: line for line in lines[:18]}
+    assert status == 0 and "accuracy" not in said["vanilla.nopretrain.test.predictions"]
+    assert f"{len(labelled)} predictions" in said["vanilla.nopretrain.test.predictions"]
 
 
 @pytest.mark.parametrize("flag, says", [
