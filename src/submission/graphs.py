@@ -4,7 +4,7 @@ PyTorch's CUDA Graphs notes: torch.cuda.graph, with capturable AdamW and a tenso
 Why: on one H100 a step of the course's model takes about 6 ms even when torch.compile's
 reduce-overhead mode replays its forward and backward as CUDA graphs, and about half of that is
 host work the graphs leave outside: autograd's engine, gradient clipping (0.5 ms) and the optimizer
-(0.9 ms) (torch.profiler, README "Speed"). Here a step is a few copies and replays:
+(0.9 ms) (torch.profiler, docs/speed.md). Here a step is a few copies and replays:
 
     copy the batch (and its length-group plan) into static buffers
     zero the gradients (one launch)
