@@ -12,15 +12,35 @@ cd "$ROOT"
 DATA="${DATA_DIR:-data}"
 OUT="${OUT_DIR:-src/submission}"
 
+# The interpreter: .venv's once requirements.txt is installed there; else python3 when it has torch,
+# numpy and tqdm; else a new .venv. A copy of requirements.txt in .venv marks a finished install, so a
+# setup stopped part way (Ctrl-C, no network, a full disk) or an updated requirements.txt is finished
+# by the next run instead of leaving a .venv without torch.
 pick_python() {
-  if [ -x "$ROOT/.venv/bin/python" ]; then PY="$ROOT/.venv/bin/python"; return; fi
-  PY="${PYTHON:-python3}"
-  if "$PY" -c "import torch, numpy, tqdm" >/dev/null 2>&1; then return; fi
-  echo "run.sh: torch, numpy or tqdm missing; creating .venv and installing requirements.txt (once)" >&2
-  "$PY" -m venv "$ROOT/.venv"
-  "$ROOT/.venv/bin/python" -m pip install --quiet --upgrade pip >&2
-  "$ROOT/.venv/bin/python" -m pip install --quiet -r "$ROOT/requirements.txt" >&2
-  PY="$ROOT/.venv/bin/python"
+  local venv="$ROOT/.venv"
+  if [ -x "$venv/bin/python" ]; then
+    PY="$venv/bin/python"
+    if cmp -s "$ROOT/requirements.txt" "$venv/requirements.installed"; then return; fi
+    echo "run.sh: installing requirements.txt into .venv (no record of a finished install: a setup stopped part way, or requirements.txt changed)" >&2
+  else
+    PY="${PYTHON:-python3}"
+    if "$PY" -c "import torch, numpy, tqdm" >/dev/null 2>&1; then return; fi
+    echo "run.sh: torch, numpy or tqdm missing; creating .venv and installing requirements.txt (once)" >&2
+    local existed=0
+    if [ -e "$venv" ]; then existed=1; fi
+    if ! "$PY" -m venv "$venv" >&2; then
+      if [ "$existed" = 0 ]; then rm -rf "$venv"; fi  # ours, half made: the next run starts afresh
+      echo "run.sh: '$PY -m venv' failed (on Debian and Ubuntu: apt-get install python3-venv); fix that and run again" >&2
+      exit 1
+    fi
+  fi
+  "$venv/bin/python" -m pip install --quiet --upgrade pip >&2 || true  # a newer pip is welcome, not needed (offline)
+  if ! "$venv/bin/python" -m pip install --quiet -r "$ROOT/requirements.txt" >&2; then
+    echo "run.sh: installing requirements.txt into .venv failed (pip's message is above); fix that and run again, or remove .venv to start over" >&2
+    exit 1
+  fi
+  cp "$ROOT/requirements.txt" "$venv/requirements.installed"
+  PY="$venv/bin/python"
 }
 
 MODES="vanilla_finetune_without_pretrain vanilla_eval_dev_without_pretrain vanilla_eval_test_without_pretrain

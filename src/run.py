@@ -238,7 +238,9 @@ def evaluate(args, model, pretrain_dataset, device):
     else:
         predictions = predict_places(model, questions, pretrain_dataset.stoi, pretrain_dataset.itos)
     print(f"decoded {len(questions)} questions in {time.time() - start:.1f} s on {device}")
-    atomic_write_text(args.outputs_path, "".join(p + "\n" for p in predictions))
+    # one line a question: a newline the model wrote inside an answer goes to the file as a space
+    # (the course writes it as is, and every later prediction then sits on the wrong line)
+    atomic_write_text(args.outputs_path, "".join(p.replace("\n", " ") + "\n" for p in predictions))
     total, correct = evaluate_places(args.eval_corpus_path, predictions)
     if total > 0:
         print("Correct: {} out of {}: {}%".format(correct, total, correct / total * 100))

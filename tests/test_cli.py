@@ -297,3 +297,26 @@ def test_london_baseline_on_a_test_inputs_file_says_it_needs_places(tmp_path):
         london_baseline.london_accuracy(str(path))
     path.write_text("Where was Ada Quill born?\tLondon\nWhere was Bo Li born?\tOslo\n", encoding="utf-8")
     assert london_baseline.london_accuracy(str(path)) == (2, 1)
+
+
+def test_an_answer_with_a_newline_keeps_one_prediction_a_line(tmp_path, capsys):
+    """A model that writes newlines inside its answers: the course's file then has extra lines and
+    every later prediction is read against the wrong question; here each answer stays on its line."""
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    dev = tmp_path / "dev.tsv"
+    dev.write_text("Where was Ada Quill born?\tLisbon\nWhere was Bo Li born?\tOslo\n", encoding="utf-8")
+    vocab = CharCorruptionDataset(WIKI, 128)
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab.vocab_size, 128, n_layer=1, n_head=2, n_embd=16))
+    with torch.no_grad():
+        model.ln_f.bias.fill_(1.0)
+        model.head.weight[vocab.stoi["\n"]] = 10.0  # "\n" wins every step
+    torch.save(model.state_dict(), tmp_path / "m.params")
+    out = tmp_path / "dev.predictions"
+    driver.run_cli(lambda: driver.main(["--function=evaluate", "--variant=vanilla", *TINY,
+                                        f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+                                        f"--reading_params_path={tmp_path / 'm.params'}",
+                                        f"--eval_corpus_path={dev}", f"--outputs_path={out}"]))
+    lines = out.read_text(encoding="utf-8").split("\n")
+    assert len(lines) == 3 and lines[2] == "" and lines[0].strip() == "" and len(lines[0]) > 10
+    assert "Correct: 0.0 out of 2.0" in capsys.readouterr().out

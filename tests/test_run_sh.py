@@ -209,3 +209,69 @@ def test_dropout_flag_sets_every_dropout(variant):
         assert len(rates) == 1 + 2 * 3 and set(rates) == {want}  # drop, then attn_drop, resid_drop, mlp's per block
     with pytest.raises(SystemExit):
         driver.parse_args(base + ["--dropout", "1"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Setting up: run.sh's .venv, in a copy of run.sh with stand-in interpreters (no pip, no torch)
+# ---------------------------------------------------------------------------------------------
+FAKE_PYTHON = """#!/usr/bin/env bash
+echo "$*" >> "$CALLS"
+case "$*" in
+  "-c "*) exit 1 ;;                                    # python3 has no torch
+  "-m venv "*) mkdir -p "$3/bin"; cp "$0" "$3/bin/python"; exit "${VENV_RC:-0}" ;;
+  "-m pip install --quiet -r "*) exit "${PIP_RC:-0}" ;;
+esac
+exit 0
+"""
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A folder with run.sh and requirements.txt, and a stand-in python3 that logs its calls."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "run.sh").write_text(open(os.path.join(ROOT, "run.sh")).read())
+    (root / "run.sh").chmod(0o755)
+    (root / "requirements.txt").write_text("torch==2.13.0\n")
+    fake = tmp_path / "python3"
+    fake.write_text(FAKE_PYTHON)
+    fake.chmod(0o755)
+    return root, fake, tmp_path / "calls"
+
+
+def setup_run(repo, **env):
+    root, fake, calls = repo
+    p = subprocess.run([str(root / "run.sh"), "bench"], cwd=str(root), capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHON=str(fake), CALLS=str(calls), **env))
+    said = calls.read_text().splitlines() if calls.exists() else []
+    calls.unlink(missing_ok=True)
+    return p, said
+
+
+def test_a_setup_stopped_part_way_is_finished_by_the_next_run(repo):
+    root = repo[0]
+    p, said = setup_run(repo, PIP_RC="1")  # .venv made, then pip fails (no network, a full disk, Ctrl-C)
+    assert p.returncode == 1 and (root / ".venv/bin/python").exists()
+    assert p.stderr.splitlines()[-1].startswith("run.sh: installing requirements.txt into .venv failed")
+    assert "src/bench.py" not in said and not (root / ".venv/requirements.installed").exists()
+    p, said = setup_run(repo)  # the next run installs into that .venv, then runs
+    assert p.returncode == 0 and "no record of a finished install" in p.stderr
+    assert said[-2:] == [f"-m pip install --quiet -r {root}/requirements.txt", "src/bench.py"]
+    p, said = setup_run(repo)  # installed: straight to the command
+    assert p.returncode == 0 and said == ["src/bench.py"]
+    (root / "requirements.txt").write_text("torch==2.13.0\nnumpy\n")  # changed: installed again
+    p, said = setup_run(repo)
+    assert said[-2:] == [f"-m pip install --quiet -r {root}/requirements.txt", "src/bench.py"]
+
+
+@pytest.mark.parametrize("existed", [False, True])
+def test_a_failed_venv_names_the_fix_and_keeps_only_what_was_there(repo, existed):
+    root = repo[0]
+    if existed:
+        (root / ".venv").mkdir()
+        (root / ".venv/mine").write_text("kept\n")
+    p, said = setup_run(repo, VENV_RC="1")  # Debian without python3-venv: bin/python made, then it fails
+    assert p.returncode == 1 and "apt-get install python3-venv" in p.stderr.splitlines()[-1]
+    assert (root / ".venv").exists() == existed and "src/bench.py" not in said
+    if existed:
+        assert (root / ".venv/mine").read_text() == "kept\n"
