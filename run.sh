@@ -3,6 +3,8 @@
 # Runs from any directory. The first run sets up a .venv with requirements.txt if torch, numpy
 # or tqdm cannot be imported. DATA_DIR (default data/) and OUT_DIR (default src/submission/)
 # redirect inputs and outputs; extra flags go to src/run.py (e.g. --n_layer 2 --max_epochs 1).
+{  # bash reads a script as it runs it: in braces the whole file is read first, so editing run.sh
+   # during a long run (an editor saving in place) cannot change what this run does after training
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # relative DATA_DIR and OUT_DIR are the caller's, so resolve them before moving to the repo
@@ -146,3 +148,5 @@ case "$MODE" in
     GUESS="$(closest "$MODE")"
     echo "run.sh: unknown mode '$MODE'${GUESS:+; did you mean $GUESS?}" >&2; usage ;;
 esac
+exit
+}

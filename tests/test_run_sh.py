@@ -275,3 +275,16 @@ def test_a_failed_venv_names_the_fix_and_keeps_only_what_was_there(repo, existed
     assert (root / ".venv").exists() == existed and "src/bench.py" not in said
     if existed:
         assert (root / ".venv/mine").read_text() == "kept\n"
+
+
+def test_run_sh_edited_in_place_during_a_run_finishes_as_it_began(repo):
+    """An editor saving run.sh in place while a long run trains: bash would read the new bytes when
+    the run's command returns; run.sh is one brace group, read whole before it starts."""
+    root, fake, calls = repo
+    setup_run(repo)  # the .venv and its record of a finished install
+    python = root / ".venv/bin/python"
+    python.write_text(python.read_text().replace(
+        'exit 0\n', f'[ "$1" = src/bench.py ] && echo \'echo edited; exit 3\' >> {root / "run.sh"}\nexit 0\n'))
+    p, said = setup_run(repo)
+    assert said == ["src/bench.py"] and (root / "run.sh").read_text().endswith("echo edited; exit 3\n")
+    assert p.returncode == 0 and "edited" not in p.stdout
