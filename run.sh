@@ -3,45 +3,54 @@
 # Runs from any directory. The first run sets up a .venv with requirements.txt if torch, numpy
 # or tqdm cannot be imported. DATA_DIR (default data/) and OUT_DIR (default src/submission/)
 # redirect inputs and outputs; extra flags go to src/run.py (e.g. --n_layer 2 --max_epochs 1).
-{  # bash reads a script as it runs it: in braces the whole file is read first, so editing run.sh
-   # during a long run (an editor saving in place) cannot change what this run does after training
+{  # bash reads a script as it runs it; in braces the whole file is read first, so editing
+   # run.sh during a long run (an editor saving in place) cannot change what the run does next
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # relative DATA_DIR and OUT_DIR are the caller's, so resolve them before moving to the repo
 if [ -n "${DATA_DIR:-}" ] && [ "${DATA_DIR#/}" = "$DATA_DIR" ]; then DATA_DIR="$PWD/$DATA_DIR"; fi
 if [ -n "${OUT_DIR:-}" ] && [ "${OUT_DIR#/}" = "$OUT_DIR" ]; then OUT_DIR="$PWD/$OUT_DIR"; fi
+case "${PYTHON:-}" in /*|"") ;; */*) PYTHON="$PWD/$PYTHON" ;; esac  # a relative path, also the caller's
 cd "$ROOT"
 DATA="${DATA_DIR:-data}"
 OUT="${OUT_DIR:-src/submission}"
 
-# The interpreter: .venv's once requirements.txt is installed there; else python3 when it has torch,
-# numpy and tqdm; else a new .venv. A copy of requirements.txt in .venv marks a finished install, so a
-# setup stopped part way (Ctrl-C, no network, a full disk) or an updated requirements.txt is finished
-# by the next run instead of leaving a .venv without torch.
+# The interpreter: .venv's once its setup has finished; else python3 when it has torch, numpy and
+# tqdm; else a new .venv. A file in .venv marks a finished setup, so a setup stopped part way
+# (Ctrl-C, no network, a full disk) is finished by the next run instead of failing ever after.
 pick_python() {
   local venv="$ROOT/.venv"
   if [ -x "$venv/bin/python" ]; then
     PY="$venv/bin/python"
-    if cmp -s "$ROOT/requirements.txt" "$venv/requirements.installed"; then return; fi
-    echo "run.sh: installing requirements.txt into .venv (no record of a finished install: a setup stopped part way, or requirements.txt changed)" >&2
+    if [ -f "$venv/setup-finished" ]; then return; fi
+    if "$PY" -c "import torch, numpy, tqdm" >/dev/null 2>&1; then touch "$venv/setup-finished"; return; fi
+    echo "run.sh: .venv lacks torch, numpy or tqdm (its setup stopped part way); installing requirements.txt" >&2
+    if ! "$PY" -m pip --version >/dev/null 2>&1 && ! "$PY" -m ensurepip --upgrade >&2; then
+      echo "run.sh: .venv has no pip and ensurepip failed (on Debian and Ubuntu: apt-get install python3-venv); fix that, remove .venv and run again" >&2
+      exit 1
+    fi
   else
     PY="${PYTHON:-python3}"
+    if ! command -v "$PY" >/dev/null 2>&1; then
+      echo "run.sh: no Python at '$PY': install python3, or set PYTHON to one" >&2
+      exit 1
+    fi
     if "$PY" -c "import torch, numpy, tqdm" >/dev/null 2>&1; then return; fi
     echo "run.sh: torch, numpy or tqdm missing; creating .venv and installing requirements.txt (once)" >&2
     local existed=0
-    if [ -e "$venv" ]; then existed=1; fi
+    if [ -e "$venv" ] || [ -L "$venv" ]; then existed=1; fi
     if ! "$PY" -m venv "$venv" >&2; then
       if [ "$existed" = 0 ]; then rm -rf "$venv"; fi  # ours, half made: the next run starts afresh
       echo "run.sh: '$PY -m venv' failed (on Debian and Ubuntu: apt-get install python3-venv); fix that and run again" >&2
       exit 1
     fi
+    "$venv/bin/python" -m pip install --quiet --upgrade pip >&2 || true  # a newer pip is welcome, not needed
   fi
-  "$venv/bin/python" -m pip install --quiet --upgrade pip >&2 || true  # a newer pip is welcome, not needed (offline)
   if ! "$venv/bin/python" -m pip install --quiet -r "$ROOT/requirements.txt" >&2; then
-    echo "run.sh: installing requirements.txt into .venv failed (pip's message is above); fix that and run again, or remove .venv to start over" >&2
+    echo "run.sh: installing requirements.txt into .venv failed (pip's message is above); fix that and run again" >&2
     exit 1
   fi
-  cp "$ROOT/requirements.txt" "$venv/requirements.installed"
+  touch "$venv/setup-finished"
   PY="$venv/bin/python"
 }
 

@@ -7,8 +7,8 @@ Each file gets one line: `ok` with what was checked, `missing` with the run.sh m
 `bad` with what is wrong and the fix. The params must load, with their keys as saved, into the course's
 model of their variant (4 layers, 256 dimensions, block 128, the vocabulary of --data-dir's wiki.txt;
 a vanilla file does not record its head count), which is what the course's grader builds; each
-predictions file must have one line per question of its split, as the grader counts them (dev files
-also show their accuracy). The package's code goes in whole: the handout's seven files and the modules
+predictions file must have one line per question of its split, as the grader counts them (with the
+split's places at hand, they show their accuracy too). The package's code goes in whole: the handout's seven files and the modules
 they import (this project's package has more), and a copy of it must import on its own. Only when all
 is in order is the zip written (atomically), every file under its handout path (src/submission/NAME);
 the written answers' PDF (`make`) is submitted apart. Exit status: 0 when the zip is written, 1 when a
@@ -76,8 +76,11 @@ def read_questions(data_dir):
         paths = [p for p in (os.path.join(data_dir, n) for n in names) if os.path.isfile(p)]
         paths = paths or [os.path.join(data_dir, names[0])]  # read_text names the first if none is there
         rows = parse_tsv(read_text(paths[0], f"{split} questions"), paths[0], require_label=False)
-        for path in paths[1:]:
-            labelled = parse_tsv(read_text(path, f"{split} questions"), path, require_label=False)
+        for path in paths[1:]:  # optional labels: a file that does not read is no labels, not an error
+            try:
+                labelled = parse_tsv(read_text(path, f"{split} questions"), path, require_label=False)
+            except DataError:
+                continue
             if [q for q, _, _ in labelled] == [q for q, _, _ in rows]:
                 rows = [(q, place, line) for (q, _, line), (_, place, _) in zip(rows, labelled)]
                 break

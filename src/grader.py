@@ -676,8 +676,10 @@ def test_1e3(ctx):
     require(less >= 0.05, f"the masked content is shorter than a quarter of the truncated length in only "
                           f"{less:.1%} of {len(ms)} draws: its length must be random, a quarter on average")
     groups = {n: v for n, v in by_length.items() if n >= 12 and len(v) >= 10}
+    require(groups, f"no truncated length of 12 or more was drawn 10 times in {len(ns)} draws: the truncation "
+                    f"must draw lengths in [4, int(block_size*7/8)] (see 1e-0)")
     fixed = sorted(n for n, v in groups.items() if len(set(v)) == 1)
-    require(groups and len(fixed) <= 0.2 * len(groups),
+    require(len(fixed) <= 0.2 * len(groups),
             f"for {len(fixed)} of the {len(groups)} truncated lengths drawn 10+ times the masked length never "
             f"varied (e.g. all {len(groups[fixed[0]]) if fixed else 0} draws of length {fixed[0] if fixed else '-'} "
             f"masked {groups[fixed[0]][0] if fixed else '-'} characters): draw it at random for every length, "

@@ -153,6 +153,18 @@ def test_test_labels_are_used_only_when_they_ask_the_inputs_questions(complete, 
     assert f"{len(labelled)} predictions" in said["vanilla.nopretrain.test.predictions"]
 
 
+@pytest.mark.parametrize("bad", ["Where was A born?\tX\tY\n".encode(), b"\xff\n"])
+def test_a_bad_labels_file_is_no_labels(complete, tmp_path, capsys, bad):
+    """birth_test.tsv is optional beside birth_test_inputs.tsv: a bad line or byte there costs the accuracy only."""
+    other = tmp_path / "data"
+    shutil.copytree(DATA, other)
+    with open(other / "birth_test.tsv", "ab") as f:
+        f.write(bad)
+    status, lines, _ = run(complete, tmp_path / "s.zip", capsys, data=other)
+    said = {line.split()[2]: line for line in lines[:18]}
+    assert status == 0 and "accuracy" not in said["vanilla.nopretrain.test.predictions"]
+
+
 @pytest.mark.parametrize("flag, says", [
     ("--zip", "the zip path is a folder"), ("--zip", "would overwrite an input"),
     ("--submission-dir", "no such folder (the --submission-dir)"), ("--data-dir", "no such folder (the --data-dir)"),

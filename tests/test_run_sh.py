@@ -217,9 +217,11 @@ def test_dropout_flag_sets_every_dropout(variant):
 FAKE_PYTHON = """#!/usr/bin/env bash
 echo "$*" >> "$CALLS"
 case "$*" in
-  "-c "*) exit 1 ;;                                    # python3 has no torch
+  "-c "*) exit "${IMPORTS_RC:-1}" ;;                   # no torch, unless IMPORTS_RC=0
   "-m venv "*) mkdir -p "$3/bin"; cp "$0" "$3/bin/python"; exit "${VENV_RC:-0}" ;;
-  "-m pip install --quiet -r "*) exit "${PIP_RC:-0}" ;;
+  "-m pip --version") exit "${PIP_RC:-0}" ;;
+  "-m ensurepip --upgrade") exit "${ENSUREPIP_RC:-0}" ;;
+  "-m pip install --quiet -r "*) exit "${INSTALL_RC:-0}" ;;
 esac
 exit 0
 """
@@ -250,18 +252,46 @@ def setup_run(repo, **env):
 
 def test_a_setup_stopped_part_way_is_finished_by_the_next_run(repo):
     root = repo[0]
-    p, said = setup_run(repo, PIP_RC="1")  # .venv made, then pip fails (no network, a full disk, Ctrl-C)
+    install = f"-m pip install --quiet -r {root}/requirements.txt"
+    p, said = setup_run(repo, INSTALL_RC="1")  # .venv made, then pip fails (no network, a full disk, Ctrl-C)
     assert p.returncode == 1 and (root / ".venv/bin/python").exists()
     assert p.stderr.splitlines()[-1].startswith("run.sh: installing requirements.txt into .venv failed")
-    assert "src/bench.py" not in said and not (root / ".venv/requirements.installed").exists()
+    assert "src/bench.py" not in said and not (root / ".venv/setup-finished").exists()
     p, said = setup_run(repo)  # the next run installs into that .venv, then runs
-    assert p.returncode == 0 and "no record of a finished install" in p.stderr
-    assert said[-2:] == [f"-m pip install --quiet -r {root}/requirements.txt", "src/bench.py"]
-    p, said = setup_run(repo)  # installed: straight to the command
+    assert p.returncode == 0 and "its setup stopped part way" in p.stderr
+    assert said[-2:] == [install, "src/bench.py"] and (root / ".venv/setup-finished").exists()
+    p, said = setup_run(repo)  # finished: straight to the command
     assert p.returncode == 0 and said == ["src/bench.py"]
-    (root / "requirements.txt").write_text("torch==2.13.0\nnumpy\n")  # changed: installed again
-    p, said = setup_run(repo)
-    assert said[-2:] == [f"-m pip install --quiet -r {root}/requirements.txt", "src/bench.py"]
+
+
+def test_a_venv_made_before_the_setup_record_is_used_as_it_is(repo):
+    """An older run.sh left no record; a .venv that imports torch, numpy and tqdm is not reinstalled
+    (it may hold a CUDA build of torch, and pip may be offline)."""
+    root = repo[0]
+    setup_run(repo)
+    (root / ".venv/setup-finished").unlink()
+    p, said = setup_run(repo, IMPORTS_RC="0")
+    assert p.returncode == 0 and said == ["-c import torch, numpy, tqdm", "src/bench.py"]
+    assert (root / ".venv/setup-finished").exists()
+
+
+def test_a_venv_stopped_before_pip_gets_pip_or_names_the_fix(repo):
+    root = repo[0]
+    setup_run(repo, INSTALL_RC="1")
+    p, said = setup_run(repo, PIP_RC="1")  # no pip: ensurepip makes it, then the install
+    assert p.returncode == 0 and "-m ensurepip --upgrade" in said and said[-1] == "src/bench.py"
+    (root / ".venv/setup-finished").unlink()
+    p, said = setup_run(repo, PIP_RC="1", ENSUREPIP_RC="1")
+    assert p.returncode == 1 and "apt-get install python3-venv" in p.stderr.splitlines()[-1]
+    assert "remove .venv" in p.stderr.splitlines()[-1] and "src/bench.py" not in said
+
+
+def test_a_missing_python_is_named(repo, tmp_path):
+    root, _, calls = repo
+    p = subprocess.run([str(root / "run.sh"), "bench"], cwd=str(tmp_path), capture_output=True, text=True,
+                       timeout=60, env=dict(os.environ, PYTHON="./no-such-python", CALLS=str(calls)))
+    assert p.returncode == 1 and p.stderr.strip() == f"run.sh: no Python at '{tmp_path}/./no-such-python': " \
+                                                     f"install python3, or set PYTHON to one"
 
 
 @pytest.mark.parametrize("existed", [False, True])
@@ -283,8 +313,10 @@ def test_run_sh_edited_in_place_during_a_run_finishes_as_it_began(repo):
     root, fake, calls = repo
     setup_run(repo)  # the .venv and its record of a finished install
     python = root / ".venv/bin/python"
-    python.write_text(python.read_text().replace(
-        'exit 0\n', f'[ "$1" = src/bench.py ] && echo \'echo edited; exit 3\' >> {root / "run.sh"}\nexit 0\n'))
+    script = root / "run.sh"
+    edit = (f'if [ "$1" = src/bench.py ]; then text="$(cat {script})"; '  # a 300-byte comment put on top, in place
+            f'printf "#%0300d\\n%s\\n" 0 "$text" > {script}; fi\nexit 0\n')
+    python.write_text(python.read_text().replace('exit 0\n', edit))
     p, said = setup_run(repo)
-    assert said == ["src/bench.py"] and (root / "run.sh").read_text().endswith("echo edited; exit 3\n")
-    assert p.returncode == 0 and "edited" not in p.stdout
+    assert said == ["src/bench.py"] and script.read_text().startswith("#" + "0" * 300 + "\n#!/usr/bin/env bash")
+    assert p.returncode == 0, p.stderr
