@@ -18,12 +18,13 @@ OUT="${OUT_DIR:-src/submission}"
 # The interpreter: .venv's once its setup has finished; else python3 when it has torch, numpy and
 # tqdm; else a new .venv. A file in .venv marks a finished setup, so a setup stopped part way
 # (Ctrl-C, no network, a full disk) is finished by the next run instead of failing ever after.
+has_requirements() { "$1" -c "import torch, numpy, tqdm" >/dev/null 2>&1; }
 pick_python() {
   local venv="$ROOT/.venv"
   if [ -x "$venv/bin/python" ]; then
     PY="$venv/bin/python"
     if [ -f "$venv/setup-finished" ]; then return; fi
-    if "$PY" -c "import torch, numpy, tqdm" >/dev/null 2>&1; then touch "$venv/setup-finished"; return; fi
+    if has_requirements "$PY"; then touch "$venv/setup-finished"; return; fi
     echo "run.sh: .venv lacks torch, numpy or tqdm (its setup stopped part way); installing requirements.txt" >&2
     if ! "$PY" -m pip --version >/dev/null 2>&1 && ! "$PY" -m ensurepip --upgrade >&2; then
       echo "run.sh: .venv has no pip and ensurepip failed (on Debian and Ubuntu: apt-get install python3-venv); fix that, remove .venv and run again" >&2
@@ -35,7 +36,7 @@ pick_python() {
       echo "run.sh: no Python at '$PY': install python3, or set PYTHON to one" >&2
       exit 1
     fi
-    if "$PY" -c "import torch, numpy, tqdm" >/dev/null 2>&1; then return; fi
+    if has_requirements "$PY"; then return; fi
     echo "run.sh: torch, numpy or tqdm missing; creating .venv and installing requirements.txt (once)" >&2
     local existed=0
     if [ -e "$venv" ] || [ -L "$venv" ]; then existed=1; fi

@@ -104,9 +104,9 @@ def _decode(model, idx, caches, pos, end):
     return model.head(model.ln_f(x))[:, -1, :]
 
 
-def _forward_full(model, x):
-    """`sample`'s step: a full forward of the last positions that fit (`longest_input`); last-position logits."""
-    block_size = longest_input(model)
+def _forward_full(model, x, block_size):
+    """`sample`'s step: a full forward of the last `block_size` positions (the caller's `longest_input`,
+    found once per decode); last-position logits."""
     x_cond = x if x.size(1) <= block_size else x[:, -block_size:]
     logits, _ = model(x_cond)
     return logits[:, -1, :]
@@ -143,7 +143,7 @@ def sample_cached(model, x, steps, temperature=1.0, sample=False, top_k=None):
             pos = torch.full((b,), n - 1, dtype=torch.long, device=x.device)
             logits = _decode(model, ix, caches, pos, n)
         else:
-            logits = _forward_full(model, x)
+            logits = _forward_full(model, x, limit)
     return x
 
 
@@ -203,8 +203,9 @@ def _greedy_full(model, x, steps, stop_id):
     in `sample`, until every row has produced `stop_id`: one list of new ids per row."""
     generated = []
     done = torch.zeros(x.size(0), dtype=torch.bool, device=x.device)
+    block_size = longest_input(model)
     for _ in range(steps):
-        ix = _greedy(_forward_full(model, x))
+        ix = _greedy(_forward_full(model, x, block_size))
         x = torch.cat((x, ix), dim=1)
         generated.append(ix)
         done |= ix[:, 0] == stop_id
