@@ -401,7 +401,8 @@ def plot_last_rows(panels, prompt, out, title=None, dpi=100):
         ax.set_title(panel["label"], fontsize=10)
     fig.colorbar(image, ax=axes[:, 0].tolist(), shrink=0.8, label="weight (square-root scale)")
     fig.suptitle(title or f"Attention of the MASK (the last position) over the prompt {prompt!r}\n"
-                          f"each strip sums to 1; the number is its largest weight, in %", fontsize=10)
+                          f"each strip sums to 1; the number is its largest weight, in %; \u2423 = space, "
+                          f"{MASK} = the MASK", fontsize=10)
     try:
         return _save(fig, out, dpi)
     finally:

@@ -218,6 +218,19 @@ def test_last_row_view_draws_the_masks_row_of_every_head(runs, tmp_path):
         assert (row == maps[i // n_head][i % n_head, -1].numpy()).all()
 
 
+@pytest.mark.parametrize("view", [[], ["--last-row"]])
+def test_both_attention_views_say_what_the_space_and_mask_glyphs_are(runs, tmp_path, monkeypatch, view):
+    """The prompt's space is drawn as an open box and the MASK is the course's glyph: a reader of the
+    figure (the written answers print the --last-row one) needs both named."""
+    needs_matplotlib()
+    titles = []
+    real_save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, out, dpi: (titles.append(fig._suptitle.get_text()),
+                                                              real_save(fig, out, dpi))[1])
+    assert plots.main(attention_args(runs, tmp_path / "a.png", *size_flags(), *view)) == 0
+    assert len(titles) == 1 and "\u2423 = space" in titles[0] and f"{plots.MASK} = the MASK" in titles[0]
+
+
 def test_attention_command_explains_bad_inputs(runs, tmp_path, capsys):
     needs_matplotlib()
     out = tmp_path / "a.png"

@@ -14,7 +14,8 @@ import torch
 from torch.utils.data import TensorDataset
 
 from submission import GPT, GPTConfig, Trainer, TrainerConfig
-from submission.trainer import lr_multiplier
+from submission import trainer as trainer_module
+from submission.trainer import duration_text, lr_multiplier, pace_line
 from submission.utils import get_device
 
 
@@ -229,6 +230,35 @@ def test_a_cpu_run_says_how_many_threads_it_used(capsys):
     model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
     Trainer(model, TensorDataset(x, x), None, TrainerConfig(max_epochs=1, batch_size=8, num_threads=1)).train()
     assert "trained with 1 CPU thread(s)" in capsys.readouterr().out
+
+
+def test_pace_line_says_how_long_the_remaining_epochs_take():
+    # the course's CPU pretraining: 650 epochs of ~25 s each
+    assert pace_line(2, 25.2, 650, resumable=True) == (
+        "epoch 2 of 650 took 25.2 s: the remaining 648 epochs take about 4 h 32 min at this pace (Ctrl-C "
+        "stops the run; the same command with --resume goes on from the last saved epoch)")
+    assert pace_line(2, 9.6, 75) == "epoch 2 of 75 took 9.6 s: the remaining 73 epochs take about 12 min at this pace"
+    assert pace_line(3, 400.0, 4).startswith("epoch 3 of 4 took 400.0 s: the remaining 1 epoch takes about 7 min")
+    assert pace_line(2, 4.0, 75) is None  # under 5 minutes left: the progress bars say enough
+    assert pace_line(2, 1000.0, 2) is None  # nothing left
+    assert [duration_text(s) for s in (29, 31, 3569, 3599, 3629, 3631, 36000)] == \
+        ["under a minute", "about 1 min", "about 59 min", "about 1 h 00 min", "about 1 h 00 min", "about 1 h 01 min",
+         "about 10 h 00 min"]
+
+
+@pytest.mark.parametrize("epochs,printed", [(4, True), (2, False)])
+def test_a_run_prints_its_pace_once_after_its_second_epoch(capsys, monkeypatch, epochs, printed):
+    monkeypatch.setattr(trainer_module, "PACE_LINE_SECONDS", 0)
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (8, 9))
+    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+    Trainer(model, TensorDataset(x, x), None, TrainerConfig(max_epochs=epochs, batch_size=4, num_threads=1)).train()
+    lines = [line for line in capsys.readouterr().out.splitlines() if " took " in line]
+    if printed:
+        assert len(lines) == 1 and lines[0].startswith(f"epoch 2 of {epochs} took ")
+        assert "the remaining 2 epochs take under a minute at this pace" in lines[0]
+    else:
+        assert lines == []
 
 
 def test_importing_the_package_seeds_random_as_the_courses_helper_does():

@@ -50,7 +50,9 @@ turns all of the trainer's part off, giving the course's loop that src/bench.py 
   tests/test_ddp.py checks 2 gloo processes against 1.
 
 Beyond the course, for long runs: with `state_path`, the training state is saved at an epoch's end
-every `state_every` seconds, and `resume=True` continues an interrupted run from it (resume.py).
+every `state_every` seconds, and `resume=True` continues an interrupted run from it (resume.py). A
+run that will take long says so after its second epoch (`pace_line`): the course's progress bars
+count one epoch at a time, and its CPU pretraining takes hours.
 
 `Trainer.prepare()` returns the run's `TrainingRun` (wrapped model, optimizer, `step(x, y)`);
 `train()` drives it over the data, src/bench.py times its steps.
@@ -127,6 +129,31 @@ def diverged_message(row, config, partial_log):
     return (f"the training loss is {row['loss']} at step {row['step']} (epoch {row['epoch']}, learning rate "
             f"{row['lr']:.3g}): training stopped and no params were written{where}; lower --learning_rate "
             f"(this run's is {config.learning_rate:g})")
+
+
+PACE_LINE_SECONDS = 300  # runs with less than this left after their second epoch print no pace line
+
+
+def duration_text(seconds):
+    """`seconds` as a person reads a long wait: "about 4 h 05 min", "about 12 min", "under a minute"."""
+    minutes = int(round(seconds / 60))
+    if minutes < 1:
+        return "under a minute"
+    return f"about {minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"about {minutes} min"
+
+
+def pace_line(epoch, epoch_seconds, max_epochs, resumable=False):
+    """The line a long run prints after epoch `epoch` (1-based) took `epoch_seconds`: how long its
+    remaining epochs take at that pace; None when under PACE_LINE_SECONDS or none are left."""
+    left = max_epochs - epoch
+    remaining = left * epoch_seconds
+    if left < 1 or remaining < PACE_LINE_SECONDS:
+        return None
+    line = (f"epoch {epoch} of {max_epochs} took {epoch_seconds:.1f} s: the remaining {left:,} "
+            f"{'epoch takes' if left == 1 else 'epochs take'} {duration_text(remaining)} at this pace")
+    if resumable:
+        line += " (Ctrl-C stops the run; the same command with --resume goes on from the last saved epoch)"
+    return line
 
 
 def loader_workers(requested, device="cuda"):
@@ -434,6 +461,7 @@ class Trainer:
         last_save = time.time()
         try:
             for epoch in range(first_epoch, config.max_epochs):
+                epoch_began = time.time()
                 run_epoch("train", epoch)
                 test_loss = None
                 if self.test_dataset is not None:
@@ -454,6 +482,11 @@ class Trainer:
                                 epoch=epoch + 1, step=step, tokens=self.tokens, best_loss=best_loss,
                                 elapsed=time.time() - start, log_lines=log_lines)
                     last_save, saved_epoch = time.time(), epoch + 1
+                if epoch == first_epoch + 1 and self.is_main:  # the first epoch may compile or warm up
+                    line = pace_line(epoch + 1, time.time() - epoch_began, config.max_epochs,
+                                     resumable=log_lines is not None)
+                    if line:
+                        tqdm.write(line)
         except KeyboardInterrupt:
             if saved_epoch is not None and self.is_main:
                 tqdm.write(f"the training state after epoch {saved_epoch} of {config.max_epochs} is in {state_path}: "
