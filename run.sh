@@ -1,19 +1,18 @@
 #!/usr/bin/env bash
 # The assignment's entry point: ./run.sh MODE [extra src/run.py flags]
-# Runs from any directory. The first run sets up a .venv with requirements.txt if torch, numpy
-# or tqdm cannot be imported. DATA_DIR (default data/) and OUT_DIR (default src/submission/)
-# redirect inputs and outputs; extra flags go to src/run.py (e.g. --n_layer 2 --max_epochs 1).
+# Runs from any directory, and paths (DATA_DIR, OUT_DIR, PYTHON, paths in flags) are the caller's.
+# The first run sets up a .venv with requirements.txt if torch, numpy or tqdm cannot be imported.
+# DATA_DIR (default data/) and OUT_DIR (default src/submission/) redirect inputs and outputs; extra
+# flags go to src/run.py (e.g. --n_layer 2 --max_epochs 1).
 {  # bash reads a script as it runs it; in braces the whole file is read first, so editing
    # run.sh during a long run (an editor saving in place) cannot change what the run does next
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# relative DATA_DIR and OUT_DIR are the caller's, so resolve them before moving to the repo
-if [ -n "${DATA_DIR:-}" ] && [ "${DATA_DIR#/}" = "$DATA_DIR" ]; then DATA_DIR="$PWD/$DATA_DIR"; fi
-if [ -n "${OUT_DIR:-}" ] && [ "${OUT_DIR#/}" = "$OUT_DIR" ]; then OUT_DIR="$PWD/$OUT_DIR"; fi
-case "${PYTHON:-}" in /*|"") ;; */*) PYTHON="$PWD/$PYTHON" ;; esac  # a relative path, also the caller's
-cd "$ROOT"
-DATA="${DATA_DIR:-data}"
-OUT="${OUT_DIR:-src/submission}"
+# Python runs in the caller's folder, so a relative path in a flag means what the caller meant; the
+# repo's own files are named from there (short, as the course's were, when that is the repo)
+if [ "$(pwd -P)" = "$(cd "$ROOT" && pwd -P)" ]; then R=""; else R="$ROOT/"; fi
+DATA="${DATA_DIR:-${R}data}"
+OUT="${OUT_DIR:-${R}src/submission}"
 
 # The interpreter: .venv's once its setup has finished; else python3 when it has torch, numpy and
 # tqdm; else a new .venv. A file in .venv marks a finished setup, so a setup stopped part way
@@ -99,7 +98,7 @@ warn_src_data() {
     echo "run.sh: note: reading data/ (the embedded corpus), not src/data/; to use src/data/: DATA_DIR=$(printf '%q' "$ROOT/src/data") ./run.sh $MODE" >&2
   fi
 }
-run() { warn_src_data; pick_python; "$PY" src/run.py "$@"; }
+run() { warn_src_data; pick_python; "$PY" "${R}src/run.py" "$@"; }
 WIKI="--pretrain_corpus_path=$DATA/wiki.txt"   # each is one argument: always quoted below
 TRAIN="--finetune_corpus_path=$DATA/birth_places_train.tsv"
 DEV="--eval_corpus_path=$DATA/birth_dev.tsv"
@@ -132,28 +131,30 @@ case "$MODE" in
       --outputs_path="$OUT/$V.pretrain.$SPLIT.predictions" "$@" ;;
   london_baseline)
     if [ $# -gt 0 ]; then echo "run.sh: london_baseline takes no arguments (got: $*); it scores \$DATA_DIR/birth_dev.tsv" >&2; exit 2; fi
-    warn_src_data; pick_python; "$PY" src/london_baseline.py "$DATA/birth_dev.tsv" ;;
+    warn_src_data; pick_python; "$PY" "${R}src/london_baseline.py" "$DATA/birth_dev.tsv" ;;
   all)
     for m in $MODES; do echo "=== ./run.sh $m" >&2; "$ROOT/run.sh" "$m" "$@"; done ;;
-  demo)
-    pick_python; "$PY" src/demo.py "$@" ;;
-  bench)
-    pick_python; "$PY" src/bench.py "$@" ;;
-  test)
+  demo)  # its own corpus and runs/demo/ unless DATA_DIR or OUT_DIR is set (--data-dir, --out win)
+    pick_python; "$PY" "${R}src/demo.py" ${DATA_DIR:+--data-dir "$DATA"} ${OUT_DIR:+--out "$OUT"} "$@" ;;
+  bench)  # data/ unless DATA_DIR is set (a --data-dir flag comes later and wins)
+    pick_python; "$PY" "${R}src/bench.py" ${DATA_DIR:+--data-dir "$DATA"} "$@" ;;
+  test)  # the suite's own paths are the repo's
     pick_python
+    case "$PY" in /*) ;; */*) PY="$PWD/$PY" ;; esac  # a relative PYTHON, before leaving the caller's folder
+    cd "$ROOT"
     if ! "$PY" -c "import pytest, matplotlib, nbclient, ipykernel" >/dev/null 2>&1; then
       echo "run.sh: installing the test requirements (requirements-dev.txt)" >&2
       "$PY" -m pip install --quiet -r requirements-dev.txt >&2
     fi
     "$PY" -m pytest -q tests "$@" ;;
   plot)
-    pick_python; "$PY" src/plots.py "$@" ;;
+    pick_python; "$PY" "${R}src/plots.py" "$@" ;;
   memorised)  # DATA_DIR as for the other modes; a --data-dir flag comes later and wins
-    pick_python; "$PY" src/memorised.py --data-dir "$DATA" "$@" ;;
+    pick_python; "$PY" "${R}src/memorised.py" --data-dir "$DATA" "$@" ;;
   ask)
-    pick_python; "$PY" src/ask.py --data-dir "$DATA" "$@" ;;
+    pick_python; "$PY" "${R}src/ask.py" --data-dir "$DATA" "$@" ;;
   deliverables)  # the handout's 18 files in OUT_DIR, checked against DATA_DIR, zipped into submission.zip
-    pick_python; "$PY" src/deliverables.py --submission-dir "$OUT" --data-dir "$DATA" "$@" ;;
+    pick_python; "$PY" "${R}src/deliverables.py" --submission-dir "$OUT" --data-dir "$DATA" "$@" ;;
   *)
     GUESS="$(closest "$MODE")"
     echo "run.sh: unknown mode '$MODE'${GUESS:+; did you mean $GUESS?}" >&2; usage ;;

@@ -34,7 +34,8 @@ with interruptible_start("ask.py"):  # torch loads here
     import torch.nn.functional as F
     from submission.dataset import MASK_CHAR, PAD_CHAR, CharCorruptionDataset, DataError, parse_tsv, read_text
     from submission.decoding import longest_input
-    from submission.utils import OneLineParser, get_device, load_params, predict_places, run_cli, sample_cached
+    from submission.utils import (OneLineParser, get_device, load_params, predict_places, run_cli, same_place,
+                                  sample_cached)
 
 SPLITS = (("train", "birth_places_train.tsv"), ("dev", "birth_dev.tsv"))
 
@@ -68,7 +69,7 @@ def read_known(data_dir):
         path = os.path.join(data_dir, name)
         if os.path.isfile(path):
             for q, place, line in parse_tsv(read_text(path, name), path):
-                known.setdefault(q, (name, line, place))
+                known.setdefault(q, (name, line, place.rstrip()))  # as evaluate_places reads it
     return known
 
 
@@ -176,7 +177,7 @@ def format_result(result, top, places_file="birth_places_train.tsv", left_out=0)
     answer = f"  answer: {said}" if said and said == said.strip() and said.isprintable() else f"  answer: {said!r}"
     if result["known"]:
         name, line, place = result["known"]
-        verdict = "right" if result["answer"] == place else "wrong"
+        verdict = "right" if same_place(result["answer"], place) else "wrong"
         answer += f"   ({name} line {line}: {place}; {verdict})"
     lines.append(answer)
     probs = result["probabilities"]

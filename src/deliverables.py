@@ -130,7 +130,7 @@ def check_predictions(path, questions):
         raise Bad(f"{len(lines)} lines for {len(questions)} questions: one prediction a line, in order")
     note = f"{len(lines)} predictions"
     if lines and all(place is not None for _, place, _ in questions):
-        right = sum(p.strip() == place for p, (_, place, _) in zip(lines, questions))
+        right = grader.count_right(lines, [place for _, place, _ in questions])  # as the grader counts
         note += f", accuracy {right / len(lines):.1%}"
     return note
 

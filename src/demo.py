@@ -33,7 +33,8 @@ from startup import interruptible_start  # noqa: E402
 with interruptible_start("demo.py"):  # torch loads here
     import run as driver
     from submission.dataset import DataError, parse_tsv, read_text
-    from submission.utils import OneLineParser, atomic_write_text, check_output_path, get_device, run_cli
+    from submission.utils import (OneLineParser, atomic_write_text, check_output_path, get_device, run_cli,
+                                  same_place)
 
 
 @dataclass
@@ -161,16 +162,19 @@ def retrieved(predictions, data, dev_rows):
     path = os.path.join(data, "birth_dev.tsv")
     places = [p for _, p, _ in parse_tsv(read_text(path), path)]
     said = read_text(predictions, "predictions").split("\n")
-    return sum(1 for i in dev_rows if i < len(said) and said[i] == places[i])
+    return sum(1 for i in dev_rows if i < len(said) and same_place(said[i], places[i]))
 
 
 def london(data):
     path = os.path.join(data, "birth_dev.tsv")
     rows = parse_tsv(read_text(path), path)
-    return sum(p == "London" for _, p, _ in rows), len(rows)
+    if not rows:
+        raise DataError(f"{path}: no questions, so there is nothing to evaluate; the demo needs the dev "
+                        f"questions (question<TAB>place a line)")
+    return sum(same_place("London", p) for _, p, _ in rows), len(rows)
 
 
-def check_flags(p, args):
+def check_flags(p, args, size_name):
     """Usage errors of the demo's own flags, before any work."""
     unknown = [v for v in args.variants.split(",") if v not in ("nopretrain", "vanilla", "synthesizer")]
     if unknown:
@@ -183,8 +187,14 @@ def check_flags(p, args):
                 "(without it, --size sets the world's size)")
     if args.people is not None and args.people < 2:
         p.error(f"--people must be at least 2 (train and dev people), got {args.people}")
-    if args.train is not None and not 1 <= args.train < (args.people or float("inf")):
-        p.error(f"--train must be at least 1 and below --people (the rest are dev people), got {args.train}")
+    if args.train is not None:
+        if not args.people and size_name == "full":
+            p.error("--train picks the train people of a --people subset; at --size full without --people the "
+                    "--data-dir corpus is used whole: give --people too")
+        people = args.people or SIZES[size_name].people
+        where = "--people" if args.people else f"the {people} people of --size {size_name} (or give --people)"
+        if not 1 <= args.train < people:
+            p.error(f"--train must be at least 1 and below {where}: the rest are dev people; got {args.train}")
 
 
 def main(argv=None):
@@ -203,8 +213,8 @@ def main(argv=None):
                    help="comma-separated runs, of nopretrain, vanilla, synthesizer (default: all three)")
     p.add_argument("--pretrain-epochs", type=int, default=None, help="override the size's pretraining epochs")
     args, extra = p.parse_known_args(argv)
-    check_flags(p, args)
     size_name = args.size or ("full" if get_device() == "cuda" else "cpu")
+    check_flags(p, args, size_name)
     size = SIZES[size_name]
     out = os.path.abspath(args.out)
     # before any work: run.py's own checks of the flags every step gets, and a writable work folder

@@ -450,8 +450,14 @@ def score_predictions(ctx, name):
     require(len(lines) == len(answers),
             f"{name} has {len(lines)} line{'' if len(lines) == 1 else 's'} for the {len(answers)} questions of {LABELS[split]}: it must hold one "
             f"prediction a line, in order; remake it with {ctx.run_sh(mode)}")
-    correct = sum(1 for p, a in zip(lines, answers) if p.strip() == a)
-    return correct, len(answers)
+    return count_right(lines, answers), len(answers)
+
+
+def count_right(lines, answers):
+    """How many prediction lines match their answers. Spaces (and a Windows line end) around a line
+    are forgiven, which evaluate_places (the prediction exactly as written) does not: a file edited by
+    hand still grades as it reads."""
+    return sum(1 for p, a in zip(lines, answers) if p.strip() == a.strip())
 
 
 def at_least_one_right(name):

@@ -230,6 +230,10 @@ def test_demo_names_an_unknown_run_before_any_work(capsys, tmp_path):
     (["--people", "10"], "give --data-dir too"),
     (["--data-dir", "data", "--people", "1"], "--people must be at least 2"),
     (["--data-dir", "data", "--people", "10", "--train", "10"], "--train must be at least 1 and below --people"),
+    # without --people the subset has the size's 100 people (it read 150 train + -50 dev, or divided by 0 dev)
+    (["--data-dir", "data", "--size", "cpu", "--train", "150"], "below the 100 people of --size cpu (or give --people)"),
+    (["--data-dir", "data", "--size", "cpu", "--train", "100"], "below the 100 people of --size cpu"),
+    (["--data-dir", "data", "--size", "full", "--train", "50"], "give --people too"),
     (["--n_head", "3"], "must be a multiple of --n_head 3"),          # run.py's checks, before any step
     (["--learning_rate", "-1"], "--learning_rate must be a positive number"),
 ])

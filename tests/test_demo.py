@@ -56,6 +56,12 @@ def test_retrieved_counts_right_answers_among_the_memorised_dev_rows(tmp_path):
     assert demo.retrieved(str(preds), str(tmp_path / "d"), []) == 0
 
 
+def test_a_corpus_without_dev_questions_is_one_error_not_a_division_by_zero(tmp_path):
+    write(tmp_path / "d", ["x"], [("Ann Bo", "Oslo")], [])
+    with pytest.raises(demo.DataError, match="birth_dev.tsv: no questions, so there is nothing to evaluate"):
+        demo.london(str(tmp_path / "d"))
+
+
 def test_pick_corpus_takes_a_whole_corpus_at_full_size_and_a_subset_otherwise(tmp_path):
     from argparse import Namespace
     people = [("Ann Bo", "Oslo"), ("Cy Du", "Rome"), ("Ed Fa", "Lima"), ("Gu Ha", "Kiev")]

@@ -744,3 +744,30 @@ def test_ctrl_c_prints_one_line_and_exits_130(corpus, tmp_path):
         p.kill()
     assert p.returncode == 130 and err == "grader: interrupted\n", err
     assert os.listdir(tmp_path) == []  # no results.json, no temporary file
+
+
+def test_every_tool_counts_a_labelled_place_with_trailing_spaces_alike(tmp_path):
+    """A dev line whose place ends in spaces ("London  ", as an editor may leave it) is answered by
+    "London" for run.py's evaluate_places, the grader, deliverables, the demo's counts and ask alike
+    (they disagreed: deliverables and the demo compared with the spaces)."""
+    import ask
+    import deliverables
+    import demo
+    from submission.dataset import parse_tsv, read_text
+    from submission.utils import evaluate_places, same_place
+    dev = tmp_path / "birth_dev.tsv"
+    dev.write_text("Where was Ann Lee born?\tLondon  \nWhere was Bo Kay born?\tParis\n", encoding="utf-8")
+    predictions = tmp_path / "p.predictions"
+    predictions.write_text("London\nRome\n", encoding="utf-8")
+    assert evaluate_places(str(dev), ["London", "Rome"]) == (2.0, 1.0)
+    assert grader.count_right(["London", "Rome"], grader.read_labels(str(dev))) == 1
+    questions = parse_tsv(read_text(str(dev)), str(dev))
+    assert deliverables.check_predictions(str(predictions), questions) == "2 predictions, accuracy 50.0%"
+    assert demo.retrieved(str(predictions), str(tmp_path), [0, 1]) == 1
+    assert demo.london(str(tmp_path)) == (1, 2)
+    known = ask.read_known(str(tmp_path))["Where was Ann Lee born?"]
+    result = {"prompt": "Where was Ann Lee born?", "answer": "London", "known": known, "extra": [],
+              "complete": False, "probabilities": [("London", 0.5)]}
+    assert "(birth_dev.tsv line 1: London; right)" in ask.format_result(result, top=1)
+    # the course's rule: the prediction exactly as written; the grader alone forgives its spaces
+    assert not same_place(" London", "London") and grader.count_right([" London\r"], ["London"]) == 1

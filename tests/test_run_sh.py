@@ -112,7 +112,8 @@ def test_relative_data_and_out_dirs_are_the_callers(world, tmp_path):
     assert p.returncode == 0 and p.stdout.startswith("Correct:"), p.stderr
     p = subprocess.run([os.path.join(ROOT, "run.sh"), "vanilla_eval_dev_with_pretrain"], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=120)
-    assert p.returncode == 2 and f"{tmp_path}/o/vanilla.finetune.params not found" in p.stderr
+    assert p.returncode == 2 and "run.sh: o/vanilla.finetune.params not found; make it first with: DATA_DIR=d " \
+                                 "OUT_DIR=o ./run.sh vanilla_finetune_with_pretrain" in p.stderr
     p = subprocess.run([os.path.join(ROOT, "run.sh"), "london_baseline", "extra"], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and p.stderr.startswith("run.sh: london_baseline takes no arguments (got: extra)")
@@ -290,8 +291,8 @@ def test_a_missing_python_is_named(repo, tmp_path):
     root, _, calls = repo
     p = subprocess.run([str(root / "run.sh"), "bench"], cwd=str(tmp_path), capture_output=True, text=True,
                        timeout=60, env=dict(os.environ, PYTHON="./no-such-python", CALLS=str(calls)))
-    assert p.returncode == 1 and p.stderr.strip() == f"run.sh: no Python at '{tmp_path}/./no-such-python': " \
-                                                     f"install python3, or set PYTHON to one"
+    assert p.returncode == 1 and p.stderr.strip() == "run.sh: no Python at './no-such-python': " \
+                                                     "install python3, or set PYTHON to one"
 
 
 @pytest.mark.parametrize("existed", [False, True])
@@ -320,3 +321,38 @@ def test_run_sh_edited_in_place_during_a_run_finishes_as_it_began(repo):
     p, said = setup_run(repo)
     assert said == ["src/bench.py"] and script.read_text().startswith("#" + "0" * 300 + "\n#!/usr/bin/env bash")
     assert p.returncode == 0, p.stderr
+
+
+WHERE_PYTHON = """#!/usr/bin/env bash
+case "$*" in "-c "*) exit 0 ;; esac   # has torch, numpy and tqdm
+echo "$PWD|$*" >> "$CALLS"
+"""
+
+
+@pytest.mark.parametrize("mode, flags, env, runs", [
+    ("ask", ["--params", "p.params", "Ann Bo"], {}, "src/ask.py --data-dir {R}data --params p.params Ann Bo"),
+    ("plot", ["curves", "a.log.jsonl", "--out", "c.png"], {}, "src/plots.py curves a.log.jsonl --out c.png"),
+    ("demo", [], {}, "src/demo.py"),
+    ("demo", ["--seed", "1"], {"DATA_DIR": "d", "OUT_DIR": "o"}, "src/demo.py --data-dir d --out o --seed 1"),
+    ("bench", ["--quick"], {"DATA_DIR": "d"}, "src/bench.py --data-dir d --quick"),
+    ("vanilla_pretrain", ["--max_epochs", "1"], {"OUT_DIR": "o"},
+     "src/run.py --function=pretrain --variant=vanilla --pretrain_corpus_path={R}data/wiki.txt "
+     "--writing_params_path=o/vanilla.pretrain.params --max_epochs 1"),
+])
+def test_paths_are_the_callers_wherever_run_sh_is_called_from(repo, tmp_path, mode, flags, env, runs):
+    """Python runs in the caller's folder, so a relative path in a flag (`cd src && ./run.sh ask --params
+    ../runs/...`) means what the caller meant: it was read from the repo before. DATA_DIR and OUT_DIR
+    reach the demo and the bench too."""
+    root, _, calls = repo
+    fake = tmp_path / "where-python"
+    fake.write_text(WHERE_PYTHON)
+    fake.chmod(0o755)
+    (root / "src").mkdir()
+    clean = {k: v for k, v in os.environ.items() if k not in ("DATA_DIR", "OUT_DIR")}
+    for cwd, prefix in ((root / "src", f"{root}/"), (root, "")):
+        p = subprocess.run([str(root / "run.sh"), mode] + flags, cwd=str(cwd), capture_output=True, text=True,
+                           timeout=60, env=dict(clean, PYTHON=str(fake), CALLS=str(calls), **env))
+        assert p.returncode == 0, p.stderr
+        said = calls.read_text().splitlines()
+        calls.unlink()
+        assert said == [f"{cwd}|{prefix}" + runs.replace("{R}", prefix)]

@@ -30,7 +30,7 @@ def __getattr__(name):
 
 __all__ = [  # this module's own, then the re-exported names of dataset.py, decoding.py and files.py
     "set_seed", "get_device", "usable_cores", "CpuThreads", "configure_threads", "is_main_process",
-    "evaluate_places", "MASK_CHAR", "DataError", "predict_places", "predict_places_recompute", "sample",
+    "evaluate_places", "same_place", "MASK_CHAR", "DataError", "predict_places", "predict_places_recompute", "sample",
     "sample_cached", "top_k_logits", "OneLineParser", "ParamsError", "atomic_torch_save", "atomic_write",
     "atomic_write_text", "check_output_path", "clean_state_dict", "load_params", "run_cli"]
 
@@ -166,6 +166,13 @@ def is_main_process():
     if dist.is_available() and dist.is_initialized():
         return dist.get_rank() == 0
     return int(os.environ.get("RANK", "0")) == 0
+
+
+def same_place(predicted, place):
+    """Whether `predicted` answers a question labelled `place` (a TSV line's second field), by the
+    course's rule in evaluate_places: the prediction exactly as written, the place without the spaces
+    that end its line. Every tool that scores predictions in memory uses it, so their counts agree."""
+    return predicted == place.rstrip()
 
 
 def evaluate_places(filepath, predicted_places):
