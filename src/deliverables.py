@@ -36,17 +36,12 @@ with interruptible_start("deliverables.py"):  # torch loads here
     import grader
     import run as driver
     from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
+    from submission.files import PARAMS_FILES
     from submission.utils import (OneLineParser, ParamsError, atomic_write, check_output_path, load_params,
                                   run_cli)
 
 CODE = ["__init__.py", "attention.py", "dataset.py", "helper.py", "model.py", "trainer.py", "utils.py"]
-PARAMS = {  # file: (variant, the run.sh mode that writes it, the modes before it)
-    "vanilla.model.params": ("vanilla", "vanilla_finetune_without_pretrain", []),
-    "vanilla.pretrain.params": ("vanilla", "vanilla_pretrain", []),
-    "vanilla.finetune.params": ("vanilla", "vanilla_finetune_with_pretrain", ["vanilla_pretrain"]),
-    "synthesizer.pretrain.params": ("synthesizer", "synthesizer_pretrain", []),
-    "synthesizer.finetune.params": ("synthesizer", "synthesizer_finetune_with_pretrain", ["synthesizer_pretrain"]),
-}
+PARAMS = PARAMS_FILES  # file: (variant, the run.sh mode that writes it, the modes before it)
 PREDICTIONS = grader.PREDICTIONS  # file: (split, mode, the modes before it)
 HANDOUT_ORDER = CODE + [  # the handout's numbered list, 1 to 18
     "vanilla.model.params", "vanilla.nopretrain.dev.predictions", "vanilla.nopretrain.test.predictions",
@@ -109,7 +104,7 @@ def check_params(path, variant, vocab, data_dir):
         load_params(model, path)
     except ParamsError as e:  # "{path}: what is wrong; a fix in run.py's flags (the file looks like ...)"
         what = str(e)[len(path) + 2:].split("; ")[0]
-        looks = re.search(r"the file looks like ([^)]*)\)", str(e))
+        looks = re.search(r"the file looks like ([^),]*)", str(e))
         if looks:  # trained with other size flags than the course's
             raise Bad(f"not the course's model size: the file looks like {looks.group(1)}") from None
         if "vocabulary" in what:  # trained on another corpus than the one checked against

@@ -1006,4 +1006,8 @@ def grade(g, args):
 
 if __name__ == "__main__":
     graderlib.handle_interrupts()  # Ctrl-C stops the running test, then exits 130
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # `grader.py | head`
+        from submission.files import closed_pipe_exit
+        closed_pipe_exit()

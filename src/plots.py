@@ -29,6 +29,7 @@ import glob
 import json
 import math
 import os
+import shlex
 import signal
 import sys
 import tempfile
@@ -41,7 +42,10 @@ from modelflags import COURSE_SIZE, add_model_flags, check_model_flags, size_fro
 from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
-INSTALL_HINT = "plots.py: matplotlib is not installed; pip install matplotlib (or pip install -r requirements-dev.txt)"
+# into the Python that runs this (a bare `pip` may be another's): run.sh's .venv has no matplotlib
+# until `./run.sh test` adds the test requirements
+INSTALL_HINT = (f"plots.py: matplotlib is not installed in this Python; {shlex.quote(sys.executable)} -m pip install "
+                f"matplotlib (or ./run.sh test, which installs it into .venv with the test requirements)")
 LOG_SUFFIX = ".log.jsonl"
 MIN_DPI, MAX_DPI = 10, 1200  # beyond 1200 a figure's pixels run to gigabytes
 LOG_KEYS = ("step", "epoch", "tokens", "loss", "lr", "time")
@@ -75,9 +79,15 @@ def read_log(path):
 
     A `.partial` log is one that training is still writing (src/submission/trainer.py renames it when
     training ends): its last line, when no newline ends it yet, is a row being written, and is left out.
+    A log that is not there yet is read from its `.partial`, so a running or stopped run can be watched.
     """
+    if not os.path.exists(path) and os.path.isfile(path + ".partial"):
+        print(f"note: {path} is not there yet: plotting {os.path.basename(path)}.partial, the log of a run that "
+              f"is still training or was stopped", file=sys.stderr)
+        path += ".partial"
     if not os.path.exists(path):
-        raise PlotError(f"{path}: log not found (src/run.py writes <writing_params_path>{LOG_SUFFIX})")
+        raise PlotError(f"{path}: log not found (src/run.py writes <writing_params_path>{LOG_SUFFIX}, as "
+                        f"{LOG_SUFFIX}.partial while it trains)")
     if os.path.isdir(path):
         raise PlotError(f"{path}: a folder; give the log file inside it (<params>{LOG_SUFFIX})")
     with open(path, "rb") as f:

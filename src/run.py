@@ -8,6 +8,7 @@ The CS224N form with positional function, variant and corpus works too:
 Extra flags (model size, epochs, learning rate, seed, a loss log) exist for small experiments; by
 default every setting is the course's: block 128, 4 layers, 8 heads, 256 dimensions.
 """
+import argparse
 import os
 import sys
 import time
@@ -29,18 +30,33 @@ with interruptible_start("run.py"):  # torch loads here
 TRAINER_OVERRIDES = ("max_epochs", "batch_size", "learning_rate", "num_workers", "length_groups")
 
 
+class GivenOnce(argparse.Action):
+    """A flag that a run.sh mode sets: given again with another value (`./run.sh vanilla_pretrain
+    --variant synthesizer`), argparse would let the last win and the run write the mode's file with the
+    other variant's params; it is a usage error instead."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault("_given", set())
+        if self.dest in given and getattr(namespace, self.dest) != values:
+            fix = ("choose the run.sh mode that does what you want" if self.dest in ("function", "variant") else
+                   "DATA_DIR and OUT_DIR choose the folders of a run.sh mode")
+            parser.error(f"{option_string} given twice, as {getattr(namespace, self.dest)!r} and as {values!r} "
+                         f"(a run.sh mode gives it: {fix})")
+        given.add(self.dest)
+        setattr(namespace, self.dest, values)
+
+
 def build_parser():
     p = OneLineParser(description="Pretrain, finetune or evaluate the assignment's GPT.")
     p.add_argument("positional", nargs="*", metavar="FUNCTION VARIANT CORPUS",
                    help="CS224N style: function, variant and pretraining corpus as positionals")
-    p.add_argument("--function", choices=["pretrain", "finetune", "evaluate"])
-    p.add_argument("--variant", choices=["vanilla", "synthesizer"])
-    p.add_argument("--pretrain_corpus_path", help="the pretraining text; it also defines the vocabulary")
-    p.add_argument("--reading_params_path", default=None)
-    p.add_argument("--writing_params_path", default=None)
-    p.add_argument("--finetune_corpus_path", default=None)
-    p.add_argument("--eval_corpus_path", default=None)
-    p.add_argument("--outputs_path", default=None)
+    p.add_argument("--function", choices=["pretrain", "finetune", "evaluate"], action=GivenOnce)
+    p.add_argument("--variant", choices=["vanilla", "synthesizer"], action=GivenOnce)
+    p.add_argument("--pretrain_corpus_path", action=GivenOnce,
+                   help="the pretraining text; it also defines the vocabulary")
+    for name in ("reading_params_path", "writing_params_path", "finetune_corpus_path", "eval_corpus_path",
+                 "outputs_path"):
+        p.add_argument(f"--{name}", default=None, action=GivenOnce)
     g = p.add_argument_group("beyond the course (defaults are the course's settings)")
     add_model_flags(g)
     g.add_argument("--dropout", type=float, default=None,
@@ -84,6 +100,7 @@ def build_parser():
 def parse_args(argv=None):
     p = build_parser()
     args = p.parse_args(argv)
+    args.__dict__.pop("_given", None)
     pos = list(args.positional)
     if len(pos) > 3:
         p.error(f"at most 3 positionals (function, variant, corpus), got {len(pos)}")

@@ -5,7 +5,8 @@ as an ImportError (numpy half-imported: "cannot load module more than once per p
 at all: some import code swallows it, and the run went on and wrote its outputs. Each entry point
 imports its heavy modules inside `interruptible_start`, which records the signal and, once the
 imports have ended however they ended, stops the process before it has written anything.
-Standard library only: it must be importable before torch.
+A Python without torch, numpy or tqdm (.venv not activated) gets one line saying so, not a
+traceback. Standard library only: it must be importable before torch.
 """
 import contextlib
 import os
@@ -15,6 +16,26 @@ import threading
 
 
 _guarding = []  # the program whose start is being guarded (an entry point may import another)
+REQUIREMENTS = ("torch", "numpy", "tqdm")  # requirements.txt: without one, no entry point starts
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _shown(name):
+    """A file of the repo as the user would type it from the current folder."""
+    path = os.path.relpath(os.path.join(ROOT, name))
+    if path.startswith(".."):
+        return os.path.join(ROOT, name)
+    return path if os.sep in path or not name.endswith(".sh") else os.path.join(".", path)  # ./run.sh runs
+
+
+def missing_requirement(prog, name):
+    """The one line of an entry point started by a Python without `name` (often: .venv not active)."""
+    if os.path.isfile(os.path.join(ROOT, ".venv", "bin", "activate")):
+        fix = f"activate the environment run.sh made (. {_shown('.venv/bin/activate')}) and run it again"
+    else:
+        fix = (f"{_shown('run.sh')} sets one up on its first run, or install {_shown('requirements.txt')} "
+               f"into this Python")
+    return f"{prog}: this Python ({sys.executable}) has no {name}; {fix}"
 
 
 @contextlib.contextmanager
@@ -35,9 +56,12 @@ def interruptible_start(prog):
     signal.signal(signal.SIGINT, record)
     try:
         yield
-    except BaseException:
+    except BaseException as e:
         if not got:
             signal.signal(signal.SIGINT, previous)
+            if isinstance(e, ModuleNotFoundError) and e.name in REQUIREMENTS:
+                print(missing_requirement(prog, e.name), file=sys.stderr, flush=True)
+                raise SystemExit(1) from None
             raise
     finally:
         _guarding.pop()

@@ -47,11 +47,22 @@ def one_line_exit(capsys, argv):
     (["--seed", str(2 ** 32)], "--seed must be between 0 and 4294967295"),
     (["--bogus"], "unrecognized arguments: --bogus"),
     (["--step_graphs", "--compile_mode", "reduce-overhead"], "--step_graphs records its own CUDA graphs"),
+    # a flag the run.sh mode gave, given again: argparse let the last win (a synthesizer in vanilla.pretrain.params)
+    (["--variant", "synthesizer"], "--variant given twice, as 'vanilla' and as 'synthesizer' (a run.sh mode gives it: "
+                                   "choose the run.sh mode that does what you want)"),
+    (["--function=finetune"], "--function given twice"),
+    (["--writing_params_path", "q"], "given twice, as 'p' and as 'q' (a run.sh mode gives it: DATA_DIR and OUT_DIR"),
 ])
 def test_bad_flags_stop_with_one_line(capsys, flags, says):
     argv = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "--writing_params_path=p"]
     err = one_line_exit(capsys, argv + flags)
     assert ": error: " in err and says in err and "(--help lists the options)" in err
+
+
+def test_a_flag_given_twice_alike_is_accepted_and_leaves_no_trace():
+    args = driver.parse_args(["--function=pretrain", "--variant=vanilla", "--variant", "vanilla",
+                              "--pretrain_corpus_path=w", "--writing_params_path=p"])
+    assert args.variant == "vanilla" and not hasattr(args, "_given")
 
 
 def test_step_graphs_on_a_machine_without_a_gpu_is_one_line(capsys, monkeypatch):
@@ -324,3 +335,13 @@ def test_an_answer_with_a_newline_keeps_one_prediction_a_line(tmp_path, capsys):
     lines = out.read_text(encoding="utf-8").split("\n")
     assert len(lines) == 3 and lines[2] == "" and lines[0].strip() == "" and len(lines[0]) > 10
     assert "Correct: 0.0 out of 2.0" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", [["src/grader.py", "--list"], ["src/submission/dataset.py", "namedata"],
+                                     ["src/london_baseline.py", "data/birth_dev.tsv"]])
+def test_output_into_a_closed_pipe_stops_quietly(command):
+    """`python src/grader.py | head` ended in a BrokenPipeError traceback; a shell tool exits 141."""
+    p = subprocess.Popen([sys.executable, *command], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # the reader has gone before the first line (torch takes a second to load)
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 141 and err == ""

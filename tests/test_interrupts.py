@@ -88,6 +88,38 @@ def test_every_entry_point_stops_at_a_ctrl_c_while_loading(script, module, args,
     assert os.listdir(tmp_path) == []
 
 
+WITHOUT_MODULE = """
+import runpy, sys
+module, script = sys.argv[1:3]
+class Hide:  # as a Python without `module` (.venv not activated) would find it
+    def find_spec(self, name, path=None, target=None):
+        if name == module:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+sys.meta_path.insert(0, Hide())
+sys.argv = sys.argv[2:]
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("script, module", [  # the grader starts with torch alone (its tests import the rest)
+    (s, m) for s in ("run.py", "demo.py", "london_baseline.py", "memorised.py", "bench.py", "grader.py", "ask.py",
+                     "deliverables.py") for m in ("torch", "tqdm") if (s, m) != ("grader.py", "tqdm")])
+def test_every_entry_point_started_without_a_requirement_says_so_in_one_line(script, module, tmp_path):
+    """`python3 src/grader.py` outside the .venv run.sh made ended in a ModuleNotFoundError traceback."""
+    p = subprocess.run([sys.executable, "-c", WITHOUT_MODULE, module, os.path.join(SRC, script)],
+                       capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
+    prog = "grader" if script == "grader.py" else script
+    assert p.returncode == 1 and p.stdout == "" and p.stderr.count("\n") == 1, p.stderr
+    assert p.stderr.startswith(f"{prog}: this Python ({sys.executable}) has no {module}; ")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_missing_module_that_is_no_requirement_is_not_hidden(tmp_path):
+    status, _, err = starting("import no_such_module_here", tmp_path)
+    assert status == 1 and "ModuleNotFoundError: No module named 'no_such_module_here'" in err
+
+
 def params_and_a_signalled_write(tmp_path, signum):
     """(a params file, its bytes, a write callback that raises `signum` halfway, the list it marks
     when it has finished)."""

@@ -157,6 +157,19 @@ def test_a_partial_log_leaves_out_the_row_being_written(tmp_path):
         plots.read_log(str(finished))
 
 
+def test_the_log_of_a_run_still_training_is_read_from_its_partial(tmp_path, capsys):
+    """While a run trains, and after it is stopped, only <log>.partial exists: the log's own name, as
+    the docs give it, was 'not found'."""
+    log = tmp_path / "a.params.log.jsonl"
+    (tmp_path / "a.params.log.jsonl.partial").write_text(json.dumps({"step": 1, "loss": 3.0, "lr": 1e-3}) + "\n")
+    assert [r["step"] for r in plots.read_log(str(log))] == [1]
+    assert "plotting a.params.log.jsonl.partial, the log of a run that is still training" in capsys.readouterr().err
+    log.write_text(json.dumps({"step": 7, "loss": 2.0, "lr": 1e-3}) + "\n")  # finished: the log itself
+    assert [r["step"] for r in plots.read_log(str(log))] == [7] and capsys.readouterr().err == ""
+    with pytest.raises(plots.PlotError, match="b.log.jsonl: log not found .*as .log.jsonl.partial while it trains"):
+        plots.read_log(str(tmp_path / "b.log.jsonl"))
+
+
 # ----------------------------------------------------------------------------- the commands
 
 def test_curves_command_writes_a_png(runs, tmp_path):
@@ -372,7 +385,8 @@ def test_plot_demo_runs_without_matplotlib(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(plots, "pyplot", missing)
     (tmp_path / "vanilla.pretrain.params.log.jsonl").write_text('{"step": 1, "loss": 2.0, "lr": 0.1}\n')
     assert plots.plot_demo_runs(str(tmp_path)) == []
-    assert "pip install matplotlib" in capsys.readouterr().out
+    import shlex  # the Python that runs it, not a bare pip that may install into another
+    assert f"{shlex.quote(sys.executable)} -m pip install matplotlib" in capsys.readouterr().out
     assert list(tmp_path.glob("*.png")) == []
 
 

@@ -99,8 +99,14 @@ def test_load_params_errors(tmp_path):
     torch.save(small(vocab=30).state_dict(), p)
     with pytest.raises(ParamsError, match="vocabulary of 30 characters"):
         load_params(small(), str(p))
-    with pytest.raises(ParamsError, match="not found"):
+    with pytest.raises(ParamsError, match="nope.params: params file not found$"):
         load_params(small(), str(tmp_path / "nope.params"))
+    # a course file names the mode that writes it (ask, memorised and plots load through here)
+    with pytest.raises(ParamsError, match="vanilla.finetune.params: params file not found; make it with ./run.sh "
+                                          "vanilla_finetune_with_pretrain \\(after vanilla_pretrain\\)$"):
+        load_params(small(), str(tmp_path / "vanilla.finetune.params"))
+    with pytest.raises(ParamsError, match="params file not found; make it with ./run.sh vanilla_pretrain$"):
+        load_params(small(), str(tmp_path / "vanilla.pretrain.params"))
     with pytest.raises(ParamsError, match=f"^{tmp_path}: is not a regular file; give the params file run.py wrote"):
         load_params(small(), str(tmp_path))
     p.write_bytes(b"\x00truncated")

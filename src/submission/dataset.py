@@ -226,4 +226,8 @@ def _main():
 
 
 if __name__ == "__main__":
-    _main()
+    try:
+        _main()
+    except BrokenPipeError:  # `dataset.py namedata | head`: stop quietly, as a shell tool does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        raise SystemExit(141)

@@ -279,9 +279,20 @@ def _ignore_interrupts(previous_term):
             signal.signal(signal.SIGTERM, previous_term)
 
 
+def closed_pipe_exit():
+    """stdout's reader has gone (`grader.py | head`): exit with status 141 as a shell tool does, not a
+    BrokenPipeError traceback; what is still buffered goes to /dev/null, not to the closed pipe."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(141)
+
+
 def run_cli(main):
     """Run a command-line `main()`: a bad input file (DataError, ParamsError) ends in its one-line message
-    and exit status 2, a diverged training run (TrainingDiverged) in its message and status 1, Ctrl-C in
+    and exit status 2, a diverged training run (TrainingDiverged) in its message and status 1, a closed
+    stdout (`| head`) in status 141, Ctrl-C in
     exit status 130 (output files are written atomically, so none is half-written), SIGTERM likewise in
     status 143. Once main has returned or been interrupted, Ctrl-C is ignored: a second one would only
     interrupt the exit (a traceback from an exit handler, or death by signal instead of status 130)."""
@@ -298,6 +309,8 @@ def run_cli(main):
     except TrainingDiverged as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(1)
+    except BrokenPipeError:
+        closed_pipe_exit()
     except KeyboardInterrupt:
         _ignore_interrupts(previous_term)
         what, status = ("terminated (SIGTERM)", 143) if _held["terminated"] else ("interrupted", 130)
@@ -330,10 +343,29 @@ def _size_hint(state):
         flags = f"--n_layer {layers} --n_embd {n_embd} --block_size {state['pos_emb'].shape[1]}"
         w2 = [v for k, v in state.items() if k.endswith("attn.w2")]
         if w2:
-            flags += f" --n_head {n_embd // w2[0].shape[0]}"
-        return f" (the file looks like {flags})"
+            return f" (the file looks like {flags} --n_head {n_embd // w2[0].shape[0]})"
+        return f" (the file looks like {flags}, with the --n_head it was trained with: a vanilla file does not record it)"
     except (KeyError, IndexError, AttributeError, ZeroDivisionError):
         return ""
+
+
+PARAMS_FILES = {  # the course's params files: (variant, the run.sh mode that writes it, the modes before it)
+    "vanilla.model.params": ("vanilla", "vanilla_finetune_without_pretrain", []),
+    "vanilla.pretrain.params": ("vanilla", "vanilla_pretrain", []),
+    "vanilla.finetune.params": ("vanilla", "vanilla_finetune_with_pretrain", ["vanilla_pretrain"]),
+    "synthesizer.pretrain.params": ("synthesizer", "synthesizer_pretrain", []),
+    "synthesizer.finetune.params": ("synthesizer", "synthesizer_finetune_with_pretrain", ["synthesizer_pretrain"]),
+}
+
+
+def _not_found(path):
+    """The error of a params file that is not there, naming the run.sh mode that makes a course file."""
+    made = PARAMS_FILES.get(os.path.basename(path))
+    if made is None:
+        return f"{path}: params file not found"
+    _, mode, before = made
+    after = f" (after {', '.join(before)})" if before else ""
+    return f"{path}: params file not found; make it with ./run.sh {mode}{after}"
 
 
 _LEGACY_MAGIC = b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19."  # torch.save's pre-1.6 format opens with this
@@ -379,7 +411,7 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
     `variant_flag` and `corpus_flag` are how the caller's command line chooses the variant and the
     corpus (run.py's by default), named in the errors that send the user to them."""
     if not os.path.exists(path):
-        raise ParamsError(f"{path}: params file not found")
+        raise ParamsError(_not_found(path))
     if not os.path.isfile(path):  # a folder, /dev/null, a FIFO
         raise ParamsError(f"{path}: is not a regular file; give the params file run.py wrote")
     try:

@@ -142,17 +142,20 @@ def duration_text(seconds):
     return f"about {minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"about {minutes} min"
 
 
-def pace_line(epoch, epoch_seconds, max_epochs, resumable=False):
+def pace_line(epoch, epoch_seconds, max_epochs, resumable=None):
     """The line a long run prints after epoch `epoch` (1-based) took `epoch_seconds`: how long its
-    remaining epochs take at that pace; None when under PACE_LINE_SECONDS or none are left."""
+    remaining epochs take at that pace; None when under PACE_LINE_SECONDS or none are left.
+    `resumable`: the seconds between saves of its training state, when it saves one."""
     left = max_epochs - epoch
     remaining = left * epoch_seconds
     if left < 1 or remaining < PACE_LINE_SECONDS:
         return None
     line = (f"epoch {epoch} of {max_epochs} took {epoch_seconds:.1f} s: the remaining {left:,} "
             f"{'epoch takes' if left == 1 else 'epochs take'} {duration_text(remaining)} at this pace")
-    if resumable:
-        line += " (Ctrl-C stops the run; the same command with --resume goes on from the last saved epoch)"
+    if resumable is not None:
+        when = ("at every epoch's end" if resumable < 60 else
+                f"at an epoch's end every {duration_text(resumable).removeprefix('about ')}")
+        line += f" (its state is saved {when}: after Ctrl-C the same command with --resume goes on from there)"
     return line
 
 
@@ -484,7 +487,7 @@ class Trainer:
                     last_save, saved_epoch = time.time(), epoch + 1
                 if epoch == first_epoch + 1 and self.is_main:  # the first epoch may compile or warm up
                     line = pace_line(epoch + 1, time.time() - epoch_began, config.max_epochs,
-                                     resumable=log_lines is not None)
+                                     resumable=config.state_every if log_lines is not None else None)
                     if line:
                         tqdm.write(line)
         except KeyboardInterrupt:
