@@ -33,12 +33,14 @@ It ends with a summary, one `name: value` per line, and checks the targets (trai
 CPU or 3x on a GPU, evaluation >= 20x) in its own output.
 
 Data: --data-dir (wiki.txt and birth_dev.tsv; a folder without them is an error), else the repo's
-data/, else a world generated with src/make_world.py into a temporary folder. --params are loaded
-before any timing, so a file that does not fit stops the bench at once.
+data/, else a world generated with src/make_world.py into a temporary folder, removed at exit.
+--params are loaded before any timing, so a file that does not fit stops the bench at once.
 """
+import atexit
 import os
 import platform
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -158,6 +160,7 @@ def find_data(arg):
         return os.path.normpath(repo), "the repo's data/"
     import make_world
     folder = tempfile.mkdtemp(prefix="bench-world-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     make_world.write_world(make_world.build_world(), folder)
     return folder, f"a generated world ({folder})"
 
@@ -265,6 +268,9 @@ def main(argv=None):
     pre = CharCorruptionDataset(read_text(wiki, "pretraining corpus"), BLOCK, wiki)
     dev_path = os.path.join(data_dir, "birth_dev.tsv")
     questions = [q for q, _, _ in parse_tsv(read_text(dev_path, "dev set"), dev_path, require_label=False)]
+    if not questions:  # found now, not after minutes of timing
+        raise DataError(f"{dev_path}: no questions; the bench times the evaluation of the dev questions "
+                        f"(question<TAB>place a line)")
     torch.manual_seed(0)
     eval_model = GPT(GPTConfig(pre.vocab_size, BLOCK, **COURSE))  # the evaluated model, checked before timing
     if args.params:

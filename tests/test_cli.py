@@ -223,7 +223,24 @@ def test_bench_refuses_a_data_dir_without_the_files_and_params_that_do_not_fit(c
     with pytest.raises(SystemExit) as e:
         run_cli(lambda: bench.main(["--quick", "--params", str(tmp_path / "junk.params")]))
     assert e.value.code == 2 and "junk.params: not a loadable params file" in capsys.readouterr().err
+    empty = tmp_path / "empty-dev"  # divided by zero after the whole timing run
+    empty.mkdir()
+    (empty / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    (empty / "birth_dev.tsv").write_text("", encoding="utf-8")
+    with pytest.raises(SystemExit) as e:
+        run_cli(lambda: bench.main(["--quick", "--data-dir", str(empty)]))
+    assert e.value.code == 2 and "birth_dev.tsv: no questions; the bench times" in capsys.readouterr().err
     assert timed == []
+
+
+def test_a_world_the_bench_generates_is_removed_at_exit(tmp_path):
+    """Without data/ the bench writes a world into a temporary folder; every run left one behind."""
+    code = ("import sys, os; sys.path.insert(0, {src!r}); import bench; bench.HERE = {tmp!r}; "
+            "folder, _ = bench.find_data(None); print(folder); assert os.path.isfile(os.path.join(folder, 'wiki.txt'))")
+    p = subprocess.run([sys.executable, "-c", code.format(src=os.path.join(ROOT, "src"), tmp=str(tmp_path / "src"))],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert not os.path.exists(p.stdout.strip())
 
 
 def test_demo_names_an_unknown_run_before_any_work(capsys, tmp_path):

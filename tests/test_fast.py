@@ -269,6 +269,31 @@ def test_thread_counts_from_the_environment(monkeypatch):
     assert CpuThreads().fixed is None
 
 
+def test_load_on_cpus_this_process_may_not_use_is_not_counted(tmp_path, monkeypatch):
+    """A process pinned to CPUs 2 and 3 of a 4-CPU machine whose CPUs 0 and 1 are busy has both its
+    cores free; the machine-wide line counted that load against it (no core free: 1 thread)."""
+    from submission import utils
+    monkeypatch.setattr(utils.os, "cpu_count", lambda: 4)
+    stat, own = tmp_path / "stat", tmp_path / "self-stat"
+    own.write_text("1 (python) S " + " ".join(["0"] * 10) + " 7 3 " + " ".join(["0"] * 30))  # utime 7, stime 3
+
+    def write(busy01):  # each CPU: `busy` user ticks and 100 - busy idle; CPUs 2 and 3 stay idle
+        line = lambda name, busy, idle: f"{name} {busy} 0 0 {idle} 0 0 0 0 0 0"
+        cpus = [line(f"cpu{i}", busy01 if i < 2 else 0, 100 - (busy01 if i < 2 else 0)) for i in range(4)]
+        stat.write_text("\n".join([line("cpu", 2 * busy01, 400 - 2 * busy01)] + cpus + ["intr 1"]) + "\n")
+
+    write(0)
+    assert [utils._cpu_ticks(c, str(stat), str(own)) for c in (None, {2, 3})] == [(0, 400, 10), (0, 200, 10)]
+    write(100)  # another job's work on CPUs 0 and 1
+    assert [utils._cpu_ticks(c, str(stat), str(own)) for c in (None, {2, 3})] == [(200, 400, 10), (0, 200, 10)]
+    threads = CpuThreads()
+    threads.cores, threads.cpus = 2, {2, 3}
+    assert threads._free((0, 200, 10), (0, 400, 10)) == 2  # CPUs 2 and 3 over the next 200 ticks: idle
+    threads.cpus = None  # the machine-wide reading: two of four CPUs busy, of this process's two
+    assert threads._free((0, 400, 10), (200, 800, 10)) == 0
+    assert utils._cpu_ticks({7}, str(stat), str(own)) is None  # a CPU /proc/stat does not list: no reading
+
+
 def test_thread_policy_leaves_the_cores_other_processes_use(monkeypatch):
     """4 cores; /proc/stat ticks as (all busy, all, ours): over each 100-tick window (25 a core)
     the other processes use the busy ticks that are not ours."""
@@ -284,15 +309,15 @@ def test_thread_policy_leaves_the_cores_other_processes_use(monkeypatch):
                                  (37.5, 0, 2),   # 1.5 cores taken: the shared core is not free
                                  (100, 0, 1)):   # all taken: still one thread
             ticks = iter([(0, 0, 0), (busy, 100, ours)])
-            monkeypatch.setattr(utils, "_cpu_ticks", lambda: next(ticks))
+            monkeypatch.setattr(utils, "_cpu_ticks", lambda cpus: next(ticks))
             threads = CpuThreads()
-            threads.cores = 4
+            threads.cores, threads.cpus = 4, None  # the machine's 4 CPUs
             assert threads.start() == free == torch.get_num_threads(), (busy, ours)
         # update() re-reads only after `every` seconds, then follows the load
         ticks = iter([(0, 0, 0), (0, 100, 0), (50, 200, 0)])
-        monkeypatch.setattr(utils, "_cpu_ticks", lambda: next(ticks))
+        monkeypatch.setattr(utils, "_cpu_ticks", lambda cpus: next(ticks))
         threads = CpuThreads(every=10.0)
-        threads.cores = 4
+        threads.cores, threads.cpus = 4, None
         assert threads.start() == 4 and threads.update() == 4  # too soon: the ticks are not read
         threads._when -= 10.0
         assert threads.update() == 2  # the last 100 ticks: two cores busy elsewhere

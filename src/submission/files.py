@@ -207,6 +207,17 @@ def atomic_write_text(path, text):
     _atomic(path, lambda f: f.write(text.encode("utf-8")))
 
 
+def cpu_state_dict(model):
+    """model.state_dict() with every tensor on the CPU (its `_metadata` kept, as torch.save keeps it):
+    params trained on a GPU then load with a plain torch.load on a machine without one. On the CPU
+    the tensors are the model's own, not copies."""
+    state = model.state_dict()
+    out = type(state)((k, v.detach().cpu()) for k, v in state.items())
+    if hasattr(state, "_metadata"):
+        out._metadata = state._metadata
+    return out
+
+
 def atomic_torch_save(obj, path):
     """torch.save, atomically."""
     _atomic(path, lambda f: torch.save(obj, f))

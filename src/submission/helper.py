@@ -9,7 +9,7 @@ import random
 from .dataset import NameDataset, read_text
 from .model import GPT
 from .trainer import Trainer, TrainerConfig
-from .utils import atomic_torch_save, is_main_process, load_params
+from .utils import atomic_torch_save, cpu_state_dict, is_main_process, load_params
 
 # The course's helper.py seeds Python's random on import, so a program (its grader among them) that
 # imports the package and then draws, e.g. span corruptions, sees the course's stream.
@@ -63,6 +63,6 @@ def train(model, writing_params_path, trainer_obj):
 
     def save():
         if is_main_process():
-            atomic_torch_save(raw.state_dict(), writing_params_path)
+            atomic_torch_save(cpu_state_dict(raw), writing_params_path)
 
     trainer_obj.train(after=save)

@@ -1,14 +1,16 @@
 """Training loop of the assignment, after karpathy/minGPT's trainer as forked by CS224N.
 
 AdamW over two parameter groups, gradient clipping, and the course's learning-rate schedule:
-a linear warm-up over `warmup_tokens`, then a cosine decay reaching its 10% floor at
-`final_tokens` (see `lr_multiplier`). Nothing here is specific to the task: any dataset of
+a linear warm-up over `warmup_tokens`, then a cosine over `final_tokens`, floored at 10% of the
+rate (see `lr_multiplier`). Nothing here is specific to the task: any dataset of
 (x, y) id tensors and any model returning (logits, loss) trains.
 
 Schedule quirks kept from the course, so runs match it: the token counter adds every target
 position, PAD included (the course counts `(y >= 0).sum()`, true for all ids), and the
 no-decay group matches names containing "bias" or "LayerNorm.weight"; this model's LayerNorms
-are named ln1, ln2, ln_f, so only biases skip weight decay.
+are named ln1, ln2, ln_f, so only biases skip weight decay; and the cosine's progress is never
+clamped, so a run past `final_tokens` sees the rate climb back (the course's pretraining passes it at
+epoch 202 of 650, is back at the full rate by epoch 404 and ends at 12%).
 
 Beyond the course, for speed (see also attention.py's fast path; `fast=False` in the config
 turns all of the trainer's part off, giving the course's loop that src/bench.py measures against):
@@ -47,7 +49,9 @@ turns all of the trainer's part off, giving the course's loop that src/bench.py 
   global batch's counted targets so the gradient is the single-process one, the schedule's token
   counter counts the global batch, and only rank 0 writes the log and the checkpoint (and shows
   progress). `utils.is_main_process()` tells callers which process should write files.
-  tests/test_ddp.py checks 2 gloo processes against 1.
+  tests/test_ddp.py checks 2 gloo processes against 1. Exact when the process count divides the
+  dataset's size; otherwise DistributedSampler repeats up to N - 1 of its first rows to fill the
+  last global batch (wiki.txt's 2,938 documents under 4 processes: 2 rows an epoch).
 
 Beyond the course, for long runs: with `state_path`, the training state is saved at an epoch's end
 every `state_every` seconds, and `resume=True` continues an interrupted run from it (resume.py). A
@@ -73,7 +77,7 @@ from torch.utils.data.distributed import DistributedSampler
 from tqdm import tqdm
 
 from . import resume
-from .files import TrainingDiverged, interrupts_held, is_special_file
+from .files import TrainingDiverged, cpu_state_dict, interrupts_held, is_special_file
 from .utils import CpuThreads, atomic_torch_save, get_device, usable_cores
 
 
@@ -88,7 +92,7 @@ class TrainerConfig:
     # learning rate decay params: linear warmup followed by cosine decay to 10% of original
     lr_decay = False
     warmup_tokens = 375e6  # these two numbers come from the GPT-3 paper, but may not be good defaults elsewhere
-    final_tokens = 260e9   # (at what point we reach 10% of original LR)
+    final_tokens = 260e9   # (at what point the cosine reaches its floor, 10% of original LR; unclamped after)
     # checkpoint settings
     ckpt_path = None
     num_workers = 0  # for DataLoader
@@ -99,7 +103,7 @@ class TrainerConfig:
     ignore_index = 0      # the target id the model's loss skips (PAD); None: the loss counts every target
     trim_padding = True   # drop trailing columns whose targets are all ignore_index
     length_groups = "auto"  # rows grouped by length, each group cut to its own width (length_group_count)
-    num_threads = None    # CPU threads; None: utils.configure_threads() decides
+    num_threads = None    # CPU threads; None: utils.CpuThreads follows the cores other processes leave free
     amp = False           # bf16 autocast (off: slower and less stable here, see the module docstring)
     compile = "auto"      # torch.compile: "auto", False, True, a mode or a backend name (compile_setting)
     step_graphs = False   # one CUDA GPU: replay whole steps (clip and AdamW included) as CUDA graphs (graphs.py)
@@ -320,7 +324,7 @@ class Trainer:
     def save_checkpoint(self):
         if self.config.ckpt_path is not None and self.is_main:
             ckpt_model = self.model.module if hasattr(self.model, "module") else self.model
-            atomic_torch_save(ckpt_model.state_dict(), self.config.ckpt_path)
+            atomic_torch_save(cpu_state_dict(ckpt_model), self.config.ckpt_path)
 
     def _optimizer(self, raw_model, config):
         no_decay = ["bias", "LayerNorm.weight"]
@@ -596,8 +600,8 @@ class TrainingRun:
         if not self.amp:
             return contextlib.nullcontext()
         # no cast cache under step graphs: captures need it off (as make_graphed_callables checks)
-        return torch.autocast(device_type="cuda" if self.cuda else "cpu", dtype=torch.bfloat16,
-                              cache_enabled=self.graphs is None)
+        return torch.autocast(device_type=torch.device(self.device).type, dtype=torch.bfloat16,
+                              cache_enabled=self.graphs is None)  # on MPS too (it cast nothing there as "cpu")
 
     def groups(self, y):
         """The length groups (`length_groups`' list) a step computes target batch y (B, T) in; None: one
@@ -618,16 +622,18 @@ class TrainingRun:
         if parts[0][0] is not None:  # one process: the batch's mean loss as the groups' means weighted by share
             total = None
             for rows, width, share in parts:
-                xg = x[rows, :width].to(self.device, non_blocking=True)  # (rows, width)
-                yg = y[rows, :width].to(self.device, non_blocking=True)
+                # a row selection is a temporary tensor: copied without waiting only by CUDA, which stages a
+                # pageable source before returning (an MPS copy may read it after it is freed)
+                xg = x[rows, :width].to(self.device, non_blocking=self.cuda)  # (rows, width)
+                yg = y[rows, :width].to(self.device, non_blocking=self.cuda)
                 with self._autocast():
                     _, loss = self.model(xg, yg)
                 loss = loss.mean() * share
                 total = loss if total is None else total + loss
             return total, total.detach()
         n = parts[0][1]  # the whole batch, cut by the padding trim
-        x = x.to(self.device, non_blocking=True)[:, :n].contiguous()
-        y = y.to(self.device, non_blocking=True)[:, :n].contiguous()
+        x = x.to(self.device, non_blocking=self.cuda)[:, :n].contiguous()
+        y = y.to(self.device, non_blocking=self.cuda)[:, :n].contiguous()
         with self._autocast():
             _, loss = self.model(x, y)
             loss = loss.mean()

@@ -4,7 +4,7 @@ As in the course's utils.py, `set_seed`, `sample`, `top_k_logits` and `evaluate_
 (sampling and the batched evaluation live in decoding.py, file writing, params loading and the
 command-line helpers in files.py; both are re-exported, so `from submission.utils import ...`
 works for all of them). `get_device` is the one device choice (cuda, then mps, then cpu);
-`CpuThreads` / `configure_threads` pick CPU threads; `is_main_process` tells torchrun's rank 0.
+`CpuThreads` picks CPU threads; `is_main_process` tells torchrun's rank 0.
 """
 import os
 import random
@@ -16,23 +16,13 @@ import torch
 from .dataset import MASK_CHAR, DataError
 from .decoding import predict_places, predict_places_recompute, sample, sample_cached, top_k_logits
 from .files import (OneLineParser, ParamsError, atomic_torch_save, atomic_write, atomic_write_text,
-                    check_output_path, clean_state_dict, load_params, run_cli)
-
-def __getattr__(name):
-    """Names that lived here before decoding.py and files.py were split off (the private helpers too)
-    still resolve: `from submission.utils import _prefill` works as it did."""
-    from . import decoding, files
-    for module in (decoding, files):
-        if hasattr(module, name):
-            return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+                    check_output_path, clean_state_dict, cpu_state_dict, load_params, run_cli)
 
 __all__ = [  # this module's own, then the re-exported names of dataset.py, decoding.py and files.py
-    "set_seed", "get_device", "usable_cores", "CpuThreads", "configure_threads", "is_main_process",
+    "set_seed", "get_device", "usable_cores", "CpuThreads", "is_main_process",
     "evaluate_places", "same_place", "MASK_CHAR", "DataError", "predict_places", "predict_places_recompute", "sample",
     "sample_cached", "top_k_logits", "OneLineParser", "ParamsError", "atomic_torch_save", "atomic_write",
-    "atomic_write_text", "check_output_path", "clean_state_dict", "load_params", "run_cli"]
+    "atomic_write_text", "check_output_path", "clean_state_dict", "cpu_state_dict", "load_params", "run_cli"]
 
 
 def set_seed(seed):
@@ -52,12 +42,21 @@ def get_device():
     return "cpu"
 
 
-def _cpu_ticks():
-    """(all CPUs' busy ticks, all ticks, this process's ticks) from /proc, or None off Linux."""
+def _cpu_ticks(cpus=None, stat="/proc/stat", own_stat="/proc/self/stat"):
+    """(busy ticks, all ticks) of the CPUs numbered in `cpus` (None: all of the machine's), and this
+    process's ticks, from /proc; None off Linux. Load on CPUs this process may not use is not its
+    concern (a container pinned to 2 of 16 busy CPUs has its 2 free)."""
     try:
-        with open("/proc/stat") as f:
-            vals = [int(v) for v in f.readline().split()[1:9]]
-        with open("/proc/self/stat") as f:
+        with open(stat) as f:
+            rows = [line.split() for line in f if line.startswith("cpu")]
+        if cpus is None:
+            vals = [int(v) for v in rows[0][1:9]]  # the first line sums every CPU
+        else:
+            picked = [[int(v) for v in r[1:9]] for r in rows[1:] if int(r[0][3:]) in cpus]
+            vals = [sum(column) for column in zip(*picked)] if picked else None
+        if vals is None:
+            return None
+        with open(own_stat) as f:
             own = f.read().rsplit(")", 1)[1].split()
         total = sum(vals)
         return total - vals[3] - vals[4], total, int(own[11]) + int(own[12])  # idle, iowait; utime, stime
@@ -65,12 +64,18 @@ def _cpu_ticks():
         return None
 
 
+def _affinity():
+    """The CPU numbers this process may run on, or None where the platform does not say."""
+    try:
+        return set(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+
+
 def usable_cores():
     """CPUs this process may run on (its affinity), else the machine's count."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    cpus = _affinity()
+    return len(cpus) if cpus else (os.cpu_count() or 1)
 
 
 def _threads_from_environment():
@@ -105,6 +110,7 @@ class CpuThreads:
         self.fixed = fixed if fixed is not None else _threads_from_environment()
         self.every = every
         self.cores = usable_cores()
+        self.cpus = _affinity()  # the CPUs whose load counts
         self.used = set()  # every count set so far (results differ in the last bits between counts)
         self._last = None
         self._when = 0.0
@@ -120,7 +126,7 @@ class CpuThreads:
         d_busy, d_total, d_own = (a - b for a, b in zip(after, before))
         if d_total <= 0:
             return None
-        n_cpus = os.cpu_count() or 1  # /proc/stat's ticks are over every CPU of the machine
+        n_cpus = len(self.cpus) if self.cpus else (os.cpu_count() or 1)  # the CPUs the ticks are over
         others = max(0, d_busy - d_own) * n_cpus / d_total
         return int(self.cores - others + 0.1)  # a core shared with another job is not free
 
@@ -128,11 +134,11 @@ class CpuThreads:
         """Pick the thread count now; returns it."""
         if self.fixed is not None:
             return self._set(self.fixed)
-        before = _cpu_ticks()
+        before = _cpu_ticks(self.cpus)
         if before is None:
             return torch.get_num_threads()
         time.sleep(0.1)
-        self._last, self._when = _cpu_ticks(), time.time()
+        self._last, self._when = _cpu_ticks(self.cpus), time.time()
         free = self._free(before, self._last)
         return self._set(free) if free is not None else torch.get_num_threads()
 
@@ -149,15 +155,10 @@ class CpuThreads:
         """Re-check (at most every `every` seconds); returns the thread count."""
         if self.fixed is not None or self._last is None or time.time() - self._when < self.every:
             return torch.get_num_threads()
-        now = _cpu_ticks()
+        now = _cpu_ticks(self.cpus)
         free = self._free(self._last, now)
         self._last, self._when = now, time.time()
         return self._set(free) if free is not None else torch.get_num_threads()
-
-
-def configure_threads(n=None):
-    """Set torch's CPU threads once, by `CpuThreads`' rule (n, the environment, or the free cores)."""
-    return CpuThreads(fixed=n).start()
 
 
 def is_main_process():
