@@ -134,8 +134,9 @@ case "$MODE" in
     warn_src_data; pick_python; "$PY" "${R}src/london_baseline.py" "$DATA/birth_dev.tsv" ;;
   all)
     for m in $MODES; do echo "=== ./run.sh $m" >&2; "$ROOT/run.sh" "$m" "$@"; done ;;
-  demo)  # its own corpus and runs/demo/ unless DATA_DIR or OUT_DIR is set (--data-dir, --out win)
-    pick_python; "$PY" "${R}src/demo.py" ${DATA_DIR:+--data-dir "$DATA"} ${OUT_DIR:+--out "$OUT"} "$@" ;;
+  demo)  # its own corpus unless DATA_DIR is set (--data-dir wins); always runs/demo/ or --out, never
+    # OUT_DIR, which holds the course modes' params: the demo's own of the same names would replace them
+    pick_python; "$PY" "${R}src/demo.py" ${DATA_DIR:+--data-dir "$DATA"} "$@" ;;
   bench)  # data/ unless DATA_DIR is set (a --data-dir flag comes later and wins)
     pick_python; "$PY" "${R}src/bench.py" ${DATA_DIR:+--data-dir "$DATA"} "$@" ;;
   test)  # the suite's own paths are the repo's

@@ -291,12 +291,10 @@ def ask_hint(out, data, model_args):
         return None
     rows = parse_tsv(read_text(dev, "dev corpus"), dev)
     said = read_text(predictions).split("\n") if os.path.isfile(predictions) else []
-    right = [q for (q, place, _), answer in zip(rows, said) if answer == place]
+    right = [q for (q, place, _), answer in zip(rows, said) if same_place(answer, place)]
     question = (right or [rows[0][0]])[0] if rows else "Where was Emily Lee born?"
-    root = os.path.dirname(HERE)  # run.sh runs from the repository: paths inside it are shown from there
-
-    def shown(path):
-        rel = os.path.relpath(path, root)
+    def shown(path):  # run.sh runs Python in the caller's folder: paths below it are shown from there
+        rel = os.path.relpath(path)
         return shlex.quote(path if rel.startswith("..") else rel)
     flags = size_flags(size_from_flags(model_args))
     return (f"Ask the models yourself (docs/learners.md, \"Asking a model\"):\n  ./run.sh ask --params {shown(params)} "

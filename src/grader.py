@@ -1007,7 +1007,9 @@ def grade(g, args):
 if __name__ == "__main__":
     graderlib.handle_interrupts()  # Ctrl-C stops the running test, then exits 130
     try:
-        sys.exit(main())
-    except BrokenPipeError:  # `grader.py | head`
-        from submission.files import closed_pipe_exit
-        closed_pipe_exit()
+        status = main()
+        sys.stdout.flush()  # a closed pipe shows here, not at exit's flush (stdout to a pipe is buffered)
+    except BrokenPipeError:  # `grader.py | head`: exit 141 as a shell tool does; the rest to /dev/null
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # stdlib only: not the graded code
+        status = 141
+    sys.exit(status)

@@ -358,7 +358,9 @@ def test_an_answer_with_a_newline_keeps_one_prediction_a_line(tmp_path, capsys):
                                      ["src/london_baseline.py", "data/birth_dev.tsv"]])
 def test_output_into_a_closed_pipe_stops_quietly(command):
     """`python src/grader.py | head` ended in a BrokenPipeError traceback; a shell tool exits 141."""
-    p = subprocess.Popen([sys.executable, *command], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # buffered, as a pipe usually is
+    p = subprocess.Popen([sys.executable, *command], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=env)
     p.stdout.close()  # the reader has gone before the first line (torch takes a second to load)
     err = p.stderr.read().decode()
     assert p.wait(timeout=120) == 141 and err == ""

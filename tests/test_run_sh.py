@@ -334,7 +334,8 @@ echo "$PWD|$*" >> "$CALLS"
     ("ask", ["--params", "p.params", "Ann Bo"], {}, "src/ask.py --data-dir {R}data --params p.params Ann Bo"),
     ("plot", ["curves", "a.log.jsonl", "--out", "c.png"], {}, "src/plots.py curves a.log.jsonl --out c.png"),
     ("demo", [], {}, "src/demo.py"),
-    ("demo", ["--seed", "1"], {"DATA_DIR": "d", "OUT_DIR": "o"}, "src/demo.py --data-dir d --out o --seed 1"),
+    # OUT_DIR holds the course modes' params, which the demo's files of the same names would replace
+    ("demo", ["--seed", "1"], {"DATA_DIR": "d", "OUT_DIR": "o"}, "src/demo.py --data-dir d --seed 1"),
     ("bench", ["--quick"], {"DATA_DIR": "d"}, "src/bench.py --data-dir d --quick"),
     ("vanilla_pretrain", ["--max_epochs", "1"], {"OUT_DIR": "o"},
      "src/run.py --function=pretrain --variant=vanilla --pretrain_corpus_path={R}data/wiki.txt "

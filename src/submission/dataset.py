@@ -12,6 +12,7 @@ Print a few examples:  python src/submission/dataset.py namedata|charcorruption 
 import argparse
 import os
 import random
+import sys
 
 import torch
 from torch.utils.data import Dataset
@@ -228,6 +229,7 @@ def _main():
 if __name__ == "__main__":
     try:
         _main()
+        sys.stdout.flush()  # a closed pipe shows here, not at exit's flush (stdout to a pipe is buffered)
     except BrokenPipeError:  # `dataset.py namedata | head`: stop quietly, as a shell tool does
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         raise SystemExit(141)

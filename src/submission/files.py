@@ -314,6 +314,7 @@ def run_cli(main):
         previous_term = signal.signal(signal.SIGTERM, _terminate) or signal.SIG_DFL
     try:
         result = main()
+        sys.stdout.flush()  # a closed pipe shows here, not at exit's flush (stdout to a pipe is buffered)
     except (DataError, ParamsError) as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
