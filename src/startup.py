@@ -30,7 +30,10 @@ def _shown(name):
 
 def missing_requirement(prog, name):
     """The one line of an entry point started by a Python without `name` (often: .venv not active)."""
-    if os.path.isfile(os.path.join(ROOT, ".venv", "bin", "activate")):
+    if os.path.realpath(sys.prefix) == os.path.realpath(os.path.join(ROOT, ".venv")):
+        fix = (f"run.sh's .venv is incomplete: {_shown('.venv/bin/python')} -m pip install -r "
+               f"{_shown('requirements.txt')}")
+    elif os.path.isfile(os.path.join(ROOT, ".venv", "bin", "activate")):
         fix = f"activate the environment run.sh made (. {_shown('.venv/bin/activate')}) and run it again"
     else:
         fix = (f"{_shown('run.sh')} sets one up on its first run, or install {_shown('requirements.txt')} "

@@ -239,6 +239,7 @@ def test_pace_line_says_how_long_the_remaining_epochs_take():
         "is saved at an epoch's end every 5 min: after Ctrl-C the same command with --resume goes on from there)")
     assert pace_line(2, 9.6, 75, resumable=0.0).endswith("(its state is saved at every epoch's end: after Ctrl-C "
                                                          "the same command with --resume goes on from there)")
+    assert "saved at an epoch's end every 30 s:" in pace_line(2, 9.6, 75, resumable=30.0)  # every ~3 epochs
     assert pace_line(2, 9.6, 75) == "epoch 2 of 75 took 9.6 s: the remaining 73 epochs take about 12 min at this pace"
     assert pace_line(3, 400.0, 4).startswith("epoch 3 of 4 took 400.0 s: the remaining 1 epoch takes about 7 min")
     assert pace_line(2, 4.0, 75) is None  # under 5 minutes left: the progress bars say enough

@@ -157,7 +157,9 @@ def pace_line(epoch, epoch_seconds, max_epochs, resumable=None):
     line = (f"epoch {epoch} of {max_epochs} took {epoch_seconds:.1f} s: the remaining {left:,} "
             f"{'epoch takes' if left == 1 else 'epochs take'} {duration_text(remaining)} at this pace")
     if resumable is not None:
-        when = ("at every epoch's end" if resumable < 60 else
+        # saved at the first epoch's end `resumable` seconds after the last save
+        when = ("at every epoch's end" if resumable <= epoch_seconds else
+                f"at an epoch's end every {resumable:g} s" if resumable < 60 else
                 f"at an epoch's end every {duration_text(resumable).removeprefix('about ')}")
         line += f" (its state is saved {when}: after Ctrl-C the same command with --resume goes on from there)"
     return line
