@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The assignment's entry point: ./run.sh MODE [extra src/run.py flags]
-# Runs from any directory, and paths (DATA_DIR, OUT_DIR, PYTHON, paths in flags) are the caller's.
+# Runs from any directory, and paths (DATA_DIR, OUT_DIR, PYTHON, paths in flags) are the caller's
+# (in `test` mode, pytest's arguments are the repo's: it runs the suite from there).
 # The first run sets up a .venv with requirements.txt if torch, numpy or tqdm cannot be imported.
 # DATA_DIR (default data/) and OUT_DIR (default src/submission/) redirect inputs and outputs; extra
 # flags go to src/run.py (e.g. --n_layer 2 --max_epochs 1).
