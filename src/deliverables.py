@@ -205,8 +205,8 @@ def main(argv=None):
                         "(default: data/)")
     p.add_argument("--zip", default=os.path.join(ROOT, "submission.zip"), help="default: submission.zip")
     args = p.parse_args(argv)
-    for flag, folder in (("--submission-dir", args.submission_dir), ("--code-dir", args.code_dir),
-                         ("--data-dir", args.data_dir)):
+    for flag, folder in (("--submission-dir, run.sh's OUT_DIR", args.submission_dir), ("--code-dir", args.code_dir),
+                         ("--data-dir, run.sh's DATA_DIR", args.data_dir)):
         if not os.path.isdir(folder):
             raise DataError(f"{folder}: no such folder (the {flag}); check the path")
     names = package_files(args.code_dir)

@@ -167,7 +167,8 @@ def test_a_bad_labels_file_is_no_labels(complete, tmp_path, capsys, bad):
 
 @pytest.mark.parametrize("flag, says", [
     ("--zip", "the zip path is a folder"), ("--zip", "would overwrite an input"),
-    ("--submission-dir", "no such folder (the --submission-dir)"), ("--data-dir", "no such folder (the --data-dir)"),
+    ("--submission-dir", "no such folder (the --submission-dir, run.sh's OUT_DIR)"),
+    ("--data-dir", "no such folder (the --data-dir, run.sh's DATA_DIR)"),
 ])
 def test_paths_that_cannot_serve_are_one_line_before_any_check(complete, tmp_path, capsys, flag, says):
     from submission.utils import run_cli

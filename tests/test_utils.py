@@ -91,7 +91,7 @@ def test_load_params_roundtrip_and_prefixes(tmp_path):
     assert all(torch.equal(a.state_dict()[k], b.state_dict()[k]) for k in a.state_dict())
 
 
-def test_load_params_errors(tmp_path):
+def test_load_params_errors(tmp_path, monkeypatch):
     p = tmp_path / "s.params"
     torch.save(small(synth=True).state_dict(), p)
     with pytest.raises(ParamsError, match="synthesizer params, but the model is vanilla"):
@@ -101,12 +101,23 @@ def test_load_params_errors(tmp_path):
         load_params(small(), str(p))
     with pytest.raises(ParamsError, match="nope.params: params file not found$"):
         load_params(small(), str(tmp_path / "nope.params"))
-    # a course file names the mode that writes it (ask, memorised and plots load through here)
-    with pytest.raises(ParamsError, match="vanilla.finetune.params: params file not found; make it with ./run.sh "
+    # a course file names the mode that writes it (ask, memorised and plots load through here), with
+    # OUT_DIR when its folder is not src/submission/, where the modes write by default
+    with pytest.raises(ParamsError, match=f"vanilla.finetune.params: params file not found; make it with "
+                                          f"OUT_DIR={re.escape(str(tmp_path))} ./run.sh "
                                           "vanilla_finetune_with_pretrain \\(after vanilla_pretrain\\)$"):
         load_params(small(), str(tmp_path / "vanilla.finetune.params"))
+    with pytest.raises(ParamsError, match="params file not found; make it with OUT_DIR='a b' ./run.sh vanilla_pretrain$"):
+        load_params(small(), os.path.join("a b", "vanilla.pretrain.params"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ParamsError, match="params file not found; make it with OUT_DIR=. ./run.sh synthesizer_pretrain$"):
+        load_params(small(), "synthesizer.pretrain.params")
+    # the course's own folder, src/submission/: no OUT_DIR (reached through a folder that is not there, so
+    # that the file is missing even where the course's pretraining has run)
+    import submission
+    default = os.path.join(os.path.dirname(submission.__file__), "not-there", "..", "vanilla.pretrain.params")
     with pytest.raises(ParamsError, match="params file not found; make it with ./run.sh vanilla_pretrain$"):
-        load_params(small(), str(tmp_path / "vanilla.pretrain.params"))
+        load_params(small(), default)
     with pytest.raises(ParamsError, match=f"^{tmp_path}: is not a regular file; give the params file run.py wrote"):
         load_params(small(), str(tmp_path))
     p.write_bytes(b"\x00truncated")

@@ -15,6 +15,7 @@ import contextlib
 import errno
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -371,13 +372,17 @@ PARAMS_FILES = {  # the course's params files: (variant, the run.sh mode that wr
 
 
 def _not_found(path):
-    """The error of a params file that is not there, naming the run.sh mode that makes a course file."""
+    """The error of a params file that is not there, naming the run.sh mode that makes a course file:
+    with OUT_DIR set to the file's folder when that is not src/submission/, where the modes write."""
     made = PARAMS_FILES.get(os.path.basename(path))
     if made is None:
         return f"{path}: params file not found"
     _, mode, before = made
     after = f" (after {', '.join(before)})" if before else ""
-    return f"{path}: params file not found; make it with ./run.sh {mode}{after}"
+    folder = os.path.dirname(path) or "."
+    here = os.path.dirname(os.path.abspath(__file__))  # src/submission/, run.sh's default OUT_DIR
+    env = "" if os.path.realpath(folder) == os.path.realpath(here) else f"OUT_DIR={shlex.quote(folder)} "
+    return f"{path}: params file not found; make it with {env}./run.sh {mode}{after}"
 
 
 _LEGACY_MAGIC = b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19."  # torch.save's pre-1.6 format opens with this
