@@ -283,15 +283,18 @@ def test_load_on_cpus_this_process_may_not_use_is_not_counted(tmp_path, monkeypa
         stat.write_text("\n".join([line("cpu", 2 * busy01, 400 - 2 * busy01)] + cpus + ["intr 1"]) + "\n")
 
     write(0)
-    assert [utils._cpu_ticks(c, str(stat), str(own)) for c in (None, {2, 3})] == [(0, 400, 10), (0, 200, 10)]
+    assert [utils._cpu_ticks(c, str(stat), str(own)) for c in (None, {2, 3})] == [(0, 400, 10, 4), (0, 200, 10, 2)]
     write(100)  # another job's work on CPUs 0 and 1
-    assert [utils._cpu_ticks(c, str(stat), str(own)) for c in (None, {2, 3})] == [(200, 400, 10), (0, 200, 10)]
+    assert [utils._cpu_ticks(c, str(stat), str(own)) for c in (None, {2, 3})] == [(200, 400, 10, 4), (0, 200, 10, 2)]
     threads = CpuThreads()
     threads.cores, threads.cpus = 2, {2, 3}
-    assert threads._free((0, 200, 10), (0, 400, 10)) == 2  # CPUs 2 and 3 over the next 200 ticks: idle
-    threads.cpus = None  # the machine-wide reading: two of four CPUs busy, of this process's two
-    assert threads._free((0, 400, 10), (200, 800, 10)) == 0
-    assert utils._cpu_ticks({7}, str(stat), str(own)) is None  # a CPU /proc/stat does not list: no reading
+    assert threads._free((0, 200, 10, 2), (0, 400, 10, 2)) == 2  # CPUs 2 and 3 over the next 200 ticks: idle
+    # the machine-wide reading: two of four CPUs busy, of this process's two
+    assert threads._free((0, 400, 10, 4), (200, 800, 10, 4)) == 0
+    # CPUs /proc/stat does not list all of (a container's virtualised /proc/stat numbers its own CPUs
+    # from 0): the machine-wide line, over the 4 CPUs listed; readings over other CPU sets never compared
+    assert utils._cpu_ticks({3, 7}, str(stat), str(own)) == (200, 400, 10, 4)
+    assert threads._free((0, 200, 10, 2), (200, 800, 10, 4)) is None and threads._free(None, (0, 1, 0, 1)) is None
 
 
 def test_thread_policy_leaves_the_cores_other_processes_use(monkeypatch):
@@ -308,13 +311,13 @@ def test_thread_policy_leaves_the_cores_other_processes_use(monkeypatch):
                                  (60, 58, 4),    # busy ticks that are ours do not count (2 left: noise)
                                  (37.5, 0, 2),   # 1.5 cores taken: the shared core is not free
                                  (100, 0, 1)):   # all taken: still one thread
-            ticks = iter([(0, 0, 0), (busy, 100, ours)])
+            ticks = iter([(0, 0, 0, 4), (busy, 100, ours, 4)])
             monkeypatch.setattr(utils, "_cpu_ticks", lambda cpus: next(ticks))
             threads = CpuThreads()
             threads.cores, threads.cpus = 4, None  # the machine's 4 CPUs
             assert threads.start() == free == torch.get_num_threads(), (busy, ours)
         # update() re-reads only after `every` seconds, then follows the load
-        ticks = iter([(0, 0, 0), (0, 100, 0), (50, 200, 0)])
+        ticks = iter([(0, 0, 0, 4), (0, 100, 0, 4), (50, 200, 0, 4), None])
         monkeypatch.setattr(utils, "_cpu_ticks", lambda cpus: next(ticks))
         threads = CpuThreads(every=10.0)
         threads.cores, threads.cpus = 4, None
@@ -322,6 +325,8 @@ def test_thread_policy_leaves_the_cores_other_processes_use(monkeypatch):
         threads._when -= 10.0
         assert threads.update() == 2  # the last 100 ticks: two cores busy elsewhere
         assert threads.used == {4, 2} and threads.describe().startswith("2 to 4 CPU threads")
+        threads._when -= 10.0
+        assert threads.update() == 2 and threads._last is None  # /proc/stat unreadable now: the count stays
         assert CpuThreads(fixed=1).describe() == f"{torch.get_num_threads()} CPU thread(s)"  # none set yet
     finally:
         torch.set_num_threads(before)

@@ -43,23 +43,23 @@ def get_device():
 
 
 def _cpu_ticks(cpus=None, stat="/proc/stat", own_stat="/proc/self/stat"):
-    """(busy ticks, all ticks) of the CPUs numbered in `cpus` (None: all of the machine's), and this
-    process's ticks, from /proc; None off Linux. Load on CPUs this process may not use is not its
-    concern (a container pinned to 2 of 16 busy CPUs has its 2 free)."""
+    """(busy ticks, all ticks, this process's ticks, how many CPUs those ticks cover) from /proc, over
+    the CPUs numbered in `cpus` (None: all of the machine's); None off Linux. Load on CPUs this process
+    may not use is not its concern (a container pinned to 2 of 16 busy CPUs has its 2 free). Where
+    /proc/stat does not list every CPU of `cpus` (a container's virtualised /proc/stat, as lxcfs
+    writes it, numbers the container's own CPUs from 0), its machine-wide first line serves instead."""
     try:
         with open(stat) as f:
             rows = [line.split() for line in f if line.startswith("cpu")]
-        if cpus is None:
-            vals = [int(v) for v in rows[0][1:9]]  # the first line sums every CPU
+        listed = {int(r[0][3:]): [int(v) for v in r[1:9]] for r in rows[1:]}
+        if cpus is not None and set(cpus) <= set(listed):
+            vals, n = [sum(column) for column in zip(*(listed[c] for c in cpus))], len(cpus)
         else:
-            picked = [[int(v) for v in r[1:9]] for r in rows[1:] if int(r[0][3:]) in cpus]
-            vals = [sum(column) for column in zip(*picked)] if picked else None
-        if vals is None:
-            return None
+            vals, n = [int(v) for v in rows[0][1:9]], len(listed) or (os.cpu_count() or 1)  # the sum of all
         with open(own_stat) as f:
             own = f.read().rsplit(")", 1)[1].split()
         total = sum(vals)
-        return total - vals[3] - vals[4], total, int(own[11]) + int(own[12])  # idle, iowait; utime, stime
+        return total - vals[3] - vals[4], total, int(own[11]) + int(own[12]), n  # idle, iowait; utime, stime
     except (OSError, ValueError, IndexError):
         return None
 
@@ -123,11 +123,12 @@ class CpuThreads:
         return n
 
     def _free(self, before, after):
-        d_busy, d_total, d_own = (a - b for a, b in zip(after, before))
+        if before is None or after is None or before[3] != after[3]:  # not comparable readings
+            return None
+        d_busy, d_total, d_own = (a - b for a, b in zip(after[:3], before[:3]))
         if d_total <= 0:
             return None
-        n_cpus = len(self.cpus) if self.cpus else (os.cpu_count() or 1)  # the CPUs the ticks are over
-        others = max(0, d_busy - d_own) * n_cpus / d_total
+        others = max(0, d_busy - d_own) * after[3] / d_total  # after[3]: the CPUs the ticks are over
         return int(self.cores - others + 0.1)  # a core shared with another job is not free
 
     def start(self):
