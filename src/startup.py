@@ -15,7 +15,7 @@ import sys
 import threading
 
 
-_guarding = []  # the program whose start is being guarded (an entry point may import another)
+_starting = []  # the programs starting, outermost first (an entry point may import another)
 REQUIREMENTS = ("torch", "numpy", "tqdm")  # requirements.txt: without one, no entry point starts
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -43,34 +43,39 @@ def missing_requirement(prog, name):
 
 @contextlib.contextmanager
 def interruptible_start(prog):
-    """Run the block (the imports); a Ctrl-C during it ends the process with one line and status 130."""
+    """Run the block (the imports); a Ctrl-C during it ends the process with one line and status 130,
+    and a missing requirement with one line and status 1."""
     previous = signal.getsignal(signal.SIGINT)
-    if (threading.current_thread() is not threading.main_thread() or previous in (signal.SIG_IGN, None)
-            or _guarding):
-        yield  # signals reach the main thread only; Ctrl-C ignored at start stays so; nested: the outer guards
-        return
-    _guarding.append(prog)
+    # nested, the outer start speaks for both; signals reach the main thread only; a Ctrl-C ignored
+    # at start (a background job of a script) stays ignored
+    outer = not _starting
+    guard = (outer and threading.current_thread() is threading.main_thread()
+             and previous not in (signal.SIG_IGN, None))
     got = []
 
     def record(signum, frame):
         got.append(signum)
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGINT, record)
+    _starting.append(prog)
+    if guard:
+        signal.signal(signal.SIGINT, record)
     try:
         yield
     except BaseException as e:
         if not got:
-            signal.signal(signal.SIGINT, previous)
-            if isinstance(e, ModuleNotFoundError) and e.name in REQUIREMENTS:
+            if guard:
+                signal.signal(signal.SIGINT, previous)
+            if outer and isinstance(e, ModuleNotFoundError) and e.name in REQUIREMENTS:
                 print(missing_requirement(prog, e.name), file=sys.stderr, flush=True)
                 raise SystemExit(1) from None
             raise
     finally:
-        _guarding.pop()
+        _starting.pop()
     if got:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not interrupt the exit
         sys.stdout.flush()
         print(f"{prog}: interrupted while starting; nothing was written", file=sys.stderr, flush=True)
         os._exit(130)  # modules may be half-imported: skip their exit handlers
-    signal.signal(signal.SIGINT, previous)
+    if guard:
+        signal.signal(signal.SIGINT, previous)
