@@ -39,7 +39,8 @@ class GivenOnce(argparse.Action):
         given = namespace.__dict__.setdefault("_given", set())
         if self.dest in given and getattr(namespace, self.dest) != values:
             fix = ("choose the run.sh mode that does what you want" if self.dest in ("function", "variant") else
-                   "DATA_DIR and OUT_DIR choose the folders of a run.sh mode")
+                   "DATA_DIR and OUT_DIR choose the folders of a run.sh mode; for other file names, run "
+                   "python src/run.py with the flags you want")
             parser.error(f"{option_string} given twice, as {getattr(namespace, self.dest)!r} and as {values!r} "
                          f"(a run.sh mode gives it: {fix})")
         given.add(self.dest)

@@ -51,7 +51,7 @@ def one_line_exit(capsys, argv):
     (["--variant", "synthesizer"], "--variant given twice, as 'vanilla' and as 'synthesizer' (a run.sh mode gives it: "
                                    "choose the run.sh mode that does what you want)"),
     (["--function=finetune"], "--function given twice"),
-    (["--writing_params_path", "q"], "given twice, as 'p' and as 'q' (a run.sh mode gives it: DATA_DIR and OUT_DIR"),
+    (["--writing_params_path", "q"], "given twice, as 'p' and as 'q' (a run.sh mode gives it: DATA_DIR and OUT_DIR choose the folders of a run.sh mode; for other file names, run python src/run.py"),
 ])
 def test_bad_flags_stop_with_one_line(capsys, flags, says):
     argv = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "--writing_params_path=p"]
