@@ -151,6 +151,21 @@ def test_ctrl_c_inside_a_write_keeps_the_old_file(tmp_path):
     assert path.read_bytes() == b"written"
 
 
+def test_a_ctrl_c_ignored_from_the_start_stays_ignored_inside_a_write(tmp_path):
+    """A script's background job starts with SIGINT ignored; holding it inside a write installed a
+    handler, so a Ctrl-C meant for the foreground job threw away the new file (a finished training
+    run's params) and stopped the run. The write goes through and SIGINT stays ignored."""
+    path, before, write, finished = params_and_a_signalled_write(tmp_path, signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        files._atomic(str(path), write)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    assert finished == [True] and path.read_bytes() == b"new bytes, part one; part two"
+    assert os.listdir(tmp_path) == ["model.params"]
+
+
 def tiny_training(tmp_path):
     torch.manual_seed(0)
     x = torch.randint(1, 12, (16, 9))
