@@ -135,9 +135,11 @@ def _interrupt(signum=None, frame=None):
 
 
 def handle_interrupts():
-    """Install the grader's Ctrl-C handling (main thread only): see `_interrupt`."""
+    """Install the grader's Ctrl-C handling (main thread only): see `_interrupt`. A Ctrl-C ignored from
+    the start (a script's background job) stays ignored: it is meant for the foreground job."""
     _sigint.update(held=False, pending=False)
-    signal.signal(signal.SIGINT, _interrupt)
+    if signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _interrupt)
 
 
 @contextlib.contextmanager

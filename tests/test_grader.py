@@ -746,6 +746,20 @@ def test_ctrl_c_prints_one_line_and_exits_130(corpus, tmp_path):
     assert os.listdir(tmp_path) == []  # no results.json, no temporary file
 
 
+def test_a_ctrl_c_ignored_from_the_start_stays_ignored():
+    """A grader started as a script's background job (SIGINT ignored) became stoppable by a Ctrl-C
+    meant for the foreground job."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        graderlib.handle_interrupts()
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        graderlib.handle_interrupts()
+        assert signal.getsignal(signal.SIGINT) is graderlib._interrupt
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_every_tool_counts_a_labelled_place_with_trailing_spaces_alike(tmp_path):
     """A dev line whose place ends in spaces ("London  ", as an editor may leave it) is answered by
     "London" for run.py's evaluate_places, the grader, deliverables, the demo's counts and ask alike
