@@ -4,6 +4,7 @@
     ./run.sh bench --quick          # the same summary in under a minute on a 2-core CPU (batch 32)
     ./run.sh bench --data-dir ../shared/reference-data   # the course's data, when it is there
     ./run.sh bench --params src/submission/vanilla.finetune.params   # evaluate a finetuned model
+    ./run.sh bench --params src/submission/synthesizer.finetune.params --variant synthesizer
 
 In one run it prints:
 - training: optimisation steps of the course's model (4 layers, 8 heads, 256 dims, block 128)
@@ -34,7 +35,8 @@ CPU or 3x on a GPU, evaluation >= 20x) in its own output.
 
 Data: --data-dir (wiki.txt and birth_dev.tsv; a folder without them is an error), else the repo's
 data/, else a world generated with src/make_world.py into a temporary folder, removed at exit.
---params are loaded before any timing, so a file that does not fit stops the bench at once.
+--params (course-size params of --variant, vanilla by default) are loaded and the dev questions
+checked against the vocabulary and the block before any timing, so bad input stops the bench at once.
 """
 import atexit
 import os
@@ -62,6 +64,7 @@ with interruptible_start("bench.py"):  # torch loads here
     from submission.trainer import Trainer, TrainerConfig, loader_workers
     from submission.utils import (MASK_CHAR, CpuThreads, OneLineParser, get_device, load_params,
                                   predict_places, predict_places_recompute, run_cli, sample)
+    from run import read_questions
 
 COURSE = dict(n_layer=4, n_head=8, n_embd=256)
 BLOCK = 128
@@ -242,7 +245,10 @@ def main(argv=None):
     p = OneLineParser(description="Reference against fast paths: training steps, evaluation, MFU.")
     p.add_argument("--quick", action="store_true", help="batch 32 and fewer steps: under a minute on a 2-core CPU")
     p.add_argument("--data-dir", default=None, help="folder with wiki.txt and birth_dev.tsv")
-    p.add_argument("--params", default=None, help="vanilla params to evaluate (default: an untrained model)")
+    p.add_argument("--params", default=None,
+                   help="course-size params to evaluate (default: an untrained model); their variant is --variant")
+    p.add_argument("--variant", choices=["vanilla", "synthesizer"], default="vanilla",
+                   help="the variant of the evaluated model (default vanilla); training times both")
     p.add_argument("--batch", type=int, default=None, help="training batch (default 128, the course's; --quick 32)")
     p.add_argument("--rounds", type=int, default=None, help="timed training steps per path (default 5; --quick 3)")
     p.add_argument("--ref-questions", type=int, default=None,
@@ -267,14 +273,17 @@ def main(argv=None):
     wiki = os.path.join(data_dir, "wiki.txt")
     pre = CharCorruptionDataset(read_text(wiki, "pretraining corpus"), BLOCK, wiki)
     dev_path = os.path.join(data_dir, "birth_dev.tsv")
-    questions = [q for q, _, _ in parse_tsv(read_text(dev_path, "dev set"), dev_path, require_label=False)]
-    if not questions:  # found now, not after minutes of timing
+    if not parse_tsv(read_text(dev_path, "dev set"), dev_path, require_label=False):  # now, not after the timing
         raise DataError(f"{dev_path}: no questions; the bench times the evaluation of the dev questions "
                         f"(question<TAB>place a line)")
+    questions = read_questions(dev_path, pre.stoi, BLOCK)  # each in the vocabulary, with room to answer
     torch.manual_seed(0)
-    eval_model = GPT(GPTConfig(pre.vocab_size, BLOCK, **COURSE))  # the evaluated model, checked before timing
+    # the evaluated model, checked before timing
+    eval_model = GPT(GPTConfig(pre.vocab_size, BLOCK, **COURSE, synthesizer=args.variant == "synthesizer"))
     if args.params:
-        load_params(eval_model, args.params)
+        load_params(eval_model, args.params, variant_flag="--variant ",
+                    corpus_flag="--data-dir (the folder of the wiki.txt)",
+                    size_fix="the bench evaluates the course's model size (4 layers, 8 heads, 256 dims, block 128)")
     summary = {"hardware": hardware(device), "device": device, "torch": torch.__version__, "commit": commit()}
     if threads is not None:
         summary["threads"] = threads
@@ -396,7 +405,7 @@ def main(argv=None):
     summary["eval_seconds_batched"] = round(t_fast, 3)
     summary["eval_speedup"] = round(t_ref / t_fast, 2)
     summary["eval_identical"] = f"{same}/{n_ref}"
-    which = f"params {args.params}" if args.params else "untrained model"
+    which = f"{args.variant} params {args.params}" if args.params else f"untrained {args.variant} model"
     print(f"\nevaluation of {len(questions)} dev questions ({which}):")
     print(f"  one at a time (the course's sample loop): {t_ref:8.2f} s"
           + (f"  (timed on {n_ref} questions, scaled)" if n_ref < len(questions) else ""))

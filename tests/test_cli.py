@@ -233,6 +233,48 @@ def test_bench_refuses_a_data_dir_without_the_files_and_params_that_do_not_fit(c
     assert timed == []
 
 
+def test_bench_checks_dev_questions_and_params_in_its_own_terms(capsys, tmp_path, monkeypatch):
+    """A dev character outside the vocabulary was a KeyError traceback after the whole training timing;
+    params of the other variant or size were told to use run.py's --variant= and size flags, which the
+    bench did not have. Now: one line before any timing, naming the bench's --variant and its size."""
+    import bench
+    from submission.files import run_cli
+    timed = []
+    monkeypatch.setattr(bench, "time_steps", lambda *a, **k: timed.append(a) or {})
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    (data / "birth_dev.tsv").write_text("Where was Ada Quill born?\tLisbon\nWhere was Zoë born?\tOslo\n",
+                                        encoding="utf-8")
+
+    def err_of(*flags):
+        with pytest.raises(SystemExit) as e:
+            run_cli(lambda: bench.main(["--quick", "--data-dir", str(data), *flags]))
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and err.count("\n") == 1, err
+        return err
+
+    assert "birth_dev.tsv:2: character 'Z' (U+005A) is not in the vocabulary" in err_of()
+    (data / "birth_dev.tsv").write_text("Where was Ada Quill born?\tLisbon\n", encoding="utf-8")
+    vocab = CharCorruptionDataset(WIKI, 128).vocab_size
+    synth = tmp_path / "synthesizer.finetune.params"
+    torch.save(GPT(GPTConfig(vocab, 128, n_layer=4, n_head=8, n_embd=256, synthesizer=True)).state_dict(), synth)
+    assert "these are synthesizer params, but the model is vanilla; pass --variant synthesizer" in err_of(
+        "--params", str(synth))
+    small = tmp_path / "small.params"
+    torch.save(GPT(GPTConfig(vocab, 128, n_layer=2, n_head=4, n_embd=128)).state_dict(), small)
+    assert "the bench evaluates the course's model size (4 layers, 8 heads, 256 dims, block 128) (the file looks " \
+           "like --n_layer 2 --n_embd 128" in err_of("--params", str(small))
+    assert timed == []
+
+    class Loaded(Exception):  # the first step after the params are in
+        pass
+
+    monkeypatch.setattr(bench, "peak_flops", lambda *a: (_ for _ in ()).throw(Loaded()))
+    with pytest.raises(Loaded):
+        bench.main(["--quick", "--data-dir", str(data), "--params", str(synth), "--variant", "synthesizer"])
+
+
 def test_a_world_the_bench_generates_is_removed_at_exit(tmp_path):
     """Without data/ the bench writes a world into a temporary folder; every run left one behind."""
     code = ("import sys, os; sys.path.insert(0, {src!r}); import bench; bench.HERE = {tmp!r}; "

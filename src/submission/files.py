@@ -426,10 +426,12 @@ def _unloadable(path, error):
     return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
 
 
-def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_corpus_path"):
+def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_corpus_path",
+                size_fix="use the model size they were trained with"):
     """Load a params file into `model` on any device, refusing code and explaining mismatches.
     `variant_flag` and `corpus_flag` are how the caller's command line chooses the variant and the
-    corpus (run.py's by default), named in the errors that send the user to them."""
+    corpus (run.py's by default), named in the errors that send the user to them; `size_fix` is the
+    fix of params of another model size (the size flags by default)."""
     if not os.path.exists(path):
         raise ParamsError(_not_found(path))
     if not os.path.isfile(path):  # a folder, /dev/null, a FIFO
@@ -486,11 +488,10 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
     unexpected = sorted(set(state) - set(own))
     if missing or unexpected:
         raise ParamsError(f"{path}: params do not fit this model (missing {missing[:3]}, unexpected "
-                          f"{unexpected[:3]}); use the model size they were trained with{_size_hint(state)}")
+                          f"{unexpected[:3]}); {size_fix}{_size_hint(state)}")
     for k, v in state.items():
         if v.shape != own[k].shape:
             raise ParamsError(f"{path}: {k} has shape {tuple(v.shape)}, the model wants {tuple(own[k].shape)}; "
-                              f"use the model size (n_layer, n_head, n_embd, block_size) they were trained "
-                              f"with{_size_hint(state)}")
+                              f"{size_fix}{_size_hint(state)}")
     target.load_state_dict(state)
     return model
