@@ -274,7 +274,7 @@ def main(argv=None):
         shown = "-" if share is None else f"{share:.1f}%"
         print(f"| {label:{w}s} | {acc:11.1f}% | {shown:>9s} | {found or '-':>9s} | {secs / 60:7.1f} |")
     import plots
-    plots.plot_demo_runs(out, model_args=common, data_dir=data)
+    plots.plot_demo_runs(out, model_args=common, data_dir=data, variants=args.variants.split(","))
     hint = ask_hint(out, data, common) if "vanilla" in args.variants.split(",") else None  # this run's model
     if hint:
         print(hint)

@@ -450,14 +450,16 @@ def draw_attention(question, corpus_path, models, out, size=None, title=None, dp
 
 # ----------------------------------------------------------------------------- the demo's pictures
 
-def plot_demo_runs(work_dir, model_args=None, question=None, data_dir=None):
+def plot_demo_runs(work_dir, model_args=None, question=None, data_dir=None, variants=None):
     """Write the pictures of a demo work folder next to its params; returns the paths written.
 
     curves.pretrain.png: the pretraining logs; curves.finetune.png: the finetuning logs (with and
     without pretraining). attention.png: vanilla beside synthesizer on the shortest dev question (or
     `question`), when both finetuned params are there. `model_args` are the run.py flags the demo
     used (only the size flags count); `data_dir` holds the run's wiki.txt and birth_dev.tsv
-    (default: work_dir/data). Without matplotlib it prints how to install it and returns [].
+    (default: work_dir/data). `variants`, the demo's --variants (nopretrain, vanilla, synthesizer), picks
+    the runs drawn, so an earlier demo's files in the folder stay out (None: every run there).
+    Without matplotlib it prints how to install it and returns [].
     """
     try:
         pyplot()
@@ -465,6 +467,10 @@ def plot_demo_runs(work_dir, model_args=None, question=None, data_dir=None):
         print(INSTALL_HINT + "; no plots written")
         return []
     logs = sorted(glob.glob(os.path.join(work_dir, "*" + LOG_SUFFIX)))
+    if variants is not None:  # the params files each variant's runs write (the logs are named after them)
+        made = {f"{v}.{kind}.params" for v in variants if v != "nopretrain" for kind in ("pretrain", "finetune")}
+        made |= {"vanilla.model.params"} if "nopretrain" in variants else set()
+        logs = [p for p in logs if os.path.basename(p)[:-len(LOG_SUFFIX)] in made]
     groups = {"pretrain": [p for p in logs if ".pretrain." in os.path.basename(p)]}
     groups["finetune"] = [p for p in logs if p not in groups["pretrain"]]
     from submission.dataset import DataError
@@ -477,7 +483,8 @@ def plot_demo_runs(work_dir, model_args=None, question=None, data_dir=None):
                 folder = os.path.basename(os.path.abspath(work_dir))
                 plot_curves(paths, out, title=f"{name.capitalize()} runs in {folder}: loss and learning rate per step")
                 written.append(out)
-        _demo_attention(work_dir, model_args, question, data_dir, written)
+        if variants is None or {"vanilla", "synthesizer"} <= set(variants):
+            _demo_attention(work_dir, model_args, question, data_dir, written)
     except (PlotError, DataError, ParamsError) as e:  # the demo's results stand; only a picture is missing
         print(f"plots.py: some pictures were not drawn: {e}")
     for path in written:

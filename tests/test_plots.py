@@ -327,6 +327,27 @@ def test_plot_demo_runs(runs, tmp_path):
         assert_png(p)
 
 
+def test_plot_demo_runs_draws_only_this_runs_variants(tmp_path, monkeypatch):
+    """`demo --variants synthesizer` into a folder of an earlier full demo drew the earlier vanilla
+    curves too, and attention with the earlier vanilla model (trained on another world, maybe)."""
+    monkeypatch.setattr(plots, "pyplot", lambda: None)
+    drawn = []
+    monkeypatch.setattr(plots, "plot_curves", lambda paths, out, title: drawn.append(
+        (os.path.basename(out), sorted(os.path.basename(p)[:-len(plots.LOG_SUFFIX)] for p in paths))))
+    monkeypatch.setattr(plots, "_demo_attention", lambda *a: drawn.append("attention"))
+    for name in ("vanilla.model", "vanilla.pretrain", "vanilla.finetune", "synthesizer.pretrain",
+                 "synthesizer.finetune"):
+        (tmp_path / f"{name}.params{plots.LOG_SUFFIX}").write_text("")
+    plots.plot_demo_runs(str(tmp_path), variants=["synthesizer"])
+    assert drawn == [("curves.pretrain.png", ["synthesizer.pretrain.params"]),
+                     ("curves.finetune.png", ["synthesizer.finetune.params"])]
+    drawn.clear()
+    plots.plot_demo_runs(str(tmp_path), variants=["nopretrain", "vanilla", "synthesizer"])
+    assert drawn == [("curves.pretrain.png", ["synthesizer.pretrain.params", "vanilla.pretrain.params"]),
+                     ("curves.finetune.png", ["synthesizer.finetune.params", "vanilla.finetune.params",
+                                              "vanilla.model.params"]), "attention"]
+
+
 # ----------------------------------------------------------------------------- the attention weights
 
 def tiny_model(variant, T=12):
