@@ -33,6 +33,7 @@ import shlex
 import signal
 import sys
 import tempfile
+import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
@@ -573,6 +574,14 @@ def main(argv=None):
             errors = (PlotError, DataError, ParamsError)
         with contextlib.suppress(MissingMatplotlib):  # reported where it is needed
             pyplot()
+    terminated = []
+
+    def terminate(signum, frame):  # `timeout`, a job scheduler: stop as a Ctrl-C does (killed at once, a
+        terminated.append(signum)  # save left its temporary file beside the picture)
+        raise KeyboardInterrupt
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous_term = signal.signal(signal.SIGTERM, terminate) if main_thread else None
     try:
         args.out = output_path(args.out)  # checked before any work
         if args.command == "curves":
@@ -587,8 +596,12 @@ def main(argv=None):
         return 2
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not interrupt the exit
-        print(f"plots.py: interrupted; {args.out} unchanged", file=sys.stderr)
-        return 130
+        print(f"plots.py: {'terminated (SIGTERM)' if terminated else 'interrupted'}; {args.out} unchanged",
+              file=sys.stderr)
+        return 143 if terminated else 130
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous_term or signal.SIG_DFL)
     print(f"wrote {out}")
     return 0
 

@@ -8,6 +8,7 @@ Run:  python -m pytest -q tests/test_plots.py
 import json
 import math
 import os
+import signal
 import random
 import subprocess
 import sys
@@ -461,6 +462,7 @@ def umask():
 @pytest.mark.parametrize("error, code, says", [
     (OSError(28, "No space left on device"), 2, "plots.py: error: {}: cannot write it (No space left on device)"),
     (KeyboardInterrupt(), 130, "plots.py: interrupted; {} unchanged"),
+    (signal.SIGTERM, 143, "plots.py: terminated (SIGTERM); {} unchanged"),  # killed at once, it left its temp file
 ])
 def test_a_failed_save_leaves_the_old_picture(tmp_path, capsys, monkeypatch, error, code, says):
     needs_matplotlib()
@@ -473,9 +475,12 @@ def test_a_failed_save_leaves_the_old_picture(tmp_path, capsys, monkeypatch, err
     def half_save(self, path, **kwargs):
         with open(path, "wb") as f:
             f.write(b"\x89PNG half")
+        if error == signal.SIGTERM:
+            signal.raise_signal(error)
         raise error
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", half_save)
     got, printed, err = curves([small_log(tmp_path), "--out", str(out)], capsys)
     assert got == code and len(err) == 1 and err[0].startswith(says.format(out)), err
     assert out.read_bytes() == old and sorted(os.listdir(tmp_path)) == ["a.log.jsonl", "curves.png"]
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # given back
 
