@@ -463,7 +463,11 @@ class Trainer:
                 step += 1
                 pending.append({"step": step, "epoch": epoch + 1, "tokens": int(self.tokens), "loss": value,
                                 "lr": lr, "time": round(time.time() - start, 3)})
-                if not run.cuda or time.time() - last_flush >= 1.0:  # on a GPU, fetch losses ~1/s
+                # on a GPU, fetch losses about once a second; under DDP every 64 steps instead, the same
+                # steps on every rank, so that all see a diverged loss at the same step and stop together
+                # (one rank stopping alone leaves the others waiting in the next all-reduce)
+                due = (step % 64 == 0) if self.world_size > 1 else time.time() - last_flush >= 1.0
+                if not run.cuda or due:
                     flush(pbar)
             flush(pbar)
 
