@@ -133,8 +133,32 @@ case "$MODE" in
   london_baseline)
     if [ $# -gt 0 ]; then echo "run.sh: london_baseline takes no arguments (got: $*); it scores \$DATA_DIR/birth_dev.tsv" >&2; exit 2; fi
     warn_src_data; pick_python; "$PY" "${R}src/london_baseline.py" "$DATA/birth_dev.tsv" ;;
-  all)
-    for m in $MODES; do echo "=== ./run.sh $m" >&2; "$ROOT/run.sh" "$m" "$@"; done ;;
+  all)  # with --resume: an interrupted training mode goes on, and a mode whose output is newer than its
+    # input is done (a stopped `all` continues where it stopped: the same command with --resume)
+    RESUME=0; ARGS=()
+    for a in "$@"; do if [ "$a" = --resume ]; then RESUME=1; else ARGS+=("$a"); fi; done
+    for m in $MODES; do
+      V="${m%%_*}"
+      case "$m" in  # WRITES: the mode's output; READS: the params it starts from (none: pretraining)
+        vanilla_finetune_without_pretrain) WRITES="$OUT/vanilla.model.params"; READS="" ;;
+        vanilla_eval_*_without_pretrain) WRITES="$OUT/vanilla.nopretrain.${m#vanilla_eval_}"
+          WRITES="${WRITES%_without_pretrain}.predictions"; READS="$OUT/vanilla.model.params" ;;
+        vanilla_pretrain|synthesizer_pretrain) WRITES="$OUT/$V.pretrain.params"; READS="" ;;
+        *_finetune_with_pretrain) WRITES="$OUT/$V.finetune.params"; READS="$OUT/$V.pretrain.params" ;;
+        *) WRITES="$OUT/$V.pretrain.${m#"${V}"_eval_}"; WRITES="${WRITES%_with_pretrain}.predictions"
+          READS="$OUT/$V.finetune.params" ;;
+      esac
+      FLAGS=()
+      if [ "$RESUME" = 1 ]; then
+        if [ -f "$WRITES.state" ]; then
+          FLAGS=(--resume)
+        elif [ -f "$WRITES" ] && { [ -z "$READS" ] || [ "$WRITES" -nt "$READS" ]; }; then
+          echo "=== ./run.sh $m: done ($WRITES is there${READS:+, newer than $READS})" >&2; continue
+        fi
+      fi
+      echo "=== ./run.sh $m${FLAGS[*]:+ ${FLAGS[*]}}" >&2
+      "$ROOT/run.sh" "$m" ${ARGS[@]+"${ARGS[@]}"} ${FLAGS[@]+"${FLAGS[@]}"}
+    done ;;
   demo)  # its own corpus unless DATA_DIR is set (--data-dir wins); always runs/demo/ or --out, never
     # OUT_DIR, which holds the course modes' params: the demo's own of the same names would replace them
     pick_python; "$PY" "${R}src/demo.py" ${DATA_DIR:+--data-dir "$DATA"} "$@" ;;

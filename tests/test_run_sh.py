@@ -31,37 +31,69 @@ def world(tmp_path_factory):
     return data
 
 
-def test_all_modes_end_to_end(world, tmp_path):
+def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
+    """`./run.sh all` runs the eleven modes; stopped part way, the same command with --resume goes on:
+    an interrupted training mode resumes from its state (a vanilla pretraining stopped after its first
+    epoch, here), and a mode whose output is newer than its input is done. `all --resume` passed
+    --resume to every mode, so a stopped `all` could never go on."""
+    import run as driver
+    from submission.trainer import TrainingRun
     out = tmp_path / "out"
     out.mkdir()
-    modes = ["vanilla_finetime_without_pretrain", "vanilla_eval_dev_without_pretrain",
-             "vanilla_eval_test_without_pretrain", "vanilla_pretrain", "vanilla_finetune_with_pretrain",
-             "vanilla_eval_dev_with_pretrain", "vanilla_eval_test_with_pretrain", "synthesizer_pretrain",
-             "synthesizer_finetrain_with_pretrain", "synthesizer_eval_dev_with_pretrain",
-             "synthesizer_eval_test_with_pretrain"]
-    printed = {}
-    for m in modes:
-        printed[m] = sh([m] + TINY, world, out).stdout
+    flags = TINY + ["--max_epochs", "2", "--state_every", "0"]
+    pretrain = out / "vanilla.pretrain.params"
+    original = TrainingRun.step
+
+    def stop_once_the_state_is_saved(self, x, y):  # Ctrl-C in the second epoch
+        if os.path.exists(str(pretrain) + ".state"):
+            raise KeyboardInterrupt
+        return original(self, x, y)
+
+    monkeypatch.setattr(TrainingRun, "step", stop_once_the_state_is_saved)
+    with pytest.raises(KeyboardInterrupt):  # what ./run.sh vanilla_pretrain runs
+        driver.main(["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={world}/wiki.txt",
+                     f"--writing_params_path={pretrain}"] + flags)
+    assert sorted(os.listdir(out)) == ["vanilla.pretrain.params.log.jsonl.partial", "vanilla.pretrain.params.state"]
+
+    p = sh(["all", "--resume"] + flags, world, out)
+    ran = re.findall(r"^=== \./run\.sh (.*)$", p.stderr, re.M)
+    assert ran == ["vanilla_finetune_without_pretrain", "vanilla_eval_dev_without_pretrain",
+                   "vanilla_eval_test_without_pretrain", "vanilla_pretrain --resume", "vanilla_finetune_with_pretrain",
+                   "vanilla_eval_dev_with_pretrain", "vanilla_eval_test_with_pretrain", "synthesizer_pretrain",
+                   "synthesizer_finetune_with_pretrain", "synthesizer_eval_dev_with_pretrain",
+                   "synthesizer_eval_test_with_pretrain"], p.stderr[-2000:]
     names = sorted(os.listdir(out))
     expected = ["synthesizer.finetune.params", "synthesizer.pretrain.dev.predictions",
                 "synthesizer.pretrain.params", "synthesizer.pretrain.test.predictions",
                 "vanilla.finetune.params", "vanilla.model.params", "vanilla.nopretrain.dev.predictions",
                 "vanilla.nopretrain.test.predictions", "vanilla.pretrain.dev.predictions",
                 "vanilla.pretrain.params", "vanilla.pretrain.test.predictions"]
-    assert [n for n in names if not n.endswith(".log.jsonl")] == expected
+    assert [n for n in names if not n.endswith(".log.jsonl")] == expected  # no state, no .partial, no .tmp
     dev_q = open(world / "birth_dev.tsv", encoding="utf-8").read().count("\n")
     test_q = open(world / "birth_test_inputs.tsv", encoding="utf-8").read().count("\n")
     for n in names:
         if n.endswith(".predictions"):
             lines = open(out / n, encoding="utf-8").read().split("\n")
             assert lines[-1] == "" and len(lines) - 1 == (dev_q if ".dev." in n else test_q)
-    for m in modes:
-        if "_eval_dev_" in m:
-            assert re.search(rf"Correct: \d+\.0 out of {dev_q}\.0: [\d.]+%", printed[m]), printed[m]
-        if "_eval_test_" in m:
-            assert "No gold birth places provided" in printed[m]
-            assert "; no targets provided" in printed[m]  # the course's line
-    assert not [n for n in names if n.endswith(".tmp")]
+    assert len(re.findall(rf"^Correct: \d+\.0 out of {dev_q}\.0: [\d.]+%", p.stdout, re.M)) == 3, p.stdout
+    assert p.stdout.count("No gold birth places provided") == 3
+    assert p.stdout.count("; no targets provided") == 3  # the course's line
+
+    # everything done: nothing runs; a pretraining made again: what follows it runs again
+    p = sh(["all", "--resume"] + flags, world, out)
+    assert p.stdout == "" and len(re.findall(r"^=== .*: done \(", p.stderr, re.M)) == 11, p.stderr
+    os.utime(out / "synthesizer.pretrain.params")  # newer than the finetuned params made from it
+    p = sh(["all", "--resume"] + flags, world, out)
+    assert re.findall(r"^=== \./run\.sh (\w+)$", p.stderr, re.M) == [
+        "synthesizer_finetune_with_pretrain", "synthesizer_eval_dev_with_pretrain",
+        "synthesizer_eval_test_with_pretrain"], p.stderr
+
+    # the handout's spellings of two modes
+    for m, made in (("vanilla_finetime_without_pretrain", "vanilla.model.params"),
+                    ("synthesizer_finetrain_with_pretrain", "synthesizer.finetune.params")):
+        before = os.stat(out / made).st_mtime_ns
+        sh([m] + TINY, world, out)
+        assert os.stat(out / made).st_mtime_ns > before
 
 
 def test_london_baseline(world):
