@@ -396,6 +396,32 @@ def test_an_answer_with_a_newline_keeps_one_prediction_a_line(tmp_path, capsys):
     assert "Correct: 0.0 out of 2.0" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("unbuffered", ["1", None])
+def test_an_evaluation_into_a_closed_pipe_still_writes_its_predictions(tmp_path, unbuffered):
+    """`./run.sh vanilla_eval_dev_... | head -1` with PYTHONUNBUFFERED=1 (Docker images and CI often set
+    it): the "decoded" line, printed before the predictions were written, met the closed pipe, and the
+    run ended with status 141, no predictions file and no word. A closed stdout no longer stops the
+    work: the file is written, then the status is 141."""
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    dev = tmp_path / "dev.tsv"
+    dev.write_text("Where was Ada Quill born?\tLisbon\nWhere was Bo Li born?\tOslo\n", encoding="utf-8")
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(CharCorruptionDataset(WIKI, 128).vocab_size, 128, n_layer=1, n_head=2, n_embd=16))
+    torch.save(model.state_dict(), tmp_path / "m.params")
+    out = tmp_path / "dev.predictions"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = unbuffered
+    p = subprocess.Popen([sys.executable, os.path.join(ROOT, "src", "run.py"), "--function=evaluate",
+                          "--variant=vanilla", *TINY, f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+                          f"--reading_params_path={tmp_path / 'm.params'}", f"--eval_corpus_path={dev}",
+                          f"--outputs_path={out}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    p.stdout.close()  # the reader has gone before the first line
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 141 and err == ""
+    assert out.read_text(encoding="utf-8").count("\n") == 2
+
+
 @pytest.mark.parametrize("command", [["src/grader.py", "--list"], ["src/submission/dataset.py", "namedata"],
                                      ["src/london_baseline.py", "data/birth_dev.tsv"]])
 def test_output_into_a_closed_pipe_stops_quietly(command):

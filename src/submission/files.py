@@ -304,21 +304,59 @@ def closed_pipe_exit():
     sys.exit(141)
 
 
+class _ClosedPipeGuard:
+    """sys.stdout while run_cli runs: once its reader has gone (`| head -1`), what is printed goes to
+    /dev/null and the work goes on, so the files it writes are written (a "decoded ..." line printed
+    before the predictions were written ended an evaluation without them, and without a word)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.closed_pipe = False
+
+    def _closed(self):
+        self.closed_pipe = True
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._closed()
+            return len(text)
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._closed()
+            with contextlib.suppress(BrokenPipeError, OSError, ValueError):
+                self._stream.flush()  # what is still buffered, into /dev/null now
+
+    def __getattr__(self, name):  # fileno, isatty, encoding, ...
+        return getattr(self._stream, name)
+
+
 def run_cli(main):
     """Run a command-line `main()`: a bad input file (DataError, ParamsError) ends in its one-line message
-    and exit status 2, a diverged training run (TrainingDiverged) in its message and status 1, a closed
-    stdout (`| head`) in status 141, Ctrl-C in
+    and exit status 2, a diverged training run (TrainingDiverged) in its message and status 1, Ctrl-C in
     exit status 130 (output files are written atomically, so none is half-written), SIGTERM likewise in
-    status 143. Once main has returned or been interrupted, Ctrl-C is ignored: a second one would only
-    interrupt the exit (a traceback from an exit handler, or death by signal instead of status 130)."""
+    status 143. A closed stdout (`| head`) does not stop the work: its files are written, then the exit
+    status is 141, as a shell tool's. Once main has returned or been interrupted, Ctrl-C is ignored: a
+    second one would only interrupt the exit (a traceback from an exit handler, or death by signal
+    instead of status 130)."""
     _held["terminated"] = False
     main_thread = threading.current_thread() is threading.main_thread()
     previous_term = None
     if main_thread:  # None back: a handler not set from Python; the default stands in for it
         previous_term = signal.signal(signal.SIGTERM, _terminate) or signal.SIG_DFL
+    stdout = sys.stdout
+    guard = sys.stdout = _ClosedPipeGuard(stdout)
     try:
         result = main()
-        sys.stdout.flush()  # a closed pipe shows here, not at exit's flush (stdout to a pipe is buffered)
+        guard.flush()  # a closed pipe shows here, not at exit's flush (stdout to a pipe is buffered)
+        if guard.closed_pipe:
+            closed_pipe_exit()
     except (DataError, ParamsError) as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
@@ -334,6 +372,8 @@ def run_cli(main):
         sys.exit(status)
     finally:
         _ignore_interrupts(previous_term)
+        if sys.stdout is guard:
+            sys.stdout = stdout
     return result
 
 
