@@ -197,6 +197,19 @@ def test_a_resumed_run_interrupted_before_its_own_save_names_the_state_it_resume
     assert os.path.exists(tmp_path / "params.state")
 
 
+def test_a_run_interrupted_before_its_first_save_says_there_is_nothing_to_resume(tmp_path, monkeypatch, capsys):
+    """The pace line says the state is saved for --resume; a Ctrl-C before the first save said only that
+    nothing was half-written, and --resume then failed."""
+    with monkeypatch.context() as m:
+        interrupt_at(m, 2)
+        with pytest.raises(KeyboardInterrupt):
+            trainer(tmp_path, corpus(), state_every=300.0).train()
+    assert ("no training state was saved yet (it is saved at the first epoch's end 5 min or more into the run; "
+            "--state_every sets when): --resume has nothing to go on from, the same command starts again"
+            in capsys.readouterr().err)
+    assert not os.path.exists(tmp_path / "params.state")
+
+
 def test_a_fresh_run_says_it_replaces_an_interrupted_runs_state(tmp_path, monkeypatch, capsys):
     data = cut_run(tmp_path, monkeypatch)
     capsys.readouterr()

@@ -504,6 +504,13 @@ class Trainer:
             if saved_epoch is not None and self.is_main:
                 tqdm.write(f"the training state after epoch {saved_epoch} of {config.max_epochs} is in {state_path}: "
                            f"the same command with --resume continues from there", file=sys.stderr)
+            elif state_path and log_lines is not None and self.is_main:  # the pace line promised --resume
+                every = config.state_every
+                first = ("at the first epoch's end" if every <= 0 else
+                         f"at the first epoch's end {every:g} s or more into the run" if every < 60 else
+                         f"at the first epoch's end {duration_text(every).removeprefix('about ')} or more into the run")
+                tqdm.write(f"no training state was saved yet (it is saved {first}; --state_every sets when): "
+                           f"--resume has nothing to go on from, the same command starts again", file=sys.stderr)
             raise
         finally:
             if log is not None:
