@@ -99,7 +99,7 @@ warn_src_data() {
     echo "run.sh: note: reading data/ (the embedded corpus), not src/data/; to use src/data/: DATA_DIR=$(printf '%q' "$ROOT/src/data") ./run.sh $MODE" >&2
   fi
 }
-run() { warn_src_data; pick_python; "$PY" "${R}src/run.py" "$@"; }
+run() { warn_src_data; pick_python; RUN_SH_MODE="$MODE" "$PY" "${R}src/run.py" "$@"; }  # run.py words its hints for run.sh
 WIKI="--pretrain_corpus_path=$DATA/wiki.txt"   # each is one argument: always quoted below
 TRAIN="--finetune_corpus_path=$DATA/birth_places_train.tsv"
 DEV="--eval_corpus_path=$DATA/birth_dev.tsv"

@@ -240,8 +240,17 @@ def read_questions(path, stoi, block_size):
     return questions
 
 
+def params_hints():
+    """How load_params words its fixes. A run.sh mode sets --variant and the corpus itself and refuses
+    them given again, so under run.sh (which sets RUN_SH_MODE) the hints name its modes and DATA_DIR."""
+    if not os.environ.get("RUN_SH_MODE"):
+        return {}
+    return dict(corpus_flag="DATA_DIR (the folder of the wiki.txt)",
+                variant_fix="this run.sh mode runs the {want} model; use a {have} mode, or give it {want} params")
+
+
 def evaluate(args, model, pretrain_dataset, device):
-    load_params(model, args.reading_params_path)
+    load_params(model, args.reading_params_path, **params_hints())
     model = model.to(device)
     questions = read_questions(args.eval_corpus_path, pretrain_dataset.stoi, pretrain_dataset.block_size)
     start = time.time()
@@ -298,6 +307,8 @@ def main(argv=None):
         apply_overrides(tconf, args)
         helper.train(model, args.writing_params_path, trainer)
     elif args.function == "finetune":
+        if args.reading_params_path is not None and params_hints():  # checked here in run.sh's words
+            load_params(model, args.reading_params_path, **params_hints())  # (the course's helper loads them)
         tconf, trainer = helper.finetune(args.reading_params_path, args.finetune_corpus_path,
                                          pretrain_dataset, args.block_size, model)
         apply_overrides(tconf, args)

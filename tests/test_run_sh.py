@@ -175,7 +175,10 @@ def test_user_errors_are_one_line(world, tmp_path):
     os.replace(out / "synthesizer.pretrain.params", out / "vanilla.pretrain.params")
     p = sh(["vanilla_finetune_with_pretrain"] + TINY, world, out, check=False)
     assert p.returncode == 2
-    assert p.stderr.strip().count("\n") == 0 and "synthesizer params, but the model is vanilla" in p.stderr
+    # in run.sh's words: the mode refuses --variant (run.py's own hint, "pass --variant=synthesizer", failed)
+    assert p.stderr.strip().count("\n") == 0 and ("synthesizer params, but the model is vanilla; this run.sh mode "
+                                                  "runs the vanilla model; use a synthesizer mode, or give it "
+                                                  "vanilla params") in p.stderr
     # a malformed line and a character outside the vocabulary
     bad = tmp_path / "bad"
     bad.mkdir()
@@ -194,7 +197,18 @@ def test_user_errors_are_one_line(world, tmp_path):
     assert not (out / "vanilla.nopretrain.dev.predictions").exists()
     # a missing corpus
     p = sh(["vanilla_pretrain"] + TINY, tmp_path / "nowhere", out, check=False)
-    assert p.returncode == 2 and "wiki.txt: pretraining corpus not found" in p.stderr
+    assert p.returncode == 2 and "wiki.txt: pretraining corpus not found; check the path (run.sh reads the " \
+                                 "folder DATA_DIR names)" in p.stderr  # not the embedded corpus: no make_world
+    # params trained on another corpus (another vocabulary): DATA_DIR, not the flag the mode refuses
+    other = tmp_path / "other"
+    other.mkdir()
+    for f in os.listdir(world):
+        (other / f).write_bytes((world / f).read_bytes())
+    with open(other / "wiki.txt", "a", encoding="utf-8") as f:
+        f.write("§¶ was born in ¤.\n")  # three characters no generated world has
+    p = sh(["vanilla_eval_dev_without_pretrain"] + TINY, other, out, check=False)
+    assert p.returncode == 2 and "use the same DATA_DIR (the folder of the wiki.txt) the params were trained " \
+                                 "with" in p.stderr
     # an empty corpus
     (bad / "wiki.txt").write_text("\n", encoding="utf-8")
     p = sh(["vanilla_pretrain"] + TINY, bad, out, check=False)

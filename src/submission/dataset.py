@@ -62,8 +62,11 @@ def read_text(path, what="file"):
     if os.path.isdir(path):
         raise DataError(f"{path}: the {what} path is a folder; give the file inside it")
     if not os.path.isfile(path):
-        raise DataError(f"{path}: {what} not found (check the path; `python src/make_world.py --out data` "
-                        f"regenerates the embedded corpus)")
+        embedded = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data")
+        if os.path.realpath(os.path.dirname(os.path.abspath(path))) == os.path.realpath(embedded):
+            raise DataError(f"{path}: {what} not found (check the path; `python src/make_world.py --out data` "
+                            f"regenerates the embedded corpus)")
+        raise DataError(f"{path}: {what} not found; check the path (run.sh reads the folder DATA_DIR names)")
     try:
         with open(path, encoding="utf-8-sig") as f:  # text mode: \r\n read as \n, as the course reads
             return f.read()

@@ -467,11 +467,12 @@ def _unloadable(path, error):
 
 
 def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_corpus_path",
-                size_fix="use the model size they were trained with"):
+                size_fix="use the model size they were trained with", variant_fix=None):
     """Load a params file into `model` on any device, refusing code and explaining mismatches.
     `variant_flag` and `corpus_flag` are how the caller's command line chooses the variant and the
     corpus (run.py's by default), named in the errors that send the user to them; `size_fix` is the
-    fix of params of another model size (the size flags by default)."""
+    fix of params of another model size (the size flags by default), and `variant_fix` that of the
+    other variant's params, with {have} and {want} for the variants (default: pass `variant_flag`)."""
     if not os.path.exists(path):
         raise ParamsError(_not_found(path))
     if not os.path.isfile(path):  # a folder, /dev/null, a FIFO
@@ -515,8 +516,9 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
     synth_model = any(k.endswith("attn.w2") for k in own)
     if synth_file != synth_model:
         have, want = ("synthesizer", "vanilla") if synth_file else ("vanilla", "synthesizer")
-        raise ParamsError(f"{path}: these are {have} params, but the model is {want}; "
-                          f"pass {variant_flag}{have} or use the {want} params file")
+        fix = (variant_fix or "pass {flag}{have} or use the {want} params file").format(
+            flag=variant_flag, have=have, want=want)
+        raise ParamsError(f"{path}: these are {have} params, but the model is {want}; {fix}")
     if "tok_emb.weight" in state and state["tok_emb.weight"].shape[0] != own["tok_emb.weight"].shape[0]:
         raise ParamsError(f"{path}: params have a vocabulary of {state['tok_emb.weight'].shape[0]} characters, "
                           f"the pretraining corpus gives {own['tok_emb.weight'].shape[0]}; use the same "
