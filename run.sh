@@ -63,10 +63,46 @@ synthesizer_eval_test_with_pretrain"
 EXTRA_MODES="london_baseline all demo bench test plot memorised ask deliverables"
 
 usage() {
-  echo "usage: ./run.sh MODE [extra src/run.py flags]" >&2
+  echo "usage: ./run.sh MODE [extra src/run.py flags]  (./run.sh help says what each mode does)" >&2
   echo "modes:" >&2
   for m in $MODES $EXTRA_MODES; do echo "  $m" >&2; done
   exit 2
+}
+
+show_help() {  # ./run.sh help: every mode in a line, the folders and the variables (tests check all are named)
+  cat <<'TEXT'
+usage: ./run.sh MODE [flags]
+
+The assignment (outputs in OUT_DIR with the course's file names; flags go to src/run.py, whose
+--help lists them: model size, epochs, learning rate, seed, --resume):
+  vanilla_finetune_without_pretrain     part (d): finetune from scratch  -> vanilla.model.params
+  vanilla_eval_dev_without_pretrain     its dev answers    -> vanilla.nopretrain.dev.predictions
+  vanilla_eval_test_without_pretrain    its test answers   -> vanilla.nopretrain.test.predictions
+  vanilla_pretrain                      part (f): span-corruption pretraining -> vanilla.pretrain.params
+  vanilla_finetune_with_pretrain        finetune the pretrained model -> vanilla.finetune.params
+  vanilla_eval_dev_with_pretrain        its dev answers    -> vanilla.pretrain.dev.predictions
+  vanilla_eval_test_with_pretrain       its test answers   -> vanilla.pretrain.test.predictions
+  synthesizer_pretrain                  part (g): the same four steps with the synthesizer
+  synthesizer_finetune_with_pretrain
+  synthesizer_eval_dev_with_pretrain
+  synthesizer_eval_test_with_pretrain
+  london_baseline                       dev accuracy of always answering "London"
+  all                                   the eleven modes in order; stopped, add --resume to go on
+
+Beyond the course:
+  demo           the whole assignment on the embedded corpus (small on a CPU; --help)
+  test           the test suite (extra arguments go to pytest)
+  bench          reference against fast paths, training and evaluation (--quick: under a minute)
+  plot           curves LOG... --out PNG, or attention: loss curves and attention maps
+  ask            --params PARAMS "Name": a model's answer and the birthplaces it finds likeliest
+  memorised      --params PARAMS: the birthplaces a pretrained model reproduces from the biographies
+  deliverables   checks the handout's 18 files and zips them into submission.zip
+
+Environment: DATA_DIR (inputs, default data/), OUT_DIR (outputs, default src/submission/),
+GPT_NUM_THREADS (CPU threads; fixes a run's count), PYTHON (the interpreter when there is no .venv).
+An interrupted training run goes on with the same command and --resume.
+TEXT
+  exit 0
 }
 
 # closest MODE: the mode nearest to a mistyped one, or nothing (standard-library difflib, no torch)
@@ -81,7 +117,7 @@ needs() {
     local env=""  # the same DATA_DIR and OUT_DIR as this call, so the hint runs as shown
     if [ -n "${DATA_DIR:-}" ]; then env+="DATA_DIR=$(printf '%q' "$DATA_DIR") "; fi
     if [ -n "${OUT_DIR:-}" ]; then env+="OUT_DIR=$(printf '%q' "$OUT_DIR") "; fi
-    echo "run.sh: $1 not found; make it first with: ${env}./run.sh $2" >&2
+    echo "run.sh: $1 not found; make it first with: ${env}${R:-./}run.sh $2" >&2  # R: run.sh's folder from elsewhere
     exit 2
   fi
 }
@@ -89,6 +125,7 @@ needs() {
 [ $# -ge 1 ] || usage
 MODE="$1"; shift
 case "$MODE" in
+  help|-h|--help) show_help ;;
   vanilla_finetime_without_pretrain) MODE=vanilla_finetune_without_pretrain ;;   # the handout's spelling
   synthesizer_finetrain_with_pretrain) MODE=synthesizer_finetune_with_pretrain ;;  # the handout's spelling
 esac
@@ -153,7 +190,7 @@ case "$MODE" in
         if [ -f "$WRITES.state" ]; then
           FLAGS=(--resume)
         elif [ -f "$WRITES" ] && { [ -z "$READS" ] || [ "$WRITES" -nt "$READS" ]; }; then
-          echo "=== ./run.sh $m: done ($WRITES is there${READS:+, newer than $READS})" >&2; continue
+          echo "=== ./run.sh $m: done ($WRITES is there${READS:+, newer than $READS}; remove it to make it again, as with other flags or data)" >&2; continue
         fi
       fi
       echo "=== ./run.sh $m${FLAGS[*]:+ ${FLAGS[*]}}" >&2

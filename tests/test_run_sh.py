@@ -144,8 +144,9 @@ def test_relative_data_and_out_dirs_are_the_callers(world, tmp_path):
     assert p.returncode == 0 and p.stdout.startswith("Correct:"), p.stderr
     p = subprocess.run([os.path.join(ROOT, "run.sh"), "vanilla_eval_dev_with_pretrain"], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=120)
+    # run from another folder: the hint names run.sh where it is (there is no ./run.sh here)
     assert p.returncode == 2 and "run.sh: o/vanilla.finetune.params not found; make it first with: DATA_DIR=d " \
-                                 "OUT_DIR=o ./run.sh vanilla_finetune_with_pretrain" in p.stderr
+                                 f"OUT_DIR=o {ROOT}/run.sh vanilla_finetune_with_pretrain" in p.stderr
     p = subprocess.run([os.path.join(ROOT, "run.sh"), "london_baseline", "extra"], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and p.stderr.startswith("run.sh: london_baseline takes no arguments (got: extra)")
@@ -161,10 +162,27 @@ def test_unknown_mode_lists_modes_and_the_closest(world, tmp_path):
     assert p.returncode == 2 and p.stderr.startswith("run.sh: unknown mode 'xyz'\nusage:")
 
 
+def test_help_says_what_every_mode_does():
+    """`./run.sh help` (and -h, --help) was an unknown mode; it names every mode with what it does."""
+    script = open(os.path.join(ROOT, "run.sh"), encoding="utf-8").read()
+    modes = re.search(r'^MODES="([^"]*)"', script, re.M).group(1).split()
+    modes += re.search(r'^EXTRA_MODES="([^"]*)"', script, re.M).group(1).split()
+    for flag in ("help", "-h", "--help"):
+        p = subprocess.run([os.path.join(ROOT, "run.sh"), flag], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0 and p.stderr == "" and p.stdout.startswith("usage: ./run.sh MODE")
+        listed = re.findall(r"^  (\w+)", p.stdout, re.M)
+        assert sorted(listed) == sorted(modes), set(listed) ^ set(modes)
+        assert all(name in p.stdout for name in ("DATA_DIR", "OUT_DIR", "GPT_NUM_THREADS", "PYTHON", "--resume"))
+
+
 def test_missing_params_names_the_mode(world, tmp_path):
     p = sh(["synthesizer_eval_dev_with_pretrain"], world, tmp_path, check=False)
     assert p.returncode == 2
-    assert f"make it first with: DATA_DIR={world} OUT_DIR={tmp_path} ./run.sh synthesizer_finetune_with_pretrain" in p.stderr
+    assert f"make it first with: DATA_DIR={world} OUT_DIR={tmp_path} {ROOT}/run.sh synthesizer_finetune_with_pretrain" \
+        in p.stderr
+    p = subprocess.run(["./run.sh", "synthesizer_eval_dev_with_pretrain"], cwd=ROOT, capture_output=True, text=True,
+                       env=dict(os.environ, DATA_DIR=str(world), OUT_DIR=str(tmp_path)), timeout=120)
+    assert p.returncode == 2 and f"OUT_DIR={tmp_path} ./run.sh synthesizer_finetune_with_pretrain" in p.stderr
 
 
 def test_user_errors_are_one_line(world, tmp_path):
