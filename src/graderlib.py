@@ -206,14 +206,18 @@ class Grader:
         return [t.id for t in self.tests]
 
     def select(self, ids):
-        """The tests with these ids (all when `ids` is empty); KeyError names the unknown ones."""
+        """The tests with these ids (all when `ids` is empty); an id's leading parts pick every test they
+        begin ("1f": the part's tests, "1f-1": 1f-1-hidden). KeyError names the ids that pick none."""
         if not ids or list(ids) == ["all"]:
             return list(self.tests)
-        unknown = [i for i in ids if i not in self._by_id]
+
+        def picks(i, t):
+            return t.id == i or t.id.startswith(i + "-")
+
+        unknown = [i for i in ids if not any(picks(i, t) for t in self.tests)]
         if unknown:
             raise KeyError(", ".join(unknown))
-        wanted = set(ids)
-        return [t for t in self.tests if t.id in wanted]
+        return [t for t in self.tests if any(picks(i, t) for i in ids)]
 
     # -- running -------------------------------------------------------------------------------
     def _halt(self, thread):

@@ -564,6 +564,20 @@ def test_timeout_fails_the_test_and_the_grader_goes_on():
     assert not g.abandoned  # the looping thread was stopped
 
 
+def test_an_id_s_leading_parts_select_the_tests_they_begin():
+    """`python src/grader.py 1f-1` was an unknown id (only 1f-1-hidden worked)."""
+    g = graderlib.Grader({"9a-0-basic": 1, "9a-1-hidden": 2, "9b-0-basic": 1, "9a-10-basic": 1})
+    for test_id in ("9a-0-basic", "9a-1-hidden", "9b-0-basic", "9a-10-basic"):
+        g.add(test_id, "passes", lambda ctx: None, 5)
+    ids = lambda *wanted: [t.id for t in g.select(list(wanted))]  # noqa: E731
+    assert ids("9a-1") == ["9a-1-hidden"]  # not 9a-10-basic: whole parts only
+    assert ids("9a") == ["9a-0-basic", "9a-1-hidden", "9a-10-basic"]
+    assert ids("9b-0-basic", "9a-0") == ["9a-0-basic", "9b-0-basic"]  # in the grader's order, once each
+    assert ids() == ids("all") == [t.id for t in g.tests]
+    with pytest.raises(KeyError, match="9a-1-h, 9c"):
+        g.select(["9a-1-h", "9a-0", "9c"])
+
+
 def test_output_frame_and_json(tmp_path, capsys):
     def fails(ctx):
         graderlib.require(False, "the reason")
