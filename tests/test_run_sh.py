@@ -422,3 +422,22 @@ def test_paths_are_the_callers_wherever_run_sh_is_called_from(repo, tmp_path, mo
         said = calls.read_text().splitlines()
         calls.unlink()
         assert said == [f"{cwd}|{prefix}" + runs.replace("{R}", prefix)]
+
+
+def test_the_conda_environment_has_every_requirement():
+    """src/environment.yml lacked the notebook test's nbclient and ipykernel: conda users got them only
+    when `./run.sh test` installed them. Every package of requirements*.txt is there, torch at its pin."""
+    def names(path):
+        out = set()
+        for line in open(os.path.join(ROOT, path), encoding="utf-8"):
+            line = line.split("#")[0].strip()
+            if line and not line.startswith("-r"):
+                out.add(line)
+        return out
+
+    wanted = names("requirements.txt") | names("requirements-dev.txt")
+    env = open(os.path.join(ROOT, "src", "environment.yml"), encoding="utf-8").read()
+    listed = {line.split("#")[0].strip().lstrip("- ").strip() for line in env.splitlines()}
+    pinned = {w for w in wanted if "==" in w}
+    assert pinned <= listed and {"torch==2.13.0"} <= pinned
+    assert {w for w in wanted if "==" not in w} <= listed, sorted(wanted - listed)
