@@ -27,6 +27,8 @@ $(FIGURES_DONE): written/figures.py written/checks.py
 	$(PYTHON) written/figures.py
 
 submission.pdf: submission.tex written/results.tex docs/attention_last.png $(FIGURES_DONE)
+	@command -v $(LATEXMK) >/dev/null 2>&1 || { echo "make: no $(LATEXMK) (LaTeX); install it: apt-get install" \
+	  "latexmk texlive-latex-base texlive-latex-recommended (the list CI uses: .ci/apt-packages.txt)" >&2; exit 2; }
 	$(LATEXMK) $(LATEXMK_FLAGS) submission.tex
 	$(LATEXMK) -c submission.tex
 

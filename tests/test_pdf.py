@@ -29,3 +29,15 @@ def test_pdf_builds_with_every_question(tmp_path):
     assert "Problem 5" in text or "5(a)" in text
     subprocess.run(["make", "clean"], cwd=work, check=True, capture_output=True)
     assert not (work / "submission.pdf").exists() and not (work / "figures").exists()
+
+
+@pytest.mark.skipif(not shutil.which("make"), reason="needs make")
+def test_make_without_latex_says_what_to_install(tmp_path):
+    """Without latexmk, `make` ended in make's own "No such file or directory ... Error 127"."""
+    work = tmp_path / "tree"
+    shutil.copytree(ROOT, work, ignore=shutil.ignore_patterns(".git", ".venv", "runs", "figures", "*.pdf",
+                                                              "*.params", "__pycache__"))
+    p = subprocess.run(["make", f"PYTHON={sys.executable}", "LATEXMK=no-such-latexmk"], cwd=work,
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 2 and "make: no no-such-latexmk (LaTeX); install it: apt-get install latexmk" in p.stderr
+    assert (work / "figures").is_dir() and not (work / "submission.pdf").exists()
