@@ -302,4 +302,4 @@ def ask_hint(out, data, model_args):
 
 
 if __name__ == "__main__":
-    run_cli(main)
+    run_cli(main, keep_working=True)

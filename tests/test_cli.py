@@ -422,6 +422,45 @@ def test_an_evaluation_into_a_closed_pipe_still_writes_its_predictions(tmp_path,
     assert out.read_text(encoding="utf-8").count("\n") == 2
 
 
+def test_training_into_a_closed_pipe_with_its_stderr_still_writes_its_params(tmp_path):
+    """`./run.sh vanilla_pretrain ... 2>&1 | head -1`: the progress bar (stderr) met the closed pipe and
+    the run ended without its params. Both streams to the closed pipe: the params are written, then 141."""
+    (tmp_path / "wiki.txt").write_text(WIKI * 4, encoding="utf-8")
+    out = tmp_path / "p.params"
+    p = subprocess.Popen([sys.executable, os.path.join(ROOT, "src", "run.py"), "--function=pretrain",
+                          "--variant=vanilla", *TINY, "--block_size", "32",
+                          f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}", f"--writing_params_path={out}"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    p.stdout.close()
+    assert p.wait(timeout=120) == 141
+    assert out.exists() and (tmp_path / "p.params.log.jsonl").exists()
+    assert sorted(os.listdir(tmp_path)) == ["p.params", "p.params.log.jsonl", "wiki.txt"]
+
+
+def test_a_tool_that_only_prints_stops_at_a_closed_pipe(tmp_path):
+    """ask's only product is what it prints: with its reader gone it stops (status 141) instead of
+    answering standard input into /dev/null for ever."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    (data / "birth_places_train.tsv").write_text("Where was Ada Quill born?\tLisbon\n", encoding="utf-8")
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(CharCorruptionDataset(WIKI, 128).vocab_size, 128, n_layer=1, n_head=2, n_embd=16))
+    torch.save(model.state_dict(), tmp_path / "m.params")
+    p = subprocess.Popen([sys.executable, os.path.join(ROOT, "src", "ask.py"), "--params", str(tmp_path / "m.params"),
+                          "--data-dir", str(data), "--n_layer", "1", "--n_head", "2", "--n_embd", "16"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    p.stdout.close()
+    p.stdin.write(b"Ada Quill\n")  # one name, and standard input left open: more may come
+    p.stdin.flush()
+    try:
+        assert p.wait(timeout=60) == 141
+    finally:
+        p.kill()
+        p.stdin.close()
+
+
 @pytest.mark.parametrize("command", [["src/grader.py", "--list"], ["src/submission/dataset.py", "namedata"],
                                      ["src/london_baseline.py", "data/birth_dev.tsv"]])
 def test_output_into_a_closed_pipe_stops_quietly(command):

@@ -305,9 +305,10 @@ def closed_pipe_exit():
 
 
 class _ClosedPipeGuard:
-    """sys.stdout while run_cli runs: once its reader has gone (`| head -1`), what is printed goes to
-    /dev/null and the work goes on, so the files it writes are written (a "decoded ..." line printed
-    before the predictions were written ended an evaluation without them, and without a word)."""
+    """sys.stdout or sys.stderr while run_cli(keep_working=True) runs: once its reader has gone
+    (`| head -1`, `2>&1 | head -1`), what is written to it goes to /dev/null and the work goes on, so
+    the files it writes are written (a "decoded ..." line printed before the predictions were written
+    ended an evaluation without them, and without a word)."""
 
     def __init__(self, stream):
         self._stream = stream
@@ -316,7 +317,9 @@ class _ClosedPipeGuard:
     def _closed(self):
         self.closed_pipe = True
         with contextlib.suppress(OSError, ValueError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._stream.fileno())
+            os.close(null)
 
     def write(self, text):
         try:
@@ -337,25 +340,28 @@ class _ClosedPipeGuard:
         return getattr(self._stream, name)
 
 
-def run_cli(main):
+def run_cli(main, keep_working=False):
     """Run a command-line `main()`: a bad input file (DataError, ParamsError) ends in its one-line message
     and exit status 2, a diverged training run (TrainingDiverged) in its message and status 1, Ctrl-C in
     exit status 130 (output files are written atomically, so none is half-written), SIGTERM likewise in
-    status 143. A closed stdout (`| head`) does not stop the work: its files are written, then the exit
-    status is 141, as a shell tool's. Once main has returned or been interrupted, Ctrl-C is ignored: a
-    second one would only interrupt the exit (a traceback from an exit handler, or death by signal
-    instead of status 130)."""
+    status 143, and a closed stdout (`| head`) in status 141. With `keep_working` (the tools that write
+    files: run.py, the demo, deliverables) a closed stdout or stderr does not stop the work: its files
+    are written, then the status is 141; the others, whose only product is what they print, stop at
+    once. Once main has returned or been interrupted, Ctrl-C is ignored: a second one would only
+    interrupt the exit (a traceback from an exit handler, or death by signal instead of status 130)."""
     _held["terminated"] = False
     main_thread = threading.current_thread() is threading.main_thread()
     previous_term = None
     if main_thread:  # None back: a handler not set from Python; the default stands in for it
         previous_term = signal.signal(signal.SIGTERM, _terminate) or signal.SIG_DFL
-    stdout = sys.stdout
-    guard = sys.stdout = _ClosedPipeGuard(stdout)
+    streams = (sys.stdout, sys.stderr)
+    guards = [_ClosedPipeGuard(s) for s in streams] if keep_working else []
+    if guards:
+        sys.stdout, sys.stderr = guards
     try:
         result = main()
-        guard.flush()  # a closed pipe shows here, not at exit's flush (stdout to a pipe is buffered)
-        if guard.closed_pipe:
+        sys.stdout.flush()  # a closed pipe shows here, not at exit's flush (stdout to a pipe is buffered)
+        if any(g.closed_pipe for g in guards):
             closed_pipe_exit()
     except (DataError, ParamsError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -372,8 +378,8 @@ def run_cli(main):
         sys.exit(status)
     finally:
         _ignore_interrupts(previous_term)
-        if sys.stdout is guard:
-            sys.stdout = stdout
+        if guards and sys.stdout is guards[0] and sys.stderr is guards[1]:
+            sys.stdout, sys.stderr = streams
     return result
 
 
