@@ -208,6 +208,19 @@ def test_a_run_interrupted_before_its_first_save_says_there_is_nothing_to_resume
             "--state_every sets when): --resume has nothing to go on from, the same command starts again"
             in capsys.readouterr().err)
     assert not os.path.exists(tmp_path / "params.state")
+    with monkeypatch.context() as m:  # one epoch: no state is ever saved, so none is promised
+        interrupt_at(m, 2)
+        with pytest.raises(KeyboardInterrupt):
+            trainer(tmp_path, corpus(), max_epochs=1, state_every=0).train()
+    assert "training state" not in capsys.readouterr().err
+    data = cut_run(tmp_path, monkeypatch)  # an earlier interrupted run's state, then a fresh run stopped early
+    capsys.readouterr()
+    with monkeypatch.context() as m:
+        interrupt_at(m, 2)
+        with pytest.raises(KeyboardInterrupt):
+            trainer(tmp_path, data, state_every=300.0).train()
+    assert (f"this run saved no training state yet; {tmp_path / 'params.state'} is still the earlier interrupted "
+            f"run's, which --resume would continue" in capsys.readouterr().err)
 
 
 def test_a_fresh_run_says_it_replaces_an_interrupted_runs_state(tmp_path, monkeypatch, capsys):

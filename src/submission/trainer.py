@@ -157,12 +157,14 @@ def pace_line(epoch, epoch_seconds, max_epochs, resumable=None):
     line = (f"epoch {epoch} of {max_epochs} took {epoch_seconds:.1f} s: the remaining {left:,} "
             f"{'epoch takes' if left == 1 else 'epochs take'} {duration_text(remaining)} at this pace")
     if resumable is not None:
-        # saved at the first epoch's end `resumable` seconds after the last save
-        when = ("at every epoch's end" if resumable <= epoch_seconds else
-                f"at an epoch's end every {resumable:g} s" if resumable < 60 else
-                f"at an epoch's end every {duration_text(resumable).removeprefix('about ')}")
+        when = "at every epoch's end" if resumable <= epoch_seconds else f"at an epoch's end every {_span(resumable)}"
         line += f" (its state is saved {when}: after Ctrl-C the same command with --resume goes on from there)"
     return line
+
+
+def _span(seconds):
+    """A save interval in words: "30 s", "5 min", "1 h 00 min"."""
+    return f"{seconds:g} s" if seconds < 60 else duration_text(seconds).removeprefix("about ")
 
 
 def loader_workers(requested, device="cuda"):
@@ -505,12 +507,15 @@ class Trainer:
                 tqdm.write(f"the training state after epoch {saved_epoch} of {config.max_epochs} is in {state_path}: "
                            f"the same command with --resume continues from there", file=sys.stderr)
             elif state_path and log_lines is not None and self.is_main:  # the pace line promised --resume
-                every = config.state_every
-                first = ("at the first epoch's end" if every <= 0 else
-                         f"at the first epoch's end {every:g} s or more into the run" if every < 60 else
-                         f"at the first epoch's end {duration_text(every).removeprefix('about ')} or more into the run")
-                tqdm.write(f"no training state was saved yet (it is saved {first}; --state_every sets when): "
-                           f"--resume has nothing to go on from, the same command starts again", file=sys.stderr)
+                if os.path.exists(state_path):  # not replaced yet: the earlier run's
+                    tqdm.write(f"this run saved no training state yet; {state_path} is still the earlier "
+                               f"interrupted run's, which --resume would continue", file=sys.stderr)
+                elif config.max_epochs > 1:
+                    first = ("at the first epoch's end" if config.state_every <= 0 else
+                             f"at the first epoch's end {_span(config.state_every)} or more into the run")
+                    tqdm.write(f"no training state was saved yet (it is saved {first}; --state_every sets when): "
+                               f"--resume has nothing to go on from, the same command starts again",
+                               file=sys.stderr)
             raise
         finally:
             if log is not None:
