@@ -12,6 +12,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # Python runs in the caller's folder, so a relative path in a flag means what the caller meant; the
 # repo's own files are named from there (short, as the course's were, when that is the repo)
 if [ "$(pwd -P)" = "$(cd "$ROOT" && pwd -P)" ]; then R=""; else R="$ROOT/"; fi
+ME="$(printf '%q' "${R:-./}run.sh")"  # this script as the caller types it, in the hints
 DATA="${DATA_DIR:-${R}data}"
 OUT="${OUT_DIR:-${R}src/submission}"
 
@@ -117,7 +118,7 @@ needs() {
     local env=""  # the same DATA_DIR and OUT_DIR as this call, so the hint runs as shown
     if [ -n "${DATA_DIR:-}" ]; then env+="DATA_DIR=$(printf '%q' "$DATA_DIR") "; fi
     if [ -n "${OUT_DIR:-}" ]; then env+="OUT_DIR=$(printf '%q' "$OUT_DIR") "; fi
-    echo "run.sh: $1 not found; make it first with: ${env}${R:-./}run.sh $2" >&2  # R: run.sh's folder from elsewhere
+    echo "run.sh: $1 not found; make it first with: ${env}$ME $2" >&2
     exit 2
   fi
 }
@@ -133,10 +134,11 @@ esac
 # The course keeps its data in src/data/: files put there would otherwise go unread without a word
 warn_src_data() {
   if [ -z "${DATA_DIR:-}" ] && [ -f "$ROOT/src/data/wiki.txt" ]; then
-    echo "run.sh: note: reading data/ (the embedded corpus), not src/data/; to use src/data/: DATA_DIR=$(printf '%q' "$ROOT/src/data") ./run.sh $MODE" >&2
+    echo "run.sh: note: reading data/ (the embedded corpus), not src/data/; to use src/data/: DATA_DIR=$(printf '%q' "$ROOT/src/data") $ME $MODE" >&2
   fi
 }
-run() { warn_src_data; pick_python; RUN_SH_MODE="$MODE" "$PY" "${R}src/run.py" "$@"; }  # run.py words its hints for run.sh
+# RUN_SH_MODE: run.py words its hints for run.sh (DATA_DIR and the modes, not the flags they refuse)
+run() { warn_src_data; pick_python; RUN_SH_MODE="$MODE" "$PY" "${R}src/run.py" "$@"; }
 WIKI="--pretrain_corpus_path=$DATA/wiki.txt"   # each is one argument: always quoted below
 TRAIN="--finetune_corpus_path=$DATA/birth_places_train.tsv"
 DEV="--eval_corpus_path=$DATA/birth_dev.tsv"
@@ -171,9 +173,13 @@ case "$MODE" in
     if [ $# -gt 0 ]; then echo "run.sh: london_baseline takes no arguments (got: $*); it scores \$DATA_DIR/birth_dev.tsv" >&2; exit 2; fi
     warn_src_data; pick_python; "$PY" "${R}src/london_baseline.py" "$DATA/birth_dev.tsv" ;;
   all)  # with --resume: an interrupted training mode goes on, and a mode whose output is newer than its
-    # input is done (a stopped `all` continues where it stopped: the same command with --resume)
+    # input is done (a stopped `all` continues where it stopped: the same command with --resume); an
+    # `all` started without --resume leaves a stamp, and outputs older than it are not done (they are
+    # an earlier run's, which that `all` was making again)
     RESUME=0; ARGS=()
     for a in "$@"; do if [ "$a" = --resume ]; then RESUME=1; else ARGS+=("$a"); fi; done
+    STAMP="$OUT/.all-started"
+    if [ "$RESUME" = 0 ]; then mkdir -p "$OUT" && touch "$STAMP"; fi
     for m in $MODES; do
       V="${m%%_*}"
       case "$m" in  # WRITES: the mode's output; READS: the params it starts from (none: pretraining)
@@ -189,8 +195,11 @@ case "$MODE" in
       if [ "$RESUME" = 1 ]; then
         if [ -f "$WRITES.state" ]; then
           FLAGS=(--resume)
-        elif [ -f "$WRITES" ] && { [ -z "$READS" ] || [ "$WRITES" -nt "$READS" ]; }; then
-          echo "=== ./run.sh $m: done ($WRITES is there${READS:+, newer than $READS}; remove it to make it again, as with other flags or data)" >&2; continue
+        elif [ -f "$WRITES" ] && { [ -z "$READS" ] || [ "$WRITES" -nt "$READS" ]; } \
+            && { [ ! -f "$STAMP" ] || [ "$WRITES" -nt "$STAMP" ]; }; then
+          echo "=== ./run.sh $m: done ($WRITES is there${READS:+, newer than $READS};" \
+            "remove it to make it again, as with other flags or data)" >&2
+          continue
         fi
       fi
       echo "=== ./run.sh $m${FLAGS[*]:+ ${FLAGS[*]}}" >&2

@@ -243,10 +243,13 @@ def read_questions(path, stoi, block_size):
 def params_hints():
     """How load_params words its fixes. A run.sh mode sets --variant and the corpus itself and refuses
     them given again, so under run.sh (which sets RUN_SH_MODE) the hints name its modes and DATA_DIR."""
-    if not os.environ.get("RUN_SH_MODE"):
+    mode = os.environ.get("RUN_SH_MODE")
+    if not mode:
         return {}
+    other = ("use a {have} mode, or give it {want} params" if "with_pretrain" in mode else
+             "give it {want} params (without pretraining there is only the vanilla model)")
     return dict(corpus_flag="DATA_DIR (the folder of the wiki.txt)",
-                variant_fix="this run.sh mode runs the {want} model; use a {have} mode, or give it {want} params")
+                variant_fix="this run.sh mode runs the {want} model; " + other)
 
 
 def evaluate(args, model, pretrain_dataset, device):

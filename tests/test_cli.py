@@ -51,7 +51,8 @@ def one_line_exit(capsys, argv):
     (["--variant", "synthesizer"], "--variant given twice, as 'vanilla' and as 'synthesizer' (a run.sh mode gives it: "
                                    "choose the run.sh mode that does what you want)"),
     (["--function=finetune"], "--function given twice"),
-    (["--writing_params_path", "q"], "given twice, as 'p' and as 'q' (a run.sh mode gives it: DATA_DIR and OUT_DIR choose the folders of a run.sh mode; for other file names, run python src/run.py"),
+    (["--writing_params_path", "q"], "given twice, as 'p' and as 'q' (a run.sh mode gives it: DATA_DIR and OUT_DIR "
+                                     "choose the folders of a run.sh mode; for other file names, run python src/run.py"),
 ])
 def test_bad_flags_stop_with_one_line(capsys, flags, says):
     argv = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "--writing_params_path=p"]
@@ -471,3 +472,36 @@ def test_output_into_a_closed_pipe_stops_quietly(command):
     p.stdout.close()  # the reader has gone before the first line (torch takes a second to load)
     err = p.stderr.read().decode()
     assert p.wait(timeout=120) == 141 and err == ""
+
+
+def test_hints_name_what_the_caller_can_change(tmp_path, monkeypatch):
+    """run.py started by run.sh (RUN_SH_MODE) names DATA_DIR and the modes; started by hand, the path and
+    its own flags. A missing file in data/ (the embedded corpus) names the command that regenerates it."""
+    from submission.dataset import read_text
+    monkeypatch.delenv("RUN_SH_MODE", raising=False)
+    with pytest.raises(DataError, match=r"typo.tsv: dev set not found; check the path$"):
+        read_text(str(tmp_path / "typo.tsv"), "dev set")
+    with pytest.raises(DataError, match=r"python src/make_world.py --out data` regenerates the embedded corpus"):
+        read_text(os.path.join(ROOT, "data", "not-there.tsv"), "dev set")
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    (tmp_path / "dev.tsv").write_text("Where was Ada Quill born?\tLisbon\n", encoding="utf-8")
+    vocab = CharCorruptionDataset(WIKI, 128).vocab_size
+    torch.save(GPT(GPTConfig(vocab, 128, n_layer=1, n_head=2, n_embd=16, synthesizer=True)).state_dict(),
+               tmp_path / "s.params")
+    argv = ["--function=evaluate", "--variant=vanilla", "--n_layer", "1", "--n_head", "2", "--n_embd", "16",
+            f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}", f"--reading_params_path={tmp_path / 's.params'}",
+            f"--eval_corpus_path={tmp_path / 'dev.tsv'}", f"--outputs_path={tmp_path / 'p'}"]
+    for mode, fix in ((None, "pass --variant=synthesizer or use the vanilla params file"),
+                      ("vanilla_eval_dev_with_pretrain", "this run.sh mode runs the vanilla model; use a synthesizer "
+                                                         "mode, or give it vanilla params"),
+                      ("vanilla_eval_dev_without_pretrain", "this run.sh mode runs the vanilla model; give it vanilla "
+                                                            "params (without pretraining there is only the vanilla "
+                                                            "model)")):
+        if mode:
+            monkeypatch.setenv("RUN_SH_MODE", mode)
+        with pytest.raises(ParamsError) as e:
+            driver.main(argv)
+        assert str(e.value).endswith("these are synthesizer params, but the model is vanilla; " + fix)
+    with pytest.raises(DataError, match=r"typo.tsv: dev set not found; check the path \(run.sh reads the folder "
+                                        r"DATA_DIR names\)$"):
+        read_text(str(tmp_path / "typo.tsv"), "dev set")

@@ -317,7 +317,7 @@ def test_thread_policy_leaves_the_cores_other_processes_use(monkeypatch):
             threads.cores, threads.cpus = 4, None  # the machine's 4 CPUs
             assert threads.start() == free == torch.get_num_threads(), (busy, ours)
         # update() re-reads only after `every` seconds, then follows the load
-        ticks = iter([(0, 0, 0, 4), (0, 100, 0, 4), (50, 200, 0, 4), None])
+        ticks = iter([(0, 0, 0, 4), (0, 100, 0, 4), (50, 200, 0, 4), None, (50, 300, 0, 4)])
         monkeypatch.setattr(utils, "_cpu_ticks", lambda cpus: next(ticks))
         threads = CpuThreads(every=10.0)
         threads.cores, threads.cpus = 4, None
@@ -326,7 +326,9 @@ def test_thread_policy_leaves_the_cores_other_processes_use(monkeypatch):
         assert threads.update() == 2  # the last 100 ticks: two cores busy elsewhere
         assert threads.used == {4, 2} and threads.describe().startswith("2 to 4 CPU threads")
         threads._when -= 10.0
-        assert threads.update() == 2 and threads._last is None  # /proc/stat unreadable now: the count stays
+        assert threads.update() == 2 and threads._last == (50, 200, 0, 4)  # /proc/stat unreadable: count stays
+        threads._when -= 10.0
+        assert threads.update() == 4  # readable again: the 100 ticks since the last reading, all free
         assert CpuThreads(fixed=1).describe() == f"{torch.get_num_threads()} CPU thread(s)"  # none set yet
     finally:
         torch.set_num_threads(before)

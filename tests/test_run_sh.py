@@ -62,6 +62,7 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
                    "vanilla_eval_dev_with_pretrain", "vanilla_eval_test_with_pretrain", "synthesizer_pretrain",
                    "synthesizer_finetune_with_pretrain", "synthesizer_eval_dev_with_pretrain",
                    "synthesizer_eval_test_with_pretrain"], p.stderr[-2000:]
+    assert f"resuming from {pretrain}.state: epoch 2 of 2" in p.stdout  # from the state, not afresh
     names = sorted(os.listdir(out))
     expected = ["synthesizer.finetune.params", "synthesizer.pretrain.dev.predictions",
                 "synthesizer.pretrain.params", "synthesizer.pretrain.test.predictions",
@@ -87,6 +88,13 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
     assert re.findall(r"^=== \./run\.sh (\w+)$", p.stderr, re.M) == [
         "synthesizer_finetune_with_pretrain", "synthesizer_eval_dev_with_pretrain",
         "synthesizer_eval_test_with_pretrain"], p.stderr
+
+    # an `all` started afresh (it leaves a stamp) and stopped before its first save: the earlier run's
+    # outputs, older than the stamp, are not done; the first mode runs (and here refuses a flag at once)
+    (out / ".all-started").touch()
+    p = sh(["all", "--resume"] + flags + ["--max_epochs", "0"], world, out, check=False)
+    assert p.returncode == 2 and "--max_epochs must be at least 1" in p.stderr
+    assert re.findall(r"^=== \./run\.sh (\w+)$", p.stderr, re.M) == ["vanilla_finetune_without_pretrain"], p.stderr
 
     # the handout's spellings of two modes
     for m, made in (("vanilla_finetime_without_pretrain", "vanilla.model.params"),
@@ -127,7 +135,7 @@ def test_course_data_in_src_data_is_pointed_out(world, tmp_path):
                        text=True, timeout=120)
     assert p.returncode == 0 and p.stdout.startswith("Correct:"), p.stderr
     assert p.stderr == ("run.sh: note: reading data/ (the embedded corpus), not src/data/; to use src/data/: "
-                        f"DATA_DIR={tree}/src/data ./run.sh london_baseline\n")
+                        f"DATA_DIR={tree}/src/data {tree}/run.sh london_baseline\n")  # as typed from /
     p = subprocess.run([str(tree / "run.sh"), "london_baseline"], cwd="/", env=dict(env, DATA_DIR=str(world)),
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and p.stderr == ""

@@ -107,10 +107,10 @@ def test_load_params_errors(tmp_path, monkeypatch):
                                           f"OUT_DIR={re.escape(str(tmp_path))} ./run.sh "
                                           "vanilla_finetune_with_pretrain \\(after vanilla_pretrain\\)$"):
         load_params(small(), str(tmp_path / "vanilla.finetune.params"))
-    with pytest.raises(ParamsError, match="params file not found; make it with OUT_DIR='a b' ./run.sh vanilla_pretrain$"):
+    with pytest.raises(ParamsError, match="not found; make it with OUT_DIR='a b' ./run.sh vanilla_pretrain$"):
         load_params(small(), os.path.join("a b", "vanilla.pretrain.params"))
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(ParamsError, match="params file not found; make it with OUT_DIR=. ./run.sh synthesizer_pretrain$"):
+    with pytest.raises(ParamsError, match="not found; make it with OUT_DIR=. ./run.sh synthesizer_pretrain$"):
         load_params(small(), "synthesizer.pretrain.params")
     # the course's own folder, src/submission/: no OUT_DIR (reached through a folder that is not there, so
     # that the file is missing even where the course's pretraining has run)

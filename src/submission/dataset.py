@@ -66,7 +66,8 @@ def read_text(path, what="file"):
         if os.path.realpath(os.path.dirname(os.path.abspath(path))) == os.path.realpath(embedded):
             raise DataError(f"{path}: {what} not found (check the path; `python src/make_world.py --out data` "
                             f"regenerates the embedded corpus)")
-        raise DataError(f"{path}: {what} not found; check the path (run.sh reads the folder DATA_DIR names)")
+        where = " (run.sh reads the folder DATA_DIR names)" if os.environ.get("RUN_SH_MODE") else ""  # run.sh's run.py
+        raise DataError(f"{path}: {what} not found; check the path{where}")
     try:
         with open(path, encoding="utf-8-sig") as f:  # text mode: \r\n read as \n, as the course reads
             return f.read()
