@@ -4,9 +4,10 @@
     python src/deliverables.py --submission-dir DIR --data-dir DIR --zip PATH
 
 Each file gets one line: `ok` with what was checked, `missing` with the run.sh mode that makes it, or
-`bad` with what is wrong and the fix. The params must load, with their keys as saved, into the course's
-model of their variant (4 layers, 256 dimensions, block 128, the vocabulary of --data-dir's wiki.txt;
-a vanilla file does not record its head count), which is what the course's grader builds; each
+`bad` with what is wrong and the fix. The params must load, with their keys as saved, into the
+package's model (src/submission/'s model.py) of their variant at the course's size (4 layers, 256
+dimensions, block 128, the vocabulary of --data-dir's wiki.txt; a vanilla file does not record its
+head count), which is what the course's grader builds from the submitted code; each
 predictions file must have one line per question of its split, as the grader counts them (with the
 split's places at hand, they show their accuracy too). The package's code goes in whole: the handout's seven files and the modules
 they import (this project's package has more), and a copy of it must import on its own. Only when all
@@ -33,12 +34,20 @@ from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("deliverables.py"):  # torch loads here
     import torch
-    import grader
-    import run as driver
-    from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
-    from submission.files import PARAMS_FILES
-    from submission.utils import (OneLineParser, ParamsError, atomic_write, check_output_path, load_params,
-                                  run_cli)
+    import grader  # the standard library and graderlib only: it imports the package when grading
+    try:  # this check runs on the package it checks: one that does not import stops it in one line
+        import run as driver
+        from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
+        from submission.files import PARAMS_FILES
+        from submission.utils import (OneLineParser, ParamsError, atomic_write, check_output_path, load_params,
+                                      run_cli)
+    except Exception as e:
+        from startup import REQUIREMENTS
+        if isinstance(e, ModuleNotFoundError) and e.name in REQUIREMENTS:
+            raise  # interruptible_start's one line: this Python lacks a requirement
+        print(f"deliverables.py: src/submission/ does not import ({grader.import_problem(e)}); the check runs on "
+              f"that package: fix it, then run the check again", file=sys.stderr)
+        sys.exit(1)
 
 CODE = ["__init__.py", "attention.py", "dataset.py", "helper.py", "model.py", "trainer.py", "utils.py"]
 PARAMS = PARAMS_FILES  # file: (variant, the run.sh mode that writes it, the modes before it)
@@ -105,7 +114,10 @@ def check_params(path, variant, vocab, data_dir):
     except ParamsError as e:  # "{path}: what is wrong; a fix in run.py's flags (the file looks like ...)"
         what = str(e)[len(path) + 2:].split("; ")[0]
         looks = re.search(r"the file looks like ([^),]*)", str(e))
-        if looks:  # trained with other size flags than the course's
+        course = f"--n_layer {COURSE_SIZE['n_layer']} --n_embd {COURSE_SIZE['n_embd']} " \
+                 f"--block_size {COURSE_SIZE['block_size']}"
+        if looks and looks.group(1) not in (course, f"{course} --n_head {COURSE_SIZE['n_head']}"):
+            # trained with other size flags than the course's
             raise Bad(f"not the course's model size: the file looks like {looks.group(1)}") from None
         if "vocabulary" in what:  # trained on another corpus than the one checked against
             raise Bad(what, f"if they were trained on another corpus, point DATA_DIR at it (now {data_dir})") from None

@@ -29,6 +29,7 @@ import shlex
 import sys
 import tempfile
 import time
+import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -119,15 +120,22 @@ def read_utf8(path):
         raise Failure(f"{_rel(path)}:{line}: not valid UTF-8 at byte {e.start}; save the file as UTF-8") from None
 
 
+def import_problem(e):
+    """Why importing the submission package raised `e`, with the file and line in the package."""
+    if isinstance(e, SyntaxError):
+        return f"SyntaxError at {_rel(e.filename or '?')}:{e.lineno}: {e.msg}"
+    package = os.path.join(HERE, "submission") + os.sep  # its innermost frame there, past importlib's
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if os.path.abspath(f.filename).startswith(package)]
+    where = f" (raised at {_rel(frames[-1].filename)}:{frames[-1].lineno})" if frames else ""
+    return f"{type(e).__name__}: {e}{where}"
+
+
 def sub():
     """The `submission` package (imported from src/), or a Failure saying why it cannot be imported."""
     try:
         return importlib.import_module("submission")
-    except SyntaxError as e:
-        raise Failure(f"cannot import the submission package: SyntaxError at {_rel(e.filename or '?')}:{e.lineno}: "
-                      f"{e.msg}") from None
-    except Exception as e:
-        raise Failure(f"cannot import the submission package: {type(e).__name__}: {e}") from None
+    except Exception as e:  # SyntaxError included
+        raise Failure(f"cannot import the submission package: {import_problem(e)}") from None
 
 
 def sub_attr(name):

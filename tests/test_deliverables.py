@@ -7,6 +7,8 @@ Run:  python -m pytest -q tests/test_deliverables.py
 """
 import os
 import shutil
+import subprocess
+import sys
 import zipfile
 
 import pytest
@@ -127,6 +129,15 @@ def test_params_that_are_not_the_courses_say_what_to_do(complete, tmp_path, caps
     status, lines, _ = run(complete, tmp_path / "s.zip", capsys)
     said = {line.split()[2]: line for line in lines}
     assert status == 1 and "not the course's model size: the file looks like --n_layer 2" in said["vanilla.finetune.params"]
+    # the course's size, but a key renamed (as a model.py that names `head` otherwise would save it): the keys,
+    # not "not the course's model size ... looks like --n_layer 4 --n_embd 256 --block_size 128"
+    state = torch.load(folder / "vanilla.pretrain.params", weights_only=True)
+    state["lm_head.weight"] = state.pop("head.weight")
+    torch.save(state, folder / "vanilla.pretrain.params")
+    status, lines, _ = run(complete, tmp_path / "s.zip", capsys)
+    said = {line.split()[2]: line for line in lines}
+    assert "missing ['head.weight'], unexpected ['lm_head.weight']" in said["vanilla.pretrain.params"]
+    assert "model size" not in said["vanilla.pretrain.params"]
     assert "keys start with 'module.'" in said["vanilla.model.params"]
     assert "save the unwrapped model's state_dict" in said["vanilla.model.params"]
     _, lines, _ = run(complete, tmp_path / "s.zip", capsys, data=other)
@@ -181,3 +192,18 @@ def test_paths_that_cannot_serve_are_one_line_before_any_check(complete, tmp_pat
         run_cli(lambda: deliverables.main([x for kv in argv.items() for x in kv]))
     captured = capsys.readouterr()
     assert stop.value.code == 2 and captured.out == "" and captured.err.count("\n") == 1 and says in captured.err
+
+
+def test_a_package_that_does_not_import_stops_the_check_in_one_line(tmp_path):
+    """A syntax error in dataset.py ended the check in a traceback (it imports the package it checks)."""
+    shutil.copytree(os.path.join(ROOT, "src"), tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__", "*.params",
+                                                                                              "*.predictions"))
+    dataset = tmp_path / "src" / "submission" / "dataset.py"
+    n = dataset.read_text(encoding="utf-8").count("\n") + 1
+    with open(dataset, "a", encoding="utf-8") as f:
+        f.write("if idx = 0:\n    pass\n")
+    p = subprocess.run([sys.executable, str(tmp_path / "src" / "deliverables.py")], capture_output=True, text=True,
+                       timeout=300, cwd=str(tmp_path))
+    assert p.returncode == 1 and p.stdout == "" and p.stderr.count("\n") == 1, p.stderr
+    assert p.stderr.startswith(f"deliverables.py: src/submission/ does not import (SyntaxError at "
+                               f"src/submission/dataset.py:{n}: "), p.stderr

@@ -799,3 +799,48 @@ def test_every_tool_counts_a_labelled_place_with_trailing_spaces_alike(tmp_path)
     assert "(birth_dev.tsv line 1: London; right)" in ask.format_result(result, top=1)
     # the course's rule: the prediction exactly as written; the grader alone forgives its spaces
     assert not same_place(" London", "London") and grader.count_right([" London\r"], ["London"]) == 1
+
+
+def test_an_error_while_importing_the_package_names_its_line(tmp_path):
+    """A NameError at the top of helper.py failed every test with "cannot import the submission package:
+    NameError: ..." and no file or line, though the grader promises the line of your code that raised."""
+    shutil.copytree(os.path.join(ROOT, "src"), tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__", "*.params",
+                                                                                              "*.predictions"))
+    helper = tmp_path / "src" / "submission" / "helper.py"
+    n = helper.read_text(encoding="utf-8").count("\n") + 1
+    with open(helper, "a", encoding="utf-8") as f:
+        f.write("undefined_name_here\n")
+    p = subprocess.run([sys.executable, str(tmp_path / "src" / "grader.py"), "1c-1-basic", "--data-dir",
+                        os.path.join(ROOT, "data")], capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert (f"FAIL: cannot import the submission package: NameError: name 'undefined_name_here' is not defined "
+            f"(raised at src/submission/helper.py:{n})") in p.stdout, p.stdout
+
+
+@pytest.mark.parametrize("layout", ["zip", "files"])
+def test_the_gradescope_recipe_grades_the_students_code(tmp_path, layout):
+    """docs/grader.md's run_autograder lines, on a student's helper.py with a wrong learning rate: they
+    copied the zip's src/submission/ folder inside src/submission/, so the staff solution was graded
+    (2/2), and a file a student left out was graded from the staff solution."""
+    doc = open(os.path.join(ROOT, "docs", "grader.md"), encoding="utf-8").read()
+    recipe = re.search(r"\*\*For staff, on Gradescope\.\*\*.*?```bash\n(.*?)```", doc, re.S).group(1)
+    source, submission, results = tmp_path / "source", tmp_path / "submission", tmp_path / "results"
+    shutil.copytree(os.path.join(ROOT, "src"), source / "src", ignore=shutil.ignore_patterns(
+        "__pycache__", "*.params", "*.predictions", "*.state", "*.jsonl"))
+    shutil.copytree(os.path.join(ROOT, "data"), source / "data")
+    results.mkdir()
+    student = submission / "src" / "submission" if layout == "zip" else submission
+    shutil.copytree(os.path.join(ROOT, "src", "submission"), student, ignore=shutil.ignore_patterns(
+        "__pycache__", "*.params", "*.predictions", "*.state", "*.jsonl", "mingpt-demo"))
+    helper = student / "helper.py"
+    helper.write_text(helper.read_text(encoding="utf-8").replace("learning_rate=6e-4", "learning_rate=6e-3"),
+                      encoding="utf-8")
+    script = (recipe.replace("/autograder/source", str(source)).replace("/autograder/submission", str(submission))
+              .replace("/autograder/results", str(results)).replace("python ", f"{sys.executable} "))
+    script = script.replace("results.json\n", "results.json 1c-1-basic\n")  # one test is enough here
+    p = subprocess.run(["bash", "-euc", script], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    doc = json.load(open(results / "results.json", encoding="utf-8"))
+    (test,) = doc["tests"]
+    assert test["score"] == 0 and "learning_rate" in test["output"], test
+    assert sorted(os.listdir(source / "src" / "submission")) == sorted(os.listdir(student))
