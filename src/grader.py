@@ -120,20 +120,36 @@ def read_utf8(path):
         raise Failure(f"{_rel(path)}:{line}: not valid UTF-8 at byte {e.start}; save the file as UTF-8") from None
 
 
+def _in_package(e):
+    """"path:line" of the innermost frame of `e`'s traceback in the submission package (past importlib's
+    frames), or None."""
+    package = os.path.join(HERE, "submission") + os.sep
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if os.path.abspath(f.filename).startswith(package)]
+    return f"{_rel(frames[-1].filename)}:{frames[-1].lineno}" if frames else None
+
+
 def import_problem(e):
     """Why importing the submission package raised `e`, with the file and line in the package."""
     if isinstance(e, SyntaxError):
         return f"SyntaxError at {_rel(e.filename or '?')}:{e.lineno}: {e.msg}"
-    package = os.path.join(HERE, "submission") + os.sep  # its innermost frame there, past importlib's
-    frames = [f for f in traceback.extract_tb(e.__traceback__) if os.path.abspath(f.filename).startswith(package)]
-    where = f" (raised at {_rel(frames[-1].filename)}:{frames[-1].lineno})" if frames else ""
-    return f"{type(e).__name__}: {e}{where}"
+    where = _in_package(e)
+    return f"{type(e).__name__}: {e}" + (f" (raised at {where})" if where else "")
+
+
+_import_hung = []  # where importing the package was when a test's time ran out: it is not tried again
 
 
 def sub():
     """The `submission` package (imported from src/), or a Failure saying why it cannot be imported."""
+    if _import_hung:  # an endless loop at a module's top level would cost every later test its whole limit
+        raise Failure(f"importing the submission package did not finish in an earlier test's time limit"
+                      f"{_import_hung[0]}; look for a loop that runs at import")
     try:
         return importlib.import_module("submission")
+    except graderlib.TestTimeout as e:
+        where = _in_package(e)
+        _import_hung.append(f" (it was at {where})" if where else "")
+        raise
     except Exception as e:  # SyntaxError included
         raise Failure(f"cannot import the submission package: {import_problem(e)}") from None
 

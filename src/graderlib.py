@@ -229,6 +229,23 @@ class Grader:
         if not thread.is_alive():
             self.abandoned.remove(thread)
 
+    def _running(self, thread):
+        """Where a test's thread is now, in the code under test (its innermost frame outside the
+        grader's own files): ", at src/submission/dataset.py:42 in __getitem__", or ""."""
+        frame = sys._current_frames().get(thread.ident)
+        if frame is None:
+            return ""
+        own = {os.path.abspath(f) for f in self.own_files}
+        stdlib = os.path.dirname(os.path.abspath(os.__file__)) + os.sep  # and installed packages: not the code's
+        stack = [f for f in traceback.extract_stack(frame)
+                 if os.path.abspath(f.filename) not in own and not f.filename.startswith("<")
+                 and not os.path.abspath(f.filename).startswith(stdlib)
+                 and not {"site-packages", "dist-packages"} & set(f.filename.split(os.sep))]
+        if not stack:
+            return ""
+        f = stack[-1]
+        return f", at {_relpath(f.filename)}:{f.lineno} in {f.name}"
+
     def run_test(self, test):
         box = {}
 
@@ -252,8 +269,10 @@ class Grader:
             self._halt(thread)
             raise
         if thread.is_alive():
+            where = self._running(thread)
             self._halt(thread)
-            return Result(test, False, f"timed out after {test.timeout} s", time.monotonic() - start, timed_out=True)
+            return Result(test, False, f"timed out after {test.timeout} s{where}", time.monotonic() - start,
+                          timed_out=True)
         seconds = time.monotonic() - start
         if box.get("ok"):
             return Result(test, True, None, seconds, note=box.get("note"))

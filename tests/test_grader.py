@@ -559,7 +559,8 @@ def test_timeout_fails_the_test_and_the_grader_goes_on():
     g.add("9a-0-basic", "runs forever", forever, 0.5)
     g.add("9a-1-hidden", "passes", lambda ctx: None, 5)
     results = g.run(out=None)
-    assert results[0].reason == "timed out after 0.5 s" and results[0].points == 0
+    assert results[0].reason.startswith("timed out after 0.5 s, at ") and results[0].points == 0
+    assert results[0].reason.endswith(f"test_grader.py:{forever.__code__.co_firstlineno + 2} in forever")
     assert results[1].passed and results[1].points == 2
     assert not g.abandoned  # the looping thread was stopped
 
@@ -844,3 +845,23 @@ def test_the_gradescope_recipe_grades_the_students_code(tmp_path, layout):
     (test,) = doc["tests"]
     assert test["score"] == 0 and "learning_rate" in test["output"], test
     assert sorted(os.listdir(source / "src" / "submission")) == sorted(os.listdir(student))
+
+
+def test_a_time_out_says_where_the_code_was_and_a_hung_import_is_not_retried(monkeypatch):
+    """A loop at a module's top level made every test that imports the package run out its whole
+    limit (about 510 s over the suite), and a time-out never said where the code was."""
+    def hang(name):
+        while True:
+            time.sleep(0.01)
+
+    monkeypatch.setattr(grader.importlib, "import_module", hang)
+    monkeypatch.setattr(grader, "_import_hung", [])
+    g = graderlib.Grader({"9a-0-basic": 1, "9a-1-basic": 1}, own_files=[grader.__file__])
+    g.add("9a-0-basic", "imports", lambda ctx: grader.sub(), 0.5)
+    g.add("9a-1-basic", "imports again", lambda ctx: grader.sub(), 0.5)
+    first, second = g.run(out=None)
+    line = hang.__code__.co_firstlineno + 2
+    assert re.fullmatch(rf"timed out after 0\.5 s, at \S*test_grader\.py:{line} in hang", first.reason), first.reason
+    assert second.reason.startswith("importing the submission package did not finish in an earlier test's time "
+                                    "limit") and second.seconds < 0.5, second
+    assert not g.abandoned
