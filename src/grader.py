@@ -685,7 +685,17 @@ def test_1e3(ctx):
         if len(doc) < 4:
             continue
         mask, pad = _specials(d.datasets[block])
-        prefix, suffix, masked = _parts(s, mask, pad, doc, block)[:3]
+        prefix, second, third = _parts(s, mask, pad, doc, block)[:3]
+        # the masked content is the part that goes back between the other two: the third in the course's
+        # layout; the second when the parts come in another order, 1e-1's mistake, so that one mistake
+        # fails one test (read as the third, the suffix was measured, and 1e-3 failed too)
+        if doc.startswith(prefix + third + second):
+            suffix, masked = second, third
+        else:
+            require(doc.startswith(prefix + second + third),
+                    f"the masked content cannot be found: no order of the parts between the MASKs gives back the "
+                    f"document ({_show(s.rstrip(pad))} from {_show(doc)}); see 1e-1-basic")
+            masked, suffix = second, third
         n = len(prefix) + len(suffix) + len(masked)
         if n < 4:
             continue

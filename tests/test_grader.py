@@ -184,6 +184,21 @@ class MiddlePad(SpanMutant):
     pad_in_middle = True
 
 
+class MaskedSecond(SpanMutant):
+    """prefix MASK masked MASK suffix: the parts in another order. One mistake, one failed test: 1e-3
+    read the suffix as the masked content and failed too, with a wrong ratio."""
+    def __getitem__(self, idx):
+        x, y = super().__getitem__(idx)
+        s = "".join(self.itos[int(i)] for i in x) + self.itos[int(y[-1])]
+        mask = self.MASK_CHAR
+        prefix, suffix, rest = s.split(mask, 2)
+        masked = rest.split(mask)[0] if mask in rest else rest.rstrip(self.PAD_CHAR)
+        tail = s[len(prefix) + len(suffix) + len(masked) + 2:]
+        s = prefix + mask + masked + mask + suffix + tail
+        return (torch.tensor([self.stoi[c] for c in s[:-1]], dtype=torch.long),
+                torch.tensor([self.stoi[c] for c in s[1:]], dtype=torch.long))
+
+
 class NoClosingMask(SpanMutant):
     """The handout's layout without the MASK after the masked content: right, as the course's grader says."""
     closing_mask = False
@@ -263,6 +278,7 @@ def test_a_length_fixed_for_some_lengths_is_named(corpus, monkeypatch):
     (FixedQuarter, "1e-3-basic"),
     (RoundedQuarter, "1e-3-basic"),
     (MiddlePad, "1e-1-basic"),
+    (MaskedSecond, "1e-1-basic"),
     (AlwaysLongest, "1e-0-basic"),
 ])
 def test_span_mutants_fail_their_test(corpus, monkeypatch, mutant, wrong):
