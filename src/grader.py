@@ -350,7 +350,7 @@ def require_config(tconf, expected, call, n_items):
     problems = []
     for field, want in expected.items():
         if not hasattr(tconf, field):
-            problems.append(f"no {field} (expected {want!r})")
+            problems.append(f"{field} is not set (expected {want!r})")
             continue
         have = getattr(tconf, field)
         if not _same(have, want):
@@ -358,7 +358,7 @@ def require_config(tconf, expected, call, n_items):
             problems.append(f"{field} is {have!r}, expected {want!r}{why}")
     if problems:
         more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
-        raise Failure(f"{call} returned a TrainerConfig with " + "; ".join(problems[:3]) + more)
+        raise Failure(f"{call} returned a TrainerConfig whose " + "; ".join(problems[:3]) + more)
 
 
 def require_trainer(trainer, tconf, model, call, dataset=None, n_rows=None):
