@@ -900,6 +900,7 @@ TESTS = [
     ("1g-3-hidden", "SynthesizerAttention matches the handout's equation", test_1g3, 30),
 ]
 MARK_KEYS = ("vanilla_dev", "vanilla_test", "synthesizer_dev", "synthesizer_test")
+TEST_SPLIT_TESTS = ("1d-1-hidden", "1f-2-hidden", "1g-2-hidden")  # the ones that need birth_test.tsv's labels
 
 
 def which_corpus(data_dir, marks="auto"):
@@ -1025,6 +1026,10 @@ def grade(g, args):
     ctx = g.context
     header = [f"data: {_rel(ctx.data_dir)} ({ctx.corpus} corpus pass marks); prediction files: "
               f"{_rel(ctx.submission_dir)}"]
+    test_tests = [t.id for t in g.select(args.test_ids) if t.id in TEST_SPLIT_TESTS]
+    if test_tests and not os.path.isfile(os.path.join(ctx.data_dir, LABELS["test"])):  # staff: before, not after
+        header.append(f"note: no {LABELS['test']} (the labelled test questions) in {_rel(ctx.data_dir)}: "
+                      f"{', '.join(test_tests)} cannot pass; give --data-dir a folder that has it")
     start = time.monotonic()
     results = g.run(args.test_ids, header_lines=header)
     if args.json:

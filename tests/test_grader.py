@@ -881,3 +881,19 @@ def test_a_time_out_says_where_the_code_was_and_a_hung_import_is_not_retried(mon
     assert second.reason.startswith("importing the submission package did not finish in an earlier test's time "
                                     "limit") and second.seconds < 0.5, second
     assert not g.abandoned
+
+
+def test_grading_without_test_labels_says_so_before_any_test(tmp_path):
+    """Staff who forget the labelled birth_test.tsv cost every student the test-accuracy tests; each
+    failed with its own "test labels absent", after the run. The header says it first."""
+    bare, full = tmp_path / "bare", tmp_path / "full"
+    write_corpus(str(bare), with_test_labels=False)
+    write_corpus(str(full))
+    ran = {}
+    for name, folder in (("bare", bare), ("full", full)):
+        p = subprocess.run([sys.executable, GRADER, "1d", "1f-2", "--data-dir", str(folder)], capture_output=True,
+                           text=True, timeout=300, cwd=str(tmp_path))
+        ran[name] = p.stdout.split("----- START")[0]
+    assert f"note: no birth_test.tsv (the labelled test questions) in {bare}: 1d-1-hidden, 1f-2-hidden cannot " \
+           f"pass" in ran["bare"]
+    assert "note:" not in ran["full"]
