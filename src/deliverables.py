@@ -9,7 +9,7 @@ package's model (src/submission/'s model.py) of their variant at the course's si
 dimensions, block 128, the vocabulary of --data-dir's wiki.txt; a vanilla file does not record its
 head count), which is what the course's grader builds from the submitted code; each
 predictions file must have one line per question of its split, as the grader counts them (with the
-split's places at hand, they show their accuracy too). The package's code goes in whole: the handout's seven files and the modules
+split's places at hand, they show their accuracy too, and whether the grader's test of them passes). The package's code goes in whole: the handout's seven files and the modules
 they import (this project's package has more), and a copy of it must import on its own. Only when all
 is in order is the zip written (atomically), every file under its handout path (src/submission/NAME);
 the written answers' PDF (`make`) is submitted apart. Exit status: 0 when the zip is written, 1 when a
@@ -193,7 +193,25 @@ def check(code_dir, submission_dir, data_dir):
             rows.append((name, "bad", f"{what}; {fix}"))
             continue
         rows.append((name, "ok", note))
-    return rows
+    return with_grader_verdicts(rows, data_dir, submission_dir)
+
+
+def with_grader_verdicts(rows, data_dir, submission_dir):
+    """`rows` with, beside each labelled predictions file's accuracy, whether the grader's test of it
+    passes (its pass mark for this data; at least one right without pretraining): a file in order can
+    still fail there, and it is better known before submitting."""
+    try:
+        graded = grader.make_grader(data_dir, submission_dir)
+    except grader.graderlib.PointsError:  # src/points.json unusable: the grader itself says so when run
+        return rows
+    out = []
+    for name, status, note in rows:
+        test_id = grader.ACCURACY_TESTS.get(name)
+        if status == "ok" and test_id and "accuracy" in note:
+            result = graded.run_test(graded.select([test_id])[0])
+            note += f"; {test_id} passes" if result.passed else f"; {test_id} fails: {result.reason}"
+        out.append((name, status, note))
+    return out
 
 
 def write_zip(out, files):

@@ -64,6 +64,10 @@ def test_all_in_order_are_zipped_under_their_handout_paths(complete, tmp_path, c
     assert [line.split()[1] for line in lines[:18]] == ["ok"] * 18
     assert [line.split()[2] for line in lines[:18]] == deliverables.HANDOUT_ORDER
     assert "accuracy" in lines[8] and lines[8].split()[2] == "vanilla.nopretrain.dev.predictions"
+    # each labelled file with the grader's verdict on it (all "London": 5% of data/'s dev set)
+    assert lines[8].endswith("accuracy 5.0%; 1d-0-hidden passes")
+    assert lines[12].split()[2] == "vanilla.pretrain.dev.predictions" and lines[12].endswith(
+        "; 1f-1-hidden fails: dev accuracy 5.00% (25/500) is below the pass mark 10% (embedded corpus)")
     # test predictions are counted against birth_test_inputs.tsv and scored on birth_test.tsv's places
     assert lines[9].split()[2] == "vanilla.nopretrain.test.predictions" and "accuracy" in lines[9]
     others = sorted(n for n in os.listdir(code) if n.endswith(".py") and n not in deliverables.CODE)
