@@ -3,17 +3,18 @@
     ./run.sh deliverables       # code in src/submission/, outputs in OUT_DIR, data in DATA_DIR -> submission.zip
     python src/deliverables.py --submission-dir DIR --data-dir DIR --zip PATH
 
-Each file gets one line: `ok` with what was checked, `missing` with the run.sh mode that makes it, or
-`bad` with what is wrong and the fix. The params must load, with their keys as saved, into the
+Each file gets one line: `ok` with what was checked, `missing` with the run.sh mode that makes it,
+or `bad` with what is wrong and the fix. The params must load, with their keys as saved, into the
 package's model (src/submission/'s model.py) of their variant at the course's size (4 layers, 256
 dimensions, block 128, the vocabulary of --data-dir's wiki.txt; a vanilla file does not record its
-head count), which is what the course's grader builds from the submitted code; each
-predictions file must have one line per question of its split, as the grader counts them (with the
-split's places at hand, they show their accuracy too, and whether the grader's test of them passes). The package's code goes in whole: the handout's seven files and the modules
-they import (this project's package has more), and a copy of it must import on its own. Only when all
-is in order is the zip written (atomically), every file under its handout path (src/submission/NAME);
-the written answers' PDF (`make`) is submitted apart. Exit status: 0 when the zip is written, 1 when a
-file is missing or bad, 2 for a usage or data error (a missing folder or question file).
+head count), which is what the course's grader builds from the submitted code; each predictions file
+must have one line per question of its split, as the grader counts them (with the split's places at
+hand, they show their accuracy too, and whether the grader's test of them passes). The package's
+code goes in whole: the handout's seven files and the modules they import (this project's package
+has more), and a copy of it must import on its own. Only when all is in order is the zip written
+(atomically), every file under its handout path (src/submission/NAME); the written answers' PDF
+(`make`) is submitted apart. Exit status: 0 when the zip is written, 1 when a file is missing or
+bad, 2 for a usage or data error (a missing folder or question file).
 """
 import argparse
 import os
