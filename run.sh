@@ -180,6 +180,10 @@ case "$MODE" in
     for a in "$@"; do if [ "$a" = --resume ]; then RESUME=1; else ARGS+=("$a"); fi; done
     STAMP="$OUT/.all-started"
     if [ "$RESUME" = 0 ]; then mkdir -p "$OUT" && touch "$STAMP"; fi
+    # a closed stdout or stderr (| head) stops no mode (each writes its files, then exits 141): the
+    # rest of the modes run too, and `all` exits 141 at the end; its own lines to a closed pipe are lost
+    trap '' PIPE
+    PIPED=0
     for m in $MODES; do
       V="${m%%_*}"
       case "$m" in  # WRITES: the mode's output; READS: the params it starts from (none: pretraining)
@@ -198,13 +202,15 @@ case "$MODE" in
         elif [ -f "$WRITES" ] && { [ -z "$READS" ] || [ "$WRITES" -nt "$READS" ]; } \
             && { [ ! -f "$STAMP" ] || [ "$WRITES" -nt "$STAMP" ]; }; then
           echo "=== ./run.sh $m: done ($WRITES is there${READS:+, newer than $READS};" \
-            "remove it to make it again, as with other flags or data)" >&2
+            "remove it to make it again, as with other flags or data)" >&2 || true
           continue
         fi
       fi
-      echo "=== ./run.sh $m${FLAGS[*]:+ ${FLAGS[*]}}" >&2
-      "$ROOT/run.sh" "$m" ${ARGS[@]+"${ARGS[@]}"} ${FLAGS[@]+"${FLAGS[@]}"}
-    done ;;
+      echo "=== ./run.sh $m${FLAGS[*]:+ ${FLAGS[*]}}" >&2 || true
+      "$ROOT/run.sh" "$m" ${ARGS[@]+"${ARGS[@]}"} ${FLAGS[@]+"${FLAGS[@]}"} || {
+        STATUS=$?; if [ "$STATUS" = 141 ]; then PIPED=1; else exit "$STATUS"; fi; }
+    done
+    if [ "$PIPED" = 1 ]; then exit 141; fi ;;
   demo)  # its own corpus unless DATA_DIR is set (--data-dir wins); always runs/demo/ or --out, never
     # OUT_DIR, which holds the course modes' params: the demo's own of the same names would replace them
     pick_python; "$PY" "${R}src/demo.py" ${DATA_DIR:+--data-dir "$DATA"} "$@" ;;

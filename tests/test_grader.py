@@ -25,6 +25,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import deliverables
 import grader
 import graderlib
 import submission
@@ -184,6 +185,18 @@ class MiddlePad(SpanMutant):
     pad_in_middle = True
 
 
+class RandomWindow(SpanMutant):
+    """A window cut anywhere in the line, not its start: 1e-1's mistake; the masked length is right."""
+    def __getitem__(self, idx):
+        doc = self.data[idx]
+        start = random.randint(0, max(0, len(doc) - 4)) if len(doc) > int(self.block_size * 7 / 8) else 0
+        saved, self.data = self.data, {idx: doc[start:]}
+        try:
+            return super().__getitem__(idx)
+        finally:
+            self.data = saved
+
+
 class MaskedSecond(SpanMutant):
     """prefix MASK masked MASK suffix: the parts in another order. One mistake, one failed test: 1e-3
     read the suffix as the masked content and failed too, with a wrong ratio."""
@@ -279,6 +292,7 @@ def test_a_length_fixed_for_some_lengths_is_named(corpus, monkeypatch):
     (RoundedQuarter, "1e-3-basic"),
     (MiddlePad, "1e-1-basic"),
     (MaskedSecond, "1e-1-basic"),
+    (RandomWindow, "1e-1-basic"),
     (AlwaysLongest, "1e-0-basic"),
 ])
 def test_span_mutants_fail_their_test(corpus, monkeypatch, mutant, wrong):
@@ -849,6 +863,10 @@ def test_the_gradescope_recipe_grades_the_students_code(tmp_path, layout):
     student = submission / "src" / "submission" if layout == "zip" else submission
     shutil.copytree(os.path.join(ROOT, "src", "submission"), student, ignore=shutil.ignore_patterns(
         "__pycache__", "*.params", "*.predictions", "*.state", "*.jsonl", "mingpt-demo"))
+    if layout == "files":  # the handout's code files alone: the package's other modules are the staff's
+        for extra in set(os.listdir(student)) - set(deliverables.CODE):
+            os.remove(student / extra)
+    (source / "src" / "submission" / "vanilla.model.params").write_bytes(b"the staff's")  # never graded
     helper = student / "helper.py"
     helper.write_text(helper.read_text(encoding="utf-8").replace("learning_rate=6e-4", "learning_rate=6e-3"),
                       encoding="utf-8")
@@ -860,7 +878,9 @@ def test_the_gradescope_recipe_grades_the_students_code(tmp_path, layout):
     doc = json.load(open(results / "results.json", encoding="utf-8"))
     (test,) = doc["tests"]
     assert test["score"] == 0 and "learning_rate" in test["output"], test
-    assert sorted(os.listdir(source / "src" / "submission")) == sorted(os.listdir(student))
+    graded = source / "src" / "submission"
+    assert all((graded / n).read_bytes() == (student / n).read_bytes() for n in os.listdir(student))
+    assert not (graded / "vanilla.model.params").exists()
 
 
 def test_a_time_out_says_where_the_code_was_and_a_hung_import_is_not_retried(monkeypatch):
@@ -875,6 +895,10 @@ def test_a_time_out_says_where_the_code_was_and_a_hung_import_is_not_retried(mon
     g = graderlib.Grader({"9a-0-basic": 1, "9a-1-basic": 1}, own_files=[grader.__file__])
     g.add("9a-0-basic", "imports", lambda ctx: grader.sub(), 0.5)
     g.add("9a-1-basic", "imports again", lambda ctx: grader.sub(), 0.5)
+    # imported already: a time-out in a call that only fetches the package is no hung import
+    first, second = g.run(out=None)
+    assert second.reason.startswith("timed out after 0.5 s") and grader._import_hung == []
+    monkeypatch.delitem(sys.modules, "submission")  # not imported yet: the first test's import hangs
     first, second = g.run(out=None)
     line = hang.__code__.co_firstlineno + 2
     assert re.fullmatch(rf"timed out after 0\.5 s, at \S*test_grader\.py:{line} in hang", first.reason), first.reason

@@ -213,6 +213,12 @@ def test_a_run_interrupted_before_its_first_save_says_there_is_nothing_to_resume
         with pytest.raises(KeyboardInterrupt):
             trainer(tmp_path, corpus(), max_epochs=1, state_every=0).train()
     assert "training state" not in capsys.readouterr().err
+    steps = -(-len(corpus()) // 8)  # a step of the last of two epochs, no state saved before it
+    with monkeypatch.context() as m:
+        interrupt_at(m, steps + 2)
+        with pytest.raises(KeyboardInterrupt):
+            trainer(tmp_path, corpus(), max_epochs=2, state_every=300.0).train()
+    assert "training state" not in capsys.readouterr().err
     data = cut_run(tmp_path, monkeypatch)  # an earlier interrupted run's state, then a fresh run stopped early
     capsys.readouterr()
     with monkeypatch.context() as m:

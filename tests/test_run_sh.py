@@ -89,6 +89,16 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
         "synthesizer_finetune_with_pretrain", "synthesizer_eval_dev_with_pretrain",
         "synthesizer_eval_test_with_pretrain"], p.stderr
 
+    # `all ... 2>&1 | head`: each mode writes its files and exits 141; the modes after it run too
+    for n in ("vanilla.nopretrain.dev.predictions", "vanilla.nopretrain.test.predictions"):
+        os.remove(out / n)
+    env = dict(os.environ, DATA_DIR=str(world), OUT_DIR=str(out), PYTHON=sys.executable)
+    piped = subprocess.Popen([os.path.join(ROOT, "run.sh"), "all", "--resume"] + flags, cwd="/", env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    piped.stdout.close()
+    assert piped.wait(timeout=300) == 141
+    assert (out / "vanilla.nopretrain.dev.predictions").exists() and (out / "vanilla.nopretrain.test.predictions").exists()
+
     # an `all` started afresh (it leaves a stamp) and stopped before its first save: the earlier run's
     # outputs, older than the stamp, are not done; the first mode runs (and here refuses a flag at once)
     (out / ".all-started").touch()

@@ -328,6 +328,10 @@ class _ClosedPipeGuard:
             self._closed()
             return len(text)
 
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
     def flush(self):
         try:
             self._stream.flush()

@@ -474,6 +474,7 @@ class Trainer:
             flush(pbar)
 
         last_save = time.time()
+        epoch = first_epoch  # the epoch running (0-based), for the interrupt's message
         try:
             for epoch in range(first_epoch, config.max_epochs):
                 epoch_began = time.time()
@@ -510,7 +511,7 @@ class Trainer:
                 if os.path.exists(state_path):  # not replaced yet: the earlier run's
                     tqdm.write(f"this run saved no training state yet; {state_path} is still the earlier "
                                f"interrupted run's, which --resume would continue", file=sys.stderr)
-                elif config.max_epochs > 1:
+                elif epoch + 1 < config.max_epochs:  # states are saved at the end of any epoch but the last
                     first = ("at the first epoch's end" if config.state_every <= 0 else
                              f"at the first epoch's end {_span(config.state_every)} or more into the run")
                     tqdm.write(f"no training state was saved yet (it is saved {first}; --state_every sets when): "
