@@ -28,3 +28,20 @@ def keep_ctrl_c():
     handler = signal.getsignal(signal.SIGINT)
     yield
     signal.signal(signal.SIGINT, handler)
+
+
+@pytest.fixture
+def broken_src(tmp_path):
+    """broken_src(module, text) -> (a copy of src/ under tmp_path with `text` appended to
+    submission/`module`, the line number `text` starts at): a student's package that does not import."""
+    import shutil
+
+    def make(module, text):
+        shutil.copytree(SRC, tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__", "*.params",
+                                                                             "*.predictions", "*.state", "*.jsonl"))
+        path = tmp_path / "src" / "submission" / module
+        line = path.read_text(encoding="utf-8").count("\n") + 1
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(text)
+        return tmp_path / "src", line
+    return make

@@ -198,15 +198,10 @@ def test_paths_that_cannot_serve_are_one_line_before_any_check(complete, tmp_pat
     assert stop.value.code == 2 and captured.out == "" and captured.err.count("\n") == 1 and says in captured.err
 
 
-def test_a_package_that_does_not_import_stops_the_check_in_one_line(tmp_path):
+def test_a_package_that_does_not_import_stops_the_check_in_one_line(tmp_path, broken_src):
     """A syntax error in dataset.py ended the check in a traceback (it imports the package it checks)."""
-    shutil.copytree(os.path.join(ROOT, "src"), tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__", "*.params",
-                                                                                              "*.predictions"))
-    dataset = tmp_path / "src" / "submission" / "dataset.py"
-    n = dataset.read_text(encoding="utf-8").count("\n") + 1
-    with open(dataset, "a", encoding="utf-8") as f:
-        f.write("if idx = 0:\n    pass\n")
-    p = subprocess.run([sys.executable, str(tmp_path / "src" / "deliverables.py")], capture_output=True, text=True,
+    src, n = broken_src("dataset.py", "if idx = 0:\n    pass\n")
+    p = subprocess.run([sys.executable, str(src / "deliverables.py")], capture_output=True, text=True,
                        timeout=300, cwd=str(tmp_path))
     assert p.returncode == 1 and p.stdout == "" and p.stderr.count("\n") == 1, p.stderr
     assert p.stderr.startswith(f"deliverables.py: src/submission/ does not import (SyntaxError at "

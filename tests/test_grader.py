@@ -832,16 +832,11 @@ def test_every_tool_counts_a_labelled_place_with_trailing_spaces_alike(tmp_path)
     assert not same_place(" London", "London") and grader.count_right([" London\r"], ["London"]) == 1
 
 
-def test_an_error_while_importing_the_package_names_its_line(tmp_path):
+def test_an_error_while_importing_the_package_names_its_line(tmp_path, broken_src):
     """A NameError at the top of helper.py failed every test with "cannot import the submission package:
     NameError: ..." and no file or line, though the grader promises the line of your code that raised."""
-    shutil.copytree(os.path.join(ROOT, "src"), tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__", "*.params",
-                                                                                              "*.predictions"))
-    helper = tmp_path / "src" / "submission" / "helper.py"
-    n = helper.read_text(encoding="utf-8").count("\n") + 1
-    with open(helper, "a", encoding="utf-8") as f:
-        f.write("undefined_name_here\n")
-    p = subprocess.run([sys.executable, str(tmp_path / "src" / "grader.py"), "1c-1-basic", "--data-dir",
+    src, n = broken_src("helper.py", "undefined_name_here\n")
+    p = subprocess.run([sys.executable, str(src / "grader.py"), "1c-1-basic", "--data-dir",
                         os.path.join(ROOT, "data")], capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
     assert p.returncode == 0, p.stderr
     assert (f"FAIL: cannot import the submission package: NameError: name 'undefined_name_here' is not defined "
