@@ -294,13 +294,19 @@ def _ignore_interrupts(previous_term):
             signal.signal(signal.SIGTERM, previous_term)
 
 
+def _to_devnull(stream):
+    """Point `stream`'s file descriptor at /dev/null: its reader has gone, and what is still buffered
+    or written later must not meet the closed pipe again."""
+    with contextlib.suppress(OSError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())
+        os.close(null)
+
+
 def closed_pipe_exit():
     """stdout's reader has gone (`grader.py | head`): exit with status 141 as a shell tool does, not a
     BrokenPipeError traceback; what is still buffered goes to /dev/null, not to the closed pipe."""
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
+    _to_devnull(sys.stdout)
     sys.exit(141)
 
 
@@ -316,10 +322,7 @@ class _ClosedPipeGuard:
 
     def _closed(self):
         self.closed_pipe = True
-        with contextlib.suppress(OSError, ValueError):
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, self._stream.fileno())
-            os.close(null)
+        _to_devnull(self._stream)
 
     def write(self, text):
         try:
