@@ -400,6 +400,7 @@ def main(argv=None):
     t_sub, reference = clock(lambda: course_eval(model, sub, pre, device), device)
     t_ref = t_sub * len(questions) / n_ref
     same = sum(answers[i] == b for i, b in zip(picked, reference))
+    summary["eval_model"] = f"{args.variant} {args.params}" if args.params else f"{args.variant} untrained"
     summary["eval_questions"] = len(questions)
     summary["eval_seconds_reference"] = round(t_ref, 2)
     summary["eval_seconds_batched"] = round(t_fast, 3)

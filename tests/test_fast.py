@@ -469,7 +469,7 @@ def test_bench_prints_its_summary(tmp_path, capsys):
     assert num["eval_speedup"] == pytest.approx(num["eval_seconds_reference"] / num["eval_seconds_batched"], rel=0.05)
     assert num["mfu"] == pytest.approx(num["model_tflops_per_s"] / num["peak_tflops_per_s"], rel=0.05, abs=1e-3)
     assert summary["eval_identical"] == "3/3" and summary["eval answers identical"] == "met"
-    assert summary["eval_questions"] == "12"
+    assert summary["eval_questions"] == "12" and summary["eval_model"] == "vanilla untrained"
 
 
 @pytest.mark.parametrize("synth", [False, True])

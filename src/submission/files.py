@@ -350,8 +350,8 @@ class _ClosedPipeGuard:
 def run_cli(main, keep_working=False):
     """Run a command-line `main()`: a bad input file (DataError, ParamsError) ends in its one-line message
     and exit status 2, a diverged training run (TrainingDiverged) in its message and status 1, Ctrl-C in
-    exit status 130 (output files are written atomically, so none is half-written), SIGTERM likewise in
-    status 143, and a closed stdout (`| head`) in status 141. With `keep_working` (the tools that write
+    exit status 130 (output files are written atomically, so none is half-written, which the tools that
+    write files say), SIGTERM likewise in status 143, and a closed stdout (`| head`) in status 141. With `keep_working` (the tools that write
     files: run.py, the demo, deliverables) a closed stdout or stderr does not stop the work: its files
     are written, then the status is 141; the others, whose only product is what they print, stop at
     once. Once main has returned or been interrupted, Ctrl-C is ignored: a second one would only
@@ -381,7 +381,9 @@ def run_cli(main, keep_working=False):
     except KeyboardInterrupt:
         _ignore_interrupts(previous_term)
         what, status = ("terminated (SIGTERM)", 143) if _held["terminated"] else ("interrupted", 130)
-        print(f"{what}: no params or predictions file was half-written", file=sys.stderr)
+        # only the tools that write files (keep_working) promise something of their files
+        print(f"{what}: no params or predictions file was half-written" if keep_working else what,
+              file=sys.stderr)
         sys.exit(status)
     finally:
         _ignore_interrupts(previous_term)
