@@ -995,6 +995,8 @@ def main(argv=None):
     try:
         g = make_grader(args.data_dir, args.submission_dir, args.marks)
         status = grade(g, args)
+        if g.closed_pipe and status == 0:  # the reader went away (`| head`): as a shell tool does
+            status = 141
     except graderlib.PointsError as e:  # before any test runs: make_grader reads the points file first
         print(f"grader: {e}", file=sys.stderr)
         status = 2

@@ -184,6 +184,7 @@ class Grader:
         self.context = context
         self.own_files = tuple(own_files) + (os.path.abspath(__file__),)
         self.abandoned = []  # threads of timed-out tests that did not stop
+        self.closed_pipe = False  # run's output met a closed pipe (its reader gone); the tests went on
 
     def add(self, test_id, description, fn, timeout):
         if test_id in self._by_id:
@@ -290,9 +291,20 @@ class Grader:
         default, is sys.stdout at the time of the call; None: silent)."""
         if out == "stdout":
             out = sys.stdout
+
         def say(line=""):
-            if out is not None:
+            nonlocal out
+            if out is None:
+                return
+            try:
                 print(line, file=out, flush=True)
+            except BrokenPipeError:  # `grader.py --json r.json | head`: the grading goes on, so r.json is written
+                self.closed_pipe = True
+                with contextlib.suppress(OSError, ValueError):  # what is left, and later prints, to /dev/null
+                    devnull = os.open(os.devnull, os.O_WRONLY)
+                    os.dup2(devnull, out.fileno())
+                    os.close(devnull)
+                out = None
 
         results = []
         say(f"{FRAME} START GRADING")

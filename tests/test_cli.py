@@ -3,6 +3,7 @@
 
 Run:  python -m pytest -q tests/test_cli.py
 """
+import json
 import os
 import stat
 import subprocess
@@ -505,3 +506,18 @@ def test_hints_name_what_the_caller_can_change(tmp_path, monkeypatch):
     with pytest.raises(DataError, match=r"typo.tsv: dev set not found; check the path \(run.sh reads the folder "
                                         r"DATA_DIR names\)$"):
         read_text(str(tmp_path / "typo.tsv"), "dev set")
+
+
+def test_grader_into_a_closed_pipe_still_writes_its_results_json(tmp_path):
+    """`grader.py --json r.json | head` stopped at the closed pipe before any test ran, so staff piping
+    it lost results.json. The tests go on, results.json is written, then the status is 141."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    out = tmp_path / "results.json"
+    p = subprocess.Popen([sys.executable, "src/grader.py", "--json", str(out), "1e-0", "1e-2"], cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 141 and err == ""
+    report = json.loads(out.read_text())
+    assert [t["name"].split(":")[0] for t in report["tests"]] == ["1e-0-basic", "1e-2-basic"]
+    assert all(t["score"] == t["max_score"] for t in report["tests"])
