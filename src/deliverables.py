@@ -18,7 +18,6 @@ bad, 2 for a usage or data error (a missing folder or question file).
 """
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -112,14 +111,13 @@ def check_params(path, variant, vocab, data_dir):
     model = driver.build_model(args, vocab)
     try:
         load_params(model, path)
-    except ParamsError as e:  # "{path}: what is wrong; a fix in run.py's flags (the file looks like ...)"
-        what = str(e)[len(path) + 2:].split("; ")[0]
-        looks = re.search(r"the file looks like ([^),]*)", str(e))
+    except ParamsError as e:  # its fix names run.py's flags; deliverables words its own
+        what = e.problem or str(e)
         course = f"--n_layer {COURSE_SIZE['n_layer']} --n_embd {COURSE_SIZE['n_embd']} " \
                  f"--block_size {COURSE_SIZE['block_size']}"
-        if looks and looks.group(1) not in (course, f"{course} --n_head {COURSE_SIZE['n_head']}"):
+        if e.looks_like and e.looks_like not in (course, f"{course} --n_head {COURSE_SIZE['n_head']}"):
             # trained with other size flags than the course's
-            raise Bad(f"not the course's model size: the file looks like {looks.group(1)}") from None
+            raise Bad(f"not the course's model size: the file looks like {e.looks_like}") from None
         if "vocabulary" in what:  # trained on another corpus than the one checked against
             raise Bad(what, f"if they were trained on another corpus, point DATA_DIR at it (now {data_dir})") from None
         raise Bad(what) from None

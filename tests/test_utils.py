@@ -238,3 +238,25 @@ def test_evaluate_places_reads_past_a_byte_order_mark(tmp_path):
     path = tmp_path / "dev.tsv"
     path.write_text("\ufeff\nWhere was A born?\tLondon\nWhere was B born?\tParis\n", encoding="utf-8")
     assert evaluate_places(str(path), ["London", "Rome"]) == (2.0, 1.0)
+
+
+def test_params_errors_carry_the_problem_and_the_size_apart_from_the_message(tmp_path):
+    """deliverables.py words its own fixes: it read the problem and the size flags back out of the
+    message text, which any rewording of a message would have broken silently."""
+    p = tmp_path / "x.params"
+    torch.save(small(synth=True).state_dict(), p)
+    with pytest.raises(ParamsError) as e:
+        load_params(small(), str(p))
+    assert e.value.problem == "these are synthesizer params, but the model is vanilla"
+    assert str(e.value).startswith(f"{p}: {e.value.problem}; ") and e.value.looks_like is None
+    bigger = GPT(GPTConfig(20, 32, n_layer=3, n_head=2, n_embd=16, synthesizer=True))
+    torch.save(bigger.state_dict(), p)
+    with pytest.raises(ParamsError) as e:
+        load_params(small(synth=True), str(p))
+    assert e.value.looks_like == "--n_layer 3 --n_embd 16 --block_size 32 --n_head 2"
+    assert e.value.problem.startswith("params do not fit this model (missing [")
+    assert str(e.value).endswith(f"(the file looks like {e.value.looks_like})")
+    torch.save(small(vocab=30).state_dict(), p)
+    with pytest.raises(ParamsError) as e:
+        load_params(small(), str(p))
+    assert e.value.problem.startswith("params have a vocabulary of 30 characters") and e.value.looks_like is None

@@ -279,7 +279,13 @@ def check_output_path(path, what, inputs=()):
 
 
 class ParamsError(ValueError):
-    """A params file that cannot be loaded into the model at hand; the message says why and what to do."""
+    """A params file that cannot be loaded into the model at hand; the message says why and what to do.
+    `problem` is the why alone, and `looks_like` the size flags read off the file's shapes (or None),
+    for a caller that words its own fix (deliverables.py)."""
+
+    def __init__(self, message, problem=None, looks_like=None):
+        super().__init__(message)
+        self.problem, self.looks_like = problem, looks_like
 
 
 class TrainingDiverged(FloatingPointError):
@@ -403,21 +409,26 @@ def clean_state_dict(state_dict):
     return out
 
 
-def _size_hint(state):
-    """' (the file looks like --n_layer 2 --n_embd 128 ...)' read off a state_dict's shapes, or ''.
-
-    n_head shows only in a synthesizer's w2, whose rows are one head's width; a vanilla file does
-    not record it."""
+def _looks_like(state):
+    """'--n_layer 2 --n_embd 128 --block_size 64' read off a state_dict's shapes, '--n_head 4' added for
+    a synthesizer's, or None. n_head shows only in a synthesizer's w2, whose rows are one head's width;
+    a vanilla file does not record it."""
     try:
         layers = len({k.split(".")[1] for k in state if k.startswith("blocks.")})
         n_embd = state["tok_emb.weight"].shape[1]
         flags = f"--n_layer {layers} --n_embd {n_embd} --block_size {state['pos_emb'].shape[1]}"
         w2 = [v for k, v in state.items() if k.endswith("attn.w2")]
-        if w2:
-            return f" (the file looks like {flags} --n_head {n_embd // w2[0].shape[0]})"
-        return f" (the file looks like {flags}, with the --n_head it was trained with: a vanilla file does not record it)"
+        return f"{flags} --n_head {n_embd // w2[0].shape[0]}" if w2 else flags
     except (KeyError, IndexError, AttributeError, ZeroDivisionError):
-        return ""
+        return None
+
+
+def _size_error(path, problem, size_fix, state):
+    """The ParamsError of params of another model size, with the size flags they look like."""
+    looks = _looks_like(state)
+    hint = "" if looks is None else f" (the file looks like {looks})" if "--n_head" in looks else \
+        f" (the file looks like {looks}, with the --n_head it was trained with: a vanilla file does not record it)"
+    return ParamsError(f"{path}: {problem}; {size_fix}{hint}", problem=problem, looks_like=looks)
 
 
 PARAMS_FILES = {  # the course's params files: (variant, the run.sh mode that writes it, the modes before it)
@@ -489,33 +500,38 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
     fix of params of another model size (the size flags by default), and `variant_fix` that of the
     other variant's params, with {have} and {want} for the variants (default: pass `variant_flag`)."""
     if not os.path.exists(path):
-        raise ParamsError(_not_found(path))
+        raise ParamsError(_not_found(path), problem="params file not found")
     if not os.path.isfile(path):  # a folder, /dev/null, a FIFO
-        raise ParamsError(f"{path}: is not a regular file; give the params file run.py wrote")
+        raise ParamsError(f"{path}: is not a regular file; give the params file run.py wrote",
+                          problem="is not a regular file")
     try:
         with warnings.catch_warnings():  # torch warns of pickle protocols before failing on a plain pickle
             warnings.simplefilter("ignore")
             state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # pickle with code, truncated file, not a torch file
-        raise ParamsError(f"{path}: not a loadable params file ({_unloadable(path, e)}); re-create it with the "
-                          f"run.sh mode that writes it") from None
+        problem = f"not a loadable params file ({_unloadable(path, e)})"
+        raise ParamsError(f"{path}: {problem}; re-create it with the run.sh mode that writes it",
+                          problem=problem) from None
     if not isinstance(state, dict):
-        raise ParamsError(f"{path}: holds a {type(state).__name__}, not a state_dict (a dict of tensors); pass a "
-                          f"params file that run.py wrote")
+        problem = f"holds a {type(state).__name__}, not a state_dict (a dict of tensors)"
+        raise ParamsError(f"{path}: {problem}; pass a params file that run.py wrote", problem=problem)
     for key in ("model", "state_dict", "model_state_dict"):  # a training checkpoint of another loop
         # a state_dict's values are tensors, never dicts: weights under one of these keys, beside the
         # step or an optimizer's state (tensors too, such as a learning rate), make a checkpoint
         inner = state.get(key)
         if isinstance(inner, dict) and any(torch.is_tensor(v) for v in inner.values()):
-            raise ParamsError(f"{path}: a checkpoint with the weights under the key {key!r}, not a params file; "
-                              f"save torch.load({path!r})[{key!r}] to a file of its own and pass that")
+            problem = f"a checkpoint with the weights under the key {key!r}, not a params file"
+            raise ParamsError(f"{path}: {problem}; save torch.load({path!r})[{key!r}] to a file of its own and "
+                              f"pass that", problem=problem)
     if not state:
-        raise ParamsError(f"{path}: an empty state_dict, no weights; re-create it with the run.sh mode that writes it")
+        raise ParamsError(f"{path}: an empty state_dict, no weights; re-create it with the run.sh mode that writes it",
+                          problem="an empty state_dict, no weights")
     for k, v in state.items():  # before clean_state_dict and the shape checks, which take these for granted
         if not isinstance(k, str) or not torch.is_tensor(v):
             what = (f"the key {k!r} is not a name" if not isinstance(k, str) else
                     f"the value of {k!r} is {type(v).__name__}, not a tensor")
-            raise ParamsError(f"{path}: not a state_dict of tensors ({what}); pass a params file that run.py wrote")
+            raise ParamsError(f"{path}: not a state_dict of tensors ({what}); pass a params file that run.py wrote",
+                              problem=f"not a state_dict of tensors ({what})")
     state = clean_state_dict(state)
     # a model wrapped by DataParallel/DDP (`.module`) or torch.compile (`._orig_mod`) names its weights with
     # those prefixes; the file has none (clean_state_dict), so load into the model inside
@@ -533,22 +549,24 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
         have, want = ("synthesizer", "vanilla") if synth_file else ("vanilla", "synthesizer")
         fix = (variant_fix or "pass {flag}{have} or use the {want} params file").format(
             flag=variant_flag, have=have, want=want)
-        raise ParamsError(f"{path}: these are {have} params, but the model is {want}; {fix}")
+        raise ParamsError(f"{path}: these are {have} params, but the model is {want}; {fix}",
+                          problem=f"these are {have} params, but the model is {want}")
     if "tok_emb.weight" in state and state["tok_emb.weight"].shape[0] != own["tok_emb.weight"].shape[0]:
-        raise ParamsError(f"{path}: params have a vocabulary of {state['tok_emb.weight'].shape[0]} characters, "
-                          f"the pretraining corpus gives {own['tok_emb.weight'].shape[0]}; use the same "
-                          f"{corpus_flag} the params were trained with")
+        problem = (f"params have a vocabulary of {state['tok_emb.weight'].shape[0]} characters, the pretraining "
+                   f"corpus gives {own['tok_emb.weight'].shape[0]}")
+        raise ParamsError(f"{path}: {problem}; use the same {corpus_flag} the params were trained with",
+                          problem=problem)
     if not set(state) & set(own):
-        raise ParamsError(f"{path}: none of its {len(state)} keys (such as {sorted(state)[:2]}) names a weight of "
-                          f"the assignment's GPT; it holds another model's params")
+        problem = f"none of its {len(state)} keys (such as {sorted(state)[:2]}) names a weight of the assignment's GPT"
+        raise ParamsError(f"{path}: {problem}; it holds another model's params", problem=problem)
     missing = sorted(set(own) - set(state))
     unexpected = sorted(set(state) - set(own))
     if missing or unexpected:
-        raise ParamsError(f"{path}: params do not fit this model (missing {missing[:3]}, unexpected "
-                          f"{unexpected[:3]}); {size_fix}{_size_hint(state)}")
+        raise _size_error(path, f"params do not fit this model (missing {missing[:3]}, unexpected {unexpected[:3]})",
+                          size_fix, state)
     for k, v in state.items():
         if v.shape != own[k].shape:
-            raise ParamsError(f"{path}: {k} has shape {tuple(v.shape)}, the model wants {tuple(own[k].shape)}; "
-                              f"{size_fix}{_size_hint(state)}")
+            raise _size_error(path, f"{k} has shape {tuple(v.shape)}, the model wants {tuple(own[k].shape)}",
+                              size_fix, state)
     target.load_state_dict(state)
     return model
