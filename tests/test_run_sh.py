@@ -190,7 +190,7 @@ def test_help_says_what_every_mode_does():
         assert p.returncode == 0 and p.stderr == "" and p.stdout.startswith("usage: ./run.sh MODE")
         listed = re.findall(r"^  (\w+)", p.stdout, re.M)
         assert sorted(listed) == sorted(modes), set(listed) ^ set(modes)
-        assert all(name in p.stdout for name in ("DATA_DIR", "OUT_DIR", "GPT_NUM_THREADS", "PYTHON", "--resume"))
+        assert all(name in p.stdout for name in ("DATA_DIR", "OUT_DIR", "GPT_NUM_THREADS", "GPT_DEVICE", "PYTHON", "--resume"))
 
 
 def test_missing_params_names_the_mode(world, tmp_path):

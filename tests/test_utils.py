@@ -260,3 +260,30 @@ def test_params_errors_carry_the_problem_and_the_size_apart_from_the_message(tmp
     with pytest.raises(ParamsError) as e:
         load_params(small(), str(p))
     assert e.value.problem.startswith("params have a vocabulary of 30 characters") and e.value.looks_like is None
+
+
+def test_gpt_device_chooses_the_device_and_refuses_one_that_is_not_there(monkeypatch):
+    """cuda, then mps, then cpu, unless $GPT_DEVICE says otherwise: a student with a busy GPU, or an MPS
+    build that misbehaves, had no way to train on the CPU."""
+    from submission.dataset import DataError
+    from submission.utils import get_device
+    monkeypatch.delenv("GPT_DEVICE", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # as on a GPU machine
+    assert get_device() == "cuda"
+    for value in ("cpu", " CPU "):
+        monkeypatch.setenv("GPT_DEVICE", value)
+        assert get_device() == "cpu"
+    monkeypatch.setenv("GPT_DEVICE", "cuda")
+    assert get_device() == "cuda"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    with pytest.raises(DataError, match=r"^GPT_DEVICE=cuda: torch .* sees no cuda device on this machine; set "
+                                        r"GPT_DEVICE=cpu or unset it$"):
+        get_device()
+    for value in ("gpu", "cuda:1", "tpu"):
+        monkeypatch.setenv("GPT_DEVICE", value)
+        with pytest.raises(DataError, match=rf"^GPT_DEVICE='{re.escape(value)}' is not a device; set it to cpu, "
+                                            r"cuda or mps, or unset it \(a GPU's number: CUDA_VISIBLE_DEVICES\)$"):
+            get_device()
+    monkeypatch.setenv("GPT_DEVICE", "")  # set but empty, as `GPT_DEVICE= cmd` leaves it: the rule
+    assert get_device() == "cpu"

@@ -3,7 +3,7 @@
 As in the course's utils.py, `set_seed`, `sample`, `top_k_logits` and `evaluate_places` are here
 (sampling and the batched evaluation live in decoding.py, file writing, params loading and the
 command-line helpers in files.py; both are re-exported, so `from submission.utils import ...`
-works for all of them). `get_device` is the one device choice (cuda, then mps, then cpu);
+works for all of them). `get_device` is the one device choice ($GPT_DEVICE, else cuda, then mps, then cpu);
 `CpuThreads` picks CPU threads; `is_main_process` tells torchrun's rank 0.
 """
 import os
@@ -32,14 +32,29 @@ def set_seed(seed):
     torch.cuda.manual_seed_all(seed)
 
 
+def _available(device):
+    if device == "cuda":
+        return torch.cuda.is_available()
+    if device == "mps":
+        mps = getattr(torch.backends, "mps", None)
+        return mps is not None and mps.is_available()
+    return device == "cpu"
+
+
 def get_device():
-    """The one device rule of the project: cuda, then mps, then cpu."""
-    if torch.cuda.is_available():
-        return "cuda"
-    mps = getattr(torch.backends, "mps", None)
-    if mps is not None and mps.is_available():
-        return "mps"
-    return "cpu"
+    """The one device rule of the project: $GPT_DEVICE (cpu, cuda or mps) when it is set, else cuda,
+    then mps, then cpu. GPT_DEVICE=cpu keeps a run off a GPU that is busy, or off an MPS build that
+    misbehaves; a device that is not there is a DataError, not a silent fallback."""
+    value = os.environ.get("GPT_DEVICE", "").strip()
+    if value:
+        if value.lower() not in ("cpu", "cuda", "mps"):
+            raise DataError(f"GPT_DEVICE={value!r} is not a device; set it to cpu, cuda or mps, or unset it "
+                            f"(a GPU's number: CUDA_VISIBLE_DEVICES)")
+        if not _available(value.lower()):
+            raise DataError(f"GPT_DEVICE={value}: torch {torch.__version__} sees no {value.lower()} device on this "
+                            f"machine; set GPT_DEVICE=cpu or unset it")
+        return value.lower()
+    return next(d for d in ("cuda", "mps", "cpu") if _available(d))
 
 
 def _cpu_ticks(cpus=None, stat="/proc/stat", own_stat="/proc/self/stat"):
