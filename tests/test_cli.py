@@ -5,6 +5,7 @@ Run:  python -m pytest -q tests/test_cli.py
 """
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -484,6 +485,13 @@ def test_hints_name_what_the_caller_can_change(tmp_path, monkeypatch):
         read_text(str(tmp_path / "typo.tsv"), "dev set")
     with pytest.raises(DataError, match=r"python src/make_world.py --out data` regenerates the embedded corpus"):
         read_text(os.path.join(ROOT, "data", "not-there.tsv"), "dev set")
+    # the course's layouts (files beside the script, or in src/data/): the embedded file is named, from here
+    monkeypatch.chdir(os.path.join(ROOT, "src"))
+    for given in ("wiki.txt", os.path.join("data", "wiki.txt")):
+        with pytest.raises(DataError, match=rf"^{re.escape(given)}: pretraining corpus not found; check the path "
+                                            rf"\(the embedded corpus has it: {re.escape(os.path.join('..', 'data', 'wiki.txt'))}\)$"):
+            read_text(given, "pretraining corpus")
+    monkeypatch.chdir(tmp_path)
     (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
     (tmp_path / "dev.tsv").write_text("Where was Ada Quill born?\tLisbon\n", encoding="utf-8")
     vocab = CharCorruptionDataset(WIKI, 128).vocab_size

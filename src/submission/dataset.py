@@ -67,6 +67,9 @@ def read_text(path, what="file"):
             raise DataError(f"{path}: {what} not found (check the path; `python src/make_world.py --out data` "
                             f"regenerates the embedded corpus)")
         where = " (run.sh reads the folder DATA_DIR names)" if os.environ.get("RUN_SH_MODE") else ""  # run.sh's run.py
+        ours = os.path.join(embedded, os.path.basename(path))
+        if not where and os.path.isfile(ours):  # a course layout's path (./wiki.txt, src/data/wiki.txt)
+            where = f" (the embedded corpus has it: {os.path.relpath(os.path.realpath(ours))})"
         raise DataError(f"{path}: {what} not found; check the path{where}")
     try:
         with open(path, encoding="utf-8-sig") as f:  # text mode: \r\n read as \n, as the course reads
