@@ -117,6 +117,16 @@ def test_namedataset_alignment(ds):
         assert y[t] == x[t + 1]
 
 
+def test_namedataset_reads_both_editions_argument_orders(ds):
+    """XCS224N's run.py calls NameDataset(text, pretrain_dataset), CS224N's NameDataset(pretrain_dataset,
+    text): the second ended in "'str' object has no attribute 'itos'"."""
+    text = "Where was Bo Li born?\tHanoi\nWhere was Zoë Ñandú born?\tGenève\n"
+    xcs, cs = NameDataset(text, ds), NameDataset(ds, text)
+    assert len(cs) == len(xcs) == 2 and cs.stoi is ds.stoi and cs.block_size == ds.block_size
+    for i in range(2):
+        assert all(torch.equal(a, b) for a, b in zip(cs[i], xcs[i]))
+
+
 def test_tsv_errors_name_file_and_line(ds):
     with pytest.raises(DataError, match=r"train\.tsv:2: expected"):
         NameDataset("Where was Bo Li born?\tHanoi\nWhere was Bo Li born? Hanoi\n", ds, path="train.tsv")

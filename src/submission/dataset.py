@@ -120,10 +120,14 @@ def check_chars(text, stoi, path, lineno):
 class NameDataset(Dataset):
     """Finetuning examples: x = question MASK place MASK PAD..., y = PAD over the question, then the answer.
 
-    `data` is the text of a TSV file; `path` only names the file in error messages.
+    `data` is the text of a TSV file; `path` only names the file in error messages. The XCS224N
+    order (data, pretraining_dataset) is the signature; CS224N's (pretraining_dataset, data) is read
+    too, so a program written for either edition runs unchanged.
     """
 
     def __init__(self, data, pretraining_dataset, path="<finetune corpus>"):
+        if isinstance(pretraining_dataset, str) and hasattr(data, "stoi"):  # CS224N's argument order
+            data, pretraining_dataset = pretraining_dataset, data
         self.MASK_CHAR = MASK_CHAR
         self.PAD_CHAR = PAD_CHAR
         self.itos = pretraining_dataset.itos
