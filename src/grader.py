@@ -1034,7 +1034,7 @@ def grade(g, args):
         header.append(f"note: no {LABELS['test']} (the labelled test questions) in {_rel(ctx.data_dir)}: "
                       f"{', '.join(test_tests)} cannot pass; give --data-dir a folder that has it")
     start = time.monotonic()
-    results = g.run(args.test_ids, header_lines=header)
+    results = g.run(args.test_ids, header_lines=header, keep_working=bool(args.json))  # `| head`: results.json still
     if args.json:
         try:
             graderlib.write_json(results, args.json, execution_time=time.monotonic() - start)

@@ -174,6 +174,46 @@ def format_duration(seconds):
     return str(datetime.timedelta(seconds=int(round(seconds))))
 
 
+class _PipeGuard:
+    """sys.stdout or sys.stderr while Grader.run(keep_working=True) runs: once its reader has gone
+    (`grader.py --json r.json | head`), its descriptor points at /dev/null and everything printed
+    after, by the frame or by a student's code under test, is dropped instead of raising
+    BrokenPipeError. (submission/files.py has the same guard for run.py; the grader keeps its own,
+    stdlib only, so that it never imports the graded package for it.)"""
+
+    def __init__(self, stream):
+        self._stream, self.closed_pipe = stream, False
+
+    def _gone(self):
+        self.closed_pipe = True
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._gone()
+            return len(text)
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._gone()
+            with contextlib.suppress(BrokenPipeError, OSError, ValueError):
+                self._stream.flush()  # what is still buffered, into /dev/null now
+
+    def __getattr__(self, name):  # fileno, isatty, encoding, buffer, ...
+        return getattr(self._stream, name)
+
+
 class Grader:
     """An ordered set of tests with their points, run against one context object."""
 
@@ -286,25 +326,26 @@ class Grader:
             reason = describe_exception(err, box.get("tb"), self.own_files)
         return Result(test, False, reason, seconds)
 
-    def run(self, ids=None, out="stdout", header_lines=()):
+    def run(self, ids=None, out="stdout", header_lines=(), keep_working=False):
         """Run the selected tests, printing the course's frame to `out` (a file; "stdout", the
-        default, is sys.stdout at the time of the call; None: silent)."""
-        if out == "stdout":
-            out = sys.stdout
+        default, is sys.stdout at the time of the call; None: silent). With `keep_working` (results.json
+        to write) a closed stdout or stderr does not stop the grading: what is printed after it, the
+        frame's and the tests' own, goes to /dev/null, and `closed_pipe` tells the caller."""
+        streams = (sys.stdout, sys.stderr)
+        guards = [_PipeGuard(s) for s in streams] if keep_working else []
+        if guards:
+            sys.stdout, sys.stderr = guards
+        try:
+            return self._run(ids, sys.stdout if out == "stdout" else out, header_lines)
+        finally:
+            if guards:
+                sys.stdout, sys.stderr = streams
+                self.closed_pipe = any(g.closed_pipe for g in guards)
 
+    def _run(self, ids, out, header_lines):
         def say(line=""):
-            nonlocal out
-            if out is None:
-                return
-            try:
+            if out is not None:
                 print(line, file=out, flush=True)
-            except BrokenPipeError:  # `grader.py --json r.json | head`: the grading goes on, so r.json is written
-                self.closed_pipe = True
-                with contextlib.suppress(OSError, ValueError):  # what is left, and later prints, to /dev/null
-                    devnull = os.open(os.devnull, os.O_WRONLY)
-                    os.dup2(devnull, out.fileno())
-                    os.close(devnull)
-                out = None
 
         results = []
         say(f"{FRAME} START GRADING")

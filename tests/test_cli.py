@@ -516,16 +516,31 @@ def test_hints_name_what_the_caller_can_change(tmp_path, monkeypatch):
         read_text(str(tmp_path / "typo.tsv"), "dev set")
 
 
-def test_grader_into_a_closed_pipe_still_writes_its_results_json(tmp_path):
+@pytest.mark.parametrize("unbuffered", [False, True])
+def test_grader_into_a_closed_pipe_still_writes_its_results_json(tmp_path, broken_src, unbuffered):
     """`grader.py --json r.json | head` stopped at the closed pipe before any test ran, so staff piping
-    it lost results.json. The tests go on, results.json is written, then the status is 141."""
+    it lost results.json; and a student's print met the closed pipe inside a test, which then failed.
+    The tests go on (their prints and the frame's into /dev/null), results.json is written, then 141."""
+    # a student's dataset that prints while it is built, a moment after the reader has gone
+    src, _ = broken_src("dataset.py", "\n_course_init = CharCorruptionDataset.__init__\n"
+                                      "def _chatty_init(self, *args, **kwargs):\n"
+                                      "    import time; time.sleep(0.3)\n"
+                                      "    print('data has many characters', flush=True)\n"
+                                      "    print('and says so on stderr', file=sys.stderr, flush=True)\n"
+                                      "    _course_init(self, *args, **kwargs)\n"
+                                      "CharCorruptionDataset.__init__ = _chatty_init\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:  # Docker images and CI often set it: every print then meets the pipe at once
+        env["PYTHONUNBUFFERED"] = "1"
     out = tmp_path / "results.json"
-    p = subprocess.Popen([sys.executable, "src/grader.py", "--json", str(out), "1e-0", "1e-2"], cwd=ROOT,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    p = subprocess.Popen([sys.executable, str(src / "grader.py"), "--json", str(out), "--data-dir",
+                          os.path.join(ROOT, "data"), "1e-0", "1e-2"], cwd=tmp_path, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, env=env)  # `2>&1 | head`: both streams into the pipe
+    for line in p.stdout:  # the reader goes once the first test has started
+        if line.startswith(b"----- START 1e-0"):
+            break
     p.stdout.close()
-    err = p.stderr.read().decode()
-    assert p.wait(timeout=300) == 141 and err == ""
+    assert p.wait(timeout=300) == 141
     report = json.loads(out.read_text())
     assert [t["name"].split(":")[0] for t in report["tests"]] == ["1e-0-basic", "1e-2-basic"]
-    assert all(t["score"] == t["max_score"] for t in report["tests"])
+    assert all(t["score"] == t["max_score"] for t in report["tests"]), report["tests"]
