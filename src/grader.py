@@ -964,6 +964,22 @@ def build_parser():
     return p
 
 
+def device_problem(value):
+    """What is wrong with $GPT_DEVICE's value, which the graded trainer reads (submission/utils.py
+    get_device), or None. Checked here, before any test, since the grader never imports the graded
+    package for its own needs."""
+    if not value:
+        return None
+    if value.lower() not in ("cpu", "cuda", "mps"):
+        return f"GPT_DEVICE={value!r} is not a device; set it to cpu, cuda or mps, or unset it"
+    mps = getattr(torch.backends, "mps", None)
+    there = {"cpu": True, "cuda": torch.cuda.is_available(), "mps": mps is not None and mps.is_available()}
+    if not there[value.lower()]:
+        return f"GPT_DEVICE={value}: torch {torch.__version__} sees no {value.lower()} device on this machine; " \
+               f"set GPT_DEVICE=cpu or unset it"
+    return None
+
+
 def main(argv=None):
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -990,6 +1006,10 @@ def main(argv=None):
     problem = graderlib.json_path_problem(args.json) if args.json else None
     if problem:
         print(f"grader: --json {args.json}: {problem}", file=sys.stderr)
+        return 2
+    problem = device_problem(os.environ.get("GPT_DEVICE", "").strip())
+    if problem:  # else every test that trains fails on it, and the score is lost rather than the run stopped
+        print(f"grader: {problem}", file=sys.stderr)
         return 2
     g, interrupted = None, False
     try:

@@ -916,3 +916,17 @@ def test_grading_without_test_labels_says_so_before_any_test(tmp_path):
     assert f"note: no birth_test.tsv (the labelled test questions) in {bare}: 1d-1-hidden, 1f-2-hidden cannot " \
            f"pass" in ran["bare"]
     assert "note:" not in ran["full"]
+
+
+def test_a_bad_gpt_device_stops_the_grader_before_any_test(monkeypatch, capsys):
+    """The graded trainer reads $GPT_DEVICE: a typo failed every training test (0 points, exit 0)
+    instead of stopping the run with one line."""
+    for value, said in (("gpu", "grader: GPT_DEVICE='gpu' is not a device; set it to cpu, cuda or mps, or unset it"),
+                        ("mps", "grader: GPT_DEVICE=mps: torch ")):
+        monkeypatch.setenv("GPT_DEVICE", value)
+        monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+        assert grader.main(["1c-1"]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.startswith(said) and err.count("\n") == 1
+    monkeypatch.setenv("GPT_DEVICE", "CPU")
+    assert grader.main(["1c-1"]) == 0 and "Total points: 2/2" in capsys.readouterr().out
