@@ -491,6 +491,9 @@ def test_hints_name_what_the_caller_can_change(tmp_path, monkeypatch):
         with pytest.raises(DataError, match=rf"^{re.escape(given)}: pretraining corpus not found; check the path "
                                             rf"\(the embedded corpus has it: {re.escape(os.path.join('..', 'data', 'wiki.txt'))}\)$"):
             read_text(given, "pretraining corpus")
+    # a folder of the user's own (the course's files, mistyped): no hint towards another vocabulary
+    with pytest.raises(DataError, match=r"cs224n-data.wiki.txt: pretraining corpus not found; check the path$"):
+        read_text(str(tmp_path / "cs224n-data" / "wiki.txt"), "pretraining corpus")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
     (tmp_path / "dev.tsv").write_text("Where was Ada Quill born?\tLisbon\n", encoding="utf-8")

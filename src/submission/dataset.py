@@ -67,9 +67,19 @@ def read_text(path, what="file"):
             raise DataError(f"{path}: {what} not found (check the path; `python src/make_world.py --out data` "
                             f"regenerates the embedded corpus)")
         where = " (run.sh reads the folder DATA_DIR names)" if os.environ.get("RUN_SH_MODE") else ""  # run.sh's run.py
-        ours = os.path.join(embedded, os.path.basename(path))
-        if not where and os.path.isfile(ours):  # a course layout's path (./wiki.txt, src/data/wiki.txt)
-            where = f" (the embedded corpus has it: {os.path.relpath(os.path.realpath(ours))})"
+        ours = os.path.realpath(os.path.join(embedded, os.path.basename(path)))
+        repo = os.path.realpath(os.path.join(embedded, ".."))
+        folder = os.path.dirname(path)
+        # a course layout's path (a bare wiki.txt, the files beside src/run.py or in src/data/), never
+        # a folder of the user's own, whose files may be the course's (another vocabulary)
+        layout = folder in ("", ".") or os.path.realpath(folder) in (
+            repo, os.path.join(repo, "src"), os.path.join(repo, "src", "data"))
+        if not where and layout and os.path.isfile(ours):
+            try:
+                shown = os.path.relpath(ours)
+            except ValueError:  # Windows: another drive than the working folder's
+                shown = ours
+            where = f" (the embedded corpus has it: {shown})"
         raise DataError(f"{path}: {what} not found; check the path{where}")
     try:
         with open(path, encoding="utf-8-sig") as f:  # text mode: \r\n read as \n, as the course reads
