@@ -216,7 +216,7 @@ def test_run_cli_ignores_ctrl_c_once_it_has_answered(capsys):
     def interrupted():
         raise KeyboardInterrupt
 
-    for keep_working, said in ((True, "interrupted: no params or predictions file was half-written\n"),
+    for keep_working, said in ((True, "interrupted: no output file was half-written\n"),
                                (False, "interrupted\n")):  # ask, bench, memorised write no file: no promise
         with pytest.raises(SystemExit) as stop:
             files.run_cli(interrupted, keep_working=keep_working)
@@ -243,7 +243,7 @@ def test_sigterm_stops_like_ctrl_c_and_is_held_inside_a_write(tmp_path, capsys):
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     assert stop.value.code == 143 and finished == [True]
-    assert capsys.readouterr().err == "terminated (SIGTERM): no params or predictions file was half-written\n"
+    assert capsys.readouterr().err == "terminated (SIGTERM): no output file was half-written\n"
     assert path.read_bytes() == before and os.listdir(tmp_path) == ["model.params"]
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # given back
 
@@ -270,5 +270,5 @@ def test_sigterm_ends_a_training_run_with_143(tmp_path):
     finally:
         proc.kill()
     assert proc.returncode == 143, err
-    assert err.splitlines()[-1] == "terminated (SIGTERM): no params or predictions file was half-written"
+    assert err.splitlines()[-1] == "terminated (SIGTERM): no output file was half-written"
     assert sorted(os.listdir(tmp_path)) == ["p.params.log.jsonl.partial", "wiki.txt"]

@@ -388,7 +388,7 @@ def run_cli(main, keep_working=False):
         _ignore_interrupts(previous_term)
         what, status = ("terminated (SIGTERM)", 143) if _held["terminated"] else ("interrupted", 130)
         # only the tools that write files (keep_working) promise something of their files
-        print(f"{what}: no params or predictions file was half-written" if keep_working else what,
+        print(f"{what}: no output file was half-written" if keep_working else what,
               file=sys.stderr)
         sys.exit(status)
     finally:
