@@ -971,10 +971,17 @@ def device_problem(value):
     if not value:
         return None
     if value.lower() not in ("cpu", "cuda", "mps"):
-        return f"GPT_DEVICE={value!r} is not a device; set it to cpu, cuda or mps, or unset it"
-    mps = getattr(torch.backends, "mps", None)
-    there = {"cpu": True, "cuda": torch.cuda.is_available(), "mps": mps is not None and mps.is_available()}
-    if not there[value.lower()]:
+        return (f"GPT_DEVICE={value!r} is not a device; set it to cpu, cuda or mps, or unset it "
+                f"(a GPU's number: CUDA_VISIBLE_DEVICES)")
+    device = value.lower()
+    if device == "cuda":  # only the device named is asked for: GPT_DEVICE=cpu must not wake a busy GPU
+        there = torch.cuda.is_available()
+    elif device == "mps":
+        mps = getattr(torch.backends, "mps", None)
+        there = mps is not None and mps.is_available()
+    else:
+        there = True
+    if not there:
         return f"GPT_DEVICE={value}: torch {torch.__version__} sees no {value.lower()} device on this machine; " \
                f"set GPT_DEVICE=cpu or unset it"
     return None
@@ -1007,7 +1014,7 @@ def main(argv=None):
     if problem:
         print(f"grader: --json {args.json}: {problem}", file=sys.stderr)
         return 2
-    problem = device_problem(os.environ.get("GPT_DEVICE", "").strip())
+    problem = None if args.list else device_problem(os.environ.get("GPT_DEVICE", "").strip())
     if problem:  # else every test that trains fails on it, and the score is lost rather than the run stopped
         print(f"grader: {problem}", file=sys.stderr)
         return 2
@@ -1021,14 +1028,27 @@ def main(argv=None):
         print(f"grader: {e}", file=sys.stderr)
         status = 2
     except KeyboardInterrupt:  # the running test was stopped (graderlib); results.json is not written
-        print("grader: interrupted", file=sys.stderr)
         status, interrupted = 130, True
+        try:
+            print("grader: interrupted", file=sys.stderr, flush=True)
+        except BrokenPipeError:  # `2>&1 | head`: Ctrl-C stopped the reader too
+            graderlib.to_devnull(1, 2)
+    except BrokenPipeError:  # the reader went where nothing guards the output (no --json, or after the tests)
+        graderlib.to_devnull(1, 2)
+        status = 141
     if interrupted or (g is not None and g.abandoned):
         # Exit at once, without C++ exit handlers: a test thread that would not stop must not be
         # waited for, and one stopped a moment ago may still be freeing torch's per-thread state,
         # which those handlers race with (std::terminate, exit status 134).
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is not None:
+                    stream.flush()
+            except BrokenPipeError:
+                graderlib.to_devnull(1, 2)
+                status = 141 if status == 0 else status
+            except (OSError, ValueError):
+                pass
         os._exit(status)
     return status
 
@@ -1070,8 +1090,9 @@ if __name__ == "__main__":
     graderlib.handle_interrupts()  # Ctrl-C stops the running test, then exits 130
     try:
         status = main()
-        sys.stdout.flush()  # a closed pipe shows here, not at exit's flush (stdout to a pipe is buffered)
+        if sys.stdout is not None:  # None: started with stdout closed (`>&-`)
+            sys.stdout.flush()  # a closed pipe shows here, not at exit's flush (stdout to a pipe is buffered)
     except BrokenPipeError:  # `grader.py | head`: exit 141 as a shell tool does; the rest to /dev/null
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # stdlib only: not the graded code
+        graderlib.to_devnull(1, 2)  # stdlib only: not the graded code
         status = 141
     sys.exit(status)

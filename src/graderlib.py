@@ -174,6 +174,17 @@ def format_duration(seconds):
     return str(datetime.timedelta(seconds=int(round(seconds))))
 
 
+def to_devnull(*fds):
+    """Point the descriptors `fds` at /dev/null: their reader has gone, and what is still written to
+    them, buffered or to come, is dropped instead of raising BrokenPipeError."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in fds:
+            os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
 class _PipeGuard:
     """sys.stdout or sys.stderr while Grader.run(keep_working=True) runs: once its reader has gone
     (`grader.py --json r.json | head`), its descriptor points at /dev/null and everything printed
@@ -187,9 +198,7 @@ class _PipeGuard:
     def _gone(self):
         self.closed_pipe = True
         with contextlib.suppress(OSError, ValueError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, self._stream.fileno())
-            os.close(devnull)
+            to_devnull(self._stream.fileno())
 
     def write(self, text):
         try:
@@ -332,13 +341,13 @@ class Grader:
         to write) a closed stdout or stderr does not stop the grading: what is printed after it, the
         frame's and the tests' own, goes to /dev/null, and `closed_pipe` tells the caller."""
         streams = (sys.stdout, sys.stderr)
-        guards = [_PipeGuard(s) for s in streams] if keep_working else []
-        if guards:
-            sys.stdout, sys.stderr = guards
+        if keep_working:  # a stream closed from the start (`>&-`) is None, and stays so
+            sys.stdout, sys.stderr = (None if s is None else _PipeGuard(s) for s in streams)
+        guards = [s for s in (sys.stdout, sys.stderr) if isinstance(s, _PipeGuard)]
         try:
             return self._run(ids, sys.stdout if out == "stdout" else out, header_lines)
         finally:
-            if guards:
+            if keep_working:
                 sys.stdout, sys.stderr = streams
                 self.closed_pipe = any(g.closed_pipe for g in guards)
 

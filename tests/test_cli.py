@@ -495,6 +495,8 @@ def test_hints_name_what_the_caller_can_change(tmp_path, monkeypatch):
     with pytest.raises(DataError, match=r"cs224n-data.wiki.txt: pretraining corpus not found; check the path$"):
         read_text(str(tmp_path / "cs224n-data" / "wiki.txt"), "pretraining corpus")
     monkeypatch.chdir(tmp_path)
+    with pytest.raises(DataError, match=r"^wiki.txt: pretraining corpus not found; check the path$"):
+        read_text("wiki.txt", "pretraining corpus")  # a bare name in the user's own folder: none either
     (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
     (tmp_path / "dev.tsv").write_text("Where was Ada Quill born?\tLisbon\n", encoding="utf-8")
     vocab = CharCorruptionDataset(WIKI, 128).vocab_size

@@ -928,5 +928,46 @@ def test_a_bad_gpt_device_stops_the_grader_before_any_test(monkeypatch, capsys):
         assert grader.main(["1c-1"]) == 2
         out, err = capsys.readouterr()
         assert out == "" and err.startswith(said) and err.count("\n") == 1
+    monkeypatch.setenv("GPT_DEVICE", "gpu")
+    assert grader.main(["--list"]) == 0 and capsys.readouterr().err == ""  # listing needs no device
     monkeypatch.setenv("GPT_DEVICE", "CPU")
-    assert grader.main(["1c-1"]) == 0 and "Total points: 2/2" in capsys.readouterr().out
+    asked = []  # GPT_DEVICE=cpu keeps a busy or broken GPU out of it: CUDA is not even asked
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: asked.append("cuda") or True)
+    assert grader.main(["1c-1"]) == 0 and "Total points: 2/2" in capsys.readouterr().out and asked == []
+
+
+def test_ctrl_c_with_the_reader_gone_still_exits_130(corpus, tmp_path):
+    """`grader.py ... 2>&1 | head` and Ctrl-C: the Ctrl-C stops head too, and the grader's own
+    "interrupted" line then met the closed pipe: exit 120 and an "Exception ignored" instead of 130."""
+    out_json = tmp_path / "r.json"
+    p = subprocess.Popen([sys.executable, GRADER, *SPAN_TESTS, "--data-dir", corpus[0], "--json", str(out_json)],
+                         cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        for line in p.stdout:
+            if line.startswith(b"----- START"):
+                break
+        p.stdout.close()  # the reader has gone, then the Ctrl-C
+        p.send_signal(signal.SIGINT)
+        assert p.wait(timeout=60) == 130
+    finally:
+        p.kill()
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("closed", [">&-", "2>&-"])
+def test_a_stream_closed_from_the_start_leaves_the_grading_as_it_was(corpus, tmp_path, broken_src, closed):
+    """Python sets a stream closed at start (`>&-`) to None: the --json pipe guard wrapped it and
+    failed on the first line (no results.json), or failed a test whose code prints to stderr."""
+    src, _ = broken_src("dataset.py", "\n_course_init = CharCorruptionDataset.__init__\n"
+                                      "def _chatty_init(self, *args, **kwargs):\n"
+                                      "    print('data has many characters', file=sys.stderr)\n"
+                                      "    _course_init(self, *args, **kwargs)\n"
+                                      "CharCorruptionDataset.__init__ = _chatty_init\n")
+    out_json = tmp_path / "r.json"
+    command = " ".join(shlex.quote(a) for a in [sys.executable, str(src / "grader.py"), "1e-0", "--data-dir",
+                                                  corpus[0], "--json", str(out_json)])
+    p = subprocess.run(["bash", "-c", f"{command} {closed}"], cwd=str(tmp_path), capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr
+    (test,) = json.loads(out_json.read_text())["tests"]
+    assert test["score"] == test["max_score"], test

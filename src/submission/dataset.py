@@ -72,8 +72,7 @@ def read_text(path, what="file"):
         folder = os.path.dirname(path)
         # a course layout's path (a bare wiki.txt, the files beside src/run.py or in src/data/), never
         # a folder of the user's own, whose files may be the course's (another vocabulary)
-        layout = folder in ("", ".") or os.path.realpath(folder) in (
-            repo, os.path.join(repo, "src"), os.path.join(repo, "src", "data"))
+        layout = os.path.realpath(folder or ".") in (repo, os.path.join(repo, "src"), os.path.join(repo, "src", "data"))
         if not where and layout and os.path.isfile(ours):
             try:
                 shown = os.path.relpath(ours)
