@@ -143,6 +143,8 @@ def _torch_bytes(obj, **kwargs):
     (lambda: _torch_bytes(small().state_dict(), _use_new_zipfile_serialization=False)[:3000],
      "a PyTorch file cut short or damaged"),
     (lambda: _torch_bytes({"w": torch.zeros(2), "f": os.getcwd}), "a PyTorch file holding Python objects beyond tensors"),
+    (lambda: _torch_bytes({"w": torch.zeros(2), "f": os.getcwd}, _use_new_zipfile_serialization=False),
+     "a PyTorch file holding Python objects beyond tensors"),
     (lambda: pickle.dumps({"w": 1}), "a Python pickle, not a PyTorch file"),
     (lambda: b"\x93NUMPY\x01\x00v\x00{'descr'", "a NumPy array file"),
     (lambda: "Where was Ada born?\tLondon\n".encode(), "a text file"),
@@ -221,6 +223,22 @@ def test_params_cut_short_anywhere_are_called_cut_short(tmp_path, share):
     p.write_bytes(whole[:int(len(whole) * share)])
     with pytest.raises(ParamsError, match=r"not a loadable params file \(a PyTorch file cut short or damaged"):
         load_params(GPT(GPTConfig(20, 16, n_layer=2, n_head=2, n_embd=32)), str(p))
+
+
+@pytest.mark.parametrize("zip_format", [True, False])
+def test_params_cut_short_at_every_point_are_called_cut_short(tmp_path, zip_format):
+    """A pre-1.6 file cut short was named by whatever the cut hit (struct.error, IndexError, torch's
+    "unexpected EOF", or, cut inside a global's name, "Python objects beyond tensors"): CI failed on
+    one such cut. Every cut, a few bytes apart, is named for what it is."""
+    p = tmp_path / "m.params"
+    whole = _torch_bytes(small().state_dict(), _use_new_zipfile_serialization=zip_format)
+    named = set()
+    for cut in range(32, len(whole), 7):  # past the format's first bytes, which say what it is
+        p.write_bytes(whole[:cut])
+        with pytest.raises(ParamsError) as e:
+            load_params(small(), str(p))
+        named.add(str(e.value).split(" (", 1)[1].split(")", 1)[0])
+    assert named == {"a PyTorch file cut short or damaged, as by an interrupted copy"}
 
 
 def test_a_checkpoint_with_tensors_beside_the_weights_is_named_a_checkpoint(tmp_path):

@@ -18,6 +18,7 @@ import re
 import shlex
 import shutil
 import signal
+import struct
 import socket
 import sys
 import tempfile
@@ -457,6 +458,22 @@ def _not_found(path):
 _LEGACY_MAGIC = b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19."  # torch.save's pre-1.6 format opens with this
 
 
+def _ends_inside_global(path, message):
+    """Whether the global that torch refused ("Unsupported global: GLOBAL colle.") is cut off by the
+    file's end: a pre-1.6 file cut short inside the name of one it allows (collections.OrderedDict,
+    torch._utils._rebuild_tensor_v2), not a file that names code."""
+    named = re.search(r"GLOBAL ([\w.]*)", message)
+    if not named:
+        return False
+    module, _, name = named.group(1).rpartition(".")
+    tail = (name or module).encode()  # as read up to the end, less its last byte (taken for a newline)
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        f.seek(max(0, f.tell() - len(tail) - 2))
+        end = f.read()
+    return tail in end if tail else end.endswith(b"c")  # b"c": the GLOBAL opcode, nothing after it
+
+
 def _unloadable(path, error):
     """Why torch.load failed on `path`, in words, from the file's first bytes and the error."""
     with open(path, "rb") as f:
@@ -470,9 +487,14 @@ def _unloadable(path, error):
         if head.startswith(b"PK\x03\x04") and not zipfile.is_zipfile(path):
             return "a PyTorch file cut short or damaged, as by an interrupted copy"
         if type(error).__name__ == "UnpicklingError":
+            if _ends_inside_global(path, message):
+                return "a PyTorch file cut short or damaged, as by an interrupted copy"
             return ("a PyTorch file holding Python objects beyond tensors (classes or code), which are not "
                     "loaded, for safety")
-        if isinstance(error, EOFError) or "central directory" in message or "zip archive" in message:
+        # the pre-1.6 format cut short fails wherever the cut falls: EOFError, struct.error or IndexError
+        # from the pickle, or torch's "unexpected EOF" while reading the storages after it
+        if isinstance(error, (EOFError, struct.error, IndexError)) or "unexpected EOF" in message \
+                or "central directory" in message or "zip archive" in message:
             return "a PyTorch file cut short or damaged, as by an interrupted copy"
         if head.startswith(b"PK\x03\x04") and "archive" in message:
             return "a zip archive, but not one torch.save wrote"
