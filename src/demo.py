@@ -293,6 +293,7 @@ def ask_hint(out, data, model_args):
     said = read_text(predictions).split("\n") if os.path.isfile(predictions) else []
     right = [q for (q, place, _), answer in zip(rows, said) if same_place(answer, place)]
     question = (right or [rows[0][0]])[0] if rows else "Where was Emily Lee born?"
+
     def shown(path):  # run.sh runs Python in the caller's folder: paths below it are shown from there
         rel = os.path.relpath(path)
         return shlex.quote(path if rel.startswith("..") else rel)

@@ -970,10 +970,10 @@ def device_problem(value):
     package for its own needs."""
     if not value:
         return None
-    if value.lower() not in ("cpu", "cuda", "mps"):
+    device = value.lower()
+    if device not in ("cpu", "cuda", "mps"):
         return (f"GPT_DEVICE={value!r} is not a device; set it to cpu, cuda or mps, or unset it "
                 f"(a GPU's number: CUDA_VISIBLE_DEVICES)")
-    device = value.lower()
     if device == "cuda":  # only the device named is asked for: GPT_DEVICE=cpu must not wake a busy GPU
         there = torch.cuda.is_available()
     elif device == "mps":
@@ -982,7 +982,7 @@ def device_problem(value):
     else:
         there = True
     if not there:
-        return f"GPT_DEVICE={value}: torch {torch.__version__} sees no {value.lower()} device on this machine; " \
+        return f"GPT_DEVICE={value}: torch {torch.__version__} sees no {device} device on this machine; " \
                f"set GPT_DEVICE=cpu or unset it"
     return None
 

@@ -56,6 +56,21 @@ def encode(text, table):
     return torch.frombuffer(units, dtype=torch.int32).long()  # (len(text),)
 
 
+def _embedded_copy(path):
+    """' (the embedded corpus has it: data/wiki.txt)' for a missing file at a course layout's path (a
+    bare name in the repo, the files beside src/run.py or in src/data/), or ''; never for a folder of
+    the user's own, whose files may be the course's (another vocabulary)."""
+    repo = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    ours = os.path.join(repo, "data", os.path.basename(path))
+    folder = os.path.realpath(os.path.dirname(path) or ".")
+    if folder not in (repo, os.path.join(repo, "src"), os.path.join(repo, "src", "data")) or not os.path.isfile(ours):
+        return ""
+    try:
+        return f" (the embedded corpus has it: {os.path.relpath(ours)})"
+    except ValueError:  # Windows: another drive than the working folder's
+        return f" (the embedded corpus has it: {ours})"
+
+
 def read_text(path, what="file"):
     """The whole text of a UTF-8 file (a leading byte-order mark, as Windows editors write, dropped),
     or a DataError saying what is missing and how to make it."""
@@ -66,19 +81,8 @@ def read_text(path, what="file"):
         if os.path.realpath(os.path.dirname(os.path.abspath(path))) == os.path.realpath(embedded):
             raise DataError(f"{path}: {what} not found (check the path; `python src/make_world.py --out data` "
                             f"regenerates the embedded corpus)")
-        where = " (run.sh reads the folder DATA_DIR names)" if os.environ.get("RUN_SH_MODE") else ""  # run.sh's run.py
-        ours = os.path.realpath(os.path.join(embedded, os.path.basename(path)))
-        repo = os.path.realpath(os.path.join(embedded, ".."))
-        folder = os.path.dirname(path)
-        # a course layout's path (a bare wiki.txt, the files beside src/run.py or in src/data/), never
-        # a folder of the user's own, whose files may be the course's (another vocabulary)
-        layout = os.path.realpath(folder or ".") in (repo, os.path.join(repo, "src"), os.path.join(repo, "src", "data"))
-        if not where and layout and os.path.isfile(ours):
-            try:
-                shown = os.path.relpath(ours)
-            except ValueError:  # Windows: another drive than the working folder's
-                shown = ours
-            where = f" (the embedded corpus has it: {shown})"
+        # run.sh's run.py: the folder comes from DATA_DIR; else a course layout's path may have a copy here
+        where = " (run.sh reads the folder DATA_DIR names)" if os.environ.get("RUN_SH_MODE") else _embedded_copy(path)
         raise DataError(f"{path}: {what} not found; check the path{where}")
     try:
         with open(path, encoding="utf-8-sig") as f:  # text mode: \r\n read as \n, as the course reads

@@ -355,14 +355,14 @@ class _ClosedPipeGuard:
 
 
 def run_cli(main, keep_working=False):
-    """Run a command-line `main()`: a bad input file (DataError, ParamsError) ends in its one-line message
-    and exit status 2, a diverged training run (TrainingDiverged) in its message and status 1, Ctrl-C in
-    exit status 130 (output files are written atomically, so none is half-written, which the tools that
-    write files say), SIGTERM likewise in status 143, and a closed stdout (`| head`) in status 141. With `keep_working` (the tools that write
-    files: run.py, the demo, deliverables) a closed stdout or stderr does not stop the work: its files
-    are written, then the status is 141; the others, whose only product is what they print, stop at
-    once. Once main has returned or been interrupted, Ctrl-C is ignored: a second one would only
-    interrupt the exit (a traceback from an exit handler, or death by signal instead of status 130)."""
+    """Run a command-line `main()`: a bad input file (DataError, ParamsError) ends in its one-line message and
+    exit status 2, a diverged training run (TrainingDiverged) in its message and status 1, Ctrl-C in exit status
+    130 (output files are written atomically, so none is half-written, which the tools that write files say),
+    SIGTERM likewise in status 143, and a closed stdout (`| head`) in status 141. With `keep_working` (the tools
+    that write files: run.py, the demo, deliverables) a closed stdout or stderr does not stop the work: its
+    files are written, then the status is 141; the others, whose only product is what they print, stop at once.
+    Once main has returned or been interrupted, Ctrl-C is ignored: a second one would only interrupt the exit (a
+    traceback from an exit handler, or death by signal instead of status 130)."""
     _held["terminated"] = False
     main_thread = threading.current_thread() is threading.main_thread()
     previous_term = None
