@@ -26,6 +26,7 @@ from submission.trainer import length_group_count, length_groups, trim_padding
 from submission.decoding import (_decode, _new_caches, _prefill, predict_places, predict_places_recompute, sample,
                                  sample_cached)
 from submission.utils import MASK_CHAR, CpuThreads
+from torch_version import COMPILE_WHOLE
 
 
 def config(**kw):
@@ -42,6 +43,7 @@ def scrambled(model, std=0.3):
 
 # ----------------------------------------------------------------------------- dropout masks
 
+@COMPILE_WHOLE
 def test_keep_mask_drops_with_probability_p():
     torch.manual_seed(0)
     traced = torch.compile(attention_module._keep_mask, backend="eager", fullgraph=True)  # torch.rand branch
@@ -112,7 +114,8 @@ def test_cpu_training_path_equals_reference_with_the_same_masks(synth, monkeypat
 @pytest.mark.parametrize("synth", [False, True])
 def test_training_mode_dropout_is_unbiased(synth, fast):
     # an attention layer is linear in its dropout masks: averaged over many draws, the training
-    # forward is the eval forward
+    # forward is the eval forward (3000 draws leave about 0.02 of noise, a dropout that forgets to
+    # rescale by 1 / (1 - p) is off by 0.3 or more)
     torch.manual_seed(0)
     att = scrambled(GPT(config(synthesizer=synth, attn_pdrop=0.3, resid_pdrop=0.3))).blocks[0].attn
     att.fast = fast
@@ -121,7 +124,7 @@ def test_training_mode_dropout_is_unbiased(synth, fast):
         want = att.eval()(x)
         att.train()
         got = torch.stack([att(x) for _ in range(3000)]).mean(0)
-    assert (got - want).abs().mean() < 0.02 * want.abs().mean()
+    assert (got - want).abs().mean() < 0.035 * want.abs().mean()
 
 
 # ----------------------------------------------------------------------------- training runs
@@ -472,6 +475,7 @@ def test_bench_prints_its_summary(tmp_path, capsys):
     assert summary["eval_questions"] == "12" and summary["eval_model"] == "vanilla untrained"
 
 
+@COMPILE_WHOLE
 @pytest.mark.parametrize("synth", [False, True])
 def test_forward_traces_as_one_graph(synth):
     """torch.compile's reduce-overhead mode replays CUDA graphs over what dynamo traces; a graph break

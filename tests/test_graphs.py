@@ -13,6 +13,7 @@ from submission import GPT, GPTConfig, Trainer, TrainerConfig
 from submission.graphs import capture_rerun
 from submission.trainer import TrainingRun
 from test_fast import padded_data
+from torch_version import CPU_STEP_GRAPHS
 
 
 def train(synth, graphs, monkeypatch, device=None, **conf):
@@ -39,6 +40,7 @@ def train(synth, graphs, monkeypatch, device=None, **conf):
     return {n: p.detach().cpu() for n, p in model.state_dict().items()}, runs[0]
 
 
+@CPU_STEP_GRAPHS
 @pytest.mark.parametrize("synth", [False, True])
 @pytest.mark.parametrize("groups", [1, 3])
 def test_replayed_steps_end_at_the_eager_params(synth, groups, monkeypatch):
@@ -61,6 +63,7 @@ def test_replayed_steps_end_at_the_eager_params(synth, groups, monkeypatch):
     assert max((eager[n] - start[n]).abs().max().item() for n in eager if n.endswith("weight")) > 1e-2
 
 
+@CPU_STEP_GRAPHS
 def test_replayed_steps_follow_the_learning_rate_schedule(monkeypatch):
     _, run = train(False, capture_rerun, monkeypatch)
     lr = run.optimizer.param_groups[0]["lr"]
@@ -115,6 +118,7 @@ def test_captured_cuda_graphs_end_at_the_eager_params(synth, groups, monkeypatch
         assert torch.allclose(replayed[name], p, atol=1e-10, rtol=0), name
 
 
+@CPU_STEP_GRAPHS
 def test_an_ungrouped_step_after_grouped_ones_weighs_its_loss_by_one():
     """A batch with no counted target is planned ungrouped (length_groups gives None) between grouped
     ones of the same shape: its replay must not read a grouped step's share."""

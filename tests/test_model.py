@@ -36,7 +36,12 @@ def test_exports():
               "NameDataset": "(data, pretraining_dataset, path='<finetune corpus>')",
               "Trainer": "(model, train_dataset, test_dataset, config)"}
     for name, sig in course.items():
-        assert str(inspect.signature(getattr(submission, name))) == sig, name
+        target = getattr(submission, name)
+        if inspect.isclass(target):  # its __init__ less self (Python 3.8 reads a Dataset's as Generic's)
+            init = inspect.signature(target.__init__)
+            assert str(init.replace(parameters=list(init.parameters.values())[1:])) == sig, name
+        else:
+            assert str(inspect.signature(target)) == sig, name
 
 
 def test_config_defaults():

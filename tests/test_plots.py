@@ -61,7 +61,7 @@ def runs(tmp_path_factory):
     folder = str(tmp_path_factory.mktemp("runs"))
     with open(os.path.join(folder, "wiki.txt"), "w", encoding="utf-8") as f:
         f.write(TEXT)
-    return {v: train_run(folder, v) for v in ("vanilla", "synthesizer")} | {"folder": folder}
+    return {**{v: train_run(folder, v) for v in ("vanilla", "synthesizer")}, "folder": folder}
 
 
 def needs_matplotlib():

@@ -19,6 +19,7 @@ from submission.dataset import CharCorruptionDataset
 from submission.graphs import capture_rerun
 from submission.trainer import TrainingRun
 from submission.utils import ParamsError
+from torch_version import CPU_STEP_GRAPHS
 
 WIKI = "\n".join(f"Person {c}{d} was born in {p}." for c in "ABCDEFGH" for d in "xyz"
                  for p in ["Lisbon", "Oslo", "Lima"][:1 + (ord(c) % 3)]) + "\n"
@@ -71,7 +72,7 @@ def log_without_times(path):
     return [{k: v for k, v in row.items() if k != "time"} for row in rows]
 
 
-@pytest.mark.parametrize("graphs", [False, True])
+@pytest.mark.parametrize("graphs", [False, pytest.param(True, marks=CPU_STEP_GRAPHS)])
 def test_an_interrupted_run_resumed_ends_with_the_uninterrupted_params(tmp_path, monkeypatch, capsys, graphs):
     """graphs: step graphs (captures re-run on the CPU), whose learning rate is a tensor the loaded
     optimizer state must point at again."""

@@ -41,6 +41,16 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
+def _is_compiling_function(torch_module):
+    """torch's "is torch.compile tracing this call?": torch.compiler.is_compiling from torch 2.3, before
+    it torch._utils.is_compiling. Looked up once, at import: a lookup inside traced code breaks the graph."""
+    return (getattr(getattr(torch_module, "compiler", None), "is_compiling", None)
+            or getattr(getattr(torch_module, "_utils", None), "is_compiling", None) or (lambda: False))
+
+
+_compiling = _is_compiling_function(torch)
+
+
 def set_fast_attention(model, fast):
     """Switch every attention layer of `model` to its fast path (True) or the reference path (False)."""
     for m in model.modules():
@@ -55,7 +65,7 @@ def _keep_mask(shape, p, device):
     Full-range int64 draws viewed as int32 pairs: the CPU generator fills half as many entries
     as a float Bernoulli draw needs, and a word below -2^31 + round(p * 2^32) means drop.
     """
-    if torch.compiler.is_compiling():  # dynamo cannot trace random_ (a graph break); the compiler
+    if _compiling():  # dynamo cannot trace random_ (a graph break); the compiler
         return torch.rand(shape, device=device) >= p  # generates its own random numbers in-kernel
     n = math.prod(shape)
     words = torch.empty((n + 1) // 2, dtype=torch.int64, device=device).random_(-2 ** 63, None)
@@ -103,7 +113,7 @@ def _causal_bias(module, T, like):
     """
     make = lambda: torch.zeros(T, T, dtype=like.dtype, device=like.device).masked_fill(  # noqa: E731
         module.mask[0, 0, :T, :T] == 0, float("-inf"))
-    if torch.compiler.is_compiling():
+    if _compiling():
         return make()
     key = (T, like.device, like.dtype)
     cache = module.__dict__.setdefault("_bias_cache", {})

@@ -67,6 +67,7 @@ import json
 import math
 import os
 import random
+import re
 import sys
 import time
 
@@ -164,7 +165,19 @@ def pace_line(epoch, epoch_seconds, max_epochs, resumable=None):
 
 def _span(seconds):
     """A save interval in words: "30 s", "5 min", "1 h 00 min"."""
-    return f"{seconds:g} s" if seconds < 60 else duration_text(seconds).removeprefix("about ")
+    if seconds < 60:
+        return f"{seconds:g} s"
+    text = duration_text(seconds)
+    return text[len("about "):] if text.startswith("about ") else text  # (str.removeprefix: Python 3.9+)
+
+
+def _has_fused_adamw(device_type):
+    """Whether this torch has a fused AdamW kernel for the device: CUDA's since 2.0, the CPU's since 2.4
+    (an older torch refuses fused=True for CPU params)."""
+    if device_type == "cuda":
+        return True
+    major, minor = (int(part) for part in re.match(r"(\d+)\.(\d+)", torch.__version__).groups())
+    return device_type == "cpu" and (major, minor) >= (2, 4)
 
 
 def loader_workers(requested, device="cuda"):
@@ -340,7 +353,7 @@ class Trainer:
         ]
         device_type = next(raw_model.parameters()).device.type
         # fused: one kernel for all parameters (CUDA; on CPU 2.5x faster than the per-tensor loop)
-        fused = {"fused": True} if getattr(config, "fast", True) and device_type in ("cuda", "cpu") else {}
+        fused = {"fused": True} if getattr(config, "fast", True) and _has_fused_adamw(device_type) else {}
         return torch.optim.AdamW(optim_groups, lr=config.learning_rate, betas=config.betas, **fused)
 
     def _loader(self, data, config):
