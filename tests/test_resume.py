@@ -281,3 +281,30 @@ def test_run_py_resume_flags_are_checked(capsys):
             driver.parse_args(argv + flags)
         err = capsys.readouterr().err
         assert says in err and err.count("\n") == 1, err
+
+
+def test_a_saved_optimizer_state_is_loaded_with_this_runs_kernel_flags(monkeypatch):
+    """torch places each AdamW `step` counter by the flags of the groups it loads (beside the param when
+    fused or capturable): an unfused run's state (a CPU run on torch < 2.4) resumed by a fused CUDA run
+    kept its counters on the CPU and failed at the first step. The saved groups take the run's flags."""
+    from test_fast import padded_data
+    x, y = padded_data().tensors
+
+    def run(fast):
+        model = GPT(GPTConfig(20, 24, n_layer=1, n_head=2, n_embd=8))
+        return Trainer(model, padded_data(), None, TrainerConfig(fast=fast)).prepare()
+    unfused = run(False)
+    unfused.step(x[:8], y[:8])
+    saved = unfused.optimizer.state_dict()
+    assert not any(g.get("fused") for g in saved["param_groups"])
+    loaded = []
+    original = torch.optim.Optimizer.load_state_dict
+    monkeypatch.setattr(torch.optim.Optimizer, "load_state_dict",
+                        lambda self, state: (loaded.append(state), original(self, state))[1])
+    fused = run(True)
+    want = fused.optimizer.param_groups[0].get("fused")
+    fused.load_optimizer_state(saved)
+    assert [g.get("fused") for g in loaded[0]["param_groups"]] == [want, want]
+    assert not any(g.get("fused") for g in saved["param_groups"])  # the caller's dict is left as it was
+    assert [g.get("fused") for g in fused.optimizer.param_groups] == [want, want]
+    fused.step(x[:8], y[:8])

@@ -142,7 +142,7 @@ def test_parameter_groups_follow_the_course():
 @pytest.mark.parametrize("version, cpu_fused", [("2.0.1+cu117", False), ("2.3.1", False), ("2.4.0", True),
                                                ("2.13.0+cpu", True), ("10.0.0a0", True)])
 def test_adamw_is_fused_on_the_cpu_only_where_torch_has_the_kernel(monkeypatch, version, cpu_fused):
-    """torch before 2.4 takes fused=True for CPU params and fails at the first step (no CPU kernel):
+    """torch before 2.4 refuses fused=True for CPU params when the optimizer is built (no CPU kernel):
     such a torch gets the per-tensor loop; CUDA's kernel is there from 2.0 on."""
     model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
     opt = Trainer(model, None, None, TrainerConfig())._optimizer(model, TrainerConfig())  # this torch
@@ -150,20 +150,6 @@ def test_adamw_is_fused_on_the_cpu_only_where_torch_has_the_kernel(monkeypatch, 
     monkeypatch.setattr(torch, "__version__", version)
     assert trainer_module._has_fused_adamw("cpu") is cpu_fused
     assert trainer_module._has_fused_adamw("cuda") and not trainer_module._has_fused_adamw("mps")
-
-
-def test_an_older_torch_without_torch_compiler_is_compiling_takes_the_older_name():
-    """torch.compiler.is_compiling is torch 2.3+ (attention.py failed on 2.0 and 2.2 with an
-    AttributeError); before it torch._utils.is_compiling said the same; failing both, never compiling."""
-    from types import SimpleNamespace as ns
-
-    from submission.attention import _compiling, _is_compiling_function
-    new, old = (lambda: "new"), (lambda: "old")
-    assert _is_compiling_function(ns(compiler=ns(is_compiling=new), _utils=ns(is_compiling=old))) is new
-    assert _is_compiling_function(ns(compiler=ns(), _utils=ns(is_compiling=old))) is old  # torch 2.1, 2.2
-    assert _is_compiling_function(ns(_utils=ns(is_compiling=old))) is old                # torch 2.0
-    assert _is_compiling_function(ns(_utils=ns()))() is False
-    assert _compiling() is False  # this torch's, outside torch.compile
 
 
 class _WorseAfterFirstPass(torch.utils.data.Dataset):

@@ -151,7 +151,8 @@ def test_torch_2_0s_words_for_a_cut_pre_1_6_file_are_read_as_cut_short(tmp_path)
     eof = pickle.UnpicklingError(weights_only + "unexpected EOF, expected 40 more bytes. The file might be corrupted.")
     assert "cut short" in _unloadable(str(p), eof)
     p.write_bytes(_torch_bytes({"f": os.getcwd}, _use_new_zipfile_serialization=False))
-    assert "beyond tensors" in _unloadable(str(p), pickle.UnpicklingError(weights_only + "Unsupported class posix.getcwd"))
+    names_code = pickle.UnpicklingError(weights_only + "Unsupported class posix.getcwd")
+    assert "beyond tensors" in _unloadable(str(p), names_code)
 
 
 @pytest.mark.parametrize("content, why", [

@@ -43,7 +43,8 @@ import torch.nn.functional as F
 
 def _is_compiling_function(torch_module):
     """torch's "is torch.compile tracing this call?": torch.compiler.is_compiling from torch 2.3, before
-    it torch._utils.is_compiling. Looked up once, at import: a lookup inside traced code breaks the graph."""
+    it torch._utils.is_compiling. Looked up once, at import: on torch 2.0-2.2 a lookup inside traced code
+    breaks the graph."""
     return (getattr(getattr(torch_module, "compiler", None), "is_compiling", None)
             or getattr(getattr(torch_module, "_utils", None), "is_compiling", None) or (lambda: False))
 
