@@ -460,9 +460,9 @@ _LEGACY_MAGIC = b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19."  # torch.save's pre-
 
 def _ends_inside_global(path, message):
     """Whether the global that torch refused ("Unsupported global: GLOBAL colle."; torch 2.2 and
-    earlier: "Unsupported class colle.") is cut off by the file's end: a pre-1.6 file cut short inside the name
-    of one it allows (collections.OrderedDict, torch._utils._rebuild_tensor_v2), not a file that names
-    code."""
+    earlier: "Unsupported class colle.") is cut off by the file's end: a pre-1.6 file cut short inside
+    the name of one it allows (collections.OrderedDict, torch._utils._rebuild_tensor_v2), not a file
+    that names code."""
     named = re.search(r"(?:GLOBAL|Unsupported class) ([\w.]*)", message)
     if not named:
         return False
@@ -487,16 +487,17 @@ def _unloadable(path, error):
         # central directory, or OSError EINVAL from a seek past the end), so ask zipfile instead
         if head.startswith(b"PK\x03\x04") and not zipfile.is_zipfile(path):
             return "a PyTorch file cut short or damaged, as by an interrupted copy"
-        if type(error).__name__ == "UnpicklingError":
-            if _ends_inside_global(path, message) or "unexpected EOF" in message:  # (the latter: torch 2.0)
-                return "a PyTorch file cut short or damaged, as by an interrupted copy"
-            return ("a PyTorch file holding Python objects beyond tensors (classes or code), which are not "
-                    "loaded, for safety")
         # the pre-1.6 format cut short fails wherever the cut falls: EOFError, struct.error or IndexError
-        # from the pickle, or torch's "unexpected EOF" while reading the storages after it
+        # from the pickle, or torch's "unexpected EOF" while reading the storages after it (torch 2.0-2.2
+        # raise that one as an UnpicklingError)
         if isinstance(error, (EOFError, struct.error, IndexError)) or "unexpected EOF" in message \
                 or "central directory" in message or "zip archive" in message:
             return "a PyTorch file cut short or damaged, as by an interrupted copy"
+        if type(error).__name__ == "UnpicklingError":
+            if _ends_inside_global(path, message):
+                return "a PyTorch file cut short or damaged, as by an interrupted copy"
+            return ("a PyTorch file holding Python objects beyond tensors (classes or code), which are not "
+                    "loaded, for safety")
         if head.startswith(b"PK\x03\x04") and "archive" in message:
             return "a zip archive, but not one torch.save wrote"
     elif head.startswith(b"\x93NUMPY"):

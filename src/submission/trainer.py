@@ -609,17 +609,15 @@ class TrainingRun:
     def load_optimizer_state(self, state):
         """AdamW's state from a saved training state (resume.py), before the first step; the groups keep
         this run's kernel flags (fused, foreach) and the step graphs' terms. The saved groups take them
-        before loading too: torch puts each `step` counter where the saved flags say (beside the param
-        if fused or capturable, else on the CPU), so an unfused CPU run's state resumed fused on CUDA
-        would keep its counters on the CPU, and the first step would fail."""
+        before loading, as the loaded groups are the saved ones: torch also puts each `step` counter
+        where their flags say (beside the param if fused or capturable, else on the CPU), so an unfused
+        CPU run's state resumed fused on CUDA would keep its counters on the CPU and fail at the first step."""
         if self.graphs is not None and self.graphs.captures:
             raise RuntimeError("load the optimizer state before the first step: captured graphs read the old one")
         flags = [{k: g[k] for k in ("fused", "foreach", "capturable", "differentiable") if k in g}
                  for g in self.optimizer.param_groups]
         state = dict(state, param_groups=[dict(saved, **kept) for saved, kept in zip(state["param_groups"], flags)])
         self.optimizer.load_state_dict(state)
-        for group, kept in zip(self.optimizer.param_groups, flags):
-            group.update(kept)
         if self.graphs is not None:
             self.graphs.own_param_groups()
 
