@@ -61,7 +61,7 @@ with interruptible_start("bench.py"):  # torch loads here
     from submission.attention import set_fast_attention
     from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
     from submission.model import GPT, GPTConfig
-    from submission.trainer import Trainer, TrainerConfig, loader_workers
+    from submission.trainer import STEP_GRAPHS_TORCH, Trainer, TrainerConfig, loader_workers, torch_version
     from submission.utils import (MASK_CHAR, CpuThreads, OneLineParser, get_device, load_params,
                                   predict_places, predict_places_recompute, run_cli, sample)
     from run import read_questions
@@ -310,7 +310,7 @@ def main(argv=None):
         paths.append(("fast, eager", True, True, None))
         for groups in (2, 4):  # length groups are off on CUDA until measured there (trainer.length_group_count)
             paths.append((f"fast, {groups} length groups", True, True, "reduce-overhead", False, groups))
-    if cuda:  # whole steps as CUDA graphs (graphs.py): off until measured faster than reduce-overhead
+    if cuda and torch_version() >= STEP_GRAPHS_TORCH:  # whole steps as CUDA graphs (graphs.py), off by default
         paths.append(("fast, step graphs", True, True, None, False, 1, True))
         paths.append(("fast, step graphs, 2 length groups", True, True, None, False, 2, True))
         if compiled:

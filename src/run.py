@@ -23,7 +23,7 @@ with interruptible_start("run.py"):  # torch loads here
     from submission.dataset import MASK_CHAR, CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
     from submission.files import is_special_file
     from submission.model import GPTConfig
-    from submission.trainer import COMPILE_MODES
+    from submission.trainer import COMPILE_MODES, STEP_GRAPHS_TORCH, torch_version
     from submission.utils import (OneLineParser, atomic_write_text, check_output_path, evaluate_places,
                                   get_device, load_params, predict_places, run_cli, sample, set_seed)
 
@@ -135,6 +135,10 @@ def parse_args(argv=None):
         if args.compile_mode in ("reduce-overhead", "max-autotune"):
             p.error(f"--step_graphs records its own CUDA graphs; --compile_mode {args.compile_mode} records "
                     f"others: use --compile_mode default or max-autotune-no-cudagraphs")
+        if torch_version() < STEP_GRAPHS_TORCH:
+            import torch
+            p.error(f"--step_graphs needs torch {'.'.join(map(str, STEP_GRAPHS_TORCH))} or newer, whose fused AdamW "
+                    f"reads a tensor learning rate (this is torch {torch.__version__}); leave it out or upgrade torch")
         device = get_device()
         if args.function != "evaluate" and device != "cuda":
             p.error(f"--step_graphs needs a CUDA GPU (this run would train on {device}); leave it out")

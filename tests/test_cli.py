@@ -69,6 +69,7 @@ def test_a_flag_given_twice_alike_is_accepted_and_leaves_no_trace():
 
 
 def test_step_graphs_on_a_machine_without_a_gpu_is_one_line(capsys, monkeypatch):
+    monkeypatch.setattr(torch, "__version__", "2.13.0")  # (the torch this runs on may be older)
     monkeypatch.setattr(driver, "get_device", lambda: "cpu")
     argv = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "--writing_params_path=p"]
     err = one_line_exit(capsys, argv + ["--step_graphs"])
@@ -78,6 +79,11 @@ def test_step_graphs_on_a_machine_without_a_gpu_is_one_line(capsys, monkeypatch)
     err = one_line_exit(capsys, argv + ["--step_graphs"])
     assert "--step_graphs is for one process, not torchrun" in err
     monkeypatch.delenv("WORLD_SIZE")
+    monkeypatch.setattr(torch, "__version__", "2.1.2+cu121")  # on a GPU too
+    err = one_line_exit(capsys, argv + ["--step_graphs"])
+    assert "--step_graphs needs torch 2.2 or newer, whose fused AdamW reads a tensor learning rate (this is " \
+           "torch 2.1.2+cu121); leave it out or upgrade torch" in err
+    monkeypatch.setattr(torch, "__version__", "2.2.2")
     from submission import TrainerConfig
     assert driver.apply_overrides(TrainerConfig(), driver.parse_args(argv + ["--step_graphs"])).step_graphs
 

@@ -171,13 +171,23 @@ def _span(seconds):
     return text[len("about "):] if text.startswith("about ") else text  # (str.removeprefix: Python 3.9+)
 
 
+# the oldest torch whose fused AdamW reads a tensor learning rate, which step graphs replay: 2.2.2's
+# optim/adamw.py passes it to the kernel as a tensor; 2.0.1's takes a float (a tensor is read with a
+# device sync, which a CUDA graph capture refuses)
+STEP_GRAPHS_TORCH = (2, 2)
+
+
+def torch_version():
+    """(major, minor) of the torch imported."""
+    return tuple(int(part) for part in re.match(r"(\d+)\.(\d+)", torch.__version__).groups())
+
+
 def _has_fused_adamw(device_type):
     """Whether this torch has a fused AdamW kernel for the device: CUDA's since 2.0, the CPU's since 2.4
     (an older torch refuses fused=True for CPU params)."""
     if device_type == "cuda":
         return True
-    major, minor = (int(part) for part in re.match(r"(\d+)\.(\d+)", torch.__version__).groups())
-    return device_type == "cpu" and (major, minor) >= (2, 4)
+    return device_type == "cpu" and torch_version() >= (2, 4)
 
 
 def loader_workers(requested, device="cuda"):
@@ -578,6 +588,15 @@ class TrainingRun:
             model = DistributedDataParallel(raw_model, device_ids=[trainer.local_rank] if self.cuda else None,
                                             broadcast_buffers=False)
         compile_kwargs = compile_setting(config, self.device, steps, self.world_size) if self.fast else None
+        if getattr(config, "step_graphs", False):  # checked before the optimizer is built
+            why = (f"torch {'.'.join(map(str, STEP_GRAPHS_TORCH))} or newer (this is {torch.__version__})"
+                   if torch_version() < STEP_GRAPHS_TORCH else
+                   "a CUDA device" if not self.cuda else "one process" if self.world_size > 1 else
+                   "the fast path (fast=True)" if not self.fast else
+                   "no CUDA graphs of torch.compile's own" if compile_kwargs and compile_kwargs.get("mode") in
+                   ("reduce-overhead", "max-autotune") else None)
+            if why is not None:
+                raise ValueError(f"step_graphs needs {why}; turn it off or change that setting")
         self.compiled = compile_kwargs is not None
         if self.compiled:
             if config.compile == "auto" and trainer.is_main and steps is not None:
@@ -590,12 +609,6 @@ class TrainingRun:
         self.optimizer = trainer._optimizer(raw_model, config)
         self.graphs = None
         if getattr(config, "step_graphs", False):
-            why = ("a CUDA device" if not self.cuda else "one process" if self.world_size > 1 else
-                   "the fast path (fast=True)" if not self.fast else
-                   "no CUDA graphs of torch.compile's own" if compile_kwargs and compile_kwargs.get("mode") in
-                   ("reduce-overhead", "max-autotune") else None)
-            if why is not None:
-                raise ValueError(f"step_graphs needs {why}; turn it off or change that setting")
             self.use_step_graphs()
 
     def distinct_rank_streams(self):
