@@ -58,12 +58,14 @@ with interruptible_start("bench.py"):  # torch loads here
     import torch
     from torch.utils.data import default_collate
 
+    from submission import helper
     from submission.attention import set_fast_attention
     from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
+    from submission.decoding import predict_places_reference
     from submission.model import GPT, GPTConfig
-    from submission.trainer import STEP_GRAPHS_TORCH, Trainer, TrainerConfig, loader_workers, torch_version
-    from submission.utils import (MASK_CHAR, CpuThreads, OneLineParser, get_device, load_params,
-                                  predict_places, predict_places_recompute, run_cli, sample)
+    from submission.trainer import Trainer, loader_workers, step_graphs_need
+    from submission.utils import (CpuThreads, OneLineParser, get_device, load_params, predict_places,
+                                  predict_places_recompute, run_cli)
     from run import read_questions
 
 COURSE = dict(n_layer=4, n_head=8, n_embd=256)
@@ -193,10 +195,10 @@ def training_runs(pre, variant, batch, threads, paths):
         model = GPT(cfg)
         model.load_state_dict(state)
         set_fast_attention(model, fast_attention)
-        tconf = TrainerConfig(batch_size=batch, learning_rate=6e-3, lr_decay=True, warmup_tokens=512 * 20,
-                              final_tokens=200 * len(pre) * BLOCK, fast=fast_trainer, num_threads=threads,
-                              compile=compile_mode or False, amp=amp, length_groups=groups,
-                              step_graphs=step_graphs)
+        tconf, _ = helper.pretrain(pre, BLOCK, model)  # the course's pretraining schedule (part f)
+        for key, value in dict(batch_size=batch, fast=fast_trainer, num_threads=threads, compile=compile_mode or False,
+                               amp=amp, length_groups=groups, step_graphs=step_graphs).items():
+            setattr(tconf, key, value)
         run = Trainer(model, None, None, tconf).prepare()
         run.model.train()
         runs[name] = run
@@ -228,16 +230,6 @@ def time_steps(runs, batches, rounds, device, block=1):
 
 
 # ----------------------------------------------------------------------------- evaluation
-
-def course_eval(model, questions, pre, device):
-    """run.py --reference_eval: the course's loop, one question and one full forward a step."""
-    out = []
-    for q in questions:
-        x = torch.tensor([pre.stoi[s] for s in q + MASK_CHAR], dtype=torch.long)[None, ...].to(device)
-        pred = sample(model, x, 32, sample=False)[0]
-        out.append("".join(pre.itos[int(i)] for i in pred).split(MASK_CHAR)[1])
-    return out
-
 
 # ----------------------------------------------------------------------------- main
 
@@ -299,7 +291,8 @@ def main(argv=None):
     peak = peak_flops(device, torch.float32, 8192 if cuda else 2048)
     print(f"\npeak: {peak / 1e9:,.0f} GFLOP/s ({'TF32' if cuda else 'fp32'} matrix product)")
 
-    # training: each path is (name, fast attention, fast trainer, compile mode, bf16 autocast)
+    # training: each path is (name, fast attention, fast trainer, compile mode, bf16 autocast, length groups,
+    # step graphs), the later ones left out for their defaults
     compiled = cuda and not args.no_compile  # what compile="auto" does for a pretraining-length run
     paths = [("reference", False, False), ("fast", True, True, "reduce-overhead" if compiled else None)]
     if not args.quick:
@@ -310,7 +303,7 @@ def main(argv=None):
         paths.append(("fast, eager", True, True, None))
         for groups in (2, 4):  # length groups are off on CUDA until measured there (trainer.length_group_count)
             paths.append((f"fast, {groups} length groups", True, True, "reduce-overhead", False, groups))
-    if cuda and torch_version() >= STEP_GRAPHS_TORCH:  # whole steps as CUDA graphs (graphs.py), off by default
+    if cuda and step_graphs_need(device) is None:  # whole steps as CUDA graphs (graphs.py), off by default
         paths.append(("fast, step graphs", True, True, None, False, 1, True))
         paths.append(("fast, step graphs, 2 length groups", True, True, None, False, 2, True))
         if compiled:
@@ -397,7 +390,7 @@ def main(argv=None):
     picked = [round(i * len(questions) / n_ref) for i in range(n_ref)]  # spread over the set
     sub = [questions[i] for i in picked]
     t_fast, answers = clock(lambda: predict_places(model, questions, pre.stoi, pre.itos), device)
-    t_sub, reference = clock(lambda: course_eval(model, sub, pre, device), device)
+    t_sub, reference = clock(lambda: predict_places_reference(model, sub, pre.stoi, pre.itos), device)
     t_ref = t_sub * len(questions) / n_ref
     same = sum(answers[i] == b for i, b in zip(picked, reference))
     summary["eval_model"] = f"{args.variant} {args.params}" if args.params else f"{args.variant} untrained"

@@ -38,7 +38,7 @@ with interruptible_start("deliverables.py"):  # torch loads here
     try:  # this check runs on the package it checks: one that does not import stops it in one line
         import run as driver
         from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
-        from submission.files import PARAMS_FILES
+        from submission.files import PARAMS_FILES, WRAPPER_PREFIXES
         from submission.utils import (OneLineParser, ParamsError, atomic_write, check_output_path, load_params,
                                       run_cli)
     except Exception as e:
@@ -59,7 +59,6 @@ HANDOUT_ORDER = CODE + [  # the handout's numbered list, 1 to 18
     "synthesizer.pretrain.dev.predictions", "synthesizer.pretrain.test.predictions"]
 # each split's question files: the first there sets the questions; a later one that asks the same lends its labels
 QUESTIONS = {"dev": ["birth_dev.tsv"], "test": ["birth_test_inputs.tsv", "birth_test.tsv"]}
-WRAPPERS = ("module.", "_orig_mod.")  # DataParallel / DDP and torch.compile name their weights so
 
 
 class Bad(ValueError):
@@ -122,7 +121,7 @@ def check_params(path, variant, vocab, data_dir):
             raise Bad(what, f"if they were trained on another corpus, point DATA_DIR at it (now {data_dir})") from None
         raise Bad(what) from None
     keys = torch.load(path, map_location="cpu", weights_only=True).keys()
-    wrapped = sorted({w for k in keys for w in WRAPPERS if k.startswith(w)})
+    wrapped = sorted({w for k in keys for w in WRAPPER_PREFIXES if k.startswith(w)})
     if wrapped:  # load_params strips these, a grader's load_state_dict would not
         raise Bad(f"its keys start with {wrapped[0]!r} (a wrapped model's state_dict)",
                   "save the unwrapped model's state_dict, as run.py does, or remake it") from None

@@ -20,12 +20,13 @@ from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("run.py"):  # torch loads here
     from submission import helper
-    from submission.dataset import MASK_CHAR, CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
+    from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
+    from submission.decoding import predict_places_reference
     from submission.files import is_special_file
     from submission.model import GPTConfig
-    from submission.trainer import COMPILE_MODES, STEP_GRAPHS_TORCH, torch_version
+    from submission.trainer import COMPILE_MODES, step_graphs_need
     from submission.utils import (OneLineParser, atomic_write_text, check_output_path, evaluate_places,
-                                  get_device, load_params, predict_places, run_cli, sample, set_seed)
+                                  get_device, load_params, predict_places, run_cli, set_seed)
 
 TRAINER_OVERRIDES = ("max_epochs", "batch_size", "learning_rate", "num_workers", "length_groups")
 
@@ -132,18 +133,10 @@ def parse_args(argv=None):
     if args.no_compile and (args.compile or args.compile_mode):
         p.error("--no_compile contradicts --compile/--compile_mode; give one of them")
     if args.step_graphs:
-        if args.compile_mode in ("reduce-overhead", "max-autotune"):
-            p.error(f"--step_graphs records its own CUDA graphs; --compile_mode {args.compile_mode} records "
-                    f"others: use --compile_mode default or max-autotune-no-cudagraphs")
-        if torch_version() < STEP_GRAPHS_TORCH:
-            import torch
-            p.error(f"--step_graphs needs torch {'.'.join(map(str, STEP_GRAPHS_TORCH))} or newer, whose fused AdamW "
-                    f"reads a tensor learning rate (this is torch {torch.__version__}); leave it out or upgrade torch")
-        device = get_device()
-        if args.function != "evaluate" and device != "cuda":
-            p.error(f"--step_graphs needs a CUDA GPU (this run would train on {device}); leave it out")
-        if int(os.environ.get("WORLD_SIZE", "1")) > 1:
-            p.error("--step_graphs is for one process, not torchrun; leave it out")
+        need = step_graphs_need(None if args.function == "evaluate" else get_device(),
+                                int(os.environ.get("WORLD_SIZE", "1")), compile_mode=args.compile_mode)
+        if need is not None:
+            p.error(f"--step_graphs needs {need}; leave it out")
     if not args.pretrain_corpus_path:
         p.error("--pretrain_corpus_path is required (it defines the vocabulary)")
     needs = {"pretrain": ["writing_params_path"],
@@ -261,16 +254,8 @@ def evaluate(args, model, pretrain_dataset, device):
     model = model.to(device)
     questions = read_questions(args.eval_corpus_path, pretrain_dataset.stoi, pretrain_dataset.block_size)
     start = time.time()
-    if args.reference_eval:
-        import torch
-        predictions = []
-        for q in questions:
-            x = torch.tensor([pretrain_dataset.stoi[s] for s in q + MASK_CHAR], dtype=torch.long)[None, ...].to(device)
-            pred = sample(model, x, 32, sample=False)[0]
-            completion = "".join(pretrain_dataset.itos[int(i)] for i in pred)
-            predictions.append(completion.split(MASK_CHAR)[1])
-    else:
-        predictions = predict_places(model, questions, pretrain_dataset.stoi, pretrain_dataset.itos)
+    decode = predict_places_reference if args.reference_eval else predict_places
+    predictions = decode(model, questions, pretrain_dataset.stoi, pretrain_dataset.itos)
     print(f"decoded {len(questions)} questions in {time.time() - start:.1f} s on {device}")
     # one line a question: a newline the model wrote inside an answer goes to the file as a space
     # (the course writes it as is, and every later prediction then sits on the wrong line)

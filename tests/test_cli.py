@@ -48,7 +48,9 @@ def one_line_exit(capsys, argv):
     (["--seed", "-1"], "--seed must be between 0 and 4294967295"),
     (["--seed", str(2 ** 32)], "--seed must be between 0 and 4294967295"),
     (["--bogus"], "unrecognized arguments: --bogus"),
-    (["--step_graphs", "--compile_mode", "reduce-overhead"], "--step_graphs records its own CUDA graphs"),
+    (["--step_graphs", "--compile_mode", "reduce-overhead"], "--step_graphs needs no CUDA graphs of torch.compile's "
+                                                             "own (compile mode reduce-overhead records them: use "
+                                                             "default or max-autotune-no-cudagraphs); leave it out"),
     # a flag the run.sh mode gave, given again: argparse let the last win (a synthesizer in vanilla.pretrain.params)
     (["--variant", "synthesizer"], "--variant given twice, as 'vanilla' and as 'synthesizer' (a run.sh mode gives it: "
                                    "choose the run.sh mode that does what you want)"),
@@ -77,12 +79,12 @@ def test_step_graphs_on_a_machine_without_a_gpu_is_one_line(capsys, monkeypatch)
     monkeypatch.setattr(driver, "get_device", lambda: "cuda")
     monkeypatch.setenv("WORLD_SIZE", "2")
     err = one_line_exit(capsys, argv + ["--step_graphs"])
-    assert "--step_graphs is for one process, not torchrun" in err
+    assert "--step_graphs needs one process, not torchrun; leave it out" in err
     monkeypatch.delenv("WORLD_SIZE")
     monkeypatch.setattr(torch, "__version__", "2.1.2+cu121")  # on a GPU too
     err = one_line_exit(capsys, argv + ["--step_graphs"])
     assert "--step_graphs needs torch 2.2 or newer, whose fused AdamW reads a tensor learning rate (this is " \
-           "torch 2.1.2+cu121); leave it out or upgrade torch" in err
+           "torch 2.1.2+cu121); leave it out" in err
     monkeypatch.setattr(torch, "__version__", "2.2.2")
     from submission import TrainerConfig
     assert driver.apply_overrides(TrainerConfig(), driver.parse_args(argv + ["--step_graphs"])).step_graphs
@@ -135,6 +137,25 @@ def test_a_run_stopped_by_a_bad_input_leaves_no_empty_output_folder(tmp_path, ca
         driver.run_cli(lambda: driver.main(argv))
     assert e.value.code == 2 and "missing.params: params file not found" in capsys.readouterr().err
     assert not (tmp_path / "preds").exists()
+
+
+def test_reference_eval_writes_the_same_predictions_as_the_batched_default(tmp_path, capsys):
+    """--reference_eval (the course's loop, one question at a time) and the default batched decoding
+    write byte-identical files, here from an untrained model, whose answers run the 32 steps."""
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    questions = ["Where was Ada Quill born?", "Where was Bo Li born?", "Where was Ada born?", "Where was Bo born?"]
+    (tmp_path / "dev.tsv").write_text("".join(f"{q}\tLisbon\n" for q in questions), encoding="utf-8")
+    torch.manual_seed(3)
+    vocab = CharCorruptionDataset(WIKI, 128).vocab_size
+    torch.save(GPT(GPTConfig(vocab, 128, n_layer=1, n_head=2, n_embd=16)).state_dict(), tmp_path / "v.params")
+    argv = ["--function=evaluate", "--variant=vanilla", "--n_layer", "1", "--n_head", "2", "--n_embd", "16",
+            f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}", f"--reading_params_path={tmp_path / 'v.params'}",
+            f"--eval_corpus_path={tmp_path / 'dev.tsv'}"]
+    driver.main(argv + [f"--outputs_path={tmp_path / 'batched'}"])
+    driver.main(argv + [f"--outputs_path={tmp_path / 'reference'}", "--reference_eval"])
+    batched = (tmp_path / "batched").read_bytes()
+    assert batched == (tmp_path / "reference").read_bytes()
+    assert batched.count(b"\n") == len(questions) and all(batched.split(b"\n")[:-1])  # an answer a line
 
 
 def test_evaluation_never_overwrites_its_own_input(tmp_path):

@@ -180,5 +180,16 @@ def test_every_block_size_from_the_smallest_gives_full_length_examples():
         for _ in range(50):
             x, y = ds[0]
             assert x.shape == y.shape == (block - 1,)
+    small = CharCorruptionDataset(doc, MIN_BLOCK - 1)  # built, as the course's is: its vocabulary serves
+    assert small.vocab_size == 28 and small.block_size == MIN_BLOCK - 1
     with pytest.raises(ValueError, match=f"block_size must be at least {MIN_BLOCK} for span corruption"):
-        CharCorruptionDataset(doc, MIN_BLOCK - 1)
+        small[0]
+
+
+def test_the_copies_kept_for_modules_that_load_before_torch_match_the_dataset():
+    """modelflags checks flags and plots labels its pictures before torch loads (standard library only),
+    each with its own copy of a dataset constant: the copies must not drift."""
+    import modelflags
+    import plots
+    from submission.dataset import MASK_CHAR, MIN_BLOCK
+    assert modelflags.MIN_BLOCK == MIN_BLOCK and plots.MASK == MASK_CHAR

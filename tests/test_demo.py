@@ -58,7 +58,7 @@ def test_retrieved_counts_right_answers_among_the_memorised_dev_rows(tmp_path):
 
 def test_a_corpus_without_dev_questions_is_one_error_not_a_division_by_zero(tmp_path):
     write(tmp_path / "d", ["x"], [("Ann Bo", "Oslo")], [])
-    with pytest.raises(demo.DataError, match="birth_dev.tsv: no questions, so there is nothing to evaluate"):
+    with pytest.raises(demo.DataError, match=r"birth_dev.tsv: no `question<TAB>place` lines; give a labelled file"):
         demo.london(str(tmp_path / "d"))
 
 

@@ -23,8 +23,8 @@ from submission import GPT, GPTConfig, NameDataset, CharCorruptionDataset, Train
 from submission import attention as attention_module
 from submission.attention import set_fast_attention
 from submission.trainer import length_group_count, length_groups, trim_padding
-from submission.decoding import (_decode, _new_caches, _prefill, predict_places, predict_places_recompute, sample,
-                                 sample_cached)
+from submission.decoding import (_decode, _new_caches, _prefill, predict_places, predict_places_recompute,
+                                 predict_places_reference, sample, sample_cached)
 from submission.utils import MASK_CHAR, CpuThreads
 from torch_version import EXPLAIN_FORWARD
 
@@ -445,6 +445,7 @@ def test_predict_places_equals_the_courses_loop(trained):
     for batch_size in (512, 5, 1):
         assert predict_places(model, questions, pre.stoi, pre.itos, batch_size=batch_size) == reference, batch_size
     assert predict_places_recompute(model, questions, pre.stoi, pre.itos, batch_size=4) == reference
+    assert predict_places_reference(model, questions, pre.stoi, pre.itos) == reference
     assert sum(a == p for a, (_, p) in zip(reference, rows)) >= len(rows) // 2  # the model learnt something
     # rows stopped early: answers end at their MASK long before 32 steps
     assert all(len(a) < 12 for a in reference[:len(rows)])

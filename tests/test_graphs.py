@@ -76,10 +76,11 @@ def test_replayed_steps_follow_the_learning_rate_schedule(monkeypatch):
 def test_step_graphs_say_what_they_need(monkeypatch):
     model = GPT(GPTConfig(20, 24, n_layer=1, n_head=2, n_embd=8))
     monkeypatch.setattr(torch, "__version__", "2.13.0")  # the CUDA device is the first need on a new torch
-    with pytest.raises(ValueError, match="step_graphs needs a CUDA device; turn it off"):
+    with pytest.raises(ValueError, match=r"step_graphs needs a CUDA GPU \(this run would train on cpu\); turn it off"):
         Trainer(model, padded_data(), None, TrainerConfig(step_graphs=True)).prepare()
     monkeypatch.setattr(torch, "__version__", "2.0.1+cu117")  # fused AdamW takes no tensor learning rate
-    with pytest.raises(ValueError, match=r"step_graphs needs torch 2\.2 or newer \(this is 2\.0\.1\+cu117\)"):
+    with pytest.raises(ValueError, match=r"step_graphs needs torch 2\.2 or newer, whose fused AdamW reads a tensor "
+                                         r"learning rate \(this is torch 2\.0\.1\+cu117\); turn it off"):
         Trainer(model, padded_data(), None, TrainerConfig(step_graphs=True)).prepare()
     monkeypatch.undo()
     run = Trainer(model, padded_data(), None, TrainerConfig()).prepare()

@@ -126,13 +126,15 @@ def test_a_state_of_other_settings_is_refused_in_one_line(tmp_path, monkeypatch,
     assert "leave out --resume" in message and "\n" not in message
 
 
-def test_a_state_saved_before_a_setting_was_checked_resumes_with_its_default(tmp_path, monkeypatch):
+def test_a_state_saved_before_a_setting_was_checked_resumes_with_its_default(tmp_path, monkeypatch, capsys):
     """States written before bf16 (amp) was a checked setting lack it: they ran without it."""
     data = cut_run(tmp_path, monkeypatch)
     state = torch.load(tmp_path / "params.state", weights_only=True)
     del state["settings"]["training"]["amp"]
     torch.save(state, tmp_path / "params.state")
+    capsys.readouterr()
     trainer(tmp_path, data, resume=True).train()  # no "other training settings (amp None, ...)"
+    assert f"resuming from {tmp_path / 'params.state'}: epoch " in capsys.readouterr().out
 
 
 def test_a_state_of_other_data_or_model_is_refused(tmp_path, monkeypatch):

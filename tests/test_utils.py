@@ -322,3 +322,21 @@ def test_gpt_device_chooses_the_device_and_refuses_one_that_is_not_there(monkeyp
             get_device()
     monkeypatch.setenv("GPT_DEVICE", "")  # set but empty, as `GPT_DEVICE= cmd` leaves it: the rule
     assert get_device() == "cpu"
+
+
+def test_the_writing_process_is_the_trainers_rank_zero(monkeypatch):
+    """helper.train saves params where is_main_process() says, the Trainer counts ranks from
+    distributed_env(): the two read torchrun's variables alike, so exactly one process writes."""
+    from submission import Trainer, TrainerConfig
+    from submission.utils import distributed_env, is_main_process
+    model = GPT(GPTConfig(10, 8, n_layer=1, n_head=1, n_embd=4))
+    for env, rank in (({}, 0), ({"RANK": "1"}, 0), ({"RANK": "1", "WORLD_SIZE": "1"}, 0),
+                      ({"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1"}, 1),
+                      ({"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0"}, 0)):
+        for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        trainer = Trainer(model, None, None, TrainerConfig())
+        assert distributed_env()[0] == trainer.rank == rank, env
+        assert is_main_process() is trainer.is_main is (rank == 0), env

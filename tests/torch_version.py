@@ -1,12 +1,11 @@
 """Skip markers for tests of features an older torch lacks (the project runs on torch 2.0 and later;
 its own environment pins 2.13). Imported by test files; not a test itself.
 """
-import re
-
 import pytest
-import torch
 
-TORCH = tuple(int(part) for part in re.match(r"(\d+)\.(\d+)", torch.__version__).groups())
+from submission.trainer import torch_version
+
+TORCH = torch_version()
 
 
 def needs_torch(version, what):

@@ -286,7 +286,8 @@ class SynthesizerAttention(nn.Module):
             # softmax(a w2 + b2 + causal mask): one matrix product for all heads, b2 and the -inf
             # above the diagonal in one additive (T, T) bias. (SDPA with w2^T as "keys" needs them
             # expanded per row and head, and falls back to an unfused path that materialises them.)
-            att = self._scores(a, T, b2.view(1, T) + _causal_bias(self, T, a))  # (B * nh, T, T)
+            bias = b2.view(1, T) + _causal_bias(self, T, a)  # (1, T) + (T, T): b2 and the causal mask
+            att = self._scores(a, T, bias)  # (B * nh, T, T)
             if _use_explicit_train_path(self, x):
                 y = _attend_dropout(att, v, self.attn_drop.p, B, self.n_head, T, hs)
             else:

@@ -4,10 +4,10 @@
 sequence batch, a full forward each step); `sample_cached` returns the same with a key/value cache
 (the prompt once, then one position a step). `predict_places` is the course's greedy evaluation for
 many questions at once: prompts of equal length run through the model together (so positions are
-exactly `sample`'s), then all
-questions decode together with the cache, each at its own position, and leave the batch once they
-have produced their closing MASK; `predict_places_recompute` is the same without the cache (a full
-forward of each equal-length group every step). Where a sequence would outgrow the block, decoding
+exactly `sample`'s), then all questions decode together with the cache, each at its own position,
+and leave the batch once they have produced their closing MASK; `predict_places_recompute` is the
+same without the cache (a full forward of each equal-length group every step), and
+`predict_places_reference` the course's loop, one question at a time. Where a sequence would outgrow the block, decoding
 falls back to `sample`'s cropped full forward, so results stay `sample`'s (tests/test_fast.py).
 The course's names (`sample`, `top_k_logits`) are also importable from utils.
 """
@@ -134,8 +134,8 @@ def sample_cached(model, x, steps, temperature=1.0, sample=False, top_k=None):
     caches = _new_caches(model, b, capacity)
     logits = _prefill(model, x, caches)
     for k in range(steps):
-        ix = _next_token(logits, temperature, sample, top_k)
-        x = torch.cat((x, ix), dim=1)
+        ix = _next_token(logits, temperature, sample, top_k)  # (b, 1)
+        x = torch.cat((x, ix), dim=1)  # (b, t + k + 1)
         n = x.size(1)  # the new token sits at position n - 1
         if k == steps - 1:
             break
@@ -167,7 +167,7 @@ def _greedy_cached(model, prompts, steps, stop_id, device):
         rows_view = [{name: buf[a:b] for name, buf in cache.items()} for cache in caches]
         parts.append(_prefill(model, x, rows_view))  # writes into rows a..b-1 of the caches
         a = b
-    logits = torch.cat(parts)
+    logits = torch.cat(parts)  # (n, vocab): each prompt's last position
     pos_list = list(lengths)  # where each row's next token goes
     pos = torch.tensor(pos_list, dtype=torch.long, device=device)
     rows = list(range(n))     # batch row -> prompt
@@ -205,13 +205,13 @@ def _greedy_full(model, x, steps, stop_id):
     done = torch.zeros(x.size(0), dtype=torch.bool, device=x.device)
     block_size = longest_input(model)
     for _ in range(steps):
-        ix = _greedy(_forward_full(model, x, block_size))
-        x = torch.cat((x, ix), dim=1)
+        ix = _greedy(_forward_full(model, x, block_size))  # (b, 1)
+        x = torch.cat((x, ix), dim=1)  # (b, t + 1)
         generated.append(ix)
         done |= ix[:, 0] == stop_id
         if bool(done.all()):
             break
-    return torch.cat(generated, dim=1).tolist() if generated else [[] for _ in range(x.size(0))]
+    return torch.cat(generated, dim=1).tolist() if generated else [[] for _ in range(x.size(0))]  # (b, steps run)
 
 
 def _answers(questions, generated, itos):
@@ -256,6 +256,20 @@ def predict_places(model, questions, stoi, itos, steps=32, batch_size=512, devic
         for i, gen in zip(chunk, _greedy_full(model, x, steps, mask_id)):
             generated[i] = gen
     return _answers(questions, generated, itos)
+
+
+@torch.no_grad()
+def predict_places_reference(model, questions, stoi, itos, steps=32, device=None):
+    """The course's evaluation loop, which the batched ones equal: one question at a time, MASK
+    appended, greedy `sample(model, x, steps)`, the text between the first and second MASK kept
+    (run.py --reference_eval, and the benchmark's reference)."""
+    device = device or next(model.parameters()).device
+    answers = []
+    for q in questions:
+        x = torch.tensor([stoi[c] for c in q + MASK_CHAR], dtype=torch.long, device=device)[None, ...]  # (1, t)
+        completion = "".join(itos[int(i)] for i in sample(model, x, steps, sample=False)[0])
+        answers.append(completion.split(MASK_CHAR)[1])
+    return answers
 
 
 @torch.no_grad()

@@ -399,11 +399,14 @@ def run_cli(main, keep_working=False):
     return result
 
 
+WRAPPER_PREFIXES = ("module.", "_orig_mod.")  # DataParallel / DDP and torch.compile name their weights so
+
+
 def clean_state_dict(state_dict):
     """Drop the prefixes DataParallel/DDP (`module.`) and torch.compile (`_orig_mod.`) add to keys."""
     out = {}
     for k, v in state_dict.items():
-        for prefix in ("module.", "_orig_mod."):
+        for prefix in WRAPPER_PREFIXES:
             while k.startswith(prefix):
                 k = k[len(prefix):]
         out[k] = v

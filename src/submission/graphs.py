@@ -69,8 +69,8 @@ class StepGraphs:
 
     `model(x, y)` returns (logits, mean loss); `optimizer` is a fused AdamW not yet stepped (its
     groups are switched to capturable, with the learning rate in a device tensor: `set_lr`);
-    `autocast` a context factory for the forwards (with its cast cache off, as captures need). `capture(fn, stream, pool)` records fn (default
-    capture_cuda; capture_rerun for CPU tests).
+    `autocast` a context factory for the forwards (with its cast cache off, as captures need).
+    `capture(fn, stream, pool)` records fn (default capture_cuda; capture_rerun for CPU tests).
     """
 
     def __init__(self, model, optimizer, grad_norm_clip, device, groups=1, autocast=None, capture=None):

@@ -23,11 +23,11 @@ turns all of the trainer's part off, giving the course's loop that src/bench.py 
   the groups' mean losses weighted by their share of the counted targets: the batch's mean, so loss
   and gradients are again unchanged. Span-corruption rows end anywhere from 6 to 114 characters: in
   8 groups a pretraining batch computes 49% of the positions of its 128 columns and 30% of the
-  attention scores (the trim alone: 89% and 78%; 20 batches of data/). `length_group_count` has the
-  measured speed-ups and where it stays off.
+  attention scores (the trim alone: 89% and 78%; 20 batches of data/; of the bench's batches 48%).
+  `length_group_count` has the measured speed-ups and where it stays off.
 - On CPU: threads (`num_threads`; default utils.CpuThreads: the cores other processes leave free,
   re-checked every 10 s) and no DataLoader workers (`loader_workers`).
-- Fused AdamW on CPU and CUDA (the same update, one kernel).
+- Fused AdamW on CUDA, and on the CPU from torch 2.4 (the same update, one kernel).
 - On CUDA: TF32 matmuls (they round differently from fp32), pinned memory with non-blocking copies,
   DataLoader workers as asked up to the cores per process less one, and loss values fetched from the
   GPU about once a second rather than every step. bf16 autocast (`amp=True`) is there but off: on an
@@ -79,7 +79,7 @@ from tqdm import tqdm
 
 from . import resume
 from .files import TrainingDiverged, cpu_state_dict, interrupts_held, is_special_file
-from .utils import CpuThreads, atomic_torch_save, get_device, usable_cores
+from .utils import CpuThreads, atomic_torch_save, distributed_env, get_device, usable_cores
 
 
 class TrainerConfig:
@@ -89,11 +89,11 @@ class TrainerConfig:
     learning_rate = 3e-4
     betas = (0.9, 0.95)
     grad_norm_clip = 1.0
-    weight_decay = 0.1  # only applied on matmul weights
+    weight_decay = 0.1  # on every parameter but the biases (the course's no-decay names match no LayerNorm here)
     # learning rate decay params: linear warmup followed by cosine decay to 10% of original
     lr_decay = False
     warmup_tokens = 375e6  # these two numbers come from the GPT-3 paper, but may not be good defaults elsewhere
-    final_tokens = 260e9   # (at what point the cosine reaches its floor, 10% of original LR; unclamped after)
+    final_tokens = 260e9   # (where the cosine reaches 0; the 10% floor holds from 79.5% of it; unclamped after)
     # checkpoint settings
     ckpt_path = None
     num_workers = 0  # for DataLoader
@@ -182,6 +182,24 @@ def torch_version():
     return tuple(int(part) for part in re.match(r"(\d+)\.(\d+)", torch.__version__).groups())
 
 
+def step_graphs_need(device, world_size=1, fast=True, compile_mode=None):
+    """What step graphs (graphs.py) need that this run lacks, as words ("a CUDA device (...)"); None
+    when it has everything. `device` None: not checked (a run that trains nothing)."""
+    if torch_version() < STEP_GRAPHS_TORCH:
+        return (f"torch {'.'.join(map(str, STEP_GRAPHS_TORCH))} or newer, whose fused AdamW reads a tensor "
+                f"learning rate (this is torch {torch.__version__})")
+    if compile_mode in ("reduce-overhead", "max-autotune"):
+        return (f"no CUDA graphs of torch.compile's own (compile mode {compile_mode} records them: use default or "
+                f"max-autotune-no-cudagraphs)")
+    if device is not None and not device.startswith("cuda"):
+        return f"a CUDA GPU (this run would train on {device})"
+    if world_size > 1:
+        return "one process, not torchrun"
+    if not fast:
+        return "the fast path (fast=True)"
+    return None
+
+
 def _has_fused_adamw(device_type):
     """Whether this torch has a fused AdamW kernel for the device: CUDA's since 2.0, the CPU's since 2.4
     (an older torch refuses fused=True for CPU params)."""
@@ -240,7 +258,7 @@ def length_groups(y, ignore_index, groups, multiple=1):
     order = torch.argsort(last, descending=True, stable=True)
     order = order[last[order] > 0]
     parts = []
-    for rows in torch.tensor_split(order, min(groups, order.numel())):
+    for rows in torch.tensor_split(order, min(groups, order.numel())):  # row indices, (about B / groups,)
         width = min(T, -(-int(last[rows[0]]) // multiple) * multiple)
         parts.append((rows, width, int(counted[rows].sum()) / total))
     return parts
@@ -312,14 +330,6 @@ def _has_triton():
         return has_triton()
     except Exception:  # a torch without the helper, or a broken Triton install: stay eager
         return False
-
-
-def distributed_env():
-    """(rank, world_size, local_rank) from torchrun's environment; (0, 1, 0) without it."""
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    if world <= 1:
-        return 0, 1, 0
-    return int(os.environ.get("RANK", "0")), world, int(os.environ.get("LOCAL_RANK", "0"))
 
 
 def _init_process_group(device):
@@ -589,14 +599,10 @@ class TrainingRun:
                                             broadcast_buffers=False)
         compile_kwargs = compile_setting(config, self.device, steps, self.world_size) if self.fast else None
         if getattr(config, "step_graphs", False):  # checked before the optimizer is built
-            why = (f"torch {'.'.join(map(str, STEP_GRAPHS_TORCH))} or newer (this is {torch.__version__})"
-                   if torch_version() < STEP_GRAPHS_TORCH else
-                   "a CUDA device" if not self.cuda else "one process" if self.world_size > 1 else
-                   "the fast path (fast=True)" if not self.fast else
-                   "no CUDA graphs of torch.compile's own" if compile_kwargs and compile_kwargs.get("mode") in
-                   ("reduce-overhead", "max-autotune") else None)
-            if why is not None:
-                raise ValueError(f"step_graphs needs {why}; turn it off or change that setting")
+            need = step_graphs_need(self.device, self.world_size, self.fast,
+                                    compile_kwargs.get("mode") if compile_kwargs else None)
+            if need is not None:
+                raise ValueError(f"step_graphs needs {need}; turn it off or change that setting")
         self.compiled = compile_kwargs is not None
         if self.compiled:
             if config.compile == "auto" and trainer.is_main and steps is not None:

@@ -180,12 +180,21 @@ class CpuThreads:
         return self._set(free) if free is not None else torch.get_num_threads()
 
 
+def distributed_env():
+    """(rank, world_size, local_rank) from torchrun's environment; (0, 1, 0) without it."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return 0, 1, 0
+    return int(os.environ.get("RANK", "0")), world, int(os.environ.get("LOCAL_RANK", "0"))
+
+
 def is_main_process():
-    """False on every torchrun process but rank 0: only the main process writes files."""
+    """False on every torchrun process but rank 0: only the main process writes files (the Trainer's
+    rank, from the same environment)."""
     import torch.distributed as dist
     if dist.is_available() and dist.is_initialized():
         return dist.get_rank() == 0
-    return int(os.environ.get("RANK", "0")) == 0
+    return distributed_env()[0] == 0
 
 
 def same_place(predicted, place):
