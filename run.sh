@@ -107,10 +107,12 @@ TEXT
   exit 0
 }
 
-# closest MODE: the mode nearest to a mistyped one, or nothing (standard-library difflib, no torch)
+# closest MODE: the one mode it begins (london: london_baseline), else the nearest to a mistyped one,
+# or nothing (standard-library difflib, no torch)
 closest() {
-  "${PYTHON:-python3}" -c 'import difflib, sys; print(*difflib.get_close_matches(sys.argv[1], sys.argv[2:], 1))' \
-    "$1" $MODES $EXTRA_MODES 2>/dev/null || true
+  "${PYTHON:-python3}" -c 'import difflib, sys; m, modes = sys.argv[1], sys.argv[2:]
+starts = [x for x in modes if x.startswith(m)]
+print(*(starts if len(starts) == 1 else difflib.get_close_matches(m, modes, 1)))' "$1" $MODES $EXTRA_MODES 2>/dev/null || true
 }
 
 # needs FILE MODE: stop with the mode that makes FILE when it is missing

@@ -27,6 +27,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 from modelflags import add_model_flags, check_model_flags  # noqa: E402
+from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("ask.py"):  # torch loads here
@@ -34,8 +35,7 @@ with interruptible_start("ask.py"):  # torch loads here
     import torch.nn.functional as F
     from submission.dataset import MASK_CHAR, PAD_CHAR, CharCorruptionDataset, DataError, parse_tsv, read_text
     from submission.decoding import longest_input
-    from submission.utils import (OneLineParser, get_device, load_params, predict_places, run_cli, same_place,
-                                  sample_cached)
+    from submission.utils import get_device, load_params, predict_places, run_cli, same_place, sample_cached
 
 SPLITS = (("train", "birth_places_train.tsv"), ("dev", "birth_dev.tsv"))
 
@@ -47,9 +47,14 @@ class AskError(ValueError):
 
 def as_question(text):
     """The course's question for a name ("Emily Lee" -> "Where was Emily Lee born?"); a text ending
-    in "?" is a question already and stays as it is."""
+    in "?" is a question already and stays as it is, and the course's question typed without its "?"
+    gets it back (not "Where was Where was Emily Lee born born?")."""
     text = text.strip()
-    return text if text.endswith("?") else f"Where was {text} born?"
+    if text.endswith("?"):
+        return text
+    if text.lower().startswith("where was ") and text.lower().endswith(" born"):
+        return text + "?"
+    return f"Where was {text} born?"
 
 
 def read_places(data_dir):

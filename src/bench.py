@@ -52,6 +52,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("bench.py"):  # torch loads here
@@ -64,8 +65,8 @@ with interruptible_start("bench.py"):  # torch loads here
     from submission.decoding import predict_places_reference
     from submission.model import GPT, GPTConfig
     from submission.trainer import Trainer, loader_workers, step_graphs_need
-    from submission.utils import (CpuThreads, OneLineParser, get_device, load_params, predict_places,
-                                  predict_places_recompute, run_cli)
+    from submission.utils import (CpuThreads, get_device, load_params, predict_places, predict_places_recompute,
+                                  run_cli)
     from run import read_questions
 
 COURSE = dict(n_layer=4, n_head=8, n_embd=256)

@@ -4,17 +4,19 @@
     python src/deliverables.py --submission-dir DIR --data-dir DIR --zip PATH
 
 Each file gets one line: `ok` with what was checked, `missing` with the run.sh mode that makes it,
-or `bad` with what is wrong and the fix. The params must load, with their keys as saved, into the
-package's model (src/submission/'s model.py) of their variant at the course's size (4 layers, 256
-dimensions, block 128, the vocabulary of --data-dir's wiki.txt; a vanilla file does not record its
-head count), which is what the course's grader builds from the submitted code; each predictions file
-must have one line per question of its split, as the grader counts them (with the split's places at
-hand, they show their accuracy too, and whether the grader's test of them passes). The package's
-code goes in whole: the handout's seven files and the modules they import (this project's package
-has more), and a copy of it must import on its own. Only when all is in order is the zip written
-(atomically), every file under its handout path (src/submission/NAME); the written answers' PDF
-(`make`) is submitted apart. Exit status: 0 when the zip is written, 1 when a file is missing or
-bad, 2 for a usage or data error (a missing folder or question file).
+`bad` with what is wrong and the fix, or `low` for a predictions file in order whose accuracy fails
+the grader's test of it (zipped all the same, and counted at the end). The params must load, with
+their keys as saved, into the package's model (src/submission/'s model.py) of their variant at the
+course's size (4 layers, 256 dimensions, block 128, the vocabulary of --data-dir's wiki.txt; a
+vanilla file does not record its head count), which is what the course's grader builds from the
+submitted code; each predictions file must have one line per question of its split, as the grader
+counts them (with the split's places at hand, they show their accuracy too, and whether the grader's
+test of them passes). The package's code goes in whole: the handout's seven files and the modules
+they import (this project's package has more), and a copy of it must import on its own. Only when
+all is in order is the zip written (atomically), every file under its handout path
+(src/submission/NAME); the written answers' PDF (`make`) is submitted apart. Exit status: 0 when the
+zip is written, 1 when a file is missing or bad (a `low` file does not change it), 2 for a usage or
+data error (a missing folder or question file).
 """
 import argparse
 import os
@@ -30,6 +32,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 from modelflags import COURSE_SIZE  # noqa: E402
+from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("deliverables.py"):  # torch loads here
@@ -39,8 +42,7 @@ with interruptible_start("deliverables.py"):  # torch loads here
         import run as driver
         from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
         from submission.files import PARAMS_FILES, WRAPPER_PREFIXES
-        from submission.utils import (OneLineParser, ParamsError, atomic_write, check_output_path, load_params,
-                                      run_cli)
+        from submission.utils import ParamsError, atomic_write, check_output_path, load_params, run_cli
     except Exception as e:
         from startup import REQUIREMENTS
         if isinstance(e, ModuleNotFoundError) and e.name in REQUIREMENTS:
@@ -160,7 +162,7 @@ def check_import(code_dir, names):
 
 
 def check(code_dir, submission_dir, data_dir):
-    """[(file, status, note)] for the 18 deliverables in handout order; status is ok, missing or bad."""
+    """[(file, status, note)] for the 18 deliverables in handout order; status is ok, low, missing or bad."""
     wiki = os.path.join(data_dir, "wiki.txt")
     vocab = CharCorruptionDataset(read_text(wiki, "pretraining corpus"), COURSE_SIZE["block_size"], wiki)
     questions = read_questions(data_dir)
@@ -197,7 +199,7 @@ def check(code_dir, submission_dir, data_dir):
 def with_grader_verdicts(rows, data_dir, submission_dir):
     """`rows` with, beside each labelled predictions file's accuracy, whether the grader's test of it
     passes (its pass mark for this data; at least one right without pretraining): a file in order can
-    still fail there, and it is better known before submitting."""
+    still fail there, and it is better known before submitting. A file that fails is `low`."""
     try:
         graded = grader.make_grader(data_dir, submission_dir)
     except grader.graderlib.PointsError:  # src/points.json unusable: the grader itself says so when run
@@ -208,6 +210,7 @@ def with_grader_verdicts(rows, data_dir, submission_dir):
         if status == "ok" and test_id and "accuracy" in note:
             result = graded.run_test(graded.select([test_id])[0])
             note += f"; {test_id} passes" if result.passed else f"; {test_id} fails: {result.reason}"
+            status = "ok" if result.passed else "low"
         out.append((name, status, note))
     return out
 
@@ -245,7 +248,8 @@ def main(argv=None):
     width = max(len(n) for n in HANDOUT_ORDER)
     for i, (name, status, note) in enumerate(rows, start=1):
         print(f"{i:2d}. {status:7s} {name:{width}s}  {note}")
-    problems = sum(status != "ok" for _, status, _ in rows)
+    problems = sum(status not in ("ok", "low") for _, status, _ in rows)
+    low = [name for name, status, _ in rows if status == "low"]
     if not problems:
         why = check_import(args.code_dir, names)
         extra = ", ".join(n for n in names if n not in CODE)
@@ -260,6 +264,9 @@ def main(argv=None):
     write_zip(args.zip, [(path, f"src/submission/{n}") for path, n in files])
     print(f"wrote {args.zip}: the {len(HANDOUT_ORDER)} deliverables and the package's other modules "
           f"({os.path.getsize(args.zip) / 2 ** 20:.1f} MiB); the written answers' PDF (make) is submitted apart")
+    if low:
+        print(f"{len(low)} of the predictions files {'are' if len(low) > 1 else 'is'} below the grader's pass mark "
+              f"(low: {', '.join(low)}); they are in the zip, and their tests would fail", file=sys.stderr)
     return 0
 
 

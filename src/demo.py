@@ -28,14 +28,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from modelflags import size_flags, size_from_flags  # noqa: E402
+from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("demo.py"):  # torch loads here
     import run as driver
     from london_baseline import london_accuracy
     from submission.dataset import DataError, parse_tsv, read_text
-    from submission.utils import (OneLineParser, atomic_write_text, check_output_path, get_device, run_cli,
-                                  same_place)
+    from submission.utils import atomic_write_text, check_output_path, get_device, run_cli, same_place
 
 
 @dataclass
@@ -196,7 +196,10 @@ def check_flags(p, args, size_name):
 
 
 def main(argv=None):
-    p = OneLineParser(description=__doc__.split("\n\n")[0])
+    p = OneLineParser(description=__doc__.split("\n\n")[0],
+                      epilog="Any other flag goes to src/run.py for every step, after the size's own (for example "
+                             "--n_layer 1, --bf16, --length_groups 4; `python src/run.py --help` lists them); the "
+                             "demo names them when it starts and in its table's heading.")
     p.add_argument("--size", choices=sorted(SIZES), default=None,
                    help="full: the course's settings (default on CUDA); cpu: the small version (default elsewhere); "
                         "calibration: data/README.md's CPU calibration setting")
@@ -225,7 +228,8 @@ def main(argv=None):
     check_output_path(os.path.join(out, "vanilla.pretrain.params"), "demo's outputs")
     t0 = time.time()
     data, source = pick_corpus(args, size_name, out)
-    print(f"demo ({size_name}) on {source}, device {get_device()}", flush=True)
+    passed = f"; run.py flags given: {shlex.join(extra)}" if extra else ""
+    print(f"demo ({size_name}) on {source}, device {get_device()}{passed}", flush=True)
     wiki = ["--pretrain_corpus_path", os.path.join(data, "wiki.txt")]
     train_tsv = ["--finetune_corpus_path", os.path.join(data, "birth_places_train.tsv")]
     dev_tsv = ["--eval_corpus_path", os.path.join(data, "birth_dev.tsv")]
@@ -261,7 +265,8 @@ def main(argv=None):
             label = f"{v}, pretrained + finetuned"
             found = f"{retrieved(par(f'{v}.pretrain.dev.predictions'), data, dev_rows)} of {len(dev_rows)}"
         results.append((label, cor / tot * 100, share, found, time.time() - t))
-    print(f"\nDev accuracy ({int(total)} questions, {source}; {size_name} settings, {get_device()}, "
+    print(f"\nDev accuracy ({int(total)} questions, {source}; {size_name} settings"
+          + (f" with {shlex.join(extra)}" if extra else "") + f", {get_device()}, "
           f"{(time.time() - t0) / 60:.1f} min in all). Memorised: the share of train and dev birthplaces the "
           f"pretrained model reproduces from the biographies (src/memorised.py). Retrieved: of the dev people "
           f"whose birthplace it memorised, how many the finetuned model answers right")

@@ -7,11 +7,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("london_baseline.py"):  # torch loads here
     from submission.dataset import DataError, parse_tsv, read_text
-    from submission.utils import OneLineParser, evaluate_places, run_cli
+    from submission.utils import evaluate_places, run_cli
 
 
 def london_accuracy(path):

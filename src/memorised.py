@@ -23,12 +23,13 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 from modelflags import add_model_flags, check_model_flags  # noqa: E402
+from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("memorised.py"):  # torch loads here
     import torch
     from submission.dataset import CharCorruptionDataset, parse_tsv, read_text
-    from submission.utils import OneLineParser, get_device, load_params, run_cli, sample_cached
+    from submission.utils import get_device, load_params, run_cli, sample_cached
 
 
 def probes(wiki_lines, rows, block_size):

@@ -524,13 +524,15 @@ def build_parser():
     c.add_argument("--dpi", type=int, default=100)
     a = sub.add_parser("attention", help="each layer's and head's attention over a question, as heatmaps")
     a.add_argument("--params", required=True, help="a params file written by src/run.py")
-    a.add_argument("--variant", required=True, choices=["vanilla", "synthesizer"])
+    a.add_argument("--variant", default="vanilla", choices=["vanilla", "synthesizer"],
+                   help="the params file's variant (default: vanilla, as ask and memorised)")
     a.add_argument("--params2", default=None, help="a second params file, drawn beside the first")
     a.add_argument("--variant2", default=None, choices=["vanilla", "synthesizer"],
                    help="the second file's variant (default: the other variant)")
-    a.add_argument("--pretrain_corpus_path", required=True, help="the corpus the params were trained with "
-                                                                 "(it defines the vocabulary)")
-    a.add_argument("--question", required=True, help='e.g. "Where was Emily Lee born?"')
+    a.add_argument("--pretrain_corpus_path", default=os.path.join(os.path.dirname(HERE), "data", "wiki.txt"),
+                   help="the corpus the params were trained with (it defines the vocabulary; default: data/wiki.txt)")
+    a.add_argument("--question", required=True,
+                   help='a question ("Where was Emily Lee born?") or a name ("Emily Lee"), as ask takes them')
     a.add_argument("--expected", default=None, help="the true place, shown beside the models' answers")
     a.add_argument("--out", required=True, help="the PNG to write")
     a.add_argument("--last-row", action="store_true",
@@ -557,7 +559,8 @@ def _attention_command(args):
         other = "synthesizer" if args.variant == "vanilla" else "vanilla"
         models.append((args.params2, args.variant2 or other))
     size = {name: getattr(args, name) for name in COURSE_SIZE}
-    return draw_attention(args.question, args.pretrain_corpus_path, models, args.out, size=size,
+    from ask import as_question
+    return draw_attention(as_question(args.question), args.pretrain_corpus_path, models, args.out, size=size,
                           title=args.title, dpi=args.dpi, expected=args.expected, last_row=args.last_row)
 
 

@@ -16,6 +16,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from modelflags import add_model_flags, check_model_flags  # noqa: E402
+from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("run.py"):  # torch loads here
@@ -25,8 +26,8 @@ with interruptible_start("run.py"):  # torch loads here
     from submission.files import is_special_file
     from submission.model import GPTConfig
     from submission.trainer import COMPILE_MODES, step_graphs_need
-    from submission.utils import (OneLineParser, atomic_write_text, check_output_path, evaluate_places,
-                                  get_device, load_params, predict_places, run_cli, set_seed)
+    from submission.utils import (atomic_write_text, check_output_path, evaluate_places, get_device, load_params,
+                                  predict_places, run_cli, set_seed)
 
 TRAINER_OVERRIDES = ("max_epochs", "batch_size", "learning_rate", "num_workers", "length_groups")
 
@@ -48,8 +49,16 @@ class GivenOnce(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+# flags of the other commands (demo, ask, bench), given to run.py or a run.sh mode
+FOLDER_HINTS = {
+    **dict.fromkeys(("--data-dir", "--data_dir"), "run.sh's modes read the corpus from the folder DATA_DIR names "
+                    "(DATA_DIR=FOLDER ./run.sh MODE); run.py takes each file: --pretrain_corpus_path and the others"),
+    **dict.fromkeys(("--out-dir", "--out_dir", "--out"), "run.sh's modes write to the folder OUT_DIR names "
+                    "(OUT_DIR=FOLDER ./run.sh MODE); run.py takes each file: --writing_params_path, --outputs_path")}
+
+
 def build_parser():
-    p = OneLineParser(description="Pretrain, finetune or evaluate the assignment's GPT.")
+    p = OneLineParser(description="Pretrain, finetune or evaluate the assignment's GPT.", hints=FOLDER_HINTS)
     p.add_argument("positional", nargs="*", metavar="FUNCTION VARIANT CORPUS",
                    help="CS224N style: function, variant and pretraining corpus as positionals")
     p.add_argument("--function", choices=["pretrain", "finetune", "evaluate"], action=GivenOnce)

@@ -33,6 +33,8 @@ def test_a_name_asks_the_course_question():
     assert ask.as_question("  Emily Lee \n") == "Where was Emily Lee born?"
     assert ask.as_question("Where was Emily Lee born?") == "Where was Emily Lee born?"
     assert ask.as_question("Who is Emily Lee?") == "Who is Emily Lee?"
+    assert ask.as_question("Where was Emily Lee born") == "Where was Emily Lee born?"  # its "?" forgotten
+    assert ask.as_question("where was emily lee born ") == "where was emily lee born?"
 
 
 def test_batched_log_probs_equal_each_continuation_scored_alone():

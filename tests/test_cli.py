@@ -576,3 +576,32 @@ def test_grader_into_a_closed_pipe_still_writes_its_results_json(tmp_path, broke
     report = json.loads(out.read_text())
     assert [t["name"].split(":")[0] for t in report["tests"]] == ["1e-0-basic", "1e-2-basic"]
     assert all(t["score"] == t["max_score"] for t in report["tests"]), report["tests"]
+
+
+@pytest.mark.parametrize("flag, says", [
+    ("--max-epochs", "unrecognized arguments: --max-epochs; did you mean --max_epochs? (--help"),
+    ("--n-layer", "unrecognized arguments: --n-layer; did you mean --n_layer? (--help"),
+    ("--learning-rat", "unrecognized arguments: --learning-rat; did you mean --learning_rate? (--help"),
+    ("--data-dir", "unrecognized arguments: --data-dir; run.sh's modes read the corpus from the folder DATA_DIR "
+                   "names (DATA_DIR=FOLDER ./run.sh MODE); run.py takes each file: --pretrain_corpus_path"),
+    ("--frobnicate", "unrecognized arguments: --frobnicate (--help lists the options)"),
+])
+def test_a_misspelt_flag_is_answered_with_the_nearest_one(capsys, flag, says):
+    """Other commands spell their flags with hyphens (demo --data-dir, bench --no-compile): a flag
+    of the wrong spelling, or mistyped, names the one meant."""
+    argv = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "--writing_params_path=p"]
+    assert says in one_line_exit(capsys, argv + [flag, "1"])  # (the 1 is taken as a positional)
+
+
+def test_every_script_suggests_flags_its_subcommands_know(capsys):
+    import ask
+    import plots
+    with pytest.raises(SystemExit) as e:
+        ask.main(["--params", "p", "--data_dir", "d", "Emily Lee"])
+    assert e.value.code == 2
+    assert capsys.readouterr().err == ("ask.py: error: unrecognized arguments: --data_dir; did you mean --data-dir? "
+                                       "(--help lists the options)\n")
+    with pytest.raises(SystemExit):
+        plots.main(["attention", "--params", "p", "--variant", "vanilla", "--pretrain_corpus_path", "w",
+                    "--question", "q", "--out", "o.png", "--last_row"])
+    assert "unrecognized arguments: --last_row; did you mean --last-row?" in capsys.readouterr().err

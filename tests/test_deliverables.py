@@ -60,8 +60,11 @@ def test_all_in_order_are_zipped_under_their_handout_paths(complete, tmp_path, c
     code, folder = complete
     out = tmp_path / "submission.zip"
     status, lines, err = run(complete, out, capsys)
-    assert status == 0 and err == ""
-    assert [line.split()[1] for line in lines[:18]] == ["ok"] * 18
+    # all "London": 5% of data/'s dev and test sets, below the pretrained vanilla model's pass marks
+    assert status == 0 and err == ("2 of the predictions files are below the grader's pass mark (low: "
+                                   "vanilla.pretrain.dev.predictions, vanilla.pretrain.test.predictions); they are "
+                                   "in the zip, and their tests would fail\n")
+    assert [line.split()[1] for line in lines[:18]] == ["ok"] * 12 + ["low"] * 2 + ["ok"] * 4
     assert [line.split()[2] for line in lines[:18]] == deliverables.HANDOUT_ORDER
     assert "accuracy" in lines[8] and lines[8].split()[2] == "vanilla.nopretrain.dev.predictions"
     # each labelled file with the grader's verdict on it (all "London": 5% of data/'s dev set)
@@ -101,7 +104,7 @@ def test_missing_and_bad_files_name_their_fix_and_no_zip_is_written(complete, tm
     assert said["vanilla.pretrain.test.predictions"].endswith(
         "./run.sh vanilla_eval_test_with_pretrain (after vanilla_pretrain, vanilla_finetune_with_pretrain)")
     assert f"OUT_DIR={folder}" in said["vanilla.pretrain.test.predictions"]  # the folder checked
-    assert sum(line.split()[1] == "ok" for line in lines) == 14 and len(lines) == 18  # no import check
+    assert sum(line.split()[1] in ("ok", "low") for line in lines) == 14 and len(lines) == 18  # no import check
     assert out.read_bytes() == b"an earlier zip"
     os.remove(folder / "synthesizer.finetune.params")
     _, lines, _ = run(complete, out, capsys)
@@ -114,7 +117,7 @@ def test_a_package_that_needs_a_module_it_lacks_is_not_zipped(complete, tmp_path
     os.remove(code / "resume.py")
     out = tmp_path / "submission.zip"
     status, lines, err = run(complete, out, capsys)
-    assert status == 1 and [line.split()[1] for line in lines[:18]] == ["ok"] * 18
+    assert status == 1 and [line.split()[1] for line in lines[:18]] == ["ok"] * 12 + ["low"] * 2 + ["ok"] * 4
     assert lines[18].split()[:3] == ["bad", "the", "package"] and "does not import" in lines[18]
     assert "resume" in lines[18] and "no zip written" in err and not out.exists()
 
@@ -140,7 +143,7 @@ def test_params_that_are_not_the_courses_say_what_to_do(complete, tmp_path, caps
     torch.save(state, folder / "vanilla.pretrain.params")
     status, lines, _ = run(complete, tmp_path / "s.zip", capsys)
     said = {line.split()[2]: line for line in lines}
-    assert "missing ['head.weight'], unexpected ['lm_head.weight']" in said["vanilla.pretrain.params"]
+    assert "missing head.weight; unexpected lm_head.weight" in said["vanilla.pretrain.params"]
     assert "model size" not in said["vanilla.pretrain.params"]
     assert "keys start with 'module.'" in said["vanilla.model.params"]
     assert "save the unwrapped model's state_dict" in said["vanilla.model.params"]

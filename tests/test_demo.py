@@ -134,3 +134,18 @@ def test_the_demo_ends_with_an_ask_command_that_runs_as_printed(tmp_path, capsys
     assert command[:2] == ["./run.sh", "ask"] and command[-1] == "Where was Ed Fa born?"
     assert ask.main(command[2:]) == 0
     assert capsys.readouterr().out.startswith("Where was Ed Fa born?\n  answer: ")
+
+
+def test_flags_for_run_py_are_named_where_the_demo_starts_and_in_its_table(tmp_path, capsys):
+    """`./run.sh demo --n_layer 1` trains every step with run.py's flag; it says so, so that a table of
+    a changed model is never read as the size's own."""
+    import make_world
+    data = tmp_path / "world"
+    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
+    extra = ["--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "1"]
+    results = demo.main(["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16",
+                         "--variants", "nopretrain", "--out", str(tmp_path / "out")] + extra)
+    assert [row[0] for row in results] == ["always London", "vanilla, no pretraining"]
+    out = capsys.readouterr().out
+    assert "; run.py flags given: --n_layer 1 --n_head 2 --n_embd 16 --max_epochs 1\n" in out.splitlines(True)[0]
+    assert "cpu settings with --n_layer 1 --n_head 2 --n_embd 16 --max_epochs 1, cpu, " in out

@@ -489,3 +489,15 @@ def test_a_failed_save_leaves_the_old_picture(tmp_path, capsys, monkeypatch, err
     assert got == code and len(err) == 1 and err[0].startswith(says.format(out)), err
     assert out.read_bytes() == old and sorted(os.listdir(tmp_path)) == ["a.log.jsonl", "curves.png"]
 
+
+
+def test_attention_takes_a_name_and_the_defaults_ask_has(monkeypatch, tmp_path):
+    """As `ask`: a bare name becomes the course's question, the variant defaults to vanilla and the
+    corpus to data/wiki.txt (a name was drawn as "Emily Lee⁇", and --variant was required)."""
+    seen = {}
+    monkeypatch.setattr(plots, "draw_attention", lambda question, corpus, models, out, **kw: seen.update(
+        question=question, corpus=corpus, models=models))
+    assert plots.main(["attention", "--params", "v.params", "--question", "Emily Lee", "--out",
+                       str(tmp_path / "a.png")]) == 0
+    assert seen["question"] == "Where was Emily Lee born?" and seen["models"] == [("v.params", "vanilla")]
+    assert seen["corpus"] == os.path.join(ROOT, "data", "wiki.txt")

@@ -176,6 +176,10 @@ def test_unknown_mode_lists_modes_and_the_closest(world, tmp_path):
     assert p.stderr.startswith("run.sh: unknown mode 'vanila_pretrain'; did you mean vanilla_pretrain?\n")
     p = sh(["synthesiser_eval_dev"], world, tmp_path, check=False)
     assert "did you mean synthesizer_eval_dev_with_pretrain?" in p.stderr
+    p = sh(["london"], world, tmp_path, check=False)  # the start of one mode's name
+    assert p.stderr.startswith("run.sh: unknown mode 'london'; did you mean london_baseline?\n")
+    p = sh(["vanilla_eval"], world, tmp_path, check=False)  # the start of four: the nearest
+    assert p.stderr.startswith("run.sh: unknown mode 'vanilla_eval'; did you mean vanilla_")
     p = sh(["xyz"], world, tmp_path, check=False)  # nothing close: no guess
     assert p.returncode == 2 and p.stderr.startswith("run.sh: unknown mode 'xyz'\nusage:")
 

@@ -7,10 +7,9 @@ Ctrl-C during a write is held until the temporary file is complete, then discard
 (`interrupts_held`): a KeyboardInterrupt inside torch.save's zip writer ended in a second error and
 exit status 1. Special files (/dev/null, a FIFO) are written straight; a symlink's target is written
 atomically, the link kept. `load_params` reads params with weights_only=True and explains a file of
-another variant, vocabulary or model size in one line; `OneLineParser` and `run_cli` give every
-script one-line usage and input errors (exit 2; Ctrl-C 130).
+another variant, vocabulary or model size in one line; `run_cli` gives every script one-line input
+errors (exit 2; Ctrl-C 130), as src/oneline.py's parser gives them one-line usage errors.
 """
-import argparse
 import contextlib
 import errno
 import os
@@ -231,14 +230,6 @@ def atomic_torch_save(obj, path):
 def atomic_write(path, write):
     """write(f) into a binary file object that becomes `path` only once it has returned."""
     _atomic(path, write)
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse whose errors are one line, `prog: error: message (--help lists the options)`, exit 2,
-    instead of the usage block followed by the message."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (--help lists the options)\n")
 
 
 def check_output_path(path, what, inputs=()):
@@ -589,7 +580,9 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
     missing = sorted(set(own) - set(state))
     unexpected = sorted(set(state) - set(own))
     if missing or unexpected:
-        raise _size_error(path, f"params do not fit this model (missing {missing[:3]}, unexpected {unexpected[:3]})",
+        def some(keys):  # the first three, and how many there are
+            return ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "") if keys else "none"
+        raise _size_error(path, f"params do not fit this model (missing {some(missing)}; unexpected {some(unexpected)})",
                           size_fix, state)
     for k, v in state.items():
         if v.shape != own[k].shape:

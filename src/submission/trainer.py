@@ -185,12 +185,12 @@ def torch_version():
 def step_graphs_need(device, world_size=1, fast=True, compile_mode=None):
     """What step graphs (graphs.py) need that this run lacks, as words ("a CUDA device (...)"); None
     when it has everything. `device` None: not checked (a run that trains nothing)."""
-    if torch_version() < STEP_GRAPHS_TORCH:
-        return (f"torch {'.'.join(map(str, STEP_GRAPHS_TORCH))} or newer, whose fused AdamW reads a tensor "
-                f"learning rate (this is torch {torch.__version__})")
     if compile_mode in ("reduce-overhead", "max-autotune"):
         return (f"no CUDA graphs of torch.compile's own (compile mode {compile_mode} records them: use default or "
                 f"max-autotune-no-cudagraphs)")
+    if torch_version() < STEP_GRAPHS_TORCH:
+        return (f"torch {'.'.join(map(str, STEP_GRAPHS_TORCH))} or newer, whose fused AdamW reads a tensor "
+                f"learning rate (this is torch {torch.__version__})")
     if device is not None and not device.startswith("cuda"):
         return f"a CUDA GPU (this run would train on {device})"
     if world_size > 1:

@@ -15,13 +15,13 @@ import torch
 
 from .dataset import MASK_CHAR, DataError
 from .decoding import predict_places, predict_places_recompute, sample, sample_cached, top_k_logits
-from .files import (OneLineParser, ParamsError, atomic_torch_save, atomic_write, atomic_write_text,
-                    check_output_path, clean_state_dict, cpu_state_dict, load_params, run_cli)
+from .files import (ParamsError, atomic_torch_save, atomic_write, atomic_write_text, check_output_path,
+                    clean_state_dict, cpu_state_dict, load_params, run_cli)
 
 __all__ = [  # this module's own, then the re-exported names of dataset.py, decoding.py and files.py
     "set_seed", "get_device", "usable_cores", "CpuThreads", "is_main_process",
     "evaluate_places", "same_place", "MASK_CHAR", "DataError", "predict_places", "predict_places_recompute", "sample",
-    "sample_cached", "top_k_logits", "OneLineParser", "ParamsError", "atomic_torch_save", "atomic_write",
+    "sample_cached", "top_k_logits", "ParamsError", "atomic_torch_save", "atomic_write",
     "atomic_write_text", "check_output_path", "clean_state_dict", "cpu_state_dict", "load_params", "run_cli"]
 
 
