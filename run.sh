@@ -107,12 +107,14 @@ TEXT
   exit 0
 }
 
-# closest MODE: the one mode it begins (london: london_baseline), else the nearest to a mistyped one,
-# or nothing (standard-library difflib, no torch)
+# closest MODE: the modes it begins, up to four (london: london_baseline), else the nearest to a
+# mistyped one, or nothing (standard-library difflib, no torch)
 closest() {
   "${PYTHON:-python3}" -c 'import difflib, sys; m, modes = sys.argv[1], sys.argv[2:]
 starts = [x for x in modes if x.startswith(m)]
-print(*(starts if len(starts) == 1 else difflib.get_close_matches(m, modes, 1)))' "$1" $MODES $EXTRA_MODES 2>/dev/null || true
+said = starts if 0 < len(starts) <= 4 else difflib.get_close_matches(m, modes, 1)
+print(" or ".join([", ".join(said[:-1])] + said[-1:]) if len(said) > 1 else "".join(said))' \
+    "$1" $MODES $EXTRA_MODES 2>/dev/null || true
 }
 
 # needs FILE MODE: stop with the mode that makes FILE when it is missing
@@ -228,8 +230,10 @@ case "$MODE" in
       "$PY" -m pip install --quiet -r requirements-dev.txt >&2
     fi
     "$PY" -m pytest -q tests "$@" ;;
-  plot)
-    pick_python; "$PY" "${R}src/plots.py" "$@" ;;
+  plot)  # attention reads DATA_DIR's wiki.txt, as ask does; a --pretrain_corpus_path flag comes later and wins
+    pick_python
+    if [ "${1:-}" = attention ]; then shift; set -- attention --pretrain_corpus_path "$DATA/wiki.txt" "$@"; fi
+    "$PY" "${R}src/plots.py" "$@" ;;
   memorised)  # DATA_DIR as for the other modes; a --data-dir flag comes later and wins
     pick_python; "$PY" "${R}src/memorised.py" --data-dir "$DATA" "$@" ;;
   ask)

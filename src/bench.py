@@ -20,7 +20,8 @@ In one run it prints:
   "fast + bf16 autocast" (eager; off by default: its casts add kernels to a launch-bound step),
   and the paths that replay whole steps, clipping and AdamW included, as CUDA graphs captured by
   hand ("step graphs", submission/graphs.py; off by default until measured faster), with eager or
-  compiled kernels, in one or two length groups.
+  compiled kernels, in one or two length groups (on torch 2.2 and later; below it a line says why
+  those rows are missing).
 - evaluation of the dev questions: the course's loop (`sample()` one question at a time, 32
   steps each) against `predict_places` (batched, key/value cache, early stop), with the number of
   identical answers. The reference loop is timed on --ref-questions questions and scaled to the
@@ -304,7 +305,10 @@ def main(argv=None):
         paths.append(("fast, eager", True, True, None))
         for groups in (2, 4):  # length groups are off on CUDA until measured there (trainer.length_group_count)
             paths.append((f"fast, {groups} length groups", True, True, "reduce-overhead", False, groups))
-    if cuda and step_graphs_need(device) is None:  # whole steps as CUDA graphs (graphs.py), off by default
+    need = step_graphs_need(device) if cuda else None
+    if need is not None:
+        print(f"no step-graph rows: step graphs need {need}")
+    if cuda and need is None:  # whole steps as CUDA graphs (graphs.py), off by default
         paths.append(("fast, step graphs", True, True, None, False, 1, True))
         paths.append(("fast, step graphs, 2 length groups", True, True, None, False, 2, True))
         if compiled:

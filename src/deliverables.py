@@ -211,6 +211,11 @@ def with_grader_verdicts(rows, data_dir, submission_dir):
             result = graded.run_test(graded.select([test_id])[0])
             note += f"; {test_id} passes" if result.passed else f"; {test_id} fails: {result.reason}"
             status = "ok" if result.passed else "low"
+            if not result.passed:  # the runs that make it, from the first: the model is what falls short
+                _, mode, before = PREDICTIONS[name]
+                first, *then = before + [mode]
+                note += (f"; to retrain and remake it: {grader.run_sh_command(first, data_dir, submission_dir)}"
+                         + (f", then {', '.join(then)}" if then else ""))
         out.append((name, status, note))
     return out
 
@@ -266,7 +271,8 @@ def main(argv=None):
           f"({os.path.getsize(args.zip) / 2 ** 20:.1f} MiB); the written answers' PDF (make) is submitted apart")
     if low:
         print(f"{len(low)} of the predictions files {'are' if len(low) > 1 else 'is'} below the grader's pass mark "
-              f"(low: {', '.join(low)}); they are in the zip, and their tests would fail", file=sys.stderr)
+              f"(low: {', '.join(low)}); they are in the zip, and their tests would fail (their lines say what "
+              f"to rerun)", file=sys.stderr)
     return 0
 
 

@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from modelflags import size_flags, size_from_flags  # noqa: E402
-from oneline import OneLineParser  # noqa: E402
+from oneline import OneLineParser, nearest  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("demo.py"):  # torch loads here
@@ -197,6 +197,7 @@ def check_flags(p, args, size_name):
 
 def main(argv=None):
     p = OneLineParser(description=__doc__.split("\n\n")[0],
+                      hints=dict.fromkeys(driver.FOLDER_HINTS, "the demo's folders are --data-dir and --out"),
                       epilog="Any other flag goes to src/run.py for every step, after the size's own (for example "
                              "--n_layer 1, --bf16, --length_groups 4; `python src/run.py --help` lists them); the "
                              "demo names them when it starts and in its table's heading.")
@@ -214,6 +215,12 @@ def main(argv=None):
                    help="comma-separated runs, of nopretrain, vanilla, synthesizer (default: all three)")
     p.add_argument("--pretrain-epochs", type=int, default=None, help="override the size's pretraining epochs")
     args, extra = p.parse_known_args(argv)
+    run_flags = driver.build_parser().flags()
+    for arg in extra:  # a misspelt demo flag would go on to run.py's parser, which knows only run.py's
+        flag = arg.split("=", 1)[0]
+        meant = nearest(flag, p.flags())
+        if flag.startswith("--") and flag not in run_flags and (meant or flag in p.hints):
+            p.error(f"unrecognized arguments: {flag}")  # with the nearest demo flag, or the hint
     size_name = args.size or ("full" if get_device() == "cuda" else "cpu")
     check_flags(p, args, size_name)
     size = SIZES[size_name]

@@ -20,7 +20,6 @@ that the labels are absent.
 The framework (time limits, points, output, results.json) is in graderlib.py; points and pass
 marks in points.json.
 """
-import argparse
 import importlib
 import math
 import os
@@ -36,6 +35,7 @@ ROOT = os.path.dirname(HERE)
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
+from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("grader"):  # torch loads here
@@ -945,7 +945,7 @@ def make_grader(data_dir=DEFAULT_DATA_DIR, submission_dir=DEFAULT_SUBMISSION_DIR
 
 
 def build_parser():
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="python src/grader.py",
         description="Grade the assignment: basic tests (shown to students) and hidden tests (shown on "
                     "Gradescope after grades are published; run here too).")

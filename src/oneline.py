@@ -1,6 +1,6 @@
-"""One-line usage errors for every script in src/: `prog: error: message (--help lists the options)`
+"""One-line usage errors for the scripts in src/: `prog: error: message (--help lists the options)`
 and exit status 2, instead of argparse's usage block followed by the message. A flag it does not
-know gets the nearest one it does ("--data_dir": did you mean --data-dir?), or the hint the script
+know gets the nearest one it does ("--data_dir": did you mean --data-dir?), else the hint the script
 gives for it.
 
 Standard library only, so that make_world.py and plots.py start without torch. The graded package
@@ -8,6 +8,17 @@ Standard library only, so that make_world.py and plots.py start without torch. T
 """
 import argparse
 import difflib
+import sys
+
+
+def nearest(flag, known):
+    """The flag of `known` that `flag` was meant to be: the same words spelt with - for _ or the
+    other way, else a near spelling; None when none is near, or when `flag` is one of them."""
+    if flag in known:
+        return None
+    same = [k for k in known if k.replace("_", "-") == flag.replace("_", "-")]
+    near = same or difflib.get_close_matches(flag, known, n=1, cutoff=0.8)
+    return near[0] if near else None
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -17,34 +28,37 @@ class OneLineParser(argparse.ArgumentParser):
     def __init__(self, *args, hints=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.hints = dict(hints or {})
+        self._argv = []
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._argv = list(sys.argv[1:] if args is None else args)  # to tell the subcommand an error is of
+        return super().parse_known_args(args, namespace)
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message}{self._suggestions(message)} (--help lists the options)\n")
 
-    def _flags(self):
-        """Every --flag of this parser and of its subcommands."""
+    def flags(self):
+        """Every --flag this command line could have meant: this parser's and its chosen subcommand's."""
         flags = [s for s in self._option_string_actions if s.startswith("--")]
         for action in self._actions:
             if isinstance(action, argparse._SubParsersAction):
-                for sub in action.choices.values():
-                    flags += [s for s in sub._option_string_actions if s.startswith("--") and s not in flags]
+                chosen = next((a for a in self._argv if a in action.choices), None)
+                if chosen is not None:
+                    flags += [s for s in action.choices[chosen].flags() if s not in flags]
         return flags
 
     def _suggestions(self, message):
         prefix = "unrecognized arguments: "
         if not message.startswith(prefix):
             return ""
-        known, said = self._flags(), []
-        for arg in message[len(prefix):].split():
+        known, said = self.flags(), []
+        for arg in message[len(prefix):].split(";")[0].split():  # (argparse's own words: no ";")
             flag = arg.split("=", 1)[0]
             if not flag.startswith("--"):
                 continue
-            if flag in self.hints:
+            meant = nearest(flag, known)
+            if meant:
+                said.append(f"did you mean {meant}?")
+            elif flag in self.hints:
                 said.append(self.hints[flag])
-                continue
-            # the same words spelt with - for _ or the other way, else a near spelling
-            same = [k for k in known if k.replace("_", "-") == flag.replace("_", "-")]
-            near = same or difflib.get_close_matches(flag, known, n=1, cutoff=0.8)
-            if near:
-                said.append(f"did you mean {near[0]}?")
         return "".join(f"; {s}" for s in said)

@@ -530,7 +530,8 @@ def build_parser():
     a.add_argument("--variant2", default=None, choices=["vanilla", "synthesizer"],
                    help="the second file's variant (default: the other variant)")
     a.add_argument("--pretrain_corpus_path", default=os.path.join(os.path.dirname(HERE), "data", "wiki.txt"),
-                   help="the corpus the params were trained with (it defines the vocabulary; default: data/wiki.txt)")
+                   help="the corpus the params were trained with (it defines the vocabulary; default: data/wiki.txt, "
+                        "under run.sh DATA_DIR's)")
     a.add_argument("--question", required=True,
                    help='a question ("Where was Emily Lee born?") or a name ("Emily Lee"), as ask takes them')
     a.add_argument("--expected", default=None, help="the true place, shown beside the models' answers")
@@ -559,8 +560,7 @@ def _attention_command(args):
         other = "synthesizer" if args.variant == "vanilla" else "vanilla"
         models.append((args.params2, args.variant2 or other))
     size = {name: getattr(args, name) for name in COURSE_SIZE}
-    from ask import as_question
-    return draw_attention(as_question(args.question), args.pretrain_corpus_path, models, args.out, size=size,
+    return draw_attention(args.question, args.pretrain_corpus_path, models, args.out, size=size,
                           title=args.title, dpi=args.dpi, expected=args.expected, last_row=args.last_row)
 
 
@@ -572,8 +572,10 @@ def main(argv=None):
     with interruptible_start("plots.py"):  # the slow imports, before any work
         errors = (PlotError,)
         if args.command == "attention":  # torch is imported only for the attention maps
+            from ask import as_question
             from submission.dataset import DataError
             from submission.utils import ParamsError
+            args.question = as_question(args.question)  # a bare name, as ask takes it
             errors = (PlotError, DataError, ParamsError)
         with contextlib.suppress(MissingMatplotlib):  # reported where it is needed
             pyplot()

@@ -53,7 +53,7 @@ class GivenOnce(argparse.Action):
 FOLDER_HINTS = {
     **dict.fromkeys(("--data-dir", "--data_dir"), "run.sh's modes read the corpus from the folder DATA_DIR names "
                     "(DATA_DIR=FOLDER ./run.sh MODE); run.py takes each file: --pretrain_corpus_path and the others"),
-    **dict.fromkeys(("--out-dir", "--out_dir", "--out"), "run.sh's modes write to the folder OUT_DIR names "
+    **dict.fromkeys(("--out-dir", "--out_dir"), "run.sh's modes write to the folder OUT_DIR names "
                     "(OUT_DIR=FOLDER ./run.sh MODE); run.py takes each file: --writing_params_path, --outputs_path")}
 
 
@@ -98,8 +98,9 @@ def build_parser():
                         "(same loss and gradients; default: on the CPU one group per 16 rows, 2 to 8; 1: off; "
                         "one process only, not under torchrun)")
     g.add_argument("--step_graphs", action="store_true",
-                   help="one GPU: replay whole training steps, clipping and AdamW included, as CUDA graphs captured "
-                        "by hand (same computation; not with --compile_mode reduce-overhead; ./run.sh bench times it)")
+                   help="one GPU, torch 2.2+: replay whole training steps, clipping and AdamW included, as CUDA graphs "
+                        "captured by hand (same computation; not with --compile_mode reduce-overhead; ./run.sh bench "
+                        "times it)")
     g.add_argument("--bf16", action="store_true",
                    help="bf16 autocast for training (off by default: on an H100 it was slower at this size, and "
                         "compiled bf16 pretraining diverged to a NaN loss)")
@@ -141,9 +142,8 @@ def parse_args(argv=None):
         p.error(f"--seed must be between 0 and {2 ** 32 - 1} (numpy's range), got {args.seed}")
     if args.no_compile and (args.compile or args.compile_mode):
         p.error("--no_compile contradicts --compile/--compile_mode; give one of them")
-    if args.step_graphs:
-        need = step_graphs_need(None if args.function == "evaluate" else get_device(),
-                                int(os.environ.get("WORLD_SIZE", "1")), compile_mode=args.compile_mode)
+    if args.step_graphs and args.function != "evaluate":  # (evaluate notes below that it does not read it)
+        need = step_graphs_need(get_device(), int(os.environ.get("WORLD_SIZE", "1")), compile_mode=args.compile_mode)
         if need is not None:
             p.error(f"--step_graphs needs {need}; leave it out")
     if not args.pretrain_corpus_path:
@@ -161,7 +161,7 @@ def parse_args(argv=None):
                 f"that has none; give the interrupted run's --writing_params_path")
     unread = {"pretrain": ["reading_params_path", "finetune_corpus_path", "eval_corpus_path", "outputs_path"],
               "finetune": ["eval_corpus_path", "outputs_path"],
-              "evaluate": ["writing_params_path", "finetune_corpus_path", "log_path"]}[args.function]
+              "evaluate": ["writing_params_path", "finetune_corpus_path", "log_path", "step_graphs"]}[args.function]
     for name in unread:  # the course's run.py ignores them too; say so, as a user may expect otherwise
         if getattr(args, name):
             why = " (pretraining always starts from a new model)" if name == "reading_params_path" else ""

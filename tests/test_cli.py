@@ -85,6 +85,14 @@ def test_step_graphs_on_a_machine_without_a_gpu_is_one_line(capsys, monkeypatch)
     err = one_line_exit(capsys, argv + ["--step_graphs"])
     assert "--step_graphs needs torch 2.2 or newer, whose fused AdamW reads a tensor learning rate (this is " \
            "torch 2.1.2+cu121); leave it out" in err
+    monkeypatch.setattr(driver, "get_device", lambda: "cpu")  # an old torch on a CPU: the GPU is named first
+    err = one_line_exit(capsys, argv + ["--step_graphs"])
+    assert "--step_graphs needs a CUDA GPU (this run would train on cpu); leave it out" in err
+    evaluate = ["--function=evaluate", "--variant=vanilla", "--pretrain_corpus_path=w", "--reading_params_path=r",
+                "--eval_corpus_path=d", "--outputs_path=o", "--step_graphs"]
+    assert driver.parse_args(evaluate).step_graphs  # evaluation trains nothing: a note, not an error
+    assert capsys.readouterr().err == "run.py: note: --function=evaluate does not read --step_graphs\n"
+    monkeypatch.setattr(driver, "get_device", lambda: "cuda")
     monkeypatch.setattr(torch, "__version__", "2.2.2")
     from submission import TrainerConfig
     assert driver.apply_overrides(TrainerConfig(), driver.parse_args(argv + ["--step_graphs"])).step_graphs

@@ -63,14 +63,16 @@ def test_all_in_order_are_zipped_under_their_handout_paths(complete, tmp_path, c
     # all "London": 5% of data/'s dev and test sets, below the pretrained vanilla model's pass marks
     assert status == 0 and err == ("2 of the predictions files are below the grader's pass mark (low: "
                                    "vanilla.pretrain.dev.predictions, vanilla.pretrain.test.predictions); they are "
-                                   "in the zip, and their tests would fail\n")
+                                   "in the zip, and their tests would fail (their lines say what to rerun)\n")
     assert [line.split()[1] for line in lines[:18]] == ["ok"] * 12 + ["low"] * 2 + ["ok"] * 4
     assert [line.split()[2] for line in lines[:18]] == deliverables.HANDOUT_ORDER
     assert "accuracy" in lines[8] and lines[8].split()[2] == "vanilla.nopretrain.dev.predictions"
     # each labelled file with the grader's verdict on it (all "London": 5% of data/'s dev set)
     assert lines[8].endswith("accuracy 5.0%; 1d-0-hidden passes")
-    assert lines[12].split()[2] == "vanilla.pretrain.dev.predictions" and lines[12].endswith(
-        "; 1f-1-hidden fails: dev accuracy 5.00% (25/500) is below the pass mark 10% (embedded corpus)")
+    assert lines[12].split()[2] == "vanilla.pretrain.dev.predictions" and (
+        "; 1f-1-hidden fails: dev accuracy 5.00% (25/500) is below the pass mark 10% (embedded corpus); to retrain "
+        f"and remake it: OUT_DIR={folder} ./run.sh vanilla_pretrain, then vanilla_finetune_with_pretrain, "
+        "vanilla_eval_dev_with_pretrain") in lines[12]
     # test predictions are counted against birth_test_inputs.tsv and scored on birth_test.tsv's places
     assert lines[9].split()[2] == "vanilla.nopretrain.test.predictions" and "accuracy" in lines[9]
     others = sorted(n for n in os.listdir(code) if n.endswith(".py") and n not in deliverables.CODE)
@@ -143,7 +145,7 @@ def test_params_that_are_not_the_courses_say_what_to_do(complete, tmp_path, caps
     torch.save(state, folder / "vanilla.pretrain.params")
     status, lines, _ = run(complete, tmp_path / "s.zip", capsys)
     said = {line.split()[2]: line for line in lines}
-    assert "missing head.weight; unexpected lm_head.weight" in said["vanilla.pretrain.params"]
+    assert "missing 'head.weight'; unexpected 'lm_head.weight'" in said["vanilla.pretrain.params"]
     assert "model size" not in said["vanilla.pretrain.params"]
     assert "keys start with 'module.'" in said["vanilla.model.params"]
     assert "save the unwrapped model's state_dict" in said["vanilla.model.params"]

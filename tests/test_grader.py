@@ -646,6 +646,15 @@ def test_command_line_from_another_directory(corpus, tmp_path):
     assert p.returncode != 0 and "1e-0-basic" in p.stderr and "1z-9-basic" in p.stderr
 
 
+def test_a_usage_error_is_one_line_naming_the_flag_meant(capsys):
+    """It was argparse's usage block, then the message, with no word on the flag the grader has."""
+    with pytest.raises(SystemExit) as e:
+        grader.main(["--data_dir", "x"])
+    assert e.value.code == 2 and capsys.readouterr().err == (
+        "python src/grader.py: error: unrecognized arguments: --data_dir; did you mean --data-dir? "
+        "(--help lists the options)\n")
+
+
 @pytest.mark.parametrize("where, phrase", [
     ("{tmp}", "is a folder; give a file path, e.g. --json {tmp}/results.json"),
     ("{tmp}/a-file/r.json", "{tmp}/a-file is a file, not a folder"),

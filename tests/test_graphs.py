@@ -74,15 +74,20 @@ def test_replayed_steps_follow_the_learning_rate_schedule(monkeypatch):
 
 
 def test_step_graphs_say_what_they_need(monkeypatch):
+    from submission.trainer import step_graphs_need
     model = GPT(GPTConfig(20, 24, n_layer=1, n_head=2, n_embd=8))
-    monkeypatch.setattr(torch, "__version__", "2.13.0")  # the CUDA device is the first need on a new torch
+    monkeypatch.setenv("GPT_DEVICE", "cpu")
+    monkeypatch.setattr(torch, "__version__", "2.0.1+cu117")  # fused AdamW takes no tensor learning rate, but
     with pytest.raises(ValueError, match=r"step_graphs needs a CUDA GPU \(this run would train on cpu\); turn it off"):
-        Trainer(model, padded_data(), None, TrainerConfig(step_graphs=True)).prepare()
-    monkeypatch.setattr(torch, "__version__", "2.0.1+cu117")  # fused AdamW takes no tensor learning rate
-    with pytest.raises(ValueError, match=r"step_graphs needs torch 2\.2 or newer, whose fused AdamW reads a tensor "
-                                         r"learning rate \(this is torch 2\.0\.1\+cu117\); turn it off"):
-        Trainer(model, padded_data(), None, TrainerConfig(step_graphs=True)).prepare()
+        Trainer(model, padded_data(), None, TrainerConfig(step_graphs=True)).prepare()  # the machine comes first
+    assert step_graphs_need("cuda") == ("torch 2.2 or newer, whose fused AdamW reads a tensor learning rate (this is "
+                                        "torch 2.0.1+cu117)")
+    assert step_graphs_need("cuda", compile_mode="reduce-overhead").startswith("no CUDA graphs of torch.compile's")
+    monkeypatch.setattr(torch, "__version__", "2.2.2")
+    assert step_graphs_need("cuda:0") is None and step_graphs_need("cuda", world_size=2) == "one process, not torchrun"
+    assert step_graphs_need("cuda", fast=False) == "the fast path (fast=True)"
     monkeypatch.undo()
+    monkeypatch.setenv("GPT_DEVICE", "cpu")
     run = Trainer(model, padded_data(), None, TrainerConfig()).prepare()
     x, y = padded_data().tensors
     run.step(x[:8], y[:8])

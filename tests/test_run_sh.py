@@ -178,8 +178,10 @@ def test_unknown_mode_lists_modes_and_the_closest(world, tmp_path):
     assert "did you mean synthesizer_eval_dev_with_pretrain?" in p.stderr
     p = sh(["london"], world, tmp_path, check=False)  # the start of one mode's name
     assert p.stderr.startswith("run.sh: unknown mode 'london'; did you mean london_baseline?\n")
-    p = sh(["vanilla_eval"], world, tmp_path, check=False)  # the start of four: the nearest
-    assert p.stderr.startswith("run.sh: unknown mode 'vanilla_eval'; did you mean vanilla_")
+    p = sh(["vanilla_eval"], world, tmp_path, check=False)  # the start of four: all of them
+    assert p.stderr.startswith("run.sh: unknown mode 'vanilla_eval'; did you mean vanilla_eval_dev_without_pretrain, "
+                               "vanilla_eval_test_without_pretrain, vanilla_eval_dev_with_pretrain or "
+                               "vanilla_eval_test_with_pretrain?\n")
     p = sh(["xyz"], world, tmp_path, check=False)  # nothing close: no guess
     assert p.returncode == 2 and p.stderr.startswith("run.sh: unknown mode 'xyz'\nusage:")
 
@@ -419,6 +421,8 @@ echo "$PWD|$*" >> "$CALLS"
 @pytest.mark.parametrize("mode, flags, env, runs", [
     ("ask", ["--params", "p.params", "Ann Bo"], {}, "src/ask.py --data-dir {R}data --params p.params Ann Bo"),
     ("plot", ["curves", "a.log.jsonl", "--out", "c.png"], {}, "src/plots.py curves a.log.jsonl --out c.png"),
+    ("plot", ["attention", "--params", "p", "--question", "Ann Bo", "--out", "a.png"], {"DATA_DIR": "d"},
+     "src/plots.py attention --pretrain_corpus_path d/wiki.txt --params p --question Ann Bo --out a.png"),
     ("demo", [], {}, "src/demo.py"),
     # OUT_DIR holds the course modes' params, which the demo's files of the same names would replace
     ("demo", ["--seed", "1"], {"DATA_DIR": "d", "OUT_DIR": "o"}, "src/demo.py --data-dir d --seed 1"),

@@ -580,10 +580,10 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
     missing = sorted(set(own) - set(state))
     unexpected = sorted(set(state) - set(own))
     if missing or unexpected:
-        def some(keys):  # the first three, and how many there are
-            return ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "") if keys else "none"
-        raise _size_error(path, f"params do not fit this model (missing {some(missing)}; unexpected {some(unexpected)})",
-                          size_fix, state)
+        def some(what, keys):  # the first three (repr: a key is the file's text), and how many there are
+            return f"{what} " + ", ".join(map(repr, keys[:3])) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+        found = "; ".join(some(what, keys) for what, keys in (("missing", missing), ("unexpected", unexpected)) if keys)
+        raise _size_error(path, f"params do not fit this model ({found})", size_fix, state)
     for k, v in state.items():
         if v.shape != own[k].shape:
             raise _size_error(path, f"{k} has shape {tuple(v.shape)}, the model wants {tuple(own[k].shape)}",

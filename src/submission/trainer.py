@@ -89,7 +89,7 @@ class TrainerConfig:
     learning_rate = 3e-4
     betas = (0.9, 0.95)
     grad_norm_clip = 1.0
-    weight_decay = 0.1  # on every parameter but the biases (the course's no-decay names match no LayerNorm here)
+    weight_decay = 0.1  # every parameter whose name lacks "bias" (the course's rule; its LayerNorm name matches none)
     # learning rate decay params: linear warmup followed by cosine decay to 10% of original
     lr_decay = False
     warmup_tokens = 375e6  # these two numbers come from the GPT-3 paper, but may not be good defaults elsewhere
@@ -183,20 +183,20 @@ def torch_version():
 
 
 def step_graphs_need(device, world_size=1, fast=True, compile_mode=None):
-    """What step graphs (graphs.py) need that this run lacks, as words ("a CUDA device (...)"); None
-    when it has everything. `device` None: not checked (a run that trains nothing)."""
+    """What step graphs (graphs.py) need that this training run lacks, as words ("a CUDA GPU (...)");
+    None when it has everything. The machine's needs come before the torch version's."""
     if compile_mode in ("reduce-overhead", "max-autotune"):
         return (f"no CUDA graphs of torch.compile's own (compile mode {compile_mode} records them: use default or "
                 f"max-autotune-no-cudagraphs)")
-    if torch_version() < STEP_GRAPHS_TORCH:
-        return (f"torch {'.'.join(map(str, STEP_GRAPHS_TORCH))} or newer, whose fused AdamW reads a tensor "
-                f"learning rate (this is torch {torch.__version__})")
-    if device is not None and not device.startswith("cuda"):
+    if not device.startswith("cuda"):
         return f"a CUDA GPU (this run would train on {device})"
     if world_size > 1:
         return "one process, not torchrun"
     if not fast:
         return "the fast path (fast=True)"
+    if torch_version() < STEP_GRAPHS_TORCH:
+        return (f"torch {'.'.join(map(str, STEP_GRAPHS_TORCH))} or newer, whose fused AdamW reads a tensor "
+                f"learning rate (this is torch {torch.__version__})")
     return None
 
 
