@@ -41,7 +41,7 @@ with interruptible_start("deliverables.py"):  # torch loads here
     try:  # this check runs on the package it checks: one that does not import stops it in one line
         import run as driver
         from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
-        from submission.files import PARAMS_FILES, WRAPPER_PREFIXES
+        from submission.params import PARAMS_FILES, WRAPPER_PREFIXES
         from submission.utils import ParamsError, atomic_write, check_output_path, load_params, run_cli
     except Exception as e:
         from startup import REQUIREMENTS

@@ -189,7 +189,7 @@ class _PipeGuard:
     """sys.stdout or sys.stderr while Grader.run(keep_working=True) runs: once its reader has gone
     (`grader.py --json r.json | head`), its descriptor points at /dev/null and everything printed
     after, by the frame or by a student's code under test, is dropped instead of raising
-    BrokenPipeError. (submission/files.py has the same guard for run.py; the grader keeps its own,
+    BrokenPipeError. (submission/cli.py has the same guard for run.py; the grader keeps its own,
     stdlib only, so that it never imports the graded package for it.)"""
 
     def __init__(self, stream):

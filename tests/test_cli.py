@@ -251,7 +251,7 @@ def test_bench_refuses_a_data_dir_without_the_files_and_params_that_do_not_fit(c
     """Both before any timing: a mistyped --data-dir used to fall back to data/ with exit 0, and
     --params were read only after minutes of benchmarking."""
     import bench
-    from submission.files import run_cli
+    from submission.cli import run_cli
     timed = []
     monkeypatch.setattr(bench, "time_steps", lambda *a, **k: timed.append(a) or {})
     with pytest.raises(SystemExit) as e:
@@ -276,7 +276,7 @@ def test_bench_checks_dev_questions_and_params_in_its_own_terms(capsys, tmp_path
     params of the other variant or size were told to use run.py's --variant= and size flags, which the
     bench did not have. Now: one line before any timing, naming the bench's --variant and its size."""
     import bench
-    from submission.files import run_cli
+    from submission.cli import run_cli
     timed = []
     monkeypatch.setattr(bench, "time_steps", lambda *a, **k: timed.append(a) or {})
     data = tmp_path / "data"
@@ -356,7 +356,7 @@ def test_demo_refuses_bad_flags_before_any_work(capsys, tmp_path, flags, says):
 
 def test_demo_out_that_is_a_file_is_refused_before_any_work(capsys, tmp_path):
     import demo
-    from submission.files import run_cli
+    from submission.cli import run_cli
     (tmp_path / "taken").write_text("a file")
     with pytest.raises(SystemExit) as e:
         run_cli(lambda: demo.main(["--out", str(tmp_path / "taken")]))

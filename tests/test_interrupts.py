@@ -18,7 +18,7 @@ import torch
 from torch.utils.data import TensorDataset
 
 from submission import GPT, GPTConfig, Trainer, TrainerConfig, helper
-from submission import files
+from submission import cli, files
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 STARTING = "prog: interrupted while starting; nothing was written\n"
@@ -219,11 +219,11 @@ def test_run_cli_ignores_ctrl_c_once_it_has_answered(capsys):
     for keep_working, said in ((True, "interrupted: no output file was half-written\n"),
                                (False, "interrupted\n")):  # ask, bench, memorised write no file: no promise
         with pytest.raises(SystemExit) as stop:
-            files.run_cli(interrupted, keep_working=keep_working)
+            cli.run_cli(interrupted, keep_working=keep_working)
         assert stop.value.code == 130 and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
         assert capsys.readouterr().err == said
         signal.signal(signal.SIGINT, signal.default_int_handler)
-    assert files.run_cli(lambda: 7) == 7 and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    assert cli.run_cli(lambda: 7) == 7 and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
 
 
 def test_sigterm_stops_like_ctrl_c_and_is_held_inside_a_write(tmp_path, capsys):
@@ -239,7 +239,7 @@ def test_sigterm_stops_like_ctrl_c_and_is_held_inside_a_write(tmp_path, capsys):
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a background job's Ctrl-C is ignored; SIGTERM still stops it
     try:
         with pytest.raises(SystemExit) as stop:
-            files.run_cli(main, keep_working=True)  # as run.py runs it
+            cli.run_cli(main, keep_working=True)  # as run.py runs it
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     assert stop.value.code == 143 and finished == [True]

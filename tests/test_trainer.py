@@ -106,7 +106,7 @@ def test_an_interrupted_run_keeps_the_previous_log(tmp_path):
 def test_a_diverged_run_stops_before_writing_params(tmp_path):
     """A loss that turns NaN stops training with one message naming the step, before the checkpoint
     and the params are written; the partial log ends at the bad step, the old params stay."""
-    from submission.files import TrainingDiverged
+    from submission.cli import TrainingDiverged
     from submission.helper import train
 
     params = tmp_path / "model.params"

@@ -141,7 +141,7 @@ def _torch_bytes(obj, **kwargs):
 def test_torch_2_0s_words_for_a_cut_pre_1_6_file_are_read_as_cut_short(tmp_path):
     """torch 2.0 words the refusals differently ("Unsupported class col.", an UnpicklingError for
     "unexpected EOF"): both were called "Python objects beyond tensors"; a file naming code still is."""
-    from submission.files import _unloadable
+    from submission.params import _unloadable
     whole = _torch_bytes(small().state_dict(), _use_new_zipfile_serialization=False)
     p = tmp_path / "x.params"
     weights_only = "Weights only load failed. Re-running `torch.load` ... WeightsUnpickler error: "

@@ -22,7 +22,8 @@ import random
 
 import torch
 
-from .files import ParamsError, _reason, _unloadable, atomic_torch_save
+from .files import _reason, atomic_torch_save
+from .params import ParamsError, _unloadable
 
 FORMAT = "cs224n-a5 training state, version 1"
 MODEL_FIELDS = ("vocab_size", "block_size", "n_layer", "n_head", "n_embd", "synthesizer")

@@ -78,7 +78,8 @@ from torch.utils.data.distributed import DistributedSampler
 from tqdm import tqdm
 
 from . import resume
-from .files import TrainingDiverged, cpu_state_dict, interrupts_held, is_special_file
+from .cli import TrainingDiverged
+from .files import cpu_state_dict, interrupts_held, is_special_file
 from .utils import CpuThreads, atomic_torch_save, distributed_env, get_device, usable_cores
 
 

@@ -1,9 +1,9 @@
 """Helpers shared by the assignment's scripts: seeding, the device, CPU threads and scoring.
 
 As in the course's utils.py, `set_seed`, `sample`, `top_k_logits` and `evaluate_places` are here
-(sampling and the batched evaluation live in decoding.py, file writing, params loading and the
-command-line helpers in files.py; both are re-exported, so `from submission.utils import ...`
-works for all of them). `get_device` is the one device choice ($GPT_DEVICE, else cuda, then mps, then cpu);
+(sampling and the batched evaluation live in decoding.py, file writing in files.py, params loading
+in params.py, the command-line runner in cli.py; all are re-exported, so `from submission.utils
+import ...` works for all of them). `get_device` is the one device choice ($GPT_DEVICE, else cuda, then mps, then cpu);
 `CpuThreads` picks CPU threads; `is_main_process` tells torchrun's rank 0.
 """
 import os
@@ -15,10 +15,11 @@ import torch
 
 from .dataset import MASK_CHAR, DataError
 from .decoding import predict_places, predict_places_recompute, sample, sample_cached, top_k_logits
-from .files import (ParamsError, atomic_torch_save, atomic_write, atomic_write_text, check_output_path,
-                    clean_state_dict, cpu_state_dict, load_params, run_cli)
+from .cli import run_cli
+from .files import atomic_torch_save, atomic_write, atomic_write_text, check_output_path, cpu_state_dict
+from .params import ParamsError, clean_state_dict, load_params
 
-__all__ = [  # this module's own, then the re-exported names of dataset.py, decoding.py and files.py
+__all__ = [  # this module's own, then the re-exported names of dataset, decoding, cli, files and params
     "set_seed", "get_device", "usable_cores", "CpuThreads", "is_main_process",
     "evaluate_places", "same_place", "MASK_CHAR", "DataError", "predict_places", "predict_places_recompute", "sample",
     "sample_cached", "top_k_logits", "ParamsError", "atomic_torch_save", "atomic_write",

@@ -1,0 +1,126 @@
+"""Command lines: running a script's main() so that it ends in one line, never a traceback.
+
+`run_cli` turns a bad input (DataError, ParamsError) into its message and exit status 2, a diverged
+training run into status 1, Ctrl-C and SIGTERM into 130 and 143 once the writes under way are done
+(files.py holds them), and a closed stdout (`| head`) into 141. src/oneline.py's parser gives the
+scripts one-line usage errors.
+"""
+import contextlib
+import os
+import signal
+import sys
+import threading
+
+from .dataset import DataError
+from .files import _held, _terminate
+from .params import ParamsError
+
+
+class TrainingDiverged(FloatingPointError):
+    """The training loss became NaN or infinite; raised before any params are written."""
+
+
+def _ignore_interrupts(previous_term):
+    """Ctrl-C ignored from here on; SIGTERM back to the handler it had (by default it ends the process)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if previous_term is not None:
+            signal.signal(signal.SIGTERM, previous_term)
+
+
+def _to_devnull(stream):
+    """Point `stream`'s file descriptor at /dev/null: its reader has gone, and what is still buffered
+    or written later must not meet the closed pipe again."""
+    with contextlib.suppress(OSError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())
+        os.close(null)
+
+
+def closed_pipe_exit():
+    """stdout's reader has gone (`grader.py | head`): exit with status 141 as a shell tool does, not a
+    BrokenPipeError traceback; what is still buffered goes to /dev/null, not to the closed pipe."""
+    _to_devnull(sys.stdout)
+    sys.exit(141)
+
+
+class _ClosedPipeGuard:
+    """sys.stdout or sys.stderr while run_cli(keep_working=True) runs: once its reader has gone
+    (`| head -1`, `2>&1 | head -1`), what is written to it goes to /dev/null and the work goes on, so
+    the files it writes are written (a "decoded ..." line printed before the predictions were written
+    ended an evaluation without them, and without a word)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.closed_pipe = False
+
+    def _closed(self):
+        self.closed_pipe = True
+        _to_devnull(self._stream)
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._closed()
+            return len(text)
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._closed()
+            with contextlib.suppress(BrokenPipeError, OSError, ValueError):
+                self._stream.flush()  # what is still buffered, into /dev/null now
+
+    def __getattr__(self, name):  # fileno, isatty, encoding, ...
+        return getattr(self._stream, name)
+
+
+def run_cli(main, keep_working=False):
+    """Run a command-line `main()`: a bad input file (DataError, ParamsError) ends in its one-line message and
+    exit status 2, a diverged training run (TrainingDiverged) in its message and status 1, Ctrl-C in exit status
+    130 (output files are written atomically, so none is half-written, which the tools that write files say),
+    SIGTERM likewise in status 143, and a closed stdout (`| head`) in status 141. With `keep_working` (the tools
+    that write files: run.py, the demo, deliverables) a closed stdout or stderr does not stop the work: its
+    files are written, then the status is 141; the others, whose only product is what they print, stop at once.
+    Once main has returned or been interrupted, Ctrl-C is ignored: a second one would only interrupt the exit (a
+    traceback from an exit handler, or death by signal instead of status 130)."""
+    _held["terminated"] = False
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous_term = None
+    if main_thread:  # None back: a handler not set from Python; the default stands in for it
+        previous_term = signal.signal(signal.SIGTERM, _terminate) or signal.SIG_DFL
+    streams = (sys.stdout, sys.stderr)
+    guards = [_ClosedPipeGuard(s) for s in streams] if keep_working else []
+    if guards:
+        sys.stdout, sys.stderr = guards
+    try:
+        result = main()
+        sys.stdout.flush()  # a closed pipe shows here, not at exit's flush (stdout to a pipe is buffered)
+        if any(g.closed_pipe for g in guards):
+            closed_pipe_exit()
+    except (DataError, ParamsError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except TrainingDiverged as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(1)
+    except BrokenPipeError:
+        closed_pipe_exit()
+    except KeyboardInterrupt:
+        _ignore_interrupts(previous_term)
+        what, status = ("terminated (SIGTERM)", 143) if _held["terminated"] else ("interrupted", 130)
+        # only the tools that write files (keep_working) promise something of their files
+        print(f"{what}: no output file was half-written" if keep_working else what,
+              file=sys.stderr)
+        sys.exit(status)
+    finally:
+        _ignore_interrupts(previous_term)
+        if guards and sys.stdout is guards[0] and sys.stderr is guards[1]:
+            sys.stdout, sys.stderr = streams
+    return result

@@ -1,0 +1,227 @@
+"""Params files: loading a state_dict into the assignment's GPT, and saying in one line why not.
+
+`load_params` reads a params file with weights_only=True (never code), on any device, with the
+prefixes DataParallel/DDP and torch.compile add dropped (`clean_state_dict`), and explains a file of
+another variant, vocabulary or model size, a cut-short or non-torch file, a training checkpoint of
+another loop, or a missing course file (naming the run.sh mode that makes it) in a ParamsError.
+"""
+import os
+import re
+import shlex
+import struct
+import warnings
+import zipfile
+
+import torch
+
+
+class ParamsError(ValueError):
+    """A params file that cannot be loaded into the model at hand; the message says why and what to do.
+    `problem` is the why alone, and `looks_like` the size flags read off the file's shapes (or None),
+    for a caller that words its own fix (deliverables.py)."""
+
+    def __init__(self, message, problem=None, looks_like=None):
+        super().__init__(message)
+        self.problem, self.looks_like = problem, looks_like
+
+
+WRAPPER_PREFIXES = ("module.", "_orig_mod.")  # DataParallel / DDP and torch.compile name their weights so
+
+
+def clean_state_dict(state_dict):
+    """Drop the prefixes DataParallel/DDP (`module.`) and torch.compile (`_orig_mod.`) add to keys."""
+    out = {}
+    for k, v in state_dict.items():
+        for prefix in WRAPPER_PREFIXES:
+            while k.startswith(prefix):
+                k = k[len(prefix):]
+        out[k] = v
+    return out
+
+
+def _looks_like(state):
+    """'--n_layer 2 --n_embd 128 --block_size 64' read off a state_dict's shapes, '--n_head 4' added for
+    a synthesizer's, or None. n_head shows only in a synthesizer's w2, whose rows are one head's width;
+    a vanilla file does not record it."""
+    try:
+        layers = len({k.split(".")[1] for k in state if k.startswith("blocks.")})
+        n_embd = state["tok_emb.weight"].shape[1]
+        flags = f"--n_layer {layers} --n_embd {n_embd} --block_size {state['pos_emb'].shape[1]}"
+        w2 = [v for k, v in state.items() if k.endswith("attn.w2")]
+        return f"{flags} --n_head {n_embd // w2[0].shape[0]}" if w2 else flags
+    except (KeyError, IndexError, AttributeError, ZeroDivisionError):
+        return None
+
+
+def _size_error(path, problem, size_fix, state):
+    """The ParamsError of params of another model size, with the size flags they look like."""
+    looks = _looks_like(state)
+    hint = "" if looks is None else f" (the file looks like {looks})" if "--n_head" in looks else \
+        f" (the file looks like {looks}, with the --n_head it was trained with: a vanilla file does not record it)"
+    return ParamsError(f"{path}: {problem}; {size_fix}{hint}", problem=problem, looks_like=looks)
+
+
+PARAMS_FILES = {  # the course's params files: (variant, the run.sh mode that writes it, the modes before it)
+    "vanilla.model.params": ("vanilla", "vanilla_finetune_without_pretrain", []),
+    "vanilla.pretrain.params": ("vanilla", "vanilla_pretrain", []),
+    "vanilla.finetune.params": ("vanilla", "vanilla_finetune_with_pretrain", ["vanilla_pretrain"]),
+    "synthesizer.pretrain.params": ("synthesizer", "synthesizer_pretrain", []),
+    "synthesizer.finetune.params": ("synthesizer", "synthesizer_finetune_with_pretrain", ["synthesizer_pretrain"]),
+}
+
+
+def _not_found(path):
+    """The error of a params file that is not there, naming the run.sh mode that makes a course file:
+    with OUT_DIR set to the file's folder when that is not src/submission/, where the modes write."""
+    made = PARAMS_FILES.get(os.path.basename(path))
+    if made is None:
+        return f"{path}: params file not found"
+    _, mode, before = made
+    after = f" (after {', '.join(before)})" if before else ""
+    folder = os.path.dirname(path) or "."
+    here = os.path.dirname(os.path.abspath(__file__))  # src/submission/, run.sh's default OUT_DIR
+    env = "" if os.path.realpath(folder) == os.path.realpath(here) else f"OUT_DIR={shlex.quote(folder)} "
+    return f"{path}: params file not found; make it with {env}./run.sh {mode}{after}"
+
+
+_LEGACY_MAGIC = b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19."  # torch.save's pre-1.6 format opens with this
+
+
+def _ends_inside_global(path, message):
+    """Whether the global that torch refused ("Unsupported global: GLOBAL colle."; torch 2.2 and
+    earlier: "Unsupported class colle.") is cut off by the file's end: a pre-1.6 file cut short inside
+    the name of one it allows (collections.OrderedDict, torch._utils._rebuild_tensor_v2), not a file
+    that names code."""
+    named = re.search(r"(?:GLOBAL|Unsupported class) ([\w.]*)", message)
+    if not named:
+        return False
+    module, _, name = named.group(1).rpartition(".")
+    tail = (name or module).encode()  # as read up to the end, less its last byte (taken for a newline)
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        f.seek(max(0, f.tell() - len(tail) - 2))
+        end = f.read()
+    return tail in end if tail else end.endswith(b"c")  # b"c": the GLOBAL opcode, nothing after it
+
+
+def _unloadable(path, error):
+    """Why torch.load failed on `path`, in words, from the file's first bytes and the error."""
+    with open(path, "rb") as f:
+        head = f.read(512)
+    message = str(error)
+    if not head:
+        return "an empty file"
+    if head.startswith(b"PK\x03\x04") or head.startswith(_LEGACY_MAGIC):
+        # a zip cut short has no end record; torch's reader then fails in many ways (an EOFError, no
+        # central directory, or OSError EINVAL from a seek past the end), so ask zipfile instead
+        if head.startswith(b"PK\x03\x04") and not zipfile.is_zipfile(path):
+            return "a PyTorch file cut short or damaged, as by an interrupted copy"
+        # the pre-1.6 format cut short fails wherever the cut falls: EOFError, struct.error or IndexError
+        # from the pickle, or torch's "unexpected EOF" while reading the storages after it (torch 2.0-2.2
+        # raise that one as an UnpicklingError)
+        if isinstance(error, (EOFError, struct.error, IndexError)) or "unexpected EOF" in message \
+                or "central directory" in message or "zip archive" in message:
+            return "a PyTorch file cut short or damaged, as by an interrupted copy"
+        if type(error).__name__ == "UnpicklingError":
+            if _ends_inside_global(path, message):
+                return "a PyTorch file cut short or damaged, as by an interrupted copy"
+            return ("a PyTorch file holding Python objects beyond tensors (classes or code), which are not "
+                    "loaded, for safety")
+        if head.startswith(b"PK\x03\x04") and "archive" in message:
+            return "a zip archive, but not one torch.save wrote"
+    elif head.startswith(b"\x93NUMPY"):
+        return "a NumPy array file, not a PyTorch one"
+    elif head[:1] == b"\x80":
+        return "a Python pickle, not a PyTorch file"
+    else:
+        try:
+            head.decode("utf-8")
+            return "a text file, not a PyTorch one"
+        except UnicodeDecodeError as bad:
+            if bad.start < len(head) - 3:  # not merely a character cut at byte 512
+                return "neither a PyTorch file nor text: it starts with neither a zip nor a pickle header"
+            return "a text file, not a PyTorch one"
+    detail = (message.splitlines() or [""])[0][:120]
+    return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+
+
+def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_corpus_path",
+                size_fix="use the model size they were trained with", variant_fix=None):
+    """Load a params file into `model` on any device, refusing code and explaining mismatches.
+    `variant_flag` and `corpus_flag` are how the caller's command line chooses the variant and the
+    corpus (run.py's by default), named in the errors that send the user to them; `size_fix` is the
+    fix of params of another model size (the size flags by default), and `variant_fix` that of the
+    other variant's params, with {have} and {want} for the variants (default: pass `variant_flag`)."""
+    if not os.path.exists(path):
+        raise ParamsError(_not_found(path), problem="params file not found")
+    if not os.path.isfile(path):  # a folder, /dev/null, a FIFO
+        raise ParamsError(f"{path}: is not a regular file; give the params file run.py wrote",
+                          problem="is not a regular file")
+    try:
+        with warnings.catch_warnings():  # torch warns of pickle protocols before failing on a plain pickle
+            warnings.simplefilter("ignore")
+            state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # pickle with code, truncated file, not a torch file
+        problem = f"not a loadable params file ({_unloadable(path, e)})"
+        raise ParamsError(f"{path}: {problem}; re-create it with the run.sh mode that writes it",
+                          problem=problem) from None
+    if not isinstance(state, dict):
+        problem = f"holds a {type(state).__name__}, not a state_dict (a dict of tensors)"
+        raise ParamsError(f"{path}: {problem}; pass a params file that run.py wrote", problem=problem)
+    for key in ("model", "state_dict", "model_state_dict"):  # a training checkpoint of another loop
+        # a state_dict's values are tensors, never dicts: weights under one of these keys, beside the
+        # step or an optimizer's state (tensors too, such as a learning rate), make a checkpoint
+        inner = state.get(key)
+        if isinstance(inner, dict) and any(torch.is_tensor(v) for v in inner.values()):
+            problem = f"a checkpoint with the weights under the key {key!r}, not a params file"
+            raise ParamsError(f"{path}: {problem}; save torch.load({path!r})[{key!r}] to a file of its own and "
+                              f"pass that", problem=problem)
+    if not state:
+        raise ParamsError(f"{path}: an empty state_dict, no weights; re-create it with the run.sh mode that writes it",
+                          problem="an empty state_dict, no weights")
+    for k, v in state.items():  # before clean_state_dict and the shape checks, which take these for granted
+        if not isinstance(k, str) or not torch.is_tensor(v):
+            what = (f"the key {k!r} is not a name" if not isinstance(k, str) else
+                    f"the value of {k!r} is {type(v).__name__}, not a tensor")
+            raise ParamsError(f"{path}: not a state_dict of tensors ({what}); pass a params file that run.py wrote",
+                              problem=f"not a state_dict of tensors ({what})")
+    state = clean_state_dict(state)
+    # a model wrapped by DataParallel/DDP (`.module`) or torch.compile (`._orig_mod`) names its weights with
+    # those prefixes; the file has none (clean_state_dict), so load into the model inside
+    target = model
+    while True:
+        inner = getattr(target, "module", None)
+        inner = inner if isinstance(inner, torch.nn.Module) else getattr(target, "_orig_mod", None)
+        if not isinstance(inner, torch.nn.Module):
+            break
+        target = inner
+    own = target.state_dict()
+    synth_file = any(k.endswith("attn.w2") for k in state)
+    synth_model = any(k.endswith("attn.w2") for k in own)
+    if synth_file != synth_model:
+        have, want = ("synthesizer", "vanilla") if synth_file else ("vanilla", "synthesizer")
+        fix = (variant_fix or "pass {flag}{have} or use the {want} params file").format(
+            flag=variant_flag, have=have, want=want)
+        raise ParamsError(f"{path}: these are {have} params, but the model is {want}; {fix}",
+                          problem=f"these are {have} params, but the model is {want}")
+    if "tok_emb.weight" in state and state["tok_emb.weight"].shape[0] != own["tok_emb.weight"].shape[0]:
+        problem = (f"params have a vocabulary of {state['tok_emb.weight'].shape[0]} characters, the pretraining "
+                   f"corpus gives {own['tok_emb.weight'].shape[0]}")
+        raise ParamsError(f"{path}: {problem}; use the same {corpus_flag} the params were trained with",
+                          problem=problem)
+    if not set(state) & set(own):
+        problem = f"none of its {len(state)} keys (such as {sorted(state)[:2]}) names a weight of the assignment's GPT"
+        raise ParamsError(f"{path}: {problem}; it holds another model's params", problem=problem)
+    missing = sorted(set(own) - set(state))
+    unexpected = sorted(set(state) - set(own))
+    if missing or unexpected:
+        def some(what, keys):  # the first three (repr: a key is the file's text), and how many there are
+            return f"{what} " + ", ".join(map(repr, keys[:3])) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+        found = "; ".join(some(what, keys) for what, keys in (("missing", missing), ("unexpected", unexpected)) if keys)
+        raise _size_error(path, f"params do not fit this model ({found})", size_fix, state)
+    for k, v in state.items():
+        if v.shape != own[k].shape:
+            raise _size_error(path, f"{k} has shape {tuple(v.shape)}, the model wants {tuple(own[k].shape)}",
+                              size_fix, state)
+    target.load_state_dict(state)
+    return model
