@@ -303,7 +303,7 @@ def main(argv=None):
         paths.append(("fast, no length groups", True, True, None, False, 1))
     if compiled:
         paths.append(("fast, eager", True, True, None))
-        for groups in (2, 4):  # length groups are off on CUDA until measured there (trainer.length_group_count)
+        for groups in (2, 4):  # length groups are off on CUDA until measured there (batching.length_group_count)
             paths.append((f"fast, {groups} length groups", True, True, "reduce-overhead", False, groups))
     need = step_graphs_need(device) if cuda else None
     if need is not None:

@@ -22,7 +22,7 @@ from torch.utils.data import TensorDataset
 from submission import GPT, GPTConfig, NameDataset, CharCorruptionDataset, Trainer, TrainerConfig
 from submission import attention as attention_module
 from submission.attention import set_fast_attention
-from submission.trainer import length_group_count, length_groups, trim_padding
+from submission.batching import length_group_count, length_groups, trim_padding
 from submission.decoding import (_decode, _new_caches, _prefill, predict_places, predict_places_recompute,
                                  predict_places_reference, sample, sample_cached)
 from submission.utils import MASK_CHAR, CpuThreads
