@@ -107,13 +107,14 @@ TEXT
   exit 0
 }
 
-# closest MODE: the modes it begins, up to four (london: london_baseline), else the nearest to a
-# mistyped one, or nothing (standard-library difflib, no torch)
+# closest MODE: the modes it begins (london: london_baseline; more than four: how many), else the
+# nearest to a mistyped one, or nothing (standard-library difflib, no torch)
 closest() {
   "${PYTHON:-python3}" -c 'import difflib, sys; m, modes = sys.argv[1], sys.argv[2:]
-starts = [x for x in modes if x.startswith(m)]
+starts = [x for x in modes if m and x.startswith(m)]
 said = starts if 0 < len(starts) <= 4 else difflib.get_close_matches(m, modes, 1)
-print(" or ".join([", ".join(said[:-1])] + said[-1:]) if len(said) > 1 else "".join(said))' \
+print(f"one of the {len(starts)} modes beginning {m} (./run.sh help lists them)" if len(starts) > 4 else
+      " or ".join([", ".join(said[:-1])] + said[-1:]) if len(said) > 1 else "".join(said))' \
     "$1" $MODES $EXTRA_MODES 2>/dev/null || true
 }
 

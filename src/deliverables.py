@@ -211,11 +211,11 @@ def with_grader_verdicts(rows, data_dir, submission_dir):
             result = graded.run_test(graded.select([test_id])[0])
             note += f"; {test_id} passes" if result.passed else f"; {test_id} fails: {result.reason}"
             status = "ok" if result.passed else "low"
-            if not result.passed:  # the runs that make it, from the first: the model is what falls short
-                _, mode, before = PREDICTIONS[name]
-                first, *then = before + [mode]
-                note += (f"; to retrain and remake it: {grader.run_sh_command(first, data_dir, submission_dir)}"
-                         + (f", then {', '.join(then)}" if then else ""))
+            if not result.passed:  # the model falls short: its training runs, then both splits' predictions
+                before = PREDICTIONS[name][2]
+                modes = before + [mode for _, mode, after in PREDICTIONS.values() if after == before]
+                note += "; to retrain and remake it: " + " && ".join(
+                    grader.run_sh_command(mode, data_dir, submission_dir) for mode in modes)
         out.append((name, status, note))
     return out
 

@@ -31,7 +31,7 @@ class OneLineParser(argparse.ArgumentParser):
         self._argv = []
 
     def parse_known_args(self, args=None, namespace=None):
-        self._argv = list(sys.argv[1:] if args is None else args)  # to tell the subcommand an error is of
+        args = self._argv = list(sys.argv[1:] if args is None else args)  # (an error names its subcommand's)
         return super().parse_known_args(args, namespace)
 
     def error(self, message):

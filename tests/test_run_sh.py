@@ -182,6 +182,9 @@ def test_unknown_mode_lists_modes_and_the_closest(world, tmp_path):
     assert p.stderr.startswith("run.sh: unknown mode 'vanilla_eval'; did you mean vanilla_eval_dev_without_pretrain, "
                                "vanilla_eval_test_without_pretrain, vanilla_eval_dev_with_pretrain or "
                                "vanilla_eval_test_with_pretrain?\n")
+    p = sh(["vanilla"], world, tmp_path, check=False)  # the start of more than four: how many
+    assert p.stderr.startswith("run.sh: unknown mode 'vanilla'; did you mean one of the 7 modes beginning vanilla "
+                               "(./run.sh help lists them)?\n")
     p = sh(["xyz"], world, tmp_path, check=False)  # nothing close: no guess
     assert p.returncode == 2 and p.stderr.startswith("run.sh: unknown mode 'xyz'\nusage:")
 
