@@ -65,7 +65,7 @@ with interruptible_start("bench.py"):  # torch loads here
     from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
     from submission.decoding import predict_places_reference
     from submission.model import GPT, GPTConfig
-    from submission.trainer import Trainer, loader_workers, step_graphs_need
+    from submission.trainer import loader_workers, step_graphs_need
     from submission.utils import (CpuThreads, get_device, load_params, predict_places, predict_places_recompute,
                                   run_cli)
     from run import read_questions
@@ -197,11 +197,11 @@ def training_runs(pre, variant, batch, threads, paths):
         model = GPT(cfg)
         model.load_state_dict(state)
         set_fast_attention(model, fast_attention)
-        tconf, _ = helper.pretrain(pre, BLOCK, model)  # the course's pretraining schedule (part f)
+        tconf, trainer = helper.pretrain(pre, BLOCK, model)  # the course's pretraining schedule (part f)
         for key, value in dict(batch_size=batch, fast=fast_trainer, num_threads=threads, compile=compile_mode or False,
                                amp=amp, length_groups=groups, step_graphs=step_graphs).items():
             setattr(tconf, key, value)
-        run = Trainer(model, None, None, tconf).prepare()
+        run = trainer.prepare()
         run.model.train()
         runs[name] = run
     return runs, cfg

@@ -7,8 +7,9 @@ many questions at once: prompts of equal length run through the model together (
 exactly `sample`'s), then all questions decode together with the cache, each at its own position,
 and leave the batch once they have produced their closing MASK; `predict_places_recompute` is the
 same without the cache (a full forward of each equal-length group every step), and
-`predict_places_reference` the course's loop, one question at a time. Where a sequence would outgrow the block, decoding
-falls back to `sample`'s cropped full forward, so results stay `sample`'s (tests/test_fast.py).
+`predict_places_reference` the course's loop, one question at a time. Where a sequence would
+outgrow the block, decoding falls back to `sample`'s cropped full forward, so results stay
+`sample`'s (tests/test_fast.py).
 The course's names (`sample`, `top_k_logits`) are also importable from utils.
 """
 import torch

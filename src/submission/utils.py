@@ -3,8 +3,8 @@
 As in the course's utils.py, `set_seed`, `sample`, `top_k_logits` and `evaluate_places` are here
 (sampling and the batched evaluation live in decoding.py, file writing in files.py, params loading
 in params.py, the command-line runner in cli.py; all are re-exported, so `from submission.utils
-import ...` works for all of them). `get_device` is the one device choice ($GPT_DEVICE, else cuda, then mps, then cpu);
-`CpuThreads` picks CPU threads; `is_main_process` tells torchrun's rank 0.
+import ...` works for all of them). `get_device` is the one device choice ($GPT_DEVICE, else cuda,
+then mps, then cpu); `CpuThreads` picks CPU threads; `is_main_process` tells torchrun's rank 0.
 """
 import os
 import random
