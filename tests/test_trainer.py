@@ -69,6 +69,29 @@ def test_token_counter_and_logged_schedule(tmp_path):
     assert log[-1]["loss"] < log[0]["loss"]
 
 
+def test_a_config_with_only_the_courses_fields_trains_as_a_trainer_config(tmp_path):
+    """A program's own config object holding only the course's eleven TrainerConfig fields: the
+    Trainer reads the rest from TrainerConfig's defaults, and trains exactly as with a TrainerConfig."""
+    from types import SimpleNamespace
+    course = dict(max_epochs=2, batch_size=16, learning_rate=1e-2, betas=(0.9, 0.95), grad_norm_clip=1.0,
+                  weight_decay=0.1, lr_decay=True, warmup_tokens=100, final_tokens=800, ckpt_path=None,
+                  num_workers=0)
+    params = []
+    for config in (TrainerConfig(**course), SimpleNamespace(**course)):
+        torch.manual_seed(0)
+        x = torch.randint(1, 12, (40, 9))
+        model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+        trainer = Trainer(model, TensorDataset(x, torch.roll(x, -1, 1)), None, config)
+        trainer.train()
+        params.append(model.state_dict())
+        assert trainer.tokens == 2 * 40 * 9
+    for name in params[0]:
+        assert torch.equal(params[0][name], params[1][name]), name
+    view = Trainer(GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8)), None, None, config).config
+    view.max_epochs = 5  # set through the view onto the program's own object
+    assert config.max_epochs == 5 and view.num_threads is None and not hasattr(config, "num_threads")
+
+
 def test_log_and_checkpoint_folders_are_made_as_needed(tmp_path):
     ckpt = tmp_path / "new" / "ckpt.params"
     _, log = tiny_run(tmp_path, max_epochs=1, log_path=str(tmp_path / "new" / "deeper" / "log.jsonl"),

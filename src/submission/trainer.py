@@ -122,6 +122,32 @@ class TrainerConfig:
             setattr(self, k, v)
 
 
+class _WithDefaults:
+    """A config object lacking some of TrainerConfig's fields (a program's own class holding only the
+    course's eleven, say), read through: its own attributes first, TrainerConfig's defaults after.
+    Attributes set on it are set on the object itself."""
+
+    def __init__(self, config):
+        object.__setattr__(self, "_config", config)
+
+    def __getattr__(self, name):
+        config = object.__getattribute__(self, "_config")
+        try:
+            return getattr(config, name)
+        except AttributeError:
+            return getattr(TrainerConfig, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._config, name, value)
+
+
+def with_defaults(config):
+    """`config` itself if it has every TrainerConfig field (a TrainerConfig always does), else a
+    _WithDefaults view of it."""
+    fields = [name for name in vars(TrainerConfig) if not name.startswith("_")]
+    return config if all(hasattr(config, name) for name in fields) else _WithDefaults(config)
+
+
 def lr_multiplier(tokens, config):
     """The course's schedule: the factor on learning_rate after `tokens` target positions."""
     if tokens < config.warmup_tokens:
@@ -246,7 +272,7 @@ def compile_setting(config, device="cpu", steps=None, world_size=1):
     value = config.compile
     if value == "auto":
         value = os.environ.get("GPT_COMPILE")
-        if value is None and getattr(config, "step_graphs", False):
+        if value is None and config.step_graphs:
             value = False  # the step's own CUDA graphs (graphs.py) replace torch.compile's
         elif value is None:
             auto = (device.startswith("cuda") and world_size == 1 and steps is not None
@@ -281,7 +307,7 @@ class Trainer:
         self.model = model  # always the raw model: DDP and compile wrappers live only inside train()
         self.train_dataset = train_dataset
         self.test_dataset = test_dataset
-        self.config = config
+        self.config = with_defaults(config)  # a TrainerConfig is kept as it is
         self.device = get_device()
         self.rank, self.world_size, self.local_rank = distributed_env()
         if self.device == "cuda" and self.world_size > 1:
@@ -309,7 +335,7 @@ class Trainer:
         ]
         device_type = next(raw_model.parameters()).device.type
         # fused: one kernel for all parameters (CUDA; on CPU 2.5x faster than the per-tensor loop)
-        fused = {"fused": True} if getattr(config, "fast", True) and _has_fused_adamw(device_type) else {}
+        fused = {"fused": True} if config.fast and _has_fused_adamw(device_type) else {}
         return torch.optim.AdamW(optim_groups, lr=config.learning_rate, betas=config.betas, **fused)
 
     def _loader(self, data, config):
@@ -343,11 +369,11 @@ class Trainer:
         if self.test_dataset is not None:
             loaders["test"] = self._loader(self.test_dataset, config)
         tf32 = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-        state_path = getattr(config, "state_path", None)
+        state_path = config.state_path
         settings = (resume.run_settings(self.model, config, self.train_dataset, self.test_dataset)
                     if state_path else None)
         state = None
-        if getattr(config, "resume", False):
+        if config.resume:
             if not state_path:
                 raise ValueError("resume=True needs state_path, the training state to continue from")
             state = resume.load(state_path, settings)
@@ -513,7 +539,7 @@ class TrainingRun:
     def __init__(self, trainer, steps=None):
         self.trainer = trainer
         config = self.config = trainer.config
-        self.fast = getattr(config, "fast", True)
+        self.fast = config.fast
         self.device = trainer.device
         self.cuda = self.device.startswith("cuda")
         self.world_size = trainer.world_size
@@ -534,7 +560,7 @@ class TrainingRun:
             model = DistributedDataParallel(raw_model, device_ids=[trainer.local_rank] if self.cuda else None,
                                             broadcast_buffers=False)
         compile_kwargs = compile_setting(config, self.device, steps, self.world_size) if self.fast else None
-        if getattr(config, "step_graphs", False):  # checked before the optimizer is built
+        if config.step_graphs:  # checked before the optimizer is built
             need = step_graphs_need(self.device, self.world_size, self.fast,
                                     compile_kwargs.get("mode") if compile_kwargs else None)
             if need is not None:
@@ -550,7 +576,7 @@ class TrainingRun:
         self.amp = bool(config.amp) and self.fast
         self.optimizer = trainer._optimizer(raw_model, config)
         self.graphs = None
-        if getattr(config, "step_graphs", False):
+        if config.step_graphs:
             self.use_step_graphs()
 
     def distinct_rank_streams(self):

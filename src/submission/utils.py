@@ -21,7 +21,7 @@ from .params import ParamsError, clean_state_dict, load_params
 
 __all__ = [  # this module's own, then the re-exported names of dataset, decoding, cli, files and params
     "set_seed", "get_device", "usable_cores", "CpuThreads", "is_main_process",
-    "evaluate_places", "same_place", "MASK_CHAR", "DataError", "predict_places", "predict_places_recompute", "sample",
+    "evaluate_places", "CountMismatch", "same_place", "MASK_CHAR", "DataError", "predict_places", "predict_places_recompute", "sample",
     "sample_cached", "top_k_logits", "ParamsError", "atomic_torch_save", "atomic_write",
     "atomic_write_text", "check_output_path", "clean_state_dict", "cpu_state_dict", "load_params", "run_cli"]
 
@@ -205,6 +205,12 @@ def same_place(predicted, place):
     return predicted == place.rstrip()
 
 
+class CountMismatch(ValueError, AssertionError):
+    """evaluate_places was given more or fewer predictions than the file has questions. An
+    AssertionError too, which is what the course's `assert` raises, so a program catching that still
+    catches it."""
+
+
 def evaluate_places(filepath, predicted_places):
     """ Computes percent of correctly predicted birth places.
 
@@ -223,6 +229,6 @@ def evaluate_places(filepath, predicted_places):
     true_places = [x[1] for x in lines]
     total = len(true_places)
     if total != len(predicted_places):
-        raise ValueError(f"{filepath}: {total} labelled questions but {len(predicted_places)} predictions")
+        raise CountMismatch(f"{filepath}: {total} labelled questions but {len(predicted_places)} predictions")
     correct = sum(1 for t, p in zip(true_places, predicted_places) if t == p)
     return (float(total), float(correct))
