@@ -140,6 +140,17 @@ def test_training_mode_dropout_is_unbiased(synth, fast):
     assert (got - want).abs().mean() < 0.035 * want.abs().mean()
 
 
+@pytest.mark.parametrize("synth", [False, True])
+def test_dropout_of_one_drops_everything_on_both_paths(synth):
+    # nn.Dropout(p=1) gives zeros; the fast path's own dropout must too (it divided by 1 - p)
+    torch.manual_seed(0)
+    att = GPT(config(synthesizer=synth, attn_pdrop=1.0, resid_pdrop=1.0)).blocks[0].attn.train()
+    x = torch.randn(2, 10, 32)
+    for fast in (True, False):
+        att.fast = fast
+        assert torch.equal(att(x), torch.zeros(2, 10, 32)), fast
+
+
 # ----------------------------------------------------------------------------- training runs
 
 def test_trim_padding():

@@ -268,6 +268,33 @@ def test_a_cpu_run_says_how_many_threads_it_used(capsys):
     assert "trained with 1 CPU thread(s)" in capsys.readouterr().out
 
 
+@pytest.mark.skipif(get_device() != "cpu", reason="the thread count is a CPU run's")
+@pytest.mark.parametrize("fails", [False, True])
+def test_training_sets_the_thread_count_and_tf32_back(fails):
+    """Evaluation after training in the same process (the demo, a notebook) runs with the thread count
+    it had before, whether training ended or raised."""
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        x = torch.randint(1, 12, (8, 9))
+        model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+        trainer = Trainer(model, TensorDataset(x, x), None, TrainerConfig(max_epochs=1, batch_size=8, num_threads=1))
+
+        def after():
+            assert torch.get_num_threads() == 1  # the run's count, set back only after this
+            if fails:
+                raise RuntimeError("disk full")
+        if fails:
+            with pytest.raises(RuntimeError, match="disk full"):
+                trainer.train(after)
+        else:
+            trainer.train(after)
+        assert torch.get_num_threads() == 2
+        assert torch.backends.cuda.matmul.allow_tf32 is False
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_pace_line_says_how_long_the_remaining_epochs_take():
     # the course's CPU pretraining: 650 epochs of ~25 s each
     assert pace_line(2, 25.2, 650, resumable=300.0) == (

@@ -88,9 +88,12 @@ def small(vocab=20, synth=False):
 def test_load_params_roundtrip_and_prefixes(tmp_path):
     a, b = small(), small()
     p = tmp_path / "m.params"
-    torch.save({"module." + k: v for k, v in a.state_dict().items()}, p)
-    load_params(b, str(p))
-    assert all(torch.equal(a.state_dict()[k], b.state_dict()[k]) for k in a.state_dict())
+    # DataParallel's prefix; compile(DDP(model)) and DDP(compile(model)) nest the two either way
+    for prefix in ("module.", "_orig_mod.module.", "module._orig_mod."):
+        b = small()
+        torch.save({prefix + k: v for k, v in a.state_dict().items()}, p)
+        load_params(b, str(p))
+        assert all(torch.equal(a.state_dict()[k], b.state_dict()[k]) for k in a.state_dict()), prefix
 
 
 def test_load_params_errors(tmp_path, monkeypatch):

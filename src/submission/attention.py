@@ -74,11 +74,17 @@ def _keep_mask(shape, p, device):
     return (words.view(torch.int32)[:n] >= threshold).view(shape)  # int32 words (n,) -> bool `shape`
 
 
+def _kept_scale(p):
+    """Inverted dropout's scale for what is kept; p = 1 keeps nothing and scales by 0, as nn.Dropout's
+    zeros (not a division by zero)."""
+    return 1.0 / (1.0 - p) if p < 1 else 0.0
+
+
 def _dropout(x, p):
     """Inverted dropout (training) through `_keep_mask`."""
     if p <= 0:
         return x
-    return torch.where(_keep_mask(x.shape, p, x.device), x, 0.0).mul_(1.0 / (1.0 - p))
+    return torch.where(_keep_mask(x.shape, p, x.device), x, 0.0).mul_(_kept_scale(p))
 
 
 def _use_explicit_train_path(module, x):
@@ -128,7 +134,7 @@ def _attend_dropout(att, v, p, B, n_head, T, hs):
     att = torch.softmax(att, dim=-1)
     att = torch.where(_keep_mask(att.shape, p, att.device), att, 0.0)
     y = torch.bmm(att, v.reshape(B * n_head, T, hs))  # (B*nh, T, T) @ (B*nh, T, hs) -> (B*nh, T, hs)
-    return y.mul_(1.0 / (1.0 - p)).view(B, n_head, T, hs)  # (B, nh, T, hs)
+    return y.mul_(_kept_scale(p)).view(B, n_head, T, hs)  # (B, nh, T, hs)
 
 
 def _resid_dropout(module, y):

@@ -29,12 +29,14 @@ WRAPPER_PREFIXES = ("module.", "_orig_mod.")  # DataParallel / DDP and torch.com
 
 
 def clean_state_dict(state_dict):
-    """Drop the prefixes DataParallel/DDP (`module.`) and torch.compile (`_orig_mod.`) add to keys."""
+    """Drop the prefixes DataParallel/DDP (`module.`) and torch.compile (`_orig_mod.`) add to keys, in
+    whichever order the wrappers were nested (torch.compile(DDP(model)) writes `_orig_mod.module.`)."""
     out = {}
     for k, v in state_dict.items():
-        for prefix in WRAPPER_PREFIXES:
-            while k.startswith(prefix):
-                k = k[len(prefix):]
+        prefix = next((p for p in WRAPPER_PREFIXES if k.startswith(p)), None)
+        while prefix is not None:
+            k = k[len(prefix):]
+            prefix = next((p for p in WRAPPER_PREFIXES if k.startswith(p)), None)
         out[k] = v
     return out
 

@@ -363,12 +363,24 @@ class Trainer:
     def train(self, after=None):
         """Train for config.max_epochs. `after()`, if given, runs once training has ended, just before
         the loss log is renamed into place, with Ctrl-C held across both: helper.train writes the params
-        there, so an interrupt leaves the old params and the old log, or the new of both."""
+        there, so an interrupt leaves the old params and the old log, or the new of both.
+
+        TF32 and torch's CPU thread count are the run's own: however it ends, they are set back, so
+        that evaluation after it (demo.py, a notebook) runs as it would have without it."""
+        tf32 = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+        threads = torch.get_num_threads()
+        try:
+            return self._train(after)
+        finally:
+            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
+            if torch.get_num_threads() != threads:
+                torch.set_num_threads(threads)
+
+    def _train(self, after):
         config = self.config
         loaders = {"train": self._loader(self.train_dataset, config)}
         if self.test_dataset is not None:
             loaders["test"] = self._loader(self.test_dataset, config)
-        tf32 = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
         state_path = config.state_path
         settings = (resume.run_settings(self.model, config, self.train_dataset, self.test_dataset)
                     if state_path else None)
@@ -516,8 +528,6 @@ class Trainer:
         finally:
             if log is not None:
                 log.close()
-            # TF32 was the run's: evaluation after it (demo.py, notebooks) is in full fp32 again
-            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
         with interrupts_held():  # an interrupted run leaves its .partial log and the previous log intact
             if after is not None:
                 after()
