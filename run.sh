@@ -87,11 +87,11 @@ The assignment (outputs in OUT_DIR with the course's file names; flags go to src
   synthesizer_finetune_with_pretrain
   synthesizer_eval_dev_with_pretrain
   synthesizer_eval_test_with_pretrain
-  london_baseline                       dev accuracy of always answering "London"
-  all                                   the eleven modes in order; stopped, add --resume to go on
+  london_baseline                       dev accuracy of always answering "London" (takes no flags)
+  all                                   the modes above but london_baseline, in order; stopped, add --resume
 
 Beyond the course:
-  demo           the whole assignment on the embedded corpus (small on a CPU; --help)
+  demo           the whole assignment: on a CPU a small generated world, on a GPU data/ (--help)
   test           the test suite (extra arguments go to pytest)
   bench          reference against fast paths, training and evaluation (--quick: under a minute)
   plot           curves LOG... --out PNG, or attention: loss curves and attention maps

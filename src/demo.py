@@ -205,8 +205,8 @@ def main(argv=None):
                    help="full: the course's settings (default on CUDA); cpu: the small version (default elsewhere); "
                         "calibration: data/README.md's CPU calibration setting")
     p.add_argument("--data-dir", default=None,
-                   help="use this corpus instead of the embedded one: a subset with --people (or below full size), "
-                        "all of it at full size")
+                   help="use this corpus instead of a generated world (or, at full size, the embedded data/): a subset "
+                        "with --people (or below full size), all of it at full size")
     p.add_argument("--people", type=int, default=None, help="with --data-dir: train+dev people to keep")
     p.add_argument("--train", type=int, default=None, help="with --data-dir: how many of them are train people")
     p.add_argument("--out", default=os.path.join(HERE, "..", "runs", "demo"), help="work folder (params, predictions, logs)")
