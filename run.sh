@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The assignment's entry point: ./run.sh MODE [extra src/run.py flags]
 # Runs from any directory, and paths (DATA_DIR, OUT_DIR, PYTHON, paths in flags) are the caller's
-# (in `test` mode, pytest's arguments are the repo's: it runs the suite from there).
+# (in `test` mode pytest runs in the repo; a test file named runs alone, from either folder).
 # The first run sets up a .venv with requirements.txt if torch, numpy or tqdm cannot be imported.
 # DATA_DIR (default data/) and OUT_DIR (default src/submission/) redirect inputs and outputs; extra
 # flags go to src/run.py (e.g. --n_layer 2 --max_epochs 1).
@@ -92,7 +92,7 @@ The assignment (outputs in OUT_DIR with the course's file names; flags go to src
 
 Beyond the course:
   demo           the whole assignment: on a CPU a small generated world, on a GPU data/ (--help)
-  test           the test suite (extra arguments go to pytest)
+  test           the test suite, or the test files named (other arguments go to pytest)
   bench          reference against fast paths, training and evaluation (--quick: under a minute)
   plot           curves LOG... --out PNG, or attention: loss curves and attention maps
   ask            --params PARAMS "Name": a model's answer and the birthplaces it finds likeliest
@@ -225,12 +225,25 @@ case "$MODE" in
   test)  # the suite's own paths are the repo's
     pick_python
     case "$PY" in /*) ;; */*) PY="$PWD/$PY" ;; esac  # a relative PYTHON, before leaving the caller's folder
+    # a test file or folder named (tests/test_plots.py, test_x.py::test_y), from the caller's folder or
+    # the repo's, is run alone; with none named, the whole suite (other arguments go to pytest as given)
+    ARGS=(); NAMED=0
+    for a in "$@"; do
+      if [ "${a#-}" = "$a" ] && [ -e "${a%%::*}" ]; then
+        case "$a" in /*) ;; *) a="$PWD/$a" ;; esac
+        NAMED=1
+      elif [ "${a#-}" = "$a" ] && [ -e "$ROOT/${a%%::*}" ]; then
+        NAMED=1
+      fi
+      ARGS+=("$a")
+    done
+    [ "$NAMED" = 1 ] || ARGS=(tests ${ARGS[@]+"${ARGS[@]}"})
     cd "$ROOT"
     if ! "$PY" -c "import pytest, matplotlib, nbclient, ipykernel" >/dev/null 2>&1; then
       echo "run.sh: installing the test requirements (requirements-dev.txt)" >&2
       "$PY" -m pip install --quiet -r requirements-dev.txt >&2
     fi
-    "$PY" -m pytest -q tests "$@" ;;
+    "$PY" -m pytest -q "${ARGS[@]}" ;;
   plot)  # attention reads DATA_DIR's wiki.txt, as ask does; a --pretrain_corpus_path flag comes later and wins
     pick_python
     if [ "${1:-}" = attention ]; then shift; set -- attention --pretrain_corpus_path "$DATA/wiki.txt" "$@"; fi

@@ -47,13 +47,13 @@ class AskError(ValueError):
 
 def as_question(text):
     """The course's question for a name ("Emily Lee" -> "Where was Emily Lee born?"); a text ending
-    in "?" is a question already and stays as it is, and the course's question typed without its "?"
-    gets it back (not "Where was Where was Emily Lee born born?")."""
+    in "?" or beginning "Where was " is a question already and stays as it is, but for the course's
+    question typed without its "?", which gets it back (not "Where was Where was Emily Lee born born?")."""
     text = text.strip()
     if text.endswith("?"):
         return text
-    if text.lower().startswith("where was ") and text.lower().endswith(" born"):
-        return text + "?"
+    if text.lower().startswith("where was "):  # a question already, typed otherwise: kept as typed
+        return text + "?" if text.lower().endswith(" born") else text
     return f"Where was {text} born?"
 
 
@@ -184,6 +184,8 @@ def format_result(result, top, places_file="birth_places_train.tsv", left_out=0)
         name, line, place = result["known"]
         verdict = "right" if same_place(result["answer"], place) else "wrong"
         answer += f"   ({name} line {line}: {place}; {verdict})"
+    elif not result["complete"]:  # a made-up name, or a typo of a real one
+        answer += f"   (in neither {' nor '.join(file for _, file in SPLITS)}: no place to check it against)"
     lines.append(answer)
     probs = result["probabilities"]
     for place, p in probs[:top]:

@@ -217,6 +217,10 @@ def _save(fig, out, dpi):
     except OSError as e:
         raise PlotError(f"{out}: cannot write it ({e.strerror or e}); give --out a path you can write "
                         f"to") from None
+    except (RuntimeError, ValueError) as e:  # a format whose writer needs more (.pgf: xelatex)
+        why = ([line for line in str(e).splitlines() if line.strip()] or [type(e).__name__])[-1]
+        raise PlotError(f"{out}: matplotlib could not write a {os.path.splitext(out)[1]} file here ({why}); give "
+                        f"--out a .png, .svg or .pdf name") from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -298,15 +302,19 @@ def load_model(params, variant, corpus_path, n_layer, n_head, n_embd, block_size
 def encode_prompt(question, vocab):
     """The ids of question + MASK, what the model reads before answering; checks chars and length."""
     import torch
-    from submission.dataset import MASK_CHAR
+    from submission.dataset import MASK_CHAR, PAD_CHAR
     prompt = question + MASK_CHAR
+    for special, name in ((MASK_CHAR, "MASK"), (PAD_CHAR, "PAD")):
+        if special in question:
+            raise PlotError(f"--question {question!r} holds the {name} character {special!r}, which the model "
+                            f"reads as a sentinel; leave it out")
     bad = sorted({c for c in question if c not in vocab.stoi})
     if bad:
         raise PlotError(f"--question has characters the vocabulary lacks: {''.join(bad)!r}; use the "
                         f"--pretrain_corpus_path the model was trained with, or other characters")
     if len(prompt) > vocab.block_size - 1:
-        raise PlotError(f"--question is {len(question)} characters; with its MASK it must fit in "
-                        f"block_size - 1 = {vocab.block_size - 1}")
+        raise PlotError(f"the question {question!r} is {len(question)} characters; with its MASK it must fit "
+                        f"in block_size - 1 = {vocab.block_size - 1}: shorten it")
     return prompt, torch.tensor([[vocab.stoi[c] for c in prompt]], dtype=torch.long)
 
 
@@ -317,6 +325,15 @@ def greedy_answer(model, question, vocab):
 
 
 VARIANT_NAMES = {"vanilla": "vanilla (causal self-attention)", "synthesizer": "dense synthesizer"}
+
+
+def _fit_lines(text, width, fontsize):
+    """`text` with each line wrapped to fit a figure `width` inches wide at `fontsize` points (about
+    0.55 em a character): a suptitle is not wrapped by matplotlib, and one wider than its figure is
+    cut at both edges."""
+    import textwrap
+    chars = max(30, int(width * 72 / (fontsize * 0.55)))
+    return "\n".join(textwrap.fill(line, chars) for line in text.split("\n"))
 
 
 def plot_attention(panels, prompt, out, title=None, dpi=100):
@@ -334,6 +351,11 @@ def plot_attention(panels, prompt, out, title=None, dpi=100):
     model_width = n_head * size + 0.6
     width = len(panels) * model_width + 1.0
     height = n_layer * size + 1.5
+    text = _fit_lines(title or (
+        f"Attention weights over the prompt {prompt!r}, per layer (rows) and head (columns)\n"
+        f"each row of a map is a query position; its weights over the positions up to it sum to 1; grey: "
+        f"masked future; \u2423 = space, {MASK} = the MASK the answer follows"), width, 13)
+    height += 0.22 * max(0, text.count("\n") - 1)  # a short prompt's narrow figure wraps the title more
     fig = plt.figure(figsize=(width, height), layout="constrained")
     *subfigs, bar = fig.subfigures(1, len(panels) + 1, width_ratios=[model_width] * len(panels) + [1.0])
     cmap = plt.get_cmap("viridis").with_extremes(bad="#e6e6e6")  # grey: masked (future) positions
@@ -362,10 +384,7 @@ def plot_attention(panels, prompt, out, title=None, dpi=100):
         sub.suptitle(panel["label"], fontsize=12)
     bar.colorbar(image, cax=bar.add_axes((0.15, 0.2, 0.2, 0.6)),
                  label="attention weight (square-root colour scale)")
-    fig.suptitle(title or f"Attention weights over the prompt {prompt!r}, per layer (rows) and head (columns)\n"
-                          f"each row of a map is a query position; its weights over the positions up to it sum "
-                          f"to 1; grey: masked future; \u2423 = space, {MASK} = the MASK the answer follows",
-                 fontsize=13)
+    fig.suptitle(text, fontsize=13)
     try:
         return _save(fig, out, dpi)
     finally:
@@ -516,7 +535,7 @@ def _demo_attention(work_dir, model_args, question, data_dir, written):
 def build_parser():
     p = OneLineParser(prog=os.path.basename(__file__),
                       description="Plot training curves and attention maps of the assignment's runs.")
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, metavar="{curves,attention}")
     c = sub.add_parser("curves", help="loss and learning rate against the step, one line per log")
     c.add_argument("logs", nargs="+", metavar="LOG", help=f"training logs (<params>{LOG_SUFFIX})")
     c.add_argument("--out", required=True, help="the PNG to write")
@@ -575,6 +594,8 @@ def main(argv=None):
             from ask import as_question
             from submission.dataset import DataError
             from submission.utils import ParamsError
+            if not args.question.strip():
+                parser.error("--question is empty; give a name or the course's question")
             args.question = as_question(args.question)  # a bare name, as ask takes it
             errors = (PlotError, DataError, ParamsError)
         with contextlib.suppress(MissingMatplotlib):  # reported where it is needed

@@ -35,6 +35,7 @@ def test_a_name_asks_the_course_question():
     assert ask.as_question("Who is Emily Lee?") == "Who is Emily Lee?"
     assert ask.as_question("Where was Emily Lee born") == "Where was Emily Lee born?"  # its "?" forgotten
     assert ask.as_question("where was emily lee born ") == "where was emily lee born?"
+    assert ask.as_question("Where was Emily Lee born?\u2047") == "Where was Emily Lee born?\u2047"  # not wrapped again
 
 
 def test_batched_log_probs_equal_each_continuation_scored_alone():
@@ -229,7 +230,9 @@ def test_an_answer_that_would_print_misleadingly_is_quoted():
             "probabilities": [("Oslo", 0.5)]}
     for said, shown in [("Oslo", "Oslo"), ("", "''"), (" Oslo", "' Oslo'"), ("Os\nlo", "'Os\\nlo'")]:
         lines = ask.format_result(dict(base, answer=said), top=1).splitlines()
-        assert lines[1] == f"  answer: {shown}" and len(lines) == 4
+        assert lines[1].startswith(f"  answer: {shown}   (in neither") and len(lines) == 4
+    # a name in neither file is said to be so (a typo of a real name looks the same otherwise)
+    assert lines[1].endswith("(in neither birth_places_train.tsv nor birth_dev.tsv: no place to check it against)")
 
 
 def test_a_finetuning_file_without_questions_is_one_line(tmp_path, capsys):

@@ -245,6 +245,26 @@ def test_both_attention_views_say_what_the_space_and_mask_glyphs_are(runs, tmp_p
     assert len(titles) == 1 and "\u2423 = space" in titles[0] and f"{plots.MASK} = the MASK" in titles[0]
 
 
+def test_a_short_questions_narrow_figure_keeps_its_whole_title(runs, tmp_path, monkeypatch):
+    """One model and a short question make a narrow figure; matplotlib does not wrap a suptitle, which
+    was cut at both edges (the corpus's shortest questions are about 22 characters)."""
+    needs_matplotlib()
+    widths = []
+    real_save = plots._save
+
+    def measure(fig, out, dpi):
+        fig.canvas.draw()
+        widths.append((fig._suptitle.get_window_extent().width, fig.bbox.width))
+        return real_save(fig, out, dpi)
+    monkeypatch.setattr(plots, "_save", measure)
+    f = runs["folder"]
+    assert plots.main(["attention", "--params", runs["vanilla"][0], "--pretrain_corpus_path",
+                       os.path.join(f, "wiki.txt"), "--question", "Al", "--out", str(tmp_path / "a.png"),
+                       *size_flags()]) == 0
+    (title, figure), = widths
+    assert title <= figure
+
+
 def test_attention_command_explains_bad_inputs(runs, tmp_path, capsys):
     needs_matplotlib()
     out = tmp_path / "a.png"
@@ -255,6 +275,17 @@ def test_attention_command_explains_bad_inputs(runs, tmp_path, capsys):
     args[args.index("--question") + 1] = "Where was Zoë born?"  # 'Z', 'ë' are not in the corpus
     assert plots.main(args) == 2
     assert "vocabulary lacks" in capsys.readouterr().err
+    assert not out.exists()
+    for question, says in (("Mei \u2047 Tan", "holds the MASK character"), ("Mei \u25a1 Tan", "holds the PAD character"),
+                           ("Mei" * 20, "the question 'Where was MeiMei")):  # as ask words them
+        args[args.index("--question") + 1] = question
+        assert plots.main(args) == 2
+        err = capsys.readouterr().err
+        assert says in err and err.count("\n") == 1, err
+    args[args.index("--question") + 1] = " "
+    with pytest.raises(SystemExit):
+        plots.main(args)
+    assert "--question is empty" in capsys.readouterr().err
     assert not out.exists()
 
 
@@ -298,7 +329,7 @@ def test_impossible_flags_are_usage_errors_before_any_work(tmp_path, capsys, fla
     assert err.count("\n") == 1 and err.endswith(" (--help lists the options)\n"), err  # no usage block
 
 
-@pytest.mark.parametrize("argv, says", [([], "plots.py: error: the following arguments are required: command"),
+@pytest.mark.parametrize("argv, says", [([], "plots.py: error: the following arguments are required: {curves,attention}"),
                                         (["curves"], "plots.py curves: error: the following arguments are "
                                                      "required: LOG, --out")])
 def test_a_missing_command_or_argument_is_one_line(capsys, argv, says):
@@ -461,6 +492,8 @@ def umask():
 
 @pytest.mark.parametrize("error, code, says", [
     (OSError(28, "No space left on device"), 2, "plots.py: error: {}: cannot write it (No space left on device)"),
+    (RuntimeError("'xelatex' not found"), 2, "plots.py: error: {}: matplotlib could not write a .png file here "
+                                             "('xelatex' not found)"),  # as .pgf does without TeX
     (KeyboardInterrupt(), 130, "plots.py: interrupted; {} unchanged"),
     (signal.SIGTERM, 143, "plots.py: terminated (SIGTERM); {} unchanged"),  # killed at once, it left its temp file
 ])

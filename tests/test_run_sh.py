@@ -128,6 +128,24 @@ def test_src_run_sh_is_the_same_entry_point(world):
     assert p.returncode == 0 and p.stdout == sh(["london_baseline"], world, world).stdout
 
 
+@pytest.mark.parametrize("cwd, args, files", [
+    ("", ["tests/test_ask.py"], {"tests/test_ask.py"}),             # a file named runs alone
+    ("src", ["../tests/test_ask.py::test_a_name_asks_the_course_question"], {"tests/test_ask.py"}),  # the caller's path
+    ("src", ["tests/test_ask.py", "tests/test_oneline.py"], None),  # repo paths from anywhere (the second is absent)
+    ("src", ["-k", "test_ask or test_plots"], {"tests/test_ask.py", "tests/test_plots.py"}),  # none: the suite, filtered
+])
+def test_test_mode_runs_the_files_named(cwd, args, files):
+    """`./run.sh test tests/test_x.py` ran the whole suite (tests/ was always passed to pytest)."""
+    env = dict(os.environ, PYTHON=sys.executable)
+    p = subprocess.run([os.path.join(ROOT, "run.sh"), "test", *args, "--collect-only", "-q"],
+                       cwd=os.path.join(ROOT, cwd), env=env, capture_output=True, text=True, timeout=300)
+    if files is None:  # a misspelt file is pytest's own error, not a run of the whole suite
+        assert p.returncode != 0 and "test_oneline.py" in p.stdout + p.stderr
+    else:  # -q -q --collect-only: a "path: count" line a file
+        collected = {line.split(":")[0] for line in p.stdout.splitlines() if line.startswith("tests/")}
+        assert p.returncode == 0 and collected == files, p.stdout[-1000:]
+
+
 def test_course_data_in_src_data_is_pointed_out(world, tmp_path):
     """A course user who puts the course's files in src/data/ (its layout) is told that data/ is what
     is read and how to read theirs; DATA_DIR set says the user chose, so no note."""

@@ -99,6 +99,31 @@ def test_log_and_checkpoint_folders_are_made_as_needed(tmp_path):
     assert len(log) == 3 and ckpt.is_file()
 
 
+def test_the_partial_log_is_on_disk_while_the_run_goes(tmp_path, monkeypatch):
+    """`plots.py curves` reads a running run's .partial log: its lines reach the file about once a second
+    (they sat in an 8 KB buffer, some 80 course-size steps, and the plot said the log was empty)."""
+    clock = [1000.0]
+
+    def tick():  # two seconds pass at every look at the clock
+        clock[0] += 2.0
+        return clock[0]
+    monkeypatch.setattr(trainer_module.time, "time", tick)
+    partial = tmp_path / "log.jsonl.partial"
+    seen = []
+
+    class Rows(TensorDataset):
+        def __getitem__(self, i):
+            if i == 0:  # each epoch's first row: what the file holds so far
+                seen.append(len(partial.read_text().splitlines()) if partial.exists() else None)
+            return super().__getitem__(i)
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (40, 9))
+    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+    Trainer(model, Rows(x, torch.roll(x, -1, 1)), None,
+            TrainerConfig(max_epochs=3, batch_size=8, log_path=str(tmp_path / "log.jsonl"))).train()
+    assert seen == [0, 5, 10]  # 5 steps an epoch, each epoch's all there when the next begins
+
+
 def test_an_interrupted_run_keeps_the_previous_log(tmp_path):
     """The log is written as <log>.partial and renamed only when training ends: a run stopped midway
     leaves the previous run's log whole, beside its own partial one."""

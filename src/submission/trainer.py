@@ -426,11 +426,11 @@ class Trainer:
                            f"after step {step:,}")
             state = None  # the weights and moments are in place: free the copies
         pending = []  # logged rows whose loss is still a device tensor
-        last_flush = time.time()
+        last_flush = last_write = time.time()
         epoch_start = 1  # step number of the epoch's first batch (the progress bar's iter 0)
 
         def flush(pbar=None):
-            nonlocal last_flush
+            nonlocal last_flush, last_write
             last_flush = time.time()
             if not pending:
                 return
@@ -444,6 +444,9 @@ class Trainer:
                     log_lines.append(line)
                 if not math.isfinite(value):  # every rank sees the same global loss, so all stop here
                     raise TrainingDiverged(diverged_message(row, config, log is not None and not direct))
+            if log is not None and last_flush - last_write >= 1.0:  # the file too, about once a second,
+                log.flush()                                         # so a run can be plotted as it goes
+                last_write = last_flush
             if pbar is not None:
                 row = pending[-1]
                 pbar.set_description(f"epoch {row['epoch']} iter {row['step'] - epoch_start}: "
