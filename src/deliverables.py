@@ -132,7 +132,10 @@ def check_params(path, variant, vocab, data_dir):
 
 def check_predictions(path, questions):
     """The line count against the split's questions (and the accuracy when they are labelled)."""
-    lines = grader.prediction_lines(path, len(questions))
+    try:
+        lines = grader.prediction_lines(path, len(questions))
+    except grader.Failure as e:  # not UTF-8 text
+        raise Bad(str(e)) from None
     if len(lines) != len(questions):
         raise Bad(f"{len(lines)} lines for {len(questions)} questions: one prediction a line, in order")
     note = f"{len(lines)} predictions"
@@ -251,6 +254,10 @@ def main(argv=None):
     files = ([(os.path.join(args.code_dir, n), n) for n in names]
              + [(os.path.join(args.submission_dir, n), n) for n in HANDOUT_ORDER if n not in CODE])
     check_output_path(args.zip, "zip", inputs=[path for path, _ in files])
+    if (os.path.isfile(args.zip) and os.path.getsize(args.zip) and not args.zip.lower().endswith(".zip")
+            and not zipfile.is_zipfile(args.zip)):  # the written answers, a corpus, notes: not a zip's place
+        raise DataError(f"{args.zip}: exists and is not a zip file, so it is not replaced (a typo for another "
+                        f"--zip path?); give --zip a new path, or an old zip to replace")
     rows = check(args.code_dir, args.submission_dir, args.data_dir)
     width = max(len(n) for n in HANDOUT_ORDER)
     for i, (name, status, note) in enumerate(rows, start=1):

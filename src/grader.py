@@ -447,9 +447,14 @@ def read_labels(path):
 def prediction_lines(path, questions):
     """The predictions of a file, one a line, as the course's evaluation reads them against `questions`
     questions: a newline ends a line (an empty file has none), and blank lines past the count are an
-    editor's extra newlines, not predictions."""
-    with open(path, encoding="utf-8-sig", errors="replace") as f:  # a byte-order mark is no part of line 1
-        lines = f.read().split("\n")
+    editor's extra newlines, not predictions. Text that is not UTF-8 is a Failure naming the line (a
+    Windows editor's UTF-16 "Unicode" by its byte-order mark): its places could not be compared."""
+    with open(path, "rb") as f:
+        head = f.read(2)
+    if head in (b"\xff\xfe", b"\xfe\xff"):
+        raise Failure(f"{_rel(path)}: UTF-16 text (byte-order mark {head.hex(' ').upper()}), not UTF-8; save it "
+                      f"as UTF-8, or make it again with run.sh")
+    lines = read_utf8(path).split("\n")  # a UTF-8 byte-order mark is no part of line 1
     if lines[-1] == "":  # an empty file, or a newline ending the last line: no line after it
         lines.pop()
     while len(lines) > questions and not lines[-1].strip():

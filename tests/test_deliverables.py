@@ -89,13 +89,15 @@ def test_all_in_order_are_zipped_under_their_handout_paths(complete, tmp_path, c
 def test_missing_and_bad_files_name_their_fix_and_no_zip_is_written(complete, tmp_path, capsys):
     code, folder = complete
     out = tmp_path / "submission.zip"
-    out.write_bytes(b"an earlier zip")
+    out.write_bytes(b"an earlier zip")  # named .zip: replaced once all is in order, even if it is no zip
     os.remove(folder / "vanilla.pretrain.test.predictions")
+    (folder / "vanilla.nopretrain.dev.predictions").write_bytes(
+        (folder / "vanilla.nopretrain.dev.predictions").read_text(encoding="utf-8").encode("utf-16"))
     shutil.copy(folder / "synthesizer.pretrain.params", folder / "vanilla.pretrain.params")  # the other variant
     (folder / "synthesizer.pretrain.dev.predictions").write_text("London\n" * 3, encoding="utf-8")
     (code / "helper.py").write_text("def pretrain(:\n", encoding="utf-8")
     status, lines, err = run(complete, out, capsys)
-    assert status == 1 and err.strip() == "4 of the deliverables are missing or bad; no zip written"
+    assert status == 1 and err.strip() == "5 of the deliverables are missing or bad; no zip written"
     said = {line.split()[2]: line for line in lines}
     assert said["helper.py"].split()[1] == "bad" and "line 1" in said["helper.py"]
     assert said["vanilla.pretrain.params"].split()[1] == "bad"
@@ -107,7 +109,9 @@ def test_missing_and_bad_files_name_their_fix_and_no_zip_is_written(complete, tm
     assert said["vanilla.pretrain.test.predictions"].endswith(
         "./run.sh vanilla_eval_test_with_pretrain (after vanilla_pretrain, vanilla_finetune_with_pretrain)")
     assert f"OUT_DIR={folder}" in said["vanilla.pretrain.test.predictions"]  # the folder checked
-    assert sum(line.split()[1] in ("ok", "low") for line in lines) == 14 and len(lines) == 18  # no import check
+    assert said["vanilla.nopretrain.dev.predictions"].split()[1] == "bad"
+    assert "UTF-16 text (byte-order mark FF FE), not UTF-8" in said["vanilla.nopretrain.dev.predictions"]
+    assert sum(line.split()[1] in ("ok", "low") for line in lines) == 13 and len(lines) == 18  # no import check
     assert out.read_bytes() == b"an earlier zip"
     os.remove(folder / "synthesizer.finetune.params")
     _, lines, _ = run(complete, out, capsys)
@@ -188,6 +192,7 @@ def test_a_bad_labels_file_is_no_labels(complete, tmp_path, capsys, bad):
 
 @pytest.mark.parametrize("flag, says", [
     ("--zip", "the zip path is a folder"), ("--zip", "would overwrite an input"),
+    ("--zip", "exists and is not a zip file"),  # the written answers, a corpus: not replaced by a zip
     ("--submission-dir", "no such folder (the --submission-dir, run.sh's OUT_DIR)"),
     ("--data-dir", "no such folder (the --data-dir, run.sh's DATA_DIR)"),
 ])
@@ -196,12 +201,14 @@ def test_paths_that_cannot_serve_are_one_line_before_any_check(complete, tmp_pat
     code, folder = complete
     argv = {"--code-dir": str(code), "--submission-dir": str(folder), "--data-dir": DATA,
             "--zip": str(tmp_path / "s.zip")}
-    argv[flag] = {"the zip path is a folder": str(folder), "would overwrite an input": str(code / "model.py")}.get(
-        says, str(tmp_path / "nowhere"))
+    (tmp_path / "submission.tex").write_text("\\documentclass{article}\n", encoding="utf-8")
+    argv[flag] = {"the zip path is a folder": str(folder), "would overwrite an input": str(code / "model.py"),
+                  "exists and is not a zip file": str(tmp_path / "submission.tex")}.get(says, str(tmp_path / "nowhere"))
     with pytest.raises(SystemExit) as stop:
         run_cli(lambda: deliverables.main([x for kv in argv.items() for x in kv]))
     captured = capsys.readouterr()
     assert stop.value.code == 2 and captured.out == "" and captured.err.count("\n") == 1 and says in captured.err
+    assert (tmp_path / "submission.tex").read_text(encoding="utf-8") == "\\documentclass{article}\n"
 
 
 def test_a_package_that_does_not_import_stops_the_check_in_one_line(tmp_path, broken_src):

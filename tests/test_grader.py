@@ -511,6 +511,21 @@ def test_a_byte_order_mark_or_blank_lines_at_the_end_of_predictions_cost_nothing
         grader.score_predictions(ctx, name)
 
 
+def test_predictions_not_in_utf8_are_named_so(corpus, tmp_path):
+    """Notepad's "Unicode" (UTF-16) made "501 lines for the 500 questions", and a Latin-1 file lost its
+    non-ASCII places silently: both are one line saying the file is not UTF-8."""
+    dev = corpus[1]["dev"]
+    name = ACCURACY["1f-1-hidden"]
+    ctx = grader.make_grader(corpus[0], str(tmp_path), "course").context
+    body = "".join(p + "\n" for p in dev)
+    (tmp_path / name).write_bytes(body.encode("utf-16"))  # with its byte-order mark, as Notepad saves it
+    with pytest.raises(graderlib.Failure, match=r"UTF-16 text \(byte-order mark FF FE\), not UTF-8; save it as UTF-8"):
+        grader.score_predictions(ctx, name)
+    (tmp_path / name).write_bytes(b"Lima\nS\xe3o Paulo\n" + body.encode("utf-8"))
+    with pytest.raises(graderlib.Failure, match=r":2: not valid UTF-8 at byte 6; save the file as UTF-8"):
+        grader.score_predictions(ctx, name)
+
+
 def test_data_file_not_utf8_fails_in_one_line_naming_file_line_and_byte(corpus, tmp_path):
     data = tmp_path / "data"
     shutil.copytree(corpus[0], data)
