@@ -91,7 +91,7 @@ The assignment (outputs in OUT_DIR with the course's file names; flags go to src
   all                                   the modes above but london_baseline, in order; stopped, add --resume
 
 Beyond the course:
-  demo           the whole assignment: on a CPU a small generated world, on a GPU data/ (--help)
+  demo           the whole assignment: a small generated world, or on CUDA data/ at full size (--help)
   test           the test suite, or the test files named (other arguments go to pytest)
   bench          reference against fast paths, training and evaluation (--quick: under a minute)
   plot           curves LOG... --out PNG, or attention: loss curves and attention maps
@@ -226,15 +226,23 @@ case "$MODE" in
     pick_python
     case "$PY" in /*) ;; */*) PY="$PWD/$PY" ;; esac  # a relative PYTHON, before leaving the caller's folder
     # a test file or folder named (tests/test_plots.py, test_x.py::test_y), from the caller's folder or
-    # the repo's, is run alone; with none named, the whole suite (other arguments go to pytest as given)
-    ARGS=(); NAMED=0
+    # the repo's, is run alone; with none named, the whole suite. Other arguments, and the values of
+    # pytest's options (-k data, --deselect PATH), go to pytest as given.
+    ARGS=(); NAMED=0; VALUE=0
     for a in "$@"; do
-      if [ "${a#-}" = "$a" ] && [ -e "${a%%::*}" ]; then
-        case "$a" in /*) ;; *) a="$PWD/$a" ;; esac
-        NAMED=1
-      elif [ "${a#-}" = "$a" ] && [ -e "$ROOT/${a%%::*}" ]; then
-        NAMED=1
+      f="${a%%::*}"
+      if [ "$VALUE" = 0 ] && [ "${a#-}" = "$a" ] && { [ "${f%.py}" != "$f" ] || [ -d "$f" ] || [ -d "$ROOT/$f" ]; }; then
+        if [ -e "$f" ]; then
+          case "$a" in /*) ;; *) a="$PWD/$a" ;; esac
+          NAMED=1
+        elif [ -e "$ROOT/$f" ]; then
+          NAMED=1
+        fi
       fi
+      case "$a" in  # pytest's options whose value is the next argument
+        -k|-m|-p|-c|-o|-W|--deselect|--ignore|--ignore-glob|--rootdir|--basetemp|--confcutdir|--junit-xml) VALUE=1 ;;
+        *) VALUE=0 ;;
+      esac
       ARGS+=("$a")
     done
     [ "$NAMED" = 1 ] || ARGS=(tests ${ARGS[@]+"${ARGS[@]}"})

@@ -48,12 +48,14 @@ class AskError(ValueError):
 def as_question(text):
     """The course's question for a name ("Emily Lee" -> "Where was Emily Lee born?"); a text ending
     in "?" or beginning "Where was " is a question already and stays as it is, but for the course's
-    question typed without its "?", which gets it back (not "Where was Where was Emily Lee born born?")."""
+    question typed without its "?" (or with "." or "!" for it), which gets it back (not "Where was Where
+    was Emily Lee born born?")."""
     text = text.strip()
     if text.endswith("?"):
         return text
-    if text.lower().startswith("where was "):  # a question already, typed otherwise: kept as typed
-        return text + "?" if text.lower().endswith(" born") else text
+    if text.lower().startswith("where was "):  # a question already, typed otherwise: kept as typed, but
+        bare = text.rstrip(".!")                # for the course's question ending without its "?"
+        return bare + "?" if bare.lower().endswith(" born") else text
     return f"Where was {text} born?"
 
 
@@ -67,24 +69,37 @@ def read_places(data_dir):
     return [place for place, _ in Counter(p for _, p, _ in rows).most_common()]
 
 
+def question_key(question):
+    """A question as read_known files it: case and runs of spaces do not tell two questions apart, so
+    "where was emily  lee born?" finds the file's "Where was Emily Lee born?"."""
+    return " ".join(question.split()).casefold()
+
+
 def read_known(data_dir):
-    """{question: (file name, line number, place)} of the labelled TSVs in data_dir that exist."""
+    """{question_key(question): (file name, line number, place)} of the labelled TSVs in data_dir that
+    exist."""
     known = {}
     for _, name in SPLITS:
         path = os.path.join(data_dir, name)
         if os.path.isfile(path):
             for q, place, line in parse_tsv(read_text(path, name), path):
-                known.setdefault(q, (name, line, place.rstrip()))  # as evaluate_places reads it
+                known.setdefault(question_key(q), (name, line, place.rstrip()))  # as evaluate_places reads it
     return known
+
+
+def check_sentinels(text, what="the text"):
+    """An AskError for a text holding MASK or PAD, which the model reads as markers, not as characters
+    of a question; `what` names it in the message (plots.py's attention maps check theirs here too)."""
+    for special, name in ((MASK_CHAR, "MASK"), (PAD_CHAR, "PAD")):
+        if special in text:
+            raise AskError(f"{what} holds the {name} character {special!r}, which the model reads as a "
+                           f"sentinel; leave it out")
 
 
 def check_text(text, stoi, room, what="the text"):
     """An AskError for a text the model cannot read: holding a sentinel or a character outside the
     vocabulary, or longer than `room` characters; `what` names it in the message."""
-    for special, name in ((MASK_CHAR, "MASK"), (PAD_CHAR, "PAD")):
-        if special in text:
-            raise AskError(f"{what} holds the {name} character {special!r}, which the model reads as a "
-                           f"sentinel; leave it out")
+    check_sentinels(text, what)
     bad = sorted({c for c in text if c not in stoi})
     if bad:
         raise AskError(f"characters outside the vocabulary of wiki.txt: {''.join(bad)!r}; use other "
@@ -124,6 +139,8 @@ class Asker:
     def __init__(self, model, vocab, places, known=None, complete=False, chars=40):
         self.model, self.vocab, self.complete, self.chars = model, vocab, complete, chars
         self.known = known or {}
+        files = {name for name, _, _ in self.known.values()}
+        self.looked_in = [name for _, name in SPLITS if name in files]  # the labelled files that were read
         self.places = [p for p in places if all(c in vocab.stoi for c in p)]
         self.left_out = len(places) - len(self.places)
         if not self.places:
@@ -152,7 +169,7 @@ class Asker:
             answer = "".join(itos[t] for t in out).split(MASK_CHAR)[0].split("\n")[0]
         else:
             answer = predict_places(self.model, [text], stoi, itos)[0]
-        known = None if self.complete else self.known.get(text)
+        known = None if self.complete else self.known.get(question_key(text))
         places, continuations = list(self.places), list(self._continuations)
         prompt = [stoi[c] for c in text + self._ends]
         for extra in ([] if self.complete else [answer] + ([known[2]] if known else [])):
@@ -166,7 +183,7 @@ class Asker:
         order = torch.argsort(lp, descending=True, stable=True).tolist()
         probs = lp.exp().tolist()
         return {"prompt": text, "answer": answer, "known": known, "extra": places[len(self.places):],
-                "complete": self.complete,
+                "complete": self.complete, "looked_in": self.looked_in,
                 "probabilities": [(places[i], probs[i]) for i in order]}
 
 
@@ -184,8 +201,8 @@ def format_result(result, top, places_file="birth_places_train.tsv", left_out=0)
         name, line, place = result["known"]
         verdict = "right" if same_place(result["answer"], place) else "wrong"
         answer += f"   ({name} line {line}: {place}; {verdict})"
-    elif not result["complete"]:  # a made-up name, or a typo of a real one
-        answer += f"   (in neither {' nor '.join(file for _, file in SPLITS)}: no place to check it against)"
+    elif result.get("looked_in") and not result["complete"]:  # a made-up name, or a typo of a real one
+        answer += f"   (not a question of {' or '.join(result['looked_in'])}: no place to check it against)"
     lines.append(answer)
     probs = result["probabilities"]
     for place, p in probs[:top]:

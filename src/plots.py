@@ -302,12 +302,13 @@ def load_model(params, variant, corpus_path, n_layer, n_head, n_embd, block_size
 def encode_prompt(question, vocab):
     """The ids of question + MASK, what the model reads before answering; checks chars and length."""
     import torch
-    from submission.dataset import MASK_CHAR, PAD_CHAR
+    from ask import AskError, check_sentinels
+    from submission.dataset import MASK_CHAR
     prompt = question + MASK_CHAR
-    for special, name in ((MASK_CHAR, "MASK"), (PAD_CHAR, "PAD")):
-        if special in question:
-            raise PlotError(f"--question {question!r} holds the {name} character {special!r}, which the model "
-                            f"reads as a sentinel; leave it out")
+    try:
+        check_sentinels(question, f"--question {question!r}")
+    except AskError as e:
+        raise PlotError(str(e)) from None
     bad = sorted({c for c in question if c not in vocab.stoi})
     if bad:
         raise PlotError(f"--question has characters the vocabulary lacks: {''.join(bad)!r}; use the "
@@ -354,7 +355,7 @@ def plot_attention(panels, prompt, out, title=None, dpi=100):
     text = _fit_lines(title or (
         f"Attention weights over the prompt {prompt!r}, per layer (rows) and head (columns)\n"
         f"each row of a map is a query position; its weights over the positions up to it sum to 1; grey: "
-        f"masked future; \u2423 = space, {MASK} = the MASK the answer follows"), width, 13)
+        f"masked future; \u2423\u00a0=\u00a0space, {MASK}\u00a0=\u00a0the MASK the answer follows"), width, 13)
     height += 0.22 * max(0, text.count("\n") - 1)  # a short prompt's narrow figure wraps the title more
     fig = plt.figure(figsize=(width, height), layout="constrained")
     *subfigs, bar = fig.subfigures(1, len(panels) + 1, width_ratios=[model_width] * len(panels) + [1.0])

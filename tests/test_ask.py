@@ -36,6 +36,8 @@ def test_a_name_asks_the_course_question():
     assert ask.as_question("Where was Emily Lee born") == "Where was Emily Lee born?"  # its "?" forgotten
     assert ask.as_question("where was emily lee born ") == "where was emily lee born?"
     assert ask.as_question("Where was Emily Lee born?\u2047") == "Where was Emily Lee born?\u2047"  # not wrapped again
+    assert ask.as_question("Where was Emily Lee born.") == ask.as_question("Where was Emily Lee born!") == \
+        "Where was Emily Lee born?"
 
 
 def test_batched_log_probs_equal_each_continuation_scored_alone():
@@ -230,9 +232,10 @@ def test_an_answer_that_would_print_misleadingly_is_quoted():
             "probabilities": [("Oslo", 0.5)]}
     for said, shown in [("Oslo", "Oslo"), ("", "''"), (" Oslo", "' Oslo'"), ("Os\nlo", "'Os\\nlo'")]:
         lines = ask.format_result(dict(base, answer=said), top=1).splitlines()
-        assert lines[1].startswith(f"  answer: {shown}   (in neither") and len(lines) == 4
-    # a name in neither file is said to be so (a typo of a real name looks the same otherwise)
-    assert lines[1].endswith("(in neither birth_places_train.tsv nor birth_dev.tsv: no place to check it against)")
+        assert lines[1] == f"  answer: {shown}" and len(lines) == 4
+    # a question in neither labelled file read is said to be so (a typo of a real name looks the same otherwise)
+    lines = ask.format_result(dict(base, answer="Oslo", looked_in=["birth_dev.tsv"]), top=1).splitlines()
+    assert lines[1] == "  answer: Oslo   (not a question of birth_dev.tsv: no place to check it against)"
 
 
 def test_a_finetuning_file_without_questions_is_one_line(tmp_path, capsys):
@@ -243,3 +246,12 @@ def test_a_finetuning_file_without_questions_is_one_line(tmp_path, capsys):
         run_cli(lambda: ask.main(["--params", str(tmp_path / "m.params"), "--data-dir", str(tmp_path), "Ann Bo"]))
     err = capsys.readouterr().err
     assert stop.value.code == 2 and err.count("\n") == 1 and "birth_places_train.tsv: no questions" in err
+
+
+def test_a_question_is_found_in_the_files_whatever_its_case_and_spacing(tmp_path):
+    """"where was emily  lee born?" is the file's "Where was Emily Lee born?": it was reported as in
+    neither file."""
+    (tmp_path / "birth_dev.tsv").write_text("Where was Emily Lee born?\tVienna\n", encoding="utf-8")
+    known = ask.read_known(str(tmp_path))
+    assert known[ask.question_key(ask.as_question("where was emily  lee born."))] == ("birth_dev.tsv", 1, "Vienna")
+    assert ask.question_key("Where was Emily Leeds born?") not in known

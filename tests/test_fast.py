@@ -142,13 +142,18 @@ def test_training_mode_dropout_is_unbiased(synth, fast):
 
 @pytest.mark.parametrize("synth", [False, True])
 def test_dropout_of_one_drops_everything_on_both_paths(synth):
-    # nn.Dropout(p=1) gives zeros; the fast path's own dropout must too (it divided by 1 - p)
-    torch.manual_seed(0)
-    att = GPT(config(synthesizer=synth, attn_pdrop=1.0, resid_pdrop=1.0)).blocks[0].attn.train()
+    # nn.Dropout(p=1) gives zeros; the fast path's own dropouts must too (they divided by 1 - p)
     x = torch.randn(2, 10, 32)
-    for fast in (True, False):
-        att.fast = fast
-        assert torch.equal(att(x), torch.zeros(2, 10, 32)), fast
+    for attn_pdrop, resid_pdrop in ((1.0, 1.0), (1.0, 0.0), (0.0, 1.0)):
+        torch.manual_seed(0)
+        att = GPT(config(synthesizer=synth, attn_pdrop=attn_pdrop, resid_pdrop=resid_pdrop)).blocks[0].attn.train()
+        out = {}
+        for fast in (True, False):
+            att.fast = fast
+            out[fast] = att(x)
+        # every attention weight dropped: the output is the projection's bias alone, on either path
+        want = torch.zeros(2, 10, 32) if resid_pdrop else att.proj.bias.expand(2, 10, 32)
+        assert torch.allclose(out[True], want) and torch.allclose(out[False], want), (attn_pdrop, resid_pdrop)
 
 
 # ----------------------------------------------------------------------------- training runs

@@ -133,6 +133,8 @@ def test_src_run_sh_is_the_same_entry_point(world):
     ("src", ["../tests/test_ask.py::test_a_name_asks_the_course_question"], {"tests/test_ask.py"}),  # the caller's path
     ("src", ["tests/test_ask.py", "tests/test_oneline.py"], None),  # repo paths from anywhere (the second is absent)
     ("src", ["-k", "test_ask or test_plots"], {"tests/test_ask.py", "tests/test_plots.py"}),  # none: the suite, filtered
+    ("", ["-k", "data"], "suite"),  # an option's value that names a folder (data/) is still the option's
+    ("", ["--deselect", "tests/test_ask.py::test_a_name_asks_the_course_question"], "suite"),
 ])
 def test_test_mode_runs_the_files_named(cwd, args, files):
     """`./run.sh test tests/test_x.py` ran the whole suite (tests/ was always passed to pytest)."""
@@ -142,8 +144,20 @@ def test_test_mode_runs_the_files_named(cwd, args, files):
     if files is None:  # a misspelt file is pytest's own error, not a run of the whole suite
         assert p.returncode != 0 and "test_oneline.py" in p.stdout + p.stderr
     else:  # -q -q --collect-only: a "path: count" line a file
-        collected = {line.split(":")[0] for line in p.stdout.splitlines() if line.startswith("tests/")}
-        assert p.returncode == 0 and collected == files, p.stdout[-1000:]
+        counts = dict(line.split(": ") for line in p.stdout.splitlines() if line.startswith("tests/"))
+        assert p.returncode == 0, p.stdout[-1000:]
+        if files == "suite":
+            assert len(counts) > 5
+            if "--deselect" in args:  # the one test left out of its file
+                assert int(counts["tests/test_ask.py"]) == len(ask_tests()) - 1
+        else:
+            assert set(counts) == files, p.stdout[-1000:]
+
+
+def ask_tests():
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "tests/test_ask.py"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    return [line for line in p.stdout.splitlines() if "::" in line]
 
 
 def test_course_data_in_src_data_is_pointed_out(world, tmp_path):

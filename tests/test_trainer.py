@@ -295,7 +295,7 @@ def test_a_cpu_run_says_how_many_threads_it_used(capsys):
 
 @pytest.mark.skipif(get_device() != "cpu", reason="the thread count is a CPU run's")
 @pytest.mark.parametrize("fails", [False, True])
-def test_training_sets_the_thread_count_and_tf32_back(fails):
+def test_training_sets_the_thread_count_back(fails):
     """Evaluation after training in the same process (the demo, a notebook) runs with the thread count
     it had before, whether training ended or raised."""
     before = torch.get_num_threads()
@@ -314,8 +314,7 @@ def test_training_sets_the_thread_count_and_tf32_back(fails):
                 trainer.train(after)
         else:
             trainer.train(after)
-        assert torch.get_num_threads() == 2
-        assert torch.backends.cuda.matmul.allow_tf32 is False
+        assert torch.get_num_threads() == 2  # (TF32, set back the same way, is set only on CUDA)
     finally:
         torch.set_num_threads(before)
 

@@ -64,7 +64,7 @@ def length_group_count(config, rows, device="cpu", world_size=1, compiled=False)
     never under torch.compile (each width would recompile) nor DDP (one forward per backward), and
     only with an ignore_index (the lengths are where the counted targets end).
     """
-    value = getattr(config, "length_groups", 1)
+    value = config.length_groups
     if value != "auto" and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
         raise ValueError(f"length_groups must be 'auto' or a whole number of at least 1, got {value!r}")
     if config.ignore_index is None or world_size > 1:
