@@ -76,14 +76,14 @@ def question_key(question):
 
 
 def read_known(data_dir):
-    """{question_key(question): (file name, line number, place)} of the labelled TSVs in data_dir that
-    exist."""
+    """{question_key(question): (file name, line number, place, the question as the file spells it)} of
+    the labelled TSVs in data_dir that exist."""
     known = {}
     for _, name in SPLITS:
         path = os.path.join(data_dir, name)
         if os.path.isfile(path):
             for q, place, line in parse_tsv(read_text(path, name), path):
-                known.setdefault(question_key(q), (name, line, place.rstrip()))  # as evaluate_places reads it
+                known.setdefault(question_key(q), (name, line, place.rstrip(), q))  # as evaluate_places reads it
     return known
 
 
@@ -139,7 +139,7 @@ class Asker:
     def __init__(self, model, vocab, places, known=None, complete=False, chars=40):
         self.model, self.vocab, self.complete, self.chars = model, vocab, complete, chars
         self.known = known or {}
-        files = {name for name, _, _ in self.known.values()}
+        files = {known[0] for known in self.known.values()}
         self.looked_in = [name for _, name in SPLITS if name in files]  # the labelled files that were read
         self.places = [p for p in places if all(c in vocab.stoi for c in p)]
         self.left_out = len(places) - len(self.places)
@@ -198,9 +198,11 @@ def format_result(result, top, places_file="birth_places_train.tsv", left_out=0)
     # quoted when the bare text would mislead: empty, spaces at an end, a newline or other control character
     answer = f"  answer: {said}" if said and said == said.strip() and said.isprintable() else f"  answer: {said!r}"
     if result["known"]:
-        name, line, place = result["known"]
+        name, line, place = result["known"][:3]
         verdict = "right" if same_place(result["answer"], place) else "wrong"
-        answer += f"   ({name} line {line}: {place}; {verdict})"
+        spelled = result["known"][3:] and result["known"][3] != result["prompt"]  # asked in other case or spacing
+        asks = f", which asks {result['known'][3]!r}" if spelled else ""
+        answer += f"   ({name} line {line}{asks}: {place}; {verdict})"
     elif result.get("looked_in") and not result["complete"]:  # a made-up name, or a typo of a real one
         answer += f"   (not a question of {' or '.join(result['looked_in'])}: no place to check it against)"
     lines.append(answer)

@@ -254,8 +254,9 @@ def main(argv=None):
     files = ([(os.path.join(args.code_dir, n), n) for n in names]
              + [(os.path.join(args.submission_dir, n), n) for n in HANDOUT_ORDER if n not in CODE])
     check_output_path(args.zip, "zip", inputs=[path for path, _ in files])
-    if (os.path.isfile(args.zip) and os.path.getsize(args.zip) and not args.zip.lower().endswith(".zip")
-            and not zipfile.is_zipfile(args.zip)):  # the written answers, a corpus, notes: not a zip's place
+    target = os.path.realpath(args.zip)  # what is written: a link's target (files.py replaces that)
+    if (os.path.isfile(target) and os.path.getsize(target) and not target.lower().endswith(".zip")
+            and not zipfile.is_zipfile(target)):  # the written answers, a corpus, notes: not a zip's place
         raise DataError(f"{args.zip}: exists and is not a zip file, so it is not replaced (a typo for another "
                         f"--zip path?); give --zip a new path, or an old zip to replace")
     rows = check(args.code_dir, args.submission_dir, args.data_dir)

@@ -111,13 +111,16 @@ def _rel(path):
 
 def read_utf8(path):
     """The text of a data file, or a Failure naming the file, the line and the byte that is not UTF-8."""
+    with open(path, "rb") as f:
+        data = f.read()
+    skip = 3 if data.startswith(b"\xef\xbb\xbf") else 0  # a leading byte-order mark (Windows editors) dropped
     try:
-        with open(path, encoding="utf-8-sig") as f:  # a leading byte-order mark (Windows editors) dropped
-            return f.read()  # one decode of the whole file: the error's offset is the file's
+        text = data[skip:].decode("utf-8")  # one decode of the whole file: the error's offset is the file's
     except UnicodeDecodeError as e:
-        with open(path, "rb") as f:
-            line = f.read(e.start).count(b"\n") + 1
-        raise Failure(f"{_rel(path)}:{line}: not valid UTF-8 at byte {e.start}; save the file as UTF-8") from None
+        at = e.start + skip
+        line = data[:at].count(b"\n") + 1
+        raise Failure(f"{_rel(path)}:{line}: not valid UTF-8 at byte {at}; save the file as UTF-8") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")  # as open() reads text: any newline is "\n"
 
 
 def _in_package(e):

@@ -253,5 +253,12 @@ def test_a_question_is_found_in_the_files_whatever_its_case_and_spacing(tmp_path
     neither file."""
     (tmp_path / "birth_dev.tsv").write_text("Where was Emily Lee born?\tVienna\n", encoding="utf-8")
     known = ask.read_known(str(tmp_path))
-    assert known[ask.question_key(ask.as_question("where was emily  lee born."))] == ("birth_dev.tsv", 1, "Vienna")
+    asked = ask.as_question("where was emily  lee born.")
+    found = known[ask.question_key(asked)]
+    assert found == ("birth_dev.tsv", 1, "Vienna", "Where was Emily Lee born?")
     assert ask.question_key("Where was Emily Leeds born?") not in known
+    # the model was asked the text as typed: the line says the file spells it otherwise
+    result = {"prompt": asked, "answer": "Oslo", "known": found, "extra": [], "complete": False,
+              "probabilities": [("Oslo", 0.5)]}
+    assert ask.format_result(result, top=1).splitlines()[1] == \
+        "  answer: Oslo   (birth_dev.tsv line 1, which asks 'Where was Emily Lee born?': Vienna; wrong)"

@@ -193,6 +193,7 @@ def test_a_bad_labels_file_is_no_labels(complete, tmp_path, capsys, bad):
 @pytest.mark.parametrize("flag, says", [
     ("--zip", "the zip path is a folder"), ("--zip", "would overwrite an input"),
     ("--zip", "exists and is not a zip file"),  # the written answers, a corpus: not replaced by a zip
+    ("--zip", "link.zip: exists and is not a zip file"),  # nor through a link to them
     ("--submission-dir", "no such folder (the --submission-dir, run.sh's OUT_DIR)"),
     ("--data-dir", "no such folder (the --data-dir, run.sh's DATA_DIR)"),
 ])
@@ -202,8 +203,10 @@ def test_paths_that_cannot_serve_are_one_line_before_any_check(complete, tmp_pat
     argv = {"--code-dir": str(code), "--submission-dir": str(folder), "--data-dir": DATA,
             "--zip": str(tmp_path / "s.zip")}
     (tmp_path / "submission.tex").write_text("\\documentclass{article}\n", encoding="utf-8")
+    os.symlink(tmp_path / "submission.tex", tmp_path / "link.zip")
     argv[flag] = {"the zip path is a folder": str(folder), "would overwrite an input": str(code / "model.py"),
-                  "exists and is not a zip file": str(tmp_path / "submission.tex")}.get(says, str(tmp_path / "nowhere"))
+                  "exists and is not a zip file": str(tmp_path / "submission.tex"),
+                  "link.zip: exists and is not a zip file": str(tmp_path / "link.zip")}.get(says, str(tmp_path / "nowhere"))
     with pytest.raises(SystemExit) as stop:
         run_cli(lambda: deliverables.main([x for kv in argv.items() for x in kv]))
     captured = capsys.readouterr()

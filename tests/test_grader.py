@@ -524,6 +524,9 @@ def test_predictions_not_in_utf8_are_named_so(corpus, tmp_path):
     (tmp_path / name).write_bytes(b"Lima\nS\xe3o Paulo\n" + body.encode("utf-8"))
     with pytest.raises(graderlib.Failure, match=r":2: not valid UTF-8 at byte 6; save the file as UTF-8"):
         grader.score_predictions(ctx, name)
+    (tmp_path / name).write_bytes(b"\xef\xbb\xbfLima\nS\xe3o Paulo\n" + body.encode("utf-8"))  # the mark counted
+    with pytest.raises(graderlib.Failure, match=r":2: not valid UTF-8 at byte 9; save the file as UTF-8"):
+        grader.score_predictions(ctx, name)
 
 
 def test_data_file_not_utf8_fails_in_one_line_naming_file_line_and_byte(corpus, tmp_path):
