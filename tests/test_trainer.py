@@ -69,10 +69,11 @@ def test_token_counter_and_logged_schedule(tmp_path):
     assert log[-1]["loss"] < log[0]["loss"]
 
 
-def test_a_config_with_only_the_courses_fields_trains_as_a_trainer_config(tmp_path):
+def test_a_config_with_only_the_courses_fields_trains_as_a_trainer_config(tmp_path, monkeypatch):
     """A program's own config object holding only the course's eleven TrainerConfig fields: the
     Trainer reads the rest from TrainerConfig's defaults, and trains exactly as with a TrainerConfig."""
     from types import SimpleNamespace
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")  # bit for bit needs one thread count (the load picks it otherwise)
     course = dict(max_epochs=2, batch_size=16, learning_rate=1e-2, betas=(0.9, 0.95), grad_norm_clip=1.0,
                   weight_decay=0.1, lr_decay=True, warmup_tokens=100, final_tokens=800, ckpt_path=None,
                   num_workers=0)
