@@ -20,6 +20,7 @@ that the labels are absent.
 The framework (time limits, points, output, results.json) is in graderlib.py; points and pass
 marks in points.json.
 """
+import filecmp
 import importlib
 import math
 import os
@@ -912,12 +913,22 @@ ACCURACY_TESTS = {fn.predictions: test_id for test_id, _, fn, _ in TESTS if hasa
 TEST_SPLIT_TESTS = tuple(t for name, t in ACCURACY_TESTS.items() if PREDICTIONS[name][0] == "test")  # need labels
 
 
+EMBEDDED_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv")  # what makes data/ the embedded corpus
+
+
 def which_corpus(data_dir, marks="auto"):
-    """Which pass marks apply: the embedded corpus's for the repo's own data/, the course's for any
-    other --data-dir; `marks` ("course" or "embedded") overrides."""
+    """Which pass marks apply: the embedded corpus's for the repo's own data/ or a copy of it (the same
+    bytes in EMBEDDED_FILES), the course's for any other --data-dir; `marks` ("course" or "embedded")
+    overrides."""
     if marks != "auto":
         return marks
-    same = os.path.realpath(data_dir) == os.path.realpath(DEFAULT_DATA_DIR)
+    if os.path.realpath(data_dir) == os.path.realpath(DEFAULT_DATA_DIR):
+        return "embedded"
+    try:
+        same = all(filecmp.cmp(os.path.join(data_dir, name), os.path.join(DEFAULT_DATA_DIR, name), shallow=False)
+                   for name in EMBEDDED_FILES)
+    except OSError:  # a file missing on either side: not a copy (its absence is reported where it is read)
+        same = False
     return "embedded" if same else "course"
 
 

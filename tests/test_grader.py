@@ -587,10 +587,17 @@ def test_absent_test_labels_score_zero_with_the_reason(tmp_path):
             assert r.passed
 
 
-def test_marks_table_follows_the_data_dir(corpus):
+def test_marks_table_follows_the_data_dir(corpus, tmp_path):
     assert grader.which_corpus(grader.DEFAULT_DATA_DIR) == "embedded"
     assert grader.which_corpus(corpus[0]) == "course"
     assert grader.which_corpus(corpus[0], "embedded") == "embedded"
+    # a copy of data/ elsewhere is the embedded corpus too (it was graded on the course's marks)
+    copy = tmp_path / "data-copy"
+    shutil.copytree(grader.DEFAULT_DATA_DIR, copy)
+    assert grader.which_corpus(str(copy)) == "embedded"
+    (copy / "birth_dev.tsv").write_bytes((copy / "birth_dev.tsv").read_bytes() + b"Where was A born?\tLima\n")
+    assert grader.which_corpus(str(copy)) == "course"
+    assert grader.which_corpus(str(tmp_path / "nowhere")) == "course"
 
 
 # ---------------------------------------------------------------------------------------------
