@@ -198,10 +198,9 @@ def format_result(result, top, places_file="birth_places_train.tsv", left_out=0)
     # quoted when the bare text would mislead: empty, spaces at an end, a newline or other control character
     answer = f"  answer: {said}" if said and said == said.strip() and said.isprintable() else f"  answer: {said!r}"
     if result["known"]:
-        name, line, place = result["known"][:3]
+        name, line, place, spelled = result["known"]
         verdict = "right" if same_place(result["answer"], place) else "wrong"
-        spelled = result["known"][3:] and result["known"][3] != result["prompt"]  # asked in other case or spacing
-        asks = f", which asks {result['known'][3]!r}" if spelled else ""
+        asks = f", which asks {spelled!r}" if spelled != result["prompt"] else ""  # asked in other case or spacing
         answer += f"   ({name} line {line}{asks}: {place}; {verdict})"
     elif result.get("looked_in") and not result["complete"]:  # a made-up name, or a typo of a real one
         answer += f"   (not a question of {' or '.join(result['looked_in'])}: no place to check it against)"

@@ -111,9 +111,13 @@ def _rel(path):
 
 
 def read_utf8(path):
-    """The text of a data file, or a Failure naming the file, the line and the byte that is not UTF-8."""
+    """The text of a data or predictions file, or a Failure naming the file, the line and the byte that
+    is not UTF-8 (UTF-16, a Windows editor's "Unicode", named by its byte-order mark)."""
     with open(path, "rb") as f:
         data = f.read()
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise Failure(f"{_rel(path)}: UTF-16 text (byte-order mark {data[:2].hex(' ').upper()}), not UTF-8; save it "
+                      f"as UTF-8")
     skip = 3 if data.startswith(b"\xef\xbb\xbf") else 0  # a leading byte-order mark (Windows editors) dropped
     try:
         text = data[skip:].decode("utf-8")  # one decode of the whole file: the error's offset is the file's
@@ -451,13 +455,8 @@ def read_labels(path):
 def prediction_lines(path, questions):
     """The predictions of a file, one a line, as the course's evaluation reads them against `questions`
     questions: a newline ends a line (an empty file has none), and blank lines past the count are an
-    editor's extra newlines, not predictions. Text that is not UTF-8 is a Failure naming the line (a
-    Windows editor's UTF-16 "Unicode" by its byte-order mark): its places could not be compared."""
-    with open(path, "rb") as f:
-        head = f.read(2)
-    if head in (b"\xff\xfe", b"\xfe\xff"):
-        raise Failure(f"{_rel(path)}: UTF-16 text (byte-order mark {head.hex(' ').upper()}), not UTF-8; save it "
-                      f"as UTF-8, or make it again with run.sh")
+    editor's extra newlines, not predictions. Text that is not UTF-8 is read_utf8's Failure: its
+    places could not be compared."""
     lines = read_utf8(path).split("\n")  # a UTF-8 byte-order mark is no part of line 1
     if lines[-1] == "":  # an empty file, or a newline ending the last line: no line after it
         lines.pop()

@@ -95,12 +95,12 @@ def build_parser():
     g.add_argument("--no_compile", action="store_true", help="never torch.compile (eager training everywhere)")
     g.add_argument("--length_groups", type=int, default=None,
                    help="compute each batch in N groups of rows of similar length, each cut to its longest row "
-                        "(same loss and gradients; default: on the CPU one group per 16 rows, 2 to 8, none below 16 rows; 1: off; "
-                        "one process only, not under torchrun)")
+                        "(same loss and gradients; default: on the CPU one group per 16 rows, 2 to 8, none below "
+                        "16 rows; 1: off; one process only, not under torchrun)")
     g.add_argument("--step_graphs", action="store_true",
                    help="one GPU, torch 2.2+: replay whole training steps, clipping and AdamW included, as CUDA graphs "
-                        "captured by hand (same computation; not with --compile_mode reduce-overhead or max-autotune; ./run.sh bench "
-                        "times it)")
+                        "captured by hand (same computation; not with --compile_mode reduce-overhead or "
+                        "max-autotune; ./run.sh bench times it)")
     g.add_argument("--bf16", action="store_true",
                    help="bf16 autocast for training (off by default: on an H100 it was slower at this size, and "
                         "compiled bf16 pretraining diverged to a NaN loss)")

@@ -33,10 +33,8 @@ def clean_state_dict(state_dict):
     whichever order the wrappers were nested (torch.compile(DDP(model)) writes `_orig_mod.module.`)."""
     out = {}
     for k, v in state_dict.items():
-        prefix = next((p for p in WRAPPER_PREFIXES if k.startswith(p)), None)
-        while prefix is not None:
-            k = k[len(prefix):]
-            prefix = next((p for p in WRAPPER_PREFIXES if k.startswith(p)), None)
+        while k.startswith(WRAPPER_PREFIXES):  # each prefix is one dotted name
+            k = k.split(".", 1)[1]
         out[k] = v
     return out
 

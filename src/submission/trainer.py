@@ -51,8 +51,8 @@ turns all of the trainer's part off, giving the course's loop that src/bench.py 
   progress). `utils.is_main_process()` tells callers which process should write files.
   tests/test_ddp.py checks 2 gloo processes against 1. Exact when the process count divides the
   dataset's size; otherwise DistributedSampler repeats up to N - 1 of its first rows to fill the
-  last global batch (the 2,938 items of wiki.txt's dataset, its 2,937 lines and the empty one after the last newline,
-  under 4 processes: 2 rows an epoch).
+  last global batch (the 2,938 items of wiki.txt's dataset, its 2,937 lines and the empty one after
+  the last newline, under 4 processes: 2 rows an epoch).
 
 Beyond the course, for long runs: with `state_path`, the training state is saved at an epoch's end
 every `state_every` seconds, and `resume=True` continues an interrupted run from it (resume.py). A
