@@ -471,6 +471,9 @@ def draw_attention(question, corpus_path, models, out, size=None, title=None, dp
 
 # ----------------------------------------------------------------------------- the demo's pictures
 
+DEMO_PICTURES = ("curves.pretrain.png", "curves.finetune.png", "attention.png")  # plot_demo_runs' files
+
+
 def plot_demo_runs(work_dir, model_args=None, question=None, data_dir=None, variants=None):
     """Write the pictures of a demo work folder next to its params; returns the paths written.
 
@@ -479,7 +482,8 @@ def plot_demo_runs(work_dir, model_args=None, question=None, data_dir=None, vari
     `question`), when both finetuned params are there. `model_args` are the run.py flags the demo
     used (only the size flags count); `data_dir` holds the run's wiki.txt and birth_dev.tsv
     (default: work_dir/data). `variants`, the demo's --variants (nopretrain, vanilla, synthesizer), picks
-    the runs drawn, so an earlier demo's files in the folder stay out (None: every run there).
+    the runs drawn, so an earlier demo's files in the folder stay out (None: every run there); an
+    earlier demo's pictures this run does not redraw are kept and named as such.
     Without matplotlib it prints how to install it and returns [].
     """
     try:
@@ -510,6 +514,10 @@ def plot_demo_runs(work_dir, model_args=None, question=None, data_dir=None, vari
         print(f"plots.py: some pictures were not drawn: {e}")
     for path in written:
         print(f"wrote {path}")
+    stale = [name for name in DEMO_PICTURES
+             if os.path.isfile(os.path.join(work_dir, name)) and os.path.join(work_dir, name) not in written]
+    if stale and variants is not None:  # an earlier demo's pictures: kept, but said not to be this run's
+        print(f"kept from an earlier run in {work_dir} (not drawn this time): {', '.join(stale)}")
     return written
 
 

@@ -381,6 +381,28 @@ def test_plot_demo_runs_draws_only_this_runs_variants(tmp_path, monkeypatch):
                                               "vanilla.model.params"]), "attention"]
 
 
+def test_plot_demo_runs_names_an_earlier_runs_pictures(tmp_path, monkeypatch, capsys):
+    """`demo --variants nopretrain` after a full demo drew no pretraining curves and no attention
+    figure, and the earlier run's curves.pretrain.png and attention.png sat beside this run's files
+    without a word: they are kept, and named as not this run's."""
+    monkeypatch.setattr(plots, "pyplot", lambda: None)
+    monkeypatch.setattr(plots, "plot_curves", lambda paths, out, title: open(out, "w").close())
+    for name in ("vanilla.model", "vanilla.pretrain"):
+        (tmp_path / f"{name}.params{plots.LOG_SUFFIX}").write_text("")
+    for name in ("curves.pretrain.png", "attention.png"):
+        (tmp_path / name).write_text("earlier")
+    plots.plot_demo_runs(str(tmp_path), variants=["nopretrain"])
+    out = capsys.readouterr().out
+    assert f"wrote {tmp_path / 'curves.finetune.png'}" in out
+    assert f"kept from an earlier run in {tmp_path} (not drawn this time): curves.pretrain.png, attention.png" in out
+    assert (tmp_path / "attention.png").read_text() == "earlier"
+    plots.plot_demo_runs(str(tmp_path), variants=["nopretrain", "vanilla"])  # draws both curves
+    assert "kept from an earlier run" in capsys.readouterr().out  # attention.png still the earlier one
+    (tmp_path / "attention.png").unlink()
+    plots.plot_demo_runs(str(tmp_path), variants=["nopretrain", "vanilla"])
+    assert "kept from an earlier run" not in capsys.readouterr().out
+
+
 # ----------------------------------------------------------------------------- the attention weights
 
 def tiny_model(variant, T=12):
