@@ -468,6 +468,13 @@ def prediction_lines(path, questions):
 def score_predictions(ctx, name):
     """(correct, total) of a prediction file against the labels of its split, or a Failure saying
     what is missing: the labels, the file (and the run.sh mode that makes it), or lines."""
+    lines, answers = read_predictions(ctx, name)
+    return count_right(lines, answers), len(answers)
+
+
+def read_predictions(ctx, name):
+    """(prediction lines, label places) of a prediction file and its split, as score_predictions
+    reads them, or its Failure."""
     split, mode, before = PREDICTIONS[name]
     labels = os.path.join(ctx.data_dir, LABELS[split])
     if not os.path.isfile(labels):
@@ -484,7 +491,7 @@ def score_predictions(ctx, name):
     require(len(lines) == len(answers),
             f"{name} has {len(lines)} line{'' if len(lines) == 1 else 's'} for the {len(answers)} questions of {LABELS[split]}: it must hold one "
             f"prediction a line, in order; remake it with {ctx.run_sh(mode)}")
-    return count_right(lines, answers), len(answers)
+    return lines, answers
 
 
 def count_right(lines, answers):
@@ -506,12 +513,20 @@ def at_least_one_right(name):
 
 def pass_mark(name, mark_key):
     def test(ctx):
-        correct, total = score_predictions(ctx, name)
-        split = PREDICTIONS[name][0]
+        lines, answers = read_predictions(ctx, name)
+        correct, total = count_right(lines, answers), len(answers)
+        split, mode, before = PREDICTIONS[name]
         mark = ctx.marks[mark_key]
         acc = correct / total if total else 0.0
         require(acc >= mark - 1e-12, f"{split} accuracy {acc:.2%} ({correct}/{total}) is below the pass mark "
                                      f"{mark:.0%} ({ctx.corpus} corpus)")
+        said = {line.strip() for line in lines}
+        # the synthesizer's marks are not above always answering "London": one place repeated would pass
+        # them without a model
+        require(len(said) > 1 or total < 2,
+                f"all {total} predictions in {name} are {next(iter(said))!r}: one answer to every question "
+                f"is a baseline, not a model's answers ({split} accuracy {acc:.2%}); make them with "
+                f"{ctx.run_sh(mode)}" + (f" (after {', '.join(before)})" if before else ""))
         return f"{split} accuracy {acc:.2%} ({correct}/{total}), pass mark {mark:.0%} ({ctx.corpus} corpus)"
     test.predictions = name  # ACCURACY_TESTS
     return test

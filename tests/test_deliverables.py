@@ -44,7 +44,8 @@ def complete(tmp_path, monkeypatch):
         torch.save(model.state_dict(), folder / name)
     for name, (split, _, _) in deliverables.PREDICTIONS.items():
         n = questions(deliverables.QUESTIONS[split][0])
-        (folder / name).write_text("London\n" * n, encoding="utf-8")
+        # "London" but a wrong line 2: one place repeated would fail every pass mark, as a baseline
+        (folder / name).write_text("London\nAtlantis\n" + "London\n" * (n - 2), encoding="utf-8")
     return code, folder
 
 

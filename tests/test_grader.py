@@ -575,6 +575,31 @@ def test_pass_mark_boundary(corpus, tmp_path):
         assert r.passed is passes and len(dev) == 20
 
 
+def test_one_place_repeated_fails_the_pass_marks(corpus, tmp_path):
+    """Always answering the commonest place scored above the synthesizer's marks (on the course's data
+    and on data/, always "London" gets 5.0%, the marks 4-5%): a file of one place repeated passed 1g-1
+    without any model. It fails every pass mark now, naming the mode that makes the file; the tests
+    without pretraining (at least one right) still count it, and one other answer among them is enough."""
+    def write(last_other):
+        for test_id, name in ACCURACY.items():
+            places = corpus[1]["dev" if ".dev." in name else "test"]
+            commonest = max(PLACES, key=places.count)
+            assert places.count(commonest) / len(places) >= 0.1  # above every mark by accuracy alone
+            lines = [commonest] * len(places)
+            if last_other:
+                lines[-1] = "Atlantis"
+            (tmp_path / name).write_text("".join(p + "\n" for p in lines), encoding="utf-8")
+    write(last_other=False)
+    for test_id, r in run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path)).items():
+        if test_id.startswith("1d"):
+            assert r.passed
+        else:
+            assert not r.passed and f"predictions in {ACCURACY[test_id]} are " in r.reason, r.reason
+            assert "one answer to every question is a baseline" in r.reason and "./run.sh " in r.reason
+    write(last_other=True)
+    assert not failing(run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path)))
+
+
 def test_absent_test_labels_score_zero_with_the_reason(tmp_path):
     data = str(tmp_path / "data")
     answers = write_corpus(data, with_test_labels=False)
