@@ -263,6 +263,8 @@ def evaluate(args, model, pretrain_dataset, device):
     model = model.to(device)
     questions = read_questions(args.eval_corpus_path, pretrain_dataset.stoi, pretrain_dataset.block_size)
     start = time.time()
+    # the course's loop is predict_places_reference (--reference_eval): one greedy sample() a question;
+    # predict_places decodes them together with a key/value cache, to the same bytes
     decode = predict_places_reference if args.reference_eval else predict_places
     predictions = decode(model, questions, pretrain_dataset.stoi, pretrain_dataset.itos)
     print(f"decoded {len(questions)} questions in {time.time() - start:.1f} s on {device}")

@@ -6,7 +6,8 @@ karpathy/minGPT). SynthesizerAttention is the course's dense Synthesizer (Tay et
 
     Y_i = softmax(ReLU(X A_i + b1) B_i + b2) (X V_i)
 
-with a causal mask. Parameter names follow the course exactly (key, query, value, proj, w1, w2,
+with a causal mask; as in the course's code, every head shares one B_i (w2, (hs, l)) and b2, with
+l = block_size - 1. Parameter names follow the course exactly (key, query, value, proj, w1, w2,
 b2, mask), so params files map one to one.
 
 Each class has two mathematically identical paths: the explicit masked softmax (the reference,
@@ -156,7 +157,8 @@ class CausalSelfAttention(nn.Module):
         self.attn_drop = nn.Dropout(config.attn_pdrop)
         self.resid_drop = nn.Dropout(config.resid_pdrop)
         self.proj = nn.Linear(config.n_embd, config.n_embd)
-        # causal mask: position t attends to positions <= t (kept as a buffer for state_dict parity)
+        # causal mask: position t attends to positions <= t; read by the reference path and _causal_bias,
+        # and a state_dict key as in the course
         self.register_buffer("mask", torch.tril(torch.ones(config.block_size, config.block_size))
                              .view(1, 1, config.block_size, config.block_size))  # (1, 1, block, block)
         self.n_head = config.n_head
@@ -177,7 +179,7 @@ class CausalSelfAttention(nn.Module):
             y = _attend_dropout(att, v, self.attn_drop.p, B, self.n_head, T, hs)
         elif route == "sdpa":  # never with attention dropout (attention_route)
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hs)
-        else:
+        else:  # the reference path, the course's code: softmax(q k^T / sqrt(hs) + causal mask) v
             att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))  # (B, nh, T, T)
             att = att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
             att = F.softmax(att, dim=-1)
@@ -300,7 +302,7 @@ class SynthesizerAttention(nn.Module):
                 att = self.attn_drop(F.softmax(att, dim=-1))
                 y = torch.bmm(att, v.reshape(B * self.n_head, T, hs))  # (B*nh, T, hs)
                 y = y.view(B, self.n_head, T, hs)  # (B, nh, T, hs)
-        else:
+        else:  # the reference path: handout eq. (3) as the course writes it
             att = a @ w2 + b2  # (B, nh, T, T)
             att = att.masked_fill(self.mask[:, :, :T, :T] == 0, -1e10)
             att = F.softmax(att, dim=-1)

@@ -4,7 +4,7 @@ CharCorruptionDataset implements the handout's part (e), a one-span simplificati
 span corruption (Raffel et al. 2020): a truncated document becomes
 `prefix MASK suffix MASK masked MASK`, padded to block_size, and the model learns to predict the
 next character. NameDataset turns `question<TAB>place` lines into `question MASK place MASK`,
-with loss only on the answer. Characters map to ids through one vocabulary built from the
+with loss only from the question's last character on: the opening MASK, the place, the closing MASK. Characters map to ids through one vocabulary built from the
 pretraining text: PAD = 0, MASK = 1, then its sorted characters.
 
 Print a few examples:  python src/submission/dataset.py namedata|charcorruption [--data-dir DIR]
@@ -131,7 +131,8 @@ def check_chars(text, stoi, path, lineno):
 
 
 class NameDataset(Dataset):
-    """Finetuning examples: x = question MASK place MASK PAD..., y = PAD over the question, then the answer.
+    """Finetuning examples: x = question MASK place MASK PAD..., y = x shifted by one with PAD (no loss)
+    over all but the question's last character: the targets are MASK place MASK.
 
     `data` is the text of a TSV file; `path` only names the file in error messages. The XCS224N
     order (data, pretraining_dataset) is the signature; CS224N's (pretraining_dataset, data) is read
@@ -168,6 +169,7 @@ class NameDataset(Dataset):
         x = x + self.PAD_CHAR * (self.block_size - len(x))
         y = self.PAD_CHAR * (len(inp) - 1) + x[len(inp):]
         x = x[:-1]
+        # (block_size - 1,) each: torch.tensor([self.stoi[c] for c in x]) and the same for y, in one C pass
         return encode(x, self._ids), encode(y, self._ids)
 
 
@@ -203,7 +205,8 @@ class CharCorruptionDataset(Dataset):
                              f"text, then 3 MASKs), got {self.block_size}")
         rng = random
         document = self.data[idx]
-        # 1. truncate to a random length in [4, int(block_size*7/8)] (shorter documents stay whole)
+        # 1. truncate to a random length in [4, min(len(document), int(block_size*7/8))]: a short document
+        # is cut too (it stays whole only when that length is drawn, or when it has under 4 characters)
         cap = min(len(document), int(self.block_size * 7 / 8))
         if cap >= 4:
             document = document[:rng.randint(4, cap)]
@@ -222,8 +225,10 @@ class CharCorruptionDataset(Dataset):
         masked_string = prefix + MASK_CHAR + suffix + MASK_CHAR + masked + MASK_CHAR
         masked_string = masked_string + PAD_CHAR * (self.block_size - len(masked_string))
         # 4. next-character prediction
-        ids = encode(masked_string, self._ids)  # (block_size,)
-        x, y = torch.stack((ids[:-1], ids[1:])).unbind()  # (2, block_size - 1): rows that do not overlap
+        ids = encode(masked_string, self._ids)  # (block_size,): torch.tensor([self.stoi[c] for c in masked_string])
+        # (block_size - 1,) each, the course's ids[:-1] and ids[1:]: rows of one (2, block_size - 1) copy,
+        # so they do not overlap (writing into x leaves y as it is, as with the course's two tensors)
+        x, y = torch.stack((ids[:-1], ids[1:])).unbind()
         return x, y
 
 
