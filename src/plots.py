@@ -288,13 +288,13 @@ def attention_maps(model, idx):
 def load_model(params, variant, corpus_path, n_layer, n_head, n_embd, block_size, variant_flag="--variant "):
     """(model in eval mode on the CPU, vocabulary dataset) for a params file of the given size;
     `variant_flag` is the flag that chose `variant`, named when the params are the other variant's."""
+    import argparse
+    import run as driver
     from submission.dataset import CharCorruptionDataset, read_text
-    from submission.model import GPT, GPTConfig
     from submission.utils import load_params
-    vocab = CharCorruptionDataset(read_text(corpus_path, "pretraining corpus"), block_size)
-    mconf = GPTConfig(vocab.vocab_size, block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd,
-                      synthesizer=variant == "synthesizer")
-    model = GPT(mconf)
+    vocab = CharCorruptionDataset(read_text(corpus_path, "pretraining corpus"), block_size, corpus_path)
+    model = driver.build_model(argparse.Namespace(variant=variant, n_layer=n_layer, n_head=n_head, n_embd=n_embd),
+                               vocab)
     load_params(model, params, variant_flag=variant_flag, corpus_flag="--pretrain_corpus_path")
     return model.eval(), vocab
 

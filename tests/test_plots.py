@@ -204,6 +204,18 @@ def attention_args(runs, out, *extra):
             "--out", str(out), *extra]
 
 
+def test_a_corpus_with_a_sentinel_is_named_by_its_path(runs, tmp_path, capsys):
+    """The attention command's vocabulary came from a dataset told no path: a wiki.txt holding the
+    MASK character was reported as "<pretraining corpus>:1", not as the file to fix."""
+    wiki = tmp_path / "wiki.txt"
+    wiki.write_text("Ann Lee was born in Lima.\nBo Kay \u2047 was born in Oslo.\n", encoding="utf-8")
+    args = attention_args(runs, tmp_path / "a.png", *size_flags())
+    args[args.index("--pretrain_corpus_path") + 1] = str(wiki)
+    assert plots.main(args) == 2
+    err = capsys.readouterr().err
+    assert f"{wiki}:2:" in err and "<pretraining corpus>" not in err, err
+
+
 def size_flags():
     return [x for k, v in SIZE.items() for x in (f"--{k}", str(v))]
 
