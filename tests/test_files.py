@@ -145,3 +145,27 @@ def test_a_writer_killed_mid_write_leaves_a_temporary_file_that_a_later_write_re
     atomic_torch_save({"w": torch.full((2,), 2.0)}, str(target))
     assert sorted(os.listdir(tmp_path)) == sorted(kept + ["p.params"])
     assert torch.equal(torch.load(target)["w"], torch.full((2,), 2.0))
+
+
+def test_params_of_a_wrapped_model_are_saved_with_the_course_keys(tmp_path):
+    """helper.train unwrapped one `.module` only, and Trainer.save_checkpoint the same: a program that
+    passed torch.compile(model), or compile over DataParallel, wrote `_orig_mod.`-prefixed params,
+    which the course's plain load_state_dict refuses. Every wrapper, nested any way, is taken off."""
+    from submission import helper
+    from submission.files import cpu_state_dict
+    from submission.model import GPT, GPTConfig
+    model = GPT(GPTConfig(10, 8, n_layer=1, n_head=2, n_embd=8))
+    plain = model.state_dict()
+    for wrapped in (torch.nn.DataParallel(model), torch.compile(model),
+                    torch.compile(torch.nn.DataParallel(model)), torch.nn.DataParallel(torch.compile(model))):
+        state = cpu_state_dict(wrapped)
+        assert list(state) == list(plain)
+        path = tmp_path / "w.params"
+
+        class Ran:  # a trainer that has run: train() calls the save it is given
+            def train(self, after):
+                after()
+        helper.train(wrapped, str(path), Ran())
+        fresh = GPT(GPTConfig(10, 8, n_layer=1, n_head=2, n_embd=8))
+        fresh.load_state_dict(torch.load(path, weights_only=True))  # the course's load: keys as they are
+        assert all(torch.equal(fresh.state_dict()[k], v) for k, v in plain.items())

@@ -23,6 +23,7 @@ import time
 import torch
 
 from .dataset import DataError
+from .params import unwrap
 
 
 def _umask():
@@ -206,10 +207,11 @@ def atomic_write_text(path, text):
 
 
 def cpu_state_dict(model):
-    """model.state_dict() with every tensor on the CPU (its `_metadata` kept, as torch.save keeps it):
-    params trained on a GPU then load with a plain torch.load on a machine without one. On the CPU
-    the tensors are the model's own, not copies."""
-    state = model.state_dict()
+    """The state_dict of the model inside any DataParallel / DDP / torch.compile wrappers (keys as the
+    course saves them, no `module.` or `_orig_mod.`), every tensor on the CPU (its `_metadata` kept,
+    as torch.save keeps it): params trained on a GPU then load with a plain torch.load and
+    load_state_dict on a machine without one. On the CPU the tensors are the model's own, not copies."""
+    state = unwrap(model).state_dict()
     out = type(state)((k, v.detach().cpu()) for k, v in state.items())
     if hasattr(state, "_metadata"):
         out._metadata = state._metadata

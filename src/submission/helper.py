@@ -59,10 +59,8 @@ def pretrain(pretrain_dataset, block_size, model):
 def train(model, writing_params_path, trainer_obj):
     """Run the trainer, then write the model's params (atomically; under torchrun, rank 0 alone), just
     before the trainer renames its loss log into place, so that the two change together."""
-    raw = model.module if hasattr(model, "module") else model
-
     def save():
         if is_main_process():
-            atomic_torch_save(cpu_state_dict(raw), writing_params_path)
+            atomic_torch_save(cpu_state_dict(model), writing_params_path)  # unwrapped: the course's keys
 
     trainer_obj.train(after=save)

@@ -28,6 +28,17 @@ class ParamsError(ValueError):
 WRAPPER_PREFIXES = ("module.", "_orig_mod.")  # DataParallel / DDP and torch.compile name their weights so
 
 
+def unwrap(model):
+    """The model inside DataParallel / DDP (`.module`) and torch.compile (`._orig_mod`) wrappers, nested in
+    any order; the model itself when it is not wrapped."""
+    while True:
+        inner = getattr(model, "module", None)
+        inner = inner if isinstance(inner, torch.nn.Module) else getattr(model, "_orig_mod", None)
+        if not isinstance(inner, torch.nn.Module):
+            return model
+        model = inner
+
+
 def clean_state_dict(state_dict):
     """Drop the prefixes DataParallel/DDP (`module.`) and torch.compile (`_orig_mod.`) add to keys, in
     whichever order the wrappers were nested (torch.compile(DDP(model)) writes `_orig_mod.module.`)."""
@@ -188,13 +199,7 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
     state = clean_state_dict(state)
     # a model wrapped by DataParallel/DDP (`.module`) or torch.compile (`._orig_mod`) names its weights with
     # those prefixes; the file has none (clean_state_dict), so load into the model inside
-    target = model
-    while True:
-        inner = getattr(target, "module", None)
-        inner = inner if isinstance(inner, torch.nn.Module) else getattr(target, "_orig_mod", None)
-        if not isinstance(inner, torch.nn.Module):
-            break
-        target = inner
+    target = unwrap(model)
     own = target.state_dict()
     synth_file = any(k.endswith("attn.w2") for k in state)
     synth_model = any(k.endswith("attn.w2") for k in own)

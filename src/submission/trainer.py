@@ -324,8 +324,7 @@ class Trainer:
 
     def save_checkpoint(self):
         if self.config.ckpt_path is not None and self.is_main:
-            ckpt_model = self.model.module if hasattr(self.model, "module") else self.model
-            atomic_torch_save(cpu_state_dict(ckpt_model), self.config.ckpt_path)
+            atomic_torch_save(cpu_state_dict(self.model), self.config.ckpt_path)  # unwrapped: the course's keys
 
     def _optimizer(self, raw_model, config):
         no_decay = ["bias", "LayerNorm.weight"]
