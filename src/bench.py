@@ -53,6 +53,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+from modelflags import COURSE_SIZE  # noqa: E402
 from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
@@ -67,11 +68,11 @@ with interruptible_start("bench.py"):  # torch loads here
     from submission.model import GPT, GPTConfig
     from submission.trainer import loader_workers, step_graphs_need
     from submission.utils import (CpuThreads, get_device, load_params, predict_places, predict_places_recompute,
-                                  run_cli)
+                                  run_cli, usable_cores)
     from run import read_questions
 
-COURSE = dict(n_layer=4, n_head=8, n_embd=256)
-BLOCK = 128
+COURSE = {k: v for k, v in COURSE_SIZE.items() if k != "block_size"}  # the course's GPT (modelflags)
+BLOCK = COURSE_SIZE["block_size"]
 TARGETS = {"train_cpu": 1.1, "train_gpu": 3.0, "eval": 20.0}
 STEPS_PER_BLOCK = 5  # on CUDA, steps timed back to back between two synchronisations (time_steps)
 
@@ -105,11 +106,7 @@ def hardware(device):
                     break
     except OSError:
         pass
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count()
-    return f"{name} ({cores} cores)" if device == "cpu" else f"{name} ({device})"
+    return f"{name} ({usable_cores()} cores)" if device == "cpu" else f"{name} ({device})"
 
 
 def cpu_has_bf16():
@@ -230,8 +227,6 @@ def time_steps(runs, batches, rounds, device, block=1):
             times[n].append(steps(n, chunk))
     return {n: statistics.median(v) for n, v in times.items()}
 
-
-# ----------------------------------------------------------------------------- evaluation
 
 # ----------------------------------------------------------------------------- main
 

@@ -75,7 +75,7 @@ SIZES = {
 }
 
 
-def subset_corpus(src_dir, out_dir, people, train, dev):
+def subset_corpus(src_dir, out_dir, train, dev):
     """Copy the first `train` train people and first `dev` dev people of a course-layout corpus
     (wiki line i is train row i, then dev, then test) with their wiki lines only."""
     wiki = read_text(os.path.join(src_dir, "wiki.txt"), "pretraining corpus").split("\n")
@@ -132,7 +132,7 @@ def pick_corpus(args, size_name, out):
         people = args.people or size.people
         train = args.train or round(people * size.train / size.people)
         refuse_an_input_folder(data, args.data_dir)
-        subset_corpus(args.data_dir, data, people, train, people - train)
+        subset_corpus(args.data_dir, data, train, people - train)
         return data, f"{args.data_dir} (first {train} train + {people - train} dev people)"
     if args.data_dir:
         for name in ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv"):

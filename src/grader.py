@@ -836,11 +836,11 @@ def synthesizer_reference(params, x, n_head):
     heads); b2[:T]; V_i head i's columns of value; P, p the projection."""
     B, T, C = x.shape
     hs = C // n_head
-    A = params["w1.weight"].t()
+    A = params["w1.weight"].t()  # (C, C): X A
     b1 = params["w1.bias"]
     Bmat = params["w2"][:, :T]
     b2 = params["b2"][:T]
-    V = params["value.weight"].t()
+    V = params["value.weight"].t()  # (C, C): X V
     bv = params["value.bias"]
     causal = torch.ones(T, T, dtype=torch.bool).tril()
     heads = []
@@ -849,8 +849,8 @@ def synthesizer_reference(params, x, n_head):
         scores = torch.relu(x @ A[:, cols] + b1[cols]) @ Bmat + b2        # (B, T, T)
         scores = scores.masked_fill(~causal, float("-inf"))
         heads.append(torch.softmax(scores, dim=-1) @ (x @ V[:, cols] + bv[cols]))  # (B, T, hs)
-    y = torch.cat(heads, dim=-1)
-    return y @ params["proj.weight"].t() + params["proj.bias"]
+    y = torch.cat(heads, dim=-1)  # (B, T, C): [Y_1 ... Y_h]
+    return y @ params["proj.weight"].t() + params["proj.bias"]  # (B, T, C)
 
 
 def test_1g3(ctx):

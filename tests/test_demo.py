@@ -28,7 +28,7 @@ def test_subset_keeps_the_first_people_and_adds_a_line_for_a_missing_character(t
     wiki = [f"{n}. {n} was born in {p}." for n, p in people]
     wiki[2] = "Ed Fa. Where was Ed Fa born? In Lima."  # the only 'W', 'h', '?': a train person left out
     write(tmp_path / "src", wiki, people[:3], people[3:])
-    demo.subset_corpus(str(tmp_path / "src"), str(tmp_path / "out"), people=3, train=2, dev=1)
+    demo.subset_corpus(str(tmp_path / "src"), str(tmp_path / "out"), train=2, dev=1)
     lines = (tmp_path / "out" / "wiki.txt").read_text(encoding="utf-8").split("\n")
     assert lines == [wiki[0], wiki[1], wiki[3], wiki[2], ""]  # train 1-2, dev 1, then the line with 'W', '?'
     out = tmp_path / "out"
@@ -43,7 +43,7 @@ def test_subset_larger_than_the_corpus_is_refused(tmp_path):
     people = [("Ann Bo", "Oslo"), ("Cy Du", "Rome")]
     write(tmp_path / "src", [f"{n}. Born in {p}?" for n, p in people], people[:1], people[1:])
     with pytest.raises(demo.DataError, match="has 1 train and 1 dev rows"):
-        demo.subset_corpus(str(tmp_path / "src"), str(tmp_path / "out"), people=4, train=2, dev=2)
+        demo.subset_corpus(str(tmp_path / "src"), str(tmp_path / "out"), train=2, dev=2)
 
 
 def test_retrieved_counts_right_answers_among_the_memorised_dev_rows(tmp_path):

@@ -237,7 +237,7 @@ class CausalSelfAttention(nn.Module):
         cache["v"][rows, :, pos] = self.value(x).view(B, self.n_head, hs)
         kt, v = cache["kt"][:, :, :, :end], cache["v"][:, :, :end]  # (B, nh, hs, end), (B, nh, end, hs)
         q = self.query(x).view(B, 1, self.n_head, hs).transpose(1, 2)  # (B, nh, 1, hs)
-        hidden = torch.arange(end, device=x.device).view(1, end) > pos.view(B, 1)  # (1, end) > (B, 1)
+        hidden = torch.arange(end, device=x.device).view(1, end) > pos.view(B, 1)  # (1, end) > (B, 1) -> (B, end)
         hidden = hidden.view(B, 1, 1, end)  # (B, 1, 1, end): positions row b has not reached
         # one query per row: plain products beat SDPA's masked kernels here, in both paths
         att = (q @ kt) * (1.0 / math.sqrt(hs))  # (B, nh, 1, end)

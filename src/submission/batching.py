@@ -17,8 +17,8 @@ def trim_padding(y, ignore_index, multiple=1):
     None or no target is counted. Exact for a causal model whose loss skips ignore_index: the
     dropped positions feed no loss, and no kept position sees them.
     """
-    if ignore_index is None or y.dim() != 2:
-        return y.size(-1)
+    if ignore_index is None:
+        return y.size(1)
     cols = (y != ignore_index).any(0).nonzero()
     if cols.numel() == 0:
         return y.size(1)

@@ -203,23 +203,22 @@ class CharCorruptionDataset(Dataset):
         if self.block_size < MIN_BLOCK:
             raise ValueError(f"block_size must be at least {MIN_BLOCK} for span corruption (7/8 of it for the "
                              f"text, then 3 MASKs), got {self.block_size}")
-        rng = random
         document = self.data[idx]
         # 1. truncate to a random length in [4, min(len(document), int(block_size*7/8))]: a short document
         # is cut too (it stays whole only when that length is drawn, or when it has under 4 characters)
         cap = min(len(document), int(self.block_size * 7 / 8))
         if cap >= 4:
-            document = document[:rng.randint(4, cap)]
+            document = document[:random.randint(4, cap)]
         n = len(document)
         # 2. masked span: length drawn uniformly from [1, n/2 - 1] with unbiased rounding, so it
         # averages exactly n/4 and is sometimes longer, sometimes shorter than n/4
         if n >= 4:
             lo, hi = 1.0, n / 2 - 1
-            u = lo + (hi - lo) * rng.random()
-            m = int(u) + (1 if rng.random() < u - int(u) else 0)
+            u = lo + (hi - lo) * random.random()
+            m = int(u) + (1 if random.random() < u - int(u) else 0)
         else:
             m = min(n, 1)
-        start = rng.randint(0, n - m)
+        start = random.randint(0, n - m)
         prefix, masked, suffix = document[:start], document[start:start + m], document[start + m:]
         # 3. prefix MASK suffix MASK masked MASK, padded to block_size
         masked_string = prefix + MASK_CHAR + suffix + MASK_CHAR + masked + MASK_CHAR

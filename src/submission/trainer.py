@@ -673,7 +673,7 @@ class TrainingRun:
             counted = (y != config.ignore_index).sum().to(torch.float32)
         else:
             counted = torch.tensor(float(y.numel()), device=y.device)
-        stats = torch.stack([loss.detach().float() * counted, counted])
+        stats = torch.stack([loss.detach().float() * counted, counted])  # (2,): summed loss, counted targets
         dist.all_reduce(stats)
         total = stats[1].clamp_min(1.0)
         return loss * (counted * self.world_size / total), stats[0] / total

@@ -132,7 +132,7 @@ class CpuThreads:
         self._when = 0.0
 
     def _set(self, n):
-        n = max(1, min(int(n), self.cores if self.fixed is None else int(n)))
+        n = max(1, int(n) if self.fixed is not None else min(int(n), self.cores))  # a fixed count is kept
         self.used.add(n)
         if torch.get_num_threads() != n:
             torch.set_num_threads(n)
