@@ -283,12 +283,13 @@ def check_outputs(args):
     """Before any work: every file this run writes can be written and overwrites none of its inputs."""
     inputs = [args.pretrain_corpus_path, args.reading_params_path, args.finetune_corpus_path, args.eval_corpus_path]
     if args.function == "evaluate":
-        check_output_path(args.outputs_path, "predictions", inputs)
+        check_output_path(args.outputs_path, "predictions", inputs, replaces=("text",))
         return
-    check_output_path(args.writing_params_path, "params", inputs)
-    check_output_path(default_log_path(args), "loss log", inputs + [args.writing_params_path])
+    check_output_path(args.writing_params_path, "params", inputs, replaces=("torch",))
+    check_output_path(default_log_path(args), "loss log", inputs + [args.writing_params_path], replaces=("log",))
     if state_path(args):
-        check_output_path(state_path(args), "training state", inputs + [args.writing_params_path])
+        check_output_path(state_path(args), "training state", inputs + [args.writing_params_path],
+                          replaces=("torch",))
 
 
 def main(argv=None):

@@ -613,3 +613,51 @@ def test_every_script_suggests_flags_its_subcommands_know(capsys):
         plots.main(["attention", "--params", "p", "--variant", "vanilla", "--pretrain_corpus_path", "w",
                     "--question", "q", "--out", "o.png", "--last_row"])
     assert "unrecognized arguments: --last_row; did you mean --last-row?" in capsys.readouterr().err
+
+
+def test_an_output_path_holding_another_kind_of_file_is_refused(tmp_path, capsys):
+    """Only a run's own inputs were protected: a typo put the loss log over vanilla.model.params (exit 0,
+    a 103-byte JSON file where the params were), the predictions over pretrained params, the params
+    over birth_dev.tsv. An output may replace only what an earlier run of its kind wrote."""
+    wiki = tmp_path / "wiki.txt"
+    wiki.write_text(WIKI, encoding="utf-8")
+    train = tmp_path / "train.tsv"
+    train.write_text("Where was Bo Li born?\tOslo\n", encoding="utf-8")
+    dev = tmp_path / "dev.tsv"
+    dev.write_text("Where was Bo Li born?\tOslo\n", encoding="utf-8")
+    vocab = CharCorruptionDataset(WIKI, 128).vocab_size
+    params = tmp_path / "v.params"
+    torch.save(GPT(GPTConfig(vocab, 128, n_layer=1, n_head=2, n_embd=16)).state_dict(), params)
+    other_dev, other_params = tmp_path / "other_dev.tsv", tmp_path / "vanilla.pretrain.params"
+    other_dev.write_bytes(dev.read_bytes())
+    other_params.write_bytes(params.read_bytes())
+    log = tmp_path / "old.log.jsonl"
+    log.write_text('{"step": 1, "loss": 4.2}\n', encoding="utf-8")
+    finetune = ["--function=finetune", "--variant=vanilla", *TINY, f"--pretrain_corpus_path={wiki}",
+                f"--finetune_corpus_path={train}"]
+    evaluate = ["--function=evaluate", "--variant=vanilla", *TINY[:6], f"--pretrain_corpus_path={wiki}",
+                f"--reading_params_path={params}", f"--eval_corpus_path={dev}"]
+    kept = {p: p.read_bytes() for p in (params, other_dev, other_params, log)}
+    for argv, says in (
+            (finetune + [f"--writing_params_path={tmp_path / 'w.params'}", f"--log_path={params}"],
+             f"{params}: is a torch file (params or a training state), not loss log an earlier run wrote"),
+            (finetune + [f"--writing_params_path={other_dev}"],
+             f"{other_dev}: is a question<TAB>place file (a corpus), not params an earlier run wrote"),
+            (finetune + [f"--writing_params_path={log}"], f"{log}: is a loss log (JSON lines), not params"),
+            (evaluate + [f"--outputs_path={other_params}"], f"{other_params}: is a torch file (params or a training state), "
+                                                      f"not predictions"),
+            (evaluate + [f"--outputs_path={other_dev}"], "is a question<TAB>place file (a corpus), not predictions")):
+        with pytest.raises(SystemExit) as e:
+            driver.run_cli(lambda: driver.main(argv))
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and says in err and err.count("\n") == 1, err
+        assert "give the" in err and "another path, or move the file away first" in err
+        assert {p: p.read_bytes() for p in kept} == kept
+    # an earlier run's outputs are replaced as before: params, its log, predictions
+    out = tmp_path / "w.params"
+    driver.main(finetune + [f"--writing_params_path={out}"])
+    driver.main(finetune + [f"--writing_params_path={out}"])
+    predictions = tmp_path / "dev.predictions"
+    predictions.write_text("Oslo\n", encoding="utf-8")
+    driver.main(evaluate + [f"--outputs_path={predictions}"])
+    assert predictions.read_text(encoding="utf-8").count("\n") == 1

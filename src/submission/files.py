@@ -19,6 +19,7 @@ import socket
 import tempfile
 import threading
 import time
+import zipfile
 
 import torch
 
@@ -228,9 +229,40 @@ def atomic_write(path, write):
     _atomic(path, write)
 
 
-def check_output_path(path, what, inputs=()):
+def reads_as(path):
+    """What an existing regular file holds, from its first bytes: "empty", "torch" (torch.save's zip or
+    legacy pickle: params, a training state), "zip" (another zip), "log" (JSON lines), "tsv" (text with a
+    tab on its first line, as the corpora's question<TAB>place), "text", or "binary"."""
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    if not head:
+        return "empty"
+    if head.startswith(b"PK\x03\x04"):
+        with zipfile.ZipFile(path) if zipfile.is_zipfile(path) else contextlib.nullcontext() as z:
+            names = z.namelist() if z else []
+        return "torch" if any(n.endswith("/data.pkl") or n == "data.pkl" for n in names) else "zip"
+    if head.startswith(b"\x80") and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        return "torch"  # a pickle: torch.save's legacy format
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "text"  # UTF-16, from a Windows editor
+    if b"\x00" in head:
+        return "binary"
+    first = head.split(b"\n", 1)[0].lstrip(b"\xef\xbb\xbf")
+    if first.startswith(b"{"):
+        return "log"
+    return "tsv" if b"\t" in first else "text"
+
+
+READS_AS = {"torch": "a torch file (params or a training state)", "zip": "a zip archive",
+            "log": "a loss log (JSON lines)", "tsv": "a question<TAB>place file (a corpus)", "text": "text",
+            "binary": "a binary file"}
+
+
+def check_output_path(path, what, inputs=(), replaces=None):
     """DataError unless `path` can take an output file: not a folder (nor spelled as one, `out/`), not
-    one of the `inputs`, in a folder where a file can be made (tried: os.access says yes to /sys, NFS
+    one of the `inputs`, nor an existing file whose content (`reads_as`) is not among `replaces` (the
+    kinds this output may replace: an earlier run's, so a mistyped path never overwrites a corpus or
+    other params; None: any), in a folder where a file can be made (tried: os.access says yes to /sys, NFS
     with root-squash, a full quota), or that can be made in the nearest folder there is (the writers
     make it: nothing is made here, so a run that stops at a bad input leaves no empty folder). Called
     before a run, so a long run is never lost at its final write."""
@@ -247,6 +279,14 @@ def check_output_path(path, what, inputs=()):
     for other in inputs:
         if other and os.path.realpath(other) == full:
             raise DataError(f"{path}: the {what} would overwrite an input of this run; write it elsewhere")
+    if replaces is not None and os.path.isfile(full):
+        try:
+            kind = reads_as(full)
+        except OSError:
+            kind = "empty"  # unreadable: the trial write below says what is wrong
+        if kind not in ("empty",) + tuple(replaces):
+            raise DataError(f"{path}: is {READS_AS[kind]}, not {what} an earlier run wrote, so it is not "
+                            f"replaced; give the {what} another path, or move the file away first")
     folder = os.path.dirname(full)
     existing = folder
     while not os.path.exists(existing):  # the nearest folder that is there: the rest are made in it
