@@ -237,9 +237,11 @@ def reads_as(path):
         head = f.read(4096)
     if not head:
         return "empty"
-    if head.startswith(b"PK\x03\x04"):
-        with zipfile.ZipFile(path) if zipfile.is_zipfile(path) else contextlib.nullcontext() as z:
-            names = z.namelist() if z else []
+    if head.startswith(b"PK\x03\x04"):  # a zip: torch.save's holds data.pkl; one cut short counts as torch's
+        if not zipfile.is_zipfile(path):
+            return "torch"
+        with zipfile.ZipFile(path) as z:
+            names = z.namelist()
         return "torch" if any(n.endswith("/data.pkl") or n == "data.pkl" for n in names) else "zip"
     if head.startswith(b"\x80") and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         return "torch"  # a pickle: torch.save's legacy format
