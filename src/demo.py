@@ -172,8 +172,32 @@ def london(data):
     return int(right), int(total)
 
 
-def check_flags(p, args, size_name):
-    """Usage errors of the demo's own flags, before any work."""
+DEFAULT_OUT = os.path.join(HERE, "..", "runs", "demo")
+MARKER = ".made-by-demo"  # in an --out folder: the demo's own, whose params and predictions its runs replace
+SETS = ("--function", "--variant", "--pretrain_corpus_path", "--finetune_corpus_path", "--eval_corpus_path",
+        "--reading_params_path", "--writing_params_path", "--outputs_path", "--log_path")  # per step, in step()
+
+
+def check_out_folder(out):
+    """DataError when `out` holds params or predictions the demo did not write (a folder of the course's
+    runs, such as src/submission): its runs write files of the course's names there and would replace
+    them. The default folder and one holding the demo's MARKER are its own."""
+    if os.path.realpath(out) == os.path.realpath(DEFAULT_OUT) or os.path.isfile(os.path.join(out, MARKER)):
+        return
+    theirs = sorted(n for n in (os.listdir(out) if os.path.isdir(out) else [])
+                    if n.endswith((".params", ".predictions")))
+    if theirs:
+        more = f" and {len(theirs) - 1} more params or predictions" if len(theirs) > 1 else ""
+        raise DataError(f"{out}: holds {theirs[0]}{more}, which the demo did not write and its runs would "
+                        f"replace; give --out an empty or new folder (default runs/demo)")
+
+
+def check_flags(p, args, size_name, extra=()):
+    """Usage errors of the demo's own flags, and of run.py flags it sets for each step, before any work."""
+    for arg in extra:
+        if arg.split("=", 1)[0] in SETS:
+            p.error(f"{arg.split('=', 1)[0]}: the demo sets it for each step; its files come from --data-dir (or "
+                    f"the world it makes) and go to --out")
     unknown = [v for v in args.variants.split(",") if v not in ("nopretrain", "vanilla", "synthesizer")]
     if unknown:
         p.error(f"--variants {args.variants}: {', '.join(map(repr, unknown))} is not a run; give a comma-separated "
@@ -209,7 +233,7 @@ def main(argv=None):
                         "with --people (or below full size), all of it at full size")
     p.add_argument("--people", type=int, default=None, help="with --data-dir: train+dev people to keep")
     p.add_argument("--train", type=int, default=None, help="with --data-dir: how many of them are train people")
-    p.add_argument("--out", default=os.path.join(HERE, "..", "runs", "demo"), help="work folder (params, predictions, logs)")
+    p.add_argument("--out", default=DEFAULT_OUT, help="work folder (params, predictions, logs)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--variants", default="nopretrain,vanilla,synthesizer",
                    help="comma-separated runs, of nopretrain, vanilla, synthesizer (default: all three)")
@@ -222,7 +246,7 @@ def main(argv=None):
         if flag.startswith("--") and flag not in run_flags and (meant or flag in p.hints):
             p.error(f"unrecognized arguments: {flag}")  # with the nearest demo flag, or the hint
     size_name = args.size or ("full" if get_device() == "cuda" else "cpu")
-    check_flags(p, args, size_name)
+    check_flags(p, args, size_name, extra)
     size = SIZES[size_name]
     out = os.path.abspath(args.out)
     # before any work: run.py's own checks of the flags every step gets, and a writable work folder
@@ -233,8 +257,11 @@ def main(argv=None):
     driver.parse_args(["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=wiki.txt",
                        "--writing_params_path=x.params"] + pre_args + common)  # as step() orders them
     check_output_path(os.path.join(out, "vanilla.pretrain.params"), "demo's outputs")
+    check_out_folder(out)
     t0 = time.time()
     data, source = pick_corpus(args, size_name, out)
+    atomic_write_text(os.path.join(out, MARKER), "src/demo.py works here: its runs replace the params and "
+                                                 "predictions of this folder\n")
     passed = f"; run.py flags given: {shlex.join(extra)}" if extra else ""
     print(f"demo ({size_name}) on {source}, device {get_device()}{passed}", flush=True)
     wiki = ["--pretrain_corpus_path", os.path.join(data, "wiki.txt")]

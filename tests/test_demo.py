@@ -149,3 +149,43 @@ def test_flags_for_run_py_are_named_where_the_demo_starts_and_in_its_table(tmp_p
     out = capsys.readouterr().out
     assert "; run.py flags given: --n_layer 1 --n_head 2 --n_embd 16 --max_epochs 1\n" in out.splitlines(True)[0]
     assert "cpu settings with --n_layer 1 --n_head 2 --n_embd 16 --max_epochs 1, cpu, " in out
+
+
+def test_an_out_folder_of_the_courses_runs_is_refused_before_any_work(tmp_path, capsys):
+    """`demo.py --out src/submission` replaced the student's course-size vanilla.model.params and
+    predictions with the demo's small ones, without a word. An --out holding params or predictions the
+    demo did not write is refused; the folder it works in (its marker file) is its own again."""
+    import make_world
+    data = tmp_path / "world"
+    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
+    course = tmp_path / "submission"
+    course.mkdir()
+    (course / "vanilla.model.params").write_bytes(b"the student's params")
+    (course / "vanilla.nopretrain.dev.predictions").write_text("Paris\n", encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in course.iterdir()}
+    argv = ["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16", "--variants", "nopretrain",
+            "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "1"]
+    with pytest.raises(demo.DataError, match=rf"^{course}: holds vanilla.model.params and 1 more params or "
+                                             r"predictions, which the demo did not write and its runs would replace; "
+                                             r"give --out an empty or new folder \(default runs/demo\)$"):
+        demo.main(argv + ["--out", str(course)])
+    assert {p.name: p.read_bytes() for p in course.iterdir()} == before  # nothing made there either
+    work = tmp_path / "work"
+    demo.main(argv + ["--out", str(work)])  # a new folder: the demo's, and its own again on the next run
+    assert (work / demo.MARKER).is_file() and (work / "vanilla.model.params").is_file()
+    demo.main(argv + ["--out", str(work)])
+    assert "vanilla, no pretraining" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flag", ["--outputs_path=x.predictions", "--writing_params_path", "--pretrain_corpus_path",
+                                  "--log_path"])
+def test_a_run_py_flag_the_demo_sets_is_refused_before_any_work(tmp_path, capsys, flag):
+    """`demo.py --outputs_path X` pretrained and finetuned in full, then stopped with "--outputs_path given
+    twice ... (a run.sh mode gives it ...)": the user gave it once, and the demo, not run.sh, sets it."""
+    argv = ["--variants", "vanilla", "--out", str(tmp_path / "out")] + ([flag] if "=" in flag else [flag, "x"])
+    with pytest.raises(SystemExit) as e:
+        demo.main(argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and f"{flag.split('=')[0]}: the demo sets it for each step; its files come from " \
+                                 f"--data-dir (or the world it makes) and go to --out" in err, err
+    assert not (tmp_path / "out").exists()
