@@ -106,9 +106,13 @@ def subset_corpus(src_dir, out_dir, train, dev):
 
 
 def make_corpus(out_dir, size, seed):
+    """Write the size's generated world into out_dir, the demo's own work folder (--out's data/): what is
+    there is the demo's, written by an earlier run (a world, possibly from before make_world recorded what
+    it writes, or subset_corpus's copy), so it is replaced without make_world's check;
+    refuse_an_input_folder keeps it off the input corpora."""
     import make_world
     world = make_world.build_world(people=size.people, train=size.train, dev=size.dev, seed=seed, **size.world_args)
-    make_world.write_world(world, out_dir)
+    make_world.write_world(world, out_dir, replace=True)
 
 
 def refuse_an_input_folder(data, data_dir):

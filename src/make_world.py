@@ -10,10 +10,17 @@ dev (next 500) and test (the rest). Everything is drawn from `random.Random` str
         --max-sentences 2                               # a small, simple world for a CPU demo
     python src/make_world.py --stats data ../shared/reference-data   # statistics, side by side
 
-Python API: `build_world(...) -> World` and `write_world(world, out_dir)`; `stats(dir)` returns
-the statistics as a dict and `format_stats([...])` prints them. Standard library only.
+Beside the five files it writes `.make_world.json`, their sha256 (and build_world's arguments), and
+it replaces only files recorded there, unchanged: a folder holding other files of those names (the
+course's data copied into data/, a world edited by hand or written before this record existed) is
+refused with a one-line error, and `--replace` overwrites them anyway.
+
+Python API: `build_world(...) -> World` and `write_world(world, out_dir, replace=False)`; `stats(dir)`
+returns the statistics as a dict and `format_stats([...])` prints them. Standard library only.
 """
 import bisect
+import hashlib
+import json
 import os
 import random
 import shutil
@@ -49,6 +56,7 @@ PAD_CHAR, MASK_CHAR = "\u25A1", "\u2047"
 QUESTION = "Where was {} born?"
 FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv",
          "birth_test.tsv")
+MARKER = ".make_world.json"   # written with FILES: their sha256, so that only files make_world wrote are replaced
 
 
 class WorldError(ValueError):
@@ -63,6 +71,7 @@ class World:
     test: list            # (name, place), the last lines
     answerable: list = field(default_factory=list)  # per person: does the line state the place?
     seed: int = DEFAULT_SEED
+    arguments: dict = field(default_factory=dict)   # build_world's arguments, recorded in MARKER
 
     @property
     def rows(self):
@@ -300,7 +309,9 @@ def build_world(people=DEFAULT_PEOPLE, train=DEFAULT_TRAIN, dev=DEFAULT_DEV, see
 
     rows = [(p.name.full, p.birthplace) for p in persons]
     world = World(wiki=wiki, train=rows[:train], dev=rows[train:train + dev],
-                  test=rows[train + dev:], answerable=answerable, seed=seed)
+                  test=rows[train + dev:], answerable=answerable, seed=seed,
+                  arguments=dict(people=people, train=train, dev=dev, seed=seed, max_sentences=max_sentences,
+                                 places=places, tellings=tellings, full_names=full_names, even_places=even_places))
     _cover_question_chars(world, persons, full_names)
     return world
 
@@ -360,30 +371,93 @@ def world_files(world):
     }
 
 
-def write_world(world, out_dir):
-    """Write the five files into out_dir (created if needed) as one set: out_dir ends up holding the
-    whole new world or, when anything fails or is interrupted, its old files exactly as they were.
+def marker_text(files, arguments=None):
+    """The text of MARKER for `files` (file name -> text, as world_files gives them): the sha256 of each
+    file's UTF-8 bytes, and `arguments` (build_world's, for information only)."""
+    doc = {"about": "written by src/make_world.py with the files below, which it replaces only while they "
+                    "keep these sha256 (data/README.md)",
+           "arguments": arguments or {},
+           "sha256": {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in files.items()}}
+    return json.dumps(doc, indent=1, sort_keys=True) + "\n"
+
+
+def _recorded(out_dir):
+    """(file name -> sha256 recorded in out_dir's MARKER, or None when there is none or it cannot be read;
+    why it is None, for the error message)."""
+    try:
+        with open(os.path.join(out_dir, MARKER), encoding="utf-8") as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        return None, f"no {MARKER} beside it"
+    except (OSError, ValueError):
+        return None, f"{MARKER} beside it cannot be read"
+    hashes = doc.get("sha256") if isinstance(doc, dict) else None
+    if not isinstance(hashes, dict):
+        return None, f"{MARKER} beside it cannot be read"
+    return hashes, "or edited since"
+
+
+def _sha256_of(path):
+    """The sha256 of a file's bytes, or None when it cannot be read (a folder, a dangling link)."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def check_replaceable(out_dir):
+    """WorldError naming the first of FILES in out_dir that make_world did not write, or that changed
+    since it wrote it (its sha256 is not the one MARKER records): replacing it would lose the user's
+    file. A folder without any of FILES passes, with or without MARKER."""
+    present = [name for name in FILES if os.path.lexists(os.path.join(out_dir, name))]
+    if not present:
+        return
+    hashes, why = _recorded(out_dir)
+    for name in present:
+        path = os.path.join(out_dir, name)
+        digest = _sha256_of(path)
+        if hashes is None or digest is None or hashes.get(name) != digest:
+            raise WorldError(f"{path}: not a file make_world wrote ({why}), so it is not replaced; move it away "
+                             f"first, or pass --replace to overwrite it")
+
+
+def write_world(world, out_dir, replace=False):
+    """Write the five files into out_dir (created if needed) as one set, with MARKER recording them:
+    out_dir ends up holding the whole new world or, when anything fails or is interrupted, its old files
+    exactly as they were.
+
+    Files of those names that make_world did not write (check_replaceable) are a WorldError, before
+    anything is written, unless `replace` (the command line's --replace).
 
     The new files are written into a temporary folder inside out_dir and the old ones kept there as
     hard links (copies where the file system has none); only then are the new files renamed over the
-    old ones, each rename atomic, and a failed rename puts back the files already renamed. Should
-    putting one back fail too, a WorldError says so and the temporary folder keeps the old files."""
+    old ones, each rename atomic, MARKER last, and a failed rename puts back the files already renamed.
+    Should putting one back fail too, a WorldError says so and the temporary folder keeps the old files."""
+    if not replace:
+        check_replaceable(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     stage = tempfile.mkdtemp(prefix=".make_world.", dir=out_dir)
     renamed, restored = [], True
+    written = FILES + (MARKER,)
     try:
-        for name, text in world_files(world).items():
+        files = world_files(world)
+        files[MARKER] = marker_text(files, world.arguments)
+        for name, text in files.items():
             with open(os.path.join(stage, name), "wb") as f:
                 f.write(text.encode("utf-8"))
             os.chmod(os.path.join(stage, name), 0o644)  # ordinary readable data files
-        for name in FILES:
+        for name in written:
             target, old = os.path.join(out_dir, name), os.path.join(stage, name + ".old")
             if os.path.lexists(target):
                 try:
                     os.link(target, old, follow_symlinks=False)
                 except OSError:
                     shutil.copy2(target, old, follow_symlinks=False)
-        for name in FILES:
+        for name in written:
             os.replace(os.path.join(stage, name), os.path.join(out_dir, name))
             renamed.append(name)
     except BaseException as e:
@@ -636,6 +710,9 @@ def main(argv=None):
                     help="name each person in full wherever a biography would use the surname alone")
     ap.add_argument("--even-places", action="store_true",
                     help="every birthplace equally likely (default: a Zipf law, London first)")
+    ap.add_argument("--replace", action="store_true",
+                    help=f"overwrite files in --out that make_world did not write or that were edited since "
+                         f"(by default they are refused: {MARKER} there records what it wrote)")
     args = ap.parse_args(argv)
     if not args.out and not args.stats:
         ap.error("give --out DIR and/or --stats DIR [DIR ...]")
@@ -643,11 +720,13 @@ def main(argv=None):
     written = False
     try:
         if args.out:
+            if not args.replace:
+                check_replaceable(args.out)  # before the world is built: the error comes at once
             world = build_world(people=args.people, train=args.train, dev=args.dev, seed=args.seed,
                                 max_sentences=args.max_sentences, places=args.places, tellings=args.tellings,
                                 full_names=args.full_names, even_places=args.even_places)
             try:
-                write_world(world, args.out)
+                write_world(world, args.out, replace=args.replace)
             except OSError as e:
                 raise WorldError(f"{args.out}: cannot write the world there ({e.strerror or e}), so it is "
                                  f"unchanged; give a folder you can write to") from None

@@ -189,3 +189,33 @@ def test_a_run_py_flag_the_demo_sets_is_refused_before_any_work(tmp_path, capsys
     assert e.value.code == 2 and f"{flag.split('=')[0]}: the demo sets it for each step; its files come from " \
                                  f"--data-dir (or the world it makes) and go to --out" in err, err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("earlier", ["a world from before the record", "a subset of another corpus"])
+def test_the_demo_replaces_its_own_earlier_corpus(tmp_path, earlier):
+    """make_world now refuses to replace files it has no record of writing; the demo's own work folder
+    (--out's data/) holds what an earlier demo run wrote there without such a record, a generated world
+    from before make_world kept one or subset_corpus's copy of --data-dir, and a demo run again must
+    not start failing on it: the demo writes its world anyway, with the record. (Before, no record was
+    written.)"""
+    import os
+    from argparse import Namespace
+    import make_world
+    out = tmp_path / "runs" / "demo"
+    data = out / "data"
+    if earlier == "a subset of another corpus":
+        people = [("Ann Bo", "Oslo"), ("Cy Du", "Rome"), ("Ed Fa", "Lima"), ("Gu Ha", "Kiev")]
+        write(tmp_path / "course", [f"{n}. Where was {n} born? {p}." for n, p in people], people[:2], people[2:])
+        demo.subset_corpus(str(tmp_path / "course"), str(data), train=2, dev=1)
+    else:
+        make_world.write_world(make_world.build_world(people=30, train=20, dev=5, seed=1), str(data))
+        (data / make_world.MARKER).unlink()
+    with pytest.raises(make_world.WorldError, match="not a file make_world wrote"):
+        make_world.check_replaceable(str(data))
+    folder, _ = demo.pick_corpus(Namespace(data_dir=None, people=None, train=None, seed=0), "cpu", str(out))
+    assert folder == str(data)
+    size = demo.SIZES["cpu"]
+    world = make_world.build_world(people=size.people, train=size.train, dev=size.dev, seed=0, **size.world_args)
+    assert {n: (data / n).read_text(encoding="utf-8") for n in make_world.FILES} == make_world.world_files(world)
+    assert sorted(os.listdir(data)) == sorted(make_world.FILES + (make_world.MARKER,))
+    make_world.check_replaceable(str(data))  # recorded now

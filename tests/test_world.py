@@ -8,6 +8,8 @@ They check that data/ is exactly what the generator writes, the course's file fo
 statistics the task depends on (London share, long-tailed places, line lengths, unanswerable
 share, characters), determinism, and that small demo worlds build and stay well formed.
 """
+import hashlib
+import json
 import os
 import re
 import subprocess
@@ -67,7 +69,24 @@ def test_shipped_data_is_regenerated_byte_for_byte(tmp_path):
     mw.write_world(mw.build_world(), str(tmp_path))
     for name in mw.FILES:
         assert read(os.path.join(DATA, name)) == read(str(tmp_path / name)), name
-    assert sorted(os.listdir(tmp_path)) == sorted(mw.FILES)  # no temporary files left behind
+    assert sorted(os.listdir(tmp_path)) == sorted(mw.FILES + (mw.MARKER,))  # no temporary files left behind
+
+
+def test_shipped_data_has_the_record_make_world_writes(tmp_path):
+    """data/.make_world.json is what `python src/make_world.py --out data` writes and records data/'s
+    files as they are, so that regenerating data/ needs no --replace. Before, there was no record."""
+    mw.write_world(mw.build_world(), str(tmp_path))
+    assert read(os.path.join(DATA, mw.MARKER)) == read(str(tmp_path / mw.MARKER))
+    recorded = json.loads(read(os.path.join(DATA, mw.MARKER)).decode("utf-8"))
+    assert recorded["sha256"] == {name: hashlib.sha256(read(os.path.join(DATA, name))).hexdigest()
+                                  for name in mw.FILES}
+    assert recorded["arguments"]["people"] == 2937 and recorded["arguments"]["seed"] == 224
+    mw.check_replaceable(DATA)  # no WorldError
+    try:  # and git does not ignore it (exit status 1: not ignored; 128: no git checkout here)
+        ignored = subprocess.run(["git", "check-ignore", "-q", os.path.join("data", mw.MARKER)], cwd=ROOT).returncode
+    except OSError:  # no git
+        ignored = 128
+    assert ignored != 0
 
 
 def test_cli_writes_the_same_bytes_as_the_api(tmp_path):
@@ -95,7 +114,7 @@ def test_write_world_overwrites_atomically(tmp_path):
     other = mw.build_world(people=30, train=20, dev=5, places=10, seed=5)
     mw.write_world(small, str(tmp_path))
     mw.write_world(other, str(tmp_path))
-    assert sorted(os.listdir(tmp_path)) == sorted(mw.FILES)
+    assert sorted(os.listdir(tmp_path)) == sorted(mw.FILES + (mw.MARKER,))
     assert read(str(tmp_path / "wiki.txt")).decode("utf-8") == mw.world_files(other)["wiki.txt"]
     assert os.stat(tmp_path / "wiki.txt").st_mode & 0o444 == 0o444
 
@@ -540,7 +559,7 @@ def test_when_putting_back_fails_too_the_old_files_are_kept(old_world, monkeypat
         mw.write_world(mw.build_world(people=30, train=20, dev=5, places=10, seed=2), str(folder))
     stage = re.search(r"they are in (\S+) ", str(e.value)).group(1)
     assert os.path.dirname(stage) == str(folder)
-    assert {name: read(os.path.join(stage, name + ".old")) for name in mw.FILES} == before
+    assert {name: read(os.path.join(stage, name + ".old")) for name in mw.FILES + (mw.MARKER,)} == before
 
 
 def test_ctrl_c_leaves_the_out_folder_as_it_was(old_world, monkeypatch, capsys):
@@ -561,6 +580,126 @@ def test_stats_of_a_one_person_world(tmp_path):
     mw.write_world(mw.build_world(people=1, train=1, dev=0), str(tmp_path))
     s = mw.stats(str(tmp_path))
     assert s["people"] == 1 and s["len_p10"] == s["len_p90"] == s["len_min"]
+
+
+# ----------------------------------------------------------------------------- files make_world did not write
+
+def refused(path):
+    return (f"make_world.py: error: {path}: not a file make_world wrote (no {mw.MARKER} beside it), so it is "
+            f"not replaced; move it away first, or pass --replace to overwrite it")
+
+
+@pytest.fixture
+def own_files(tmp_path):
+    """A folder holding the user's own files under make_world's names (the course's data copied into
+    data/), no record of make_world's, and a note of theirs; and its files."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for name in mw.FILES:
+        (folder / name).write_bytes(f"the user's {name}\n".encode("utf-8"))
+    (folder / "notes.txt").write_text("mine\n")
+    return folder, snapshot(folder)
+
+
+def test_files_make_world_did_not_write_are_refused_and_kept(own_files, monkeypatch, capsys):
+    """`make_world.py --out DIR` silently replaced the five files in DIR whatever they were: the course's
+    data copied into data/ was lost. Now: one line naming the first of them, exit status 2, before the
+    world is built, and every file byte for byte as it was; write_world refuses them too."""
+    folder, before = own_files
+
+    def not_built(**kwargs):
+        raise AssertionError("the world was built before the folder was checked")
+    monkeypatch.setattr(mw, "build_world", not_built)
+    code, err = run_main(["--out", str(folder)] + SMALL, capsys)
+    assert code == 2 and err == [refused(folder / "wiki.txt")], err
+    assert snapshot(folder) == before
+    monkeypatch.undo()
+    with pytest.raises(mw.WorldError, match="^" + re.escape(refused(folder / "wiki.txt")[len("make_world.py: error: "):])):
+        mw.write_world(mw.build_world(people=30, train=20, dev=5, places=10), str(folder))
+    assert snapshot(folder) == before
+
+
+def test_one_foreign_file_is_enough_to_refuse(tmp_path, capsys):
+    """Only birth_dev.tsv under make_world's names (the rest absent): it is named and kept. Before, it
+    was replaced."""
+    folder = tmp_path / "w"
+    folder.mkdir()
+    (folder / "birth_dev.tsv").write_text("Where was Ann Bo born?\tOslo\n", encoding="utf-8")
+    before = snapshot(folder)
+    code, err = run_main(["--out", str(folder)] + SMALL, capsys)
+    assert code == 2 and err == [refused(folder / "birth_dev.tsv")], err
+    assert snapshot(folder) == before
+
+
+def test_the_command_line_refuses_in_one_line_with_exit_status_2(own_files):
+    """The real command line: exit status 2, one line on stderr, nothing on stdout. Before: exit 0,
+    "wrote 30 people", and the user's files replaced."""
+    folder, before = own_files
+    p = subprocess.run([sys.executable, SCRIPT, "--out", str(folder)] + SMALL, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2 and p.stdout == "" and p.stderr.splitlines() == [refused(folder / "wiki.txt")]
+    assert snapshot(folder) == before
+
+
+def test_a_folder_make_world_wrote_is_replaced_and_recorded(old_world, capsys):
+    """A world make_world wrote is replaced by the next one without --replace, and the record follows
+    the new files (so the next run replaces them too). Before, nothing was recorded."""
+    folder, before = old_world
+    assert sorted(before) == sorted(mw.FILES + (mw.MARKER,))
+    code, err = run_main(["--out", str(folder), "--seed", "2"] + SMALL, capsys)
+    assert code == 0 and err == []
+    new = mw.world_files(mw.build_world(people=30, train=20, dev=5, places=10, seed=2))
+    assert {name: read(str(folder / name)).decode("utf-8") for name in mw.FILES} == new
+    recorded = json.loads(read(str(folder / mw.MARKER)).decode("utf-8"))
+    assert recorded["sha256"] == {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in new.items()}
+    assert recorded["arguments"]["seed"] == 2 and recorded["arguments"]["people"] == 30
+    assert sorted(os.listdir(folder)) == sorted(mw.FILES + (mw.MARKER,))  # no temporary folder left
+    assert run_main(["--out", str(folder)] + SMALL, capsys)[0] == 0
+
+
+@pytest.mark.parametrize("edit", ["append", "remove record"])
+def test_a_file_edited_since_make_world_wrote_it_is_refused(old_world, capsys, edit):
+    """A world make_world wrote whose dev file was then edited by hand (or whose record is gone): the
+    edit is the user's work, so it is refused and kept. Before, it was replaced."""
+    folder, _ = old_world
+    if edit == "append":
+        with open(folder / "birth_dev.tsv", "a", encoding="utf-8") as f:
+            f.write("Where was Ann Bo born?\tOslo\n")
+        says = (f"make_world.py: error: {folder / 'birth_dev.tsv'}: not a file make_world wrote (or edited "
+                f"since), so it is not replaced; move it away first, or pass --replace to overwrite it")
+    else:
+        (folder / mw.MARKER).unlink()
+        says = refused(folder / "wiki.txt")
+    before = snapshot(folder)
+    code, err = run_main(["--out", str(folder), "--seed", "2"] + SMALL, capsys)
+    assert code == 2 and err == [says], err
+    assert snapshot(folder) == before
+
+
+def test_an_unreadable_record_refuses_and_says_so(old_world, capsys):
+    """A damaged .make_world.json records nothing: the files are refused, and the message says why."""
+    folder, _ = old_world
+    (folder / mw.MARKER).write_text("{not json", encoding="utf-8")
+    before = snapshot(folder)
+    code, err = run_main(["--out", str(folder)] + SMALL, capsys)
+    assert code == 2 and len(err) == 1 and f"({mw.MARKER} beside it cannot be read)" in err[0], err
+    assert snapshot(folder) == before
+
+
+def test_replace_overwrites_files_make_world_did_not_write(own_files, capsys):
+    """--replace (write_world's replace=True) overwrites them, and records the new files; files of other
+    names stay. Before, --replace was an unknown option."""
+    folder, before = own_files
+    code, err = run_main(["--out", str(folder), "--replace"] + SMALL, capsys)
+    assert code == 0 and err == []
+    world = mw.build_world(people=30, train=20, dev=5, places=10)
+    assert {name: read(str(folder / name)).decode("utf-8") for name in mw.FILES} == mw.world_files(world)
+    assert read(str(folder / "notes.txt")) == before["notes.txt"]
+    mw.check_replaceable(str(folder))  # recorded: the next run replaces them without --replace
+    (folder / "wiki.txt").write_text("mine again\n", encoding="utf-8")
+    mw.write_world(mw.build_world(people=30, train=20, dev=5, places=10, seed=3), str(folder), replace=True)
+    assert read(str(folder / "wiki.txt")) != b"mine again\n"
+    assert "--replace" in mw.__doc__
 
 
 # ----------------------------------------------------------------------------- the London baseline on a world
