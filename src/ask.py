@@ -12,11 +12,16 @@ probed directly: "Emily Lee was born in ".
     ./run.sh ask --params src/submission/vanilla.finetune.params "Where was Emily Lee born?"
     ./run.sh ask --params src/submission/vanilla.finetune.params "Emily Lee"   # a name: the question
     ./run.sh ask --params src/submission/vanilla.finetune.params < questions.txt  # one a line
+    ./run.sh ask --params src/submission/vanilla.finetune.params < data/birth_dev.tsv  # checked: right or wrong
     ./run.sh ask --params src/submission/vanilla.pretrain.params --complete "Emily Lee was born in "
 
 The vocabulary and the places come from --data-dir (wiki.txt, birth_places_train.tsv); a question
-found in its train or dev TSV is shown with the place that file gives. With no texts on the command
-line, texts are read from standard input, with a prompt when it is a terminal.
+found in its train or dev TSV is shown with the place that file gives. A text may be a TSV line,
+question<TAB>place (fields after the place ignored): the question is asked and its answer checked
+against that place rather than the files'; with --complete, a tab is a character of the text.
+With no texts on the command line, texts are read from standard input, one a line, with a prompt
+when it is a terminal. Standard input must be UTF-8 (a leading byte-order mark is dropped, as the
+data readers drop it); other bytes end the reading with one line naming where they are.
 """
 import os
 import sys
@@ -43,6 +48,10 @@ SPLITS = (("train", "birth_places_train.tsv"), ("dev", "birth_dev.tsv"))
 class AskError(ValueError):
     """One text the model cannot be asked; the message says why and what to change. The other texts
     are still answered."""
+
+
+class NotUTF8(ValueError):
+    """Standard input is not UTF-8 text; the message says where. No later line is read."""
 
 
 def as_question(text):
@@ -153,10 +162,15 @@ class Asker:
         self.width = longest_input(model)
         self.room = self.width + 1 - longest - len(end)  # the text, its MASK and c[:-1] fit in the input
 
-    def ask(self, text):
+    def ask(self, text, source=("the text", None)):
         """{"prompt", "answer", "probabilities": [(place, p)] most likely first, "known": (file, line,
-        place) or None} for a question, a name (asked as the course's question) or, with --complete,
-        the start of a sentence."""
+        place, question) or None} for a question, a name (asked as the course's question) or, with
+        --complete, the start of a sentence. A question may be a TSV line, question<TAB>place: its
+        place is the known one, labelled `source`, (name, line number or None), where the line is from."""
+        given = None
+        if not self.complete and "\t" in text:  # a line of the course's TSVs: question<TAB>place
+            text, given = text.split("\t")[:2]
+            given = given.rstrip()  # as evaluate_places reads a place
         if not text.strip():
             raise AskError("an empty text; give a question, a name, or with --complete the start of a sentence")
         text = text.strip("\r\n") if self.complete else as_question(text)
@@ -169,7 +183,12 @@ class Asker:
             answer = "".join(itos[t] for t in out).split(MASK_CHAR)[0].split("\n")[0]
         else:
             answer = predict_places(self.model, [text], stoi, itos)[0]
-        known = None if self.complete else self.known.get(question_key(text))
+        if self.complete:
+            known = None
+        elif given:  # the line's own place counts over the files'
+            known = source + (given, text)
+        else:
+            known = self.known.get(question_key(text))
         places, continuations = list(self.places), list(self._continuations)
         prompt = [stoi[c] for c in text + self._ends]
         for extra in ([] if self.complete else [answer] + ([known[2]] if known else [])):
@@ -201,7 +220,8 @@ def format_result(result, top, places_file="birth_places_train.tsv", left_out=0)
         name, line, place, spelled = result["known"]
         verdict = "right" if same_place(result["answer"], place) else "wrong"
         asks = f", which asks {spelled!r}" if spelled != result["prompt"] else ""  # asked in other case or spacing
-        answer += f"   ({name} line {line}{asks}: {place}; {verdict})"
+        where = name if line is None else f"{name} line {line}"  # a TEXT's own place: "TEXT 2"
+        answer += f"   ({where}{asks}: {place}; {verdict})"
     elif result.get("looked_in") and not result["complete"]:  # a made-up name, or a typo of a real one
         answer += f"   (not a question of {' or '.join(result['looked_in'])}: no place to check it against)"
     lines.append(answer)
@@ -210,8 +230,9 @@ def format_result(result, top, places_file="birth_places_train.tsv", left_out=0)
         lines.append(f"  {_percent(p)}  {place}")
     true = result["known"][2] if result["known"] else None
     rank = [place for place, _ in probs].index(true) if true in dict(probs) else None
-    if rank is not None and rank >= top:  # the file's place, wherever it ranks
-        lines.append(f"  {_percent(probs[rank][1])}  {true}   (the file's place, {rank + 1} of {len(probs)})")
+    if rank is not None and rank >= top:  # the file's place (or the text's own), wherever it ranks
+        whose = "the file's place" if result["known"][0] in {name for _, name in SPLITS} else "the place given"
+        lines.append(f"  {_percent(probs[rank][1])}  {true}   ({whose}, {rank + 1} of {len(probs)})")
     what = f"the {len(probs) - len(result['extra'])} places of {places_file}"
     if left_out:
         what += f" ({left_out} spelled outside the vocabulary left out)"
@@ -247,7 +268,8 @@ def build_parser():
 
 def main(argv=None, stdin=None):
     """The command line; returns 0, or 2 when a text could not be asked (each such text gets one line
-    on stderr and the others are still answered)."""
+    on stderr and the others are still answered) or standard input is not UTF-8 (one line; the lines
+    before the bad bytes are answered, none after)."""
     p = build_parser()
     args = p.parse_args(argv)
     check_model_flags(p, args)
@@ -265,20 +287,25 @@ def main(argv=None, stdin=None):
                   complete=args.complete, chars=args.chars)
     stdin = stdin or sys.stdin
     if args.texts:
-        texts = [(f"TEXT {i}", t) for i, t in enumerate(args.texts, start=1)]
+        texts = [(f"TEXT {i}", (f"TEXT {i}", None), t) for i, t in enumerate(args.texts, start=1)]
     else:
-        texts = _lines(stdin, "text to continue" if args.complete else "question or name")
+        texts = ((f"line {n}", ("standard input", n), t)
+                 for n, t in _lines(stdin, "text to continue" if args.complete else "question or name"))
     status, asked, answered = 0, 0, 0
-    for where, text in texts:
-        asked += 1
-        try:
-            result = asker.ask(text)
-        except AskError as e:
-            print(f"ask.py: {where}: {e}", file=sys.stderr)
-            status = 2
-            continue
-        print(("\n" if answered else "") + format_result(result, args.top, left_out=asker.left_out), flush=True)
-        answered += 1
+    try:
+        for where, source, text in texts:
+            asked += 1
+            try:
+                result = asker.ask(text, source)
+            except AskError as e:
+                print(f"ask.py: {where}: {e}", file=sys.stderr)
+                status = 2
+                continue
+            print(("\n" if answered else "") + format_result(result, args.top, left_out=asker.left_out), flush=True)
+            answered += 1
+    except NotUTF8 as e:  # the lines before it were answered; the rest is read no further
+        print(f"ask.py: {e}", file=sys.stderr)
+        return 2
     if not asked:
         print("ask.py: nothing to ask: give questions or names as arguments, or one a line on standard input",
               file=sys.stderr)
@@ -287,20 +314,36 @@ def main(argv=None, stdin=None):
 
 
 def _lines(stdin, asking):
-    """(where, text) for each non-blank line of stdin; on a terminal, a prompt (`asking`) before each."""
+    """(line number, text) for each non-blank line of stdin; on a terminal, a prompt (`asking`) before
+    each. Its bytes are read as UTF-8 whatever the locale (a leading byte-order mark dropped, as
+    read_text drops it); a NotUTF8 for bytes that are not, naming the line and byte (UTF-16 by its
+    byte-order mark). A stream of text (no .buffer) is taken as it decodes."""
     interactive = stdin.isatty()
-    line_no = 0
+    raw = getattr(stdin, "buffer", None)
+    fix = "set the terminal to UTF-8" if interactive else "save it as UTF-8"
+    line_no, offset = 0, 0
     while True:
         if interactive:
             print(f"{asking} (Ctrl-D ends)> ", end="", file=sys.stderr, flush=True)
-        line = stdin.readline()
+        line = stdin.readline() if raw is None else raw.readline()
         if not line:
             if interactive:
                 print(file=sys.stderr)
             return
         line_no += 1
+        if raw is not None:
+            if line_no == 1 and line[:2] in (b"\xff\xfe", b"\xfe\xff"):
+                raise NotUTF8(f"standard input is UTF-16 text (byte-order mark {line[:2].hex(' ').upper()}), "
+                              f"not UTF-8; {fix}")
+            try:
+                line, offset = line.decode("utf-8"), offset + len(line)
+            except UnicodeDecodeError as e:
+                raise NotUTF8(f"standard input is not UTF-8: line {line_no}, byte {offset + e.start} is not "
+                              f"valid UTF-8; {fix}") from None
+        if line_no == 1 and line.startswith("\ufeff"):  # a byte-order mark (Windows editors)
+            line = line[1:]
         if line.strip():
-            yield f"line {line_no}", line.rstrip("\r\n")
+            yield line_no, line.rstrip("\r\n")
 
 
 if __name__ == "__main__":

@@ -262,3 +262,77 @@ def test_a_question_is_found_in_the_files_whatever_its_case_and_spacing(tmp_path
               "probabilities": [("Oslo", 0.5)]}
     assert ask.format_result(result, top=1).splitlines()[1] == \
         "  answer: Oslo   (birth_dev.tsv line 1, which asks 'Where was Emily Lee born?': Vienna; wrong)"
+
+
+def byte_stdin(data, errors="surrogateescape"):
+    """Standard input as Python opens it on a pipe: text over bytes (surrogateescape, as under a C.UTF-8
+    locale; strict, as under en_US.UTF-8)."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors=errors)
+
+
+def test_tsv_lines_are_asked_and_checked_against_their_place(trained, capsys):
+    """`ask < data/birth_dev.tsv`, the course's question<TAB>place file, refused every line: "characters
+    outside the vocabulary of wiki.txt: '\\t'". The question is asked and the line's place checks it."""
+    folder, params = trained
+    argv = ["--params", str(params), "--data-dir", str(folder), *SIZE_FLAGS, "--top", "1"]
+    stdin = io.StringIO("Where was Ann Bo born?\tOslo\nWhere was Cy Du born?\tLima\r\nEd Fa\t \n")
+    status, out, err = run_main(argv, capsys, stdin=stdin)
+    assert status == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[:2] == ["Where was Ann Bo born?", "  answer: Oslo   (standard input line 1: Oslo; right)"]
+    at = lines.index("Where was Cy Du born?")
+    assert lines[at + 1] == "  answer: Rome   (standard input line 2: Lima; wrong)"  # the line's place counts
+    assert lines[at + 3].endswith("%  Lima   (the place given, 2 of 2)")
+    at = lines.index("Where was Ed Fa born?")  # no place after the tab: the files still know it
+    assert lines[at + 1] == "  answer: Lima   (birth_places_train.tsv line 2: Lima; right)"
+    # a command-line text holding a tab is read the same way
+    status, out, err = run_main(argv + ["Ann Bo\tRome"], capsys)
+    assert status == 0 and err == "" and out.splitlines()[1] == "  answer: Oslo   (TEXT 1: Rome; wrong)"
+
+
+@pytest.mark.parametrize("stdin", [byte_stdin(b"\xef\xbb\xbfAnn Bo\r\nCy Du\n"), io.StringIO("\ufeffAnn Bo\nCy Du\n")],
+                         ids=["bytes", "text"])
+def test_a_byte_order_mark_on_standard_input_is_dropped(trained, capsys, stdin):
+    """A file saved by Windows Notepad begins with a byte-order mark: its first line was refused with
+    "characters outside the vocabulary of wiki.txt: '\\ufeff'". It is dropped, as read_text drops it."""
+    folder, params = trained
+    argv = ["--params", str(params), "--data-dir", str(folder), *SIZE_FLAGS, "--top", "1"]
+    status, out, err = run_main(argv, capsys, stdin=stdin)
+    assert status == 0 and err == ""
+    assert [ln for ln in out.splitlines() if ln.startswith("Where")] == ["Where was Ann Bo born?", "Where was Cy Du born?"]
+
+
+@pytest.mark.parametrize("errors", ["surrogateescape", "strict"])
+@pytest.mark.parametrize("data, says", [
+    (b"Ann Bo\nRen\xe9e\nCy Du\n", "standard input is not UTF-8: line 2, byte 10 is not valid UTF-8; save it as UTF-8"),
+    ("Ann Bo\nCy Du\n".encode("utf-16"), "standard input is UTF-16 text (byte-order mark FF FE), not UTF-8; "
+                                         "save it as UTF-8"),
+    (b"\xfe\xff" + "Ann Bo\n".encode("utf-16-be"), "(byte-order mark FE FF)"),
+], ids=["latin-1", "utf-16", "utf-16-be"])
+def test_standard_input_that_is_not_utf8_is_one_line(trained, capsys, data, says, errors):
+    """Latin-1 or UTF-16 standard input was refused line by line, naming surrogate escapes ('\\udce9',
+    '\\x00\\udcfe\\udcff') as characters outside the vocabulary, or (a strict locale) ended in a
+    UnicodeDecodeError traceback. It is one line saying where it is not UTF-8, and exit status 2; the
+    lines before it are answered, none after."""
+    folder, params = trained
+    argv = ["--params", str(params), "--data-dir", str(folder), *SIZE_FLAGS, "--top", "1"]
+    status, out, err = run_main(argv, capsys, stdin=byte_stdin(data, errors))
+    assert status == 2 and err.count("\n") == 1 and err.startswith("ask.py: standard input is ") and says in err
+    asked = [ln for ln in out.splitlines() if ln.startswith("Where")]
+    assert asked == (["Where was Ann Bo born?"] if says.startswith("standard input is not") else [])
+
+
+def test_a_terminal_is_prompted_and_told_to_use_utf8(trained, capsys):
+    """On a terminal each line still gets its prompt, now that the bytes are read; bad bytes say how
+    to fix a terminal, not a file."""
+    class Terminal(io.TextIOWrapper):
+        def isatty(self):
+            return True
+
+    folder, params = trained
+    argv = ["--params", str(params), "--data-dir", str(folder), *SIZE_FLAGS, "--top", "1"]
+    stdin = Terminal(io.BytesIO(b"Ann Bo\nRen\xe9e\n"), encoding="utf-8", errors="surrogateescape")
+    status, out, err = run_main(argv, capsys, stdin=stdin)
+    assert status == 2 and out.startswith("Where was Ann Bo born?\n")
+    assert err == "question or name (Ctrl-D ends)> " * 2 + \
+        "ask.py: standard input is not UTF-8: line 2, byte 10 is not valid UTF-8; set the terminal to UTF-8\n"
