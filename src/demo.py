@@ -116,8 +116,9 @@ def make_corpus(out_dir, size, seed):
 
 
 def refuse_an_input_folder(data, data_dir):
-    """DataError if the corpus folder the demo is about to write is --data-dir or the repo's data/."""
-    for keep in filter(None, (data_dir, os.path.join(HERE, "..", "data"))):
+    """DataError if the corpus folder the demo is about to write is --data-dir, the repo's data/ or src/data/
+    (where the course keeps its data: `--out src` would write over it)."""
+    for keep in filter(None, (data_dir, os.path.join(HERE, "..", "data"), os.path.join(HERE, "data"))):
         if os.path.realpath(data) == os.path.realpath(keep):
             raise DataError(f"{data}: the demo writes its corpus there, over {keep}'s own files; give another "
                             f"--out (the default is runs/demo)")

@@ -112,6 +112,8 @@ def test_the_corpus_written_under_out_never_lands_on_an_input_corpus(tmp_path):
     generated = Namespace(data_dir=None, people=None, train=None, seed=0)
     with pytest.raises(demo.DataError, match="the demo writes its corpus there"):
         demo.pick_corpus(generated, "cpu", repo)  # --out . from the repo root: data/ is the embedded corpus
+    with pytest.raises(demo.DataError, match="the demo writes its corpus there"):
+        demo.pick_corpus(generated, "cpu", demo.HERE)  # --out src: src/data/ is where the course keeps its data
 
 
 def test_the_demo_ends_with_an_ask_command_that_runs_as_printed(tmp_path, capsys):
