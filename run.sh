@@ -124,7 +124,11 @@ needs() {
     local env=""  # the same DATA_DIR and OUT_DIR as this call, so the hint runs as shown
     if [ -n "${DATA_DIR:-}" ]; then env+="DATA_DIR=$(printf '%q' "$DATA_DIR") "; fi
     if [ -n "${OUT_DIR:-}" ]; then env+="OUT_DIR=$(printf '%q' "$OUT_DIR") "; fi
-    echo "run.sh: $1 not found; make it first with: ${env}$ME $2" >&2
+    if [ -d "$1" ]; then  # the mode that makes it refuses a folder's path: "make it" alone went round in a loop
+      echo "run.sh: $1 is a folder, not a file; remove or rename it, then make it with: ${env}$ME $2" >&2
+    else
+      echo "run.sh: $1 not found; make it first with: ${env}$ME $2" >&2
+    fi
     exit 2
   fi
 }

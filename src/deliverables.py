@@ -180,7 +180,10 @@ def check(code_dir, submission_dir, data_dir):
         if not os.path.isfile(path):
             fix = (f"make it with {grader.run_sh_command(mode, data_dir, submission_dir)}"
                    + (f" (after {', '.join(before)})" if before else "")) if mode else "restore it from git"
-            rows.append((name, "missing", fix))
+            if os.path.isdir(path):  # the mode that makes it refuses a folder's path: say so first
+                rows.append((name, "bad", f"a folder, not a file; remove or rename it, then {fix}"))
+            else:
+                rows.append((name, "missing", fix))
             continue
         try:
             if name in PARAMS:

@@ -486,6 +486,9 @@ def read_predictions(ctx, name):
     path = os.path.join(ctx.submission_dir, name)
     if not os.path.isfile(path):
         first = f" (after {', '.join(before)})" if before else ""
+        if os.path.isdir(path):  # "make it" alone sent the user round: run.py refuses a folder's path
+            raise Failure(f"{_rel(path)} is a folder, not a predictions file: remove or rename it, then make it "
+                          f"with {ctx.run_sh(mode)}{first}")
         raise Failure(f"{_rel(path)} not found: make it with {ctx.run_sh(mode)}{first}")
     lines = prediction_lines(path, len(answers))
     require(len(lines) == len(answers),

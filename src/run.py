@@ -298,9 +298,6 @@ def main(argv=None):
     set_seed(args.seed)
     device = get_device()
     text = read_text(args.pretrain_corpus_path, "pretraining corpus")
-    if not text.strip():
-        raise DataError(f"{args.pretrain_corpus_path}: the pretraining corpus is empty; it needs one biography a line "
-                        f"(`python src/make_world.py --out data` regenerates the embedded corpus)")
     pretrain_dataset = CharCorruptionDataset(text, args.block_size, args.pretrain_corpus_path)
     model = build_model(args, pretrain_dataset)
     n_params = sum(p.numel() for p in model.parameters())

@@ -336,3 +336,29 @@ def test_a_terminal_is_prompted_and_told_to_use_utf8(trained, capsys):
     assert status == 2 and out.startswith("Where was Ann Bo born?\n")
     assert err == "question or name (Ctrl-D ends)> " * 2 + \
         "ask.py: standard input is not UTF-8: line 2, byte 10 is not valid UTF-8; set the terminal to UTF-8\n"
+
+
+def test_an_empty_corpus_is_named_as_empty_by_every_tool(tmp_path, capsys):
+    """run.py said "the pretraining corpus is empty"; ask, plots, memorised and deliverables built a
+    vocabulary of MASK and PAD from it and then blamed the params: "params have a vocabulary of 167
+    characters, the pretraining corpus gives 2"."""
+    import memorised
+    import plots
+    from submission.dataset import DataError
+    wiki = tmp_path / "wiki.txt"
+    wiki.write_text("\n\n", encoding="utf-8")
+    with pytest.raises(DataError, match=rf"^{wiki}: the pretraining corpus is empty; it needs one biography a line"):
+        CharCorruptionDataset(wiki.read_text(encoding="utf-8"), 128, str(wiki))
+    CharCorruptionDataset("", 128)  # the course's call, without a file: as the course, no check
+    params = str(tmp_path / "none.params")  # never read: the corpus fails first
+    for main, argv in ((ask.main, ["--params", params, "--data-dir", str(tmp_path), "Ann Lee"]),
+                       (plots.main, ["attention", "--params", params, "--pretrain_corpus_path", str(wiki),
+                                     "--question", "Where was Ann Lee born?", "--out", str(tmp_path / "a.png")]),
+                       (memorised.main, ["--params", params, "--data-dir", str(tmp_path)])):
+        try:
+            status = main(argv)
+        except DataError as e:  # the tools under run_cli print it as one line
+            assert str(e).startswith(f"{wiki}: the pretraining corpus is empty"), e
+        else:
+            err = capsys.readouterr().err
+            assert status == 2 and "the pretraining corpus is empty" in err, err

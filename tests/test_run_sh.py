@@ -244,6 +244,28 @@ def test_missing_params_names_the_mode(world, tmp_path):
     assert p.returncode == 2 and f"OUT_DIR={tmp_path} ./run.sh synthesizer_finetune_with_pretrain" in p.stderr
 
 
+def test_a_folder_named_as_the_params_is_named_as_a_folder(world, tmp_path):
+    """A folder where synthesizer.finetune.params goes got "not found; make it first with ...", and that
+    mode refuses a folder's path: the user went round in a loop. deliverables and the grader said
+    "missing" / "not found" for a folder named as a predictions file the same way."""
+    (tmp_path / "synthesizer.finetune.params").mkdir()
+    p = sh(["synthesizer_eval_dev_with_pretrain"], world, tmp_path, check=False)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert f"run.sh: {tmp_path}/synthesizer.finetune.params is a folder, not a file; remove or rename it, then make " \
+           f"it with: DATA_DIR={world} OUT_DIR={tmp_path} {ROOT}/run.sh synthesizer_finetune_with_pretrain" in p.stderr
+    import deliverables
+    import grader
+    (tmp_path / "vanilla.pretrain.dev.predictions").mkdir()
+    rows = {name: (status, note) for name, status, note in deliverables.check(
+        os.path.join(ROOT, "src", "submission"), str(tmp_path), str(world))}
+    status, note = rows["vanilla.pretrain.dev.predictions"]
+    assert status == "bad" and note.startswith("a folder, not a file; remove or rename it, then make it with "), note
+    assert rows["synthesizer.finetune.params"][0] == "bad"
+    result = grader.make_grader(str(world), str(tmp_path), "course").run(["1f-1-hidden"], out=None)[0]
+    assert not result.passed and "vanilla.pretrain.dev.predictions is a folder, not a predictions file: remove or " \
+                                  "rename it, then make it with " in result.reason, result.reason
+
+
 def test_user_errors_are_one_line(world, tmp_path):
     out = tmp_path / "out"
     out.mkdir()

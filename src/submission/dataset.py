@@ -179,6 +179,9 @@ class CharCorruptionDataset(Dataset):
     def __init__(self, data, block_size, path="<pretraining corpus>"):
         self.MASK_CHAR = MASK_CHAR
         self.PAD_CHAR = PAD_CHAR
+        if path != "<pretraining corpus>" and not data.strip():  # a file: its vocabulary would be MASK and PAD
+            raise DataError(f"{path}: the pretraining corpus is empty; it needs one biography a line (data/wiki.txt "
+                            f"is the embedded corpus)")
         chars = sorted(set(data))
         for special, name in ((MASK_CHAR, "MASK"), (PAD_CHAR, "PAD")):
             if special in chars:
