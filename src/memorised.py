@@ -28,7 +28,7 @@ from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("memorised.py"):  # torch loads here
     import torch
-    from submission.dataset import CharCorruptionDataset, parse_tsv, read_text
+    from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
     from submission.utils import get_device, load_params, run_cli, sample_cached
 
 
@@ -70,12 +70,25 @@ def memorised(model, items, stoi, itos, batch_size=256):
     return hits
 
 
-def splits(data_dir):
-    """[(split name, rows)] of a corpus folder: train, then dev, as (question, place) pairs."""
-    out = []
+def splits(data_dir, wiki=None):
+    """[(split name, rows)] of a corpus folder: train, then dev, as (question, place) pairs. With `wiki`
+    (wiki.txt's lines), a DataError unless the rows follow the course's layout, which the probes take for
+    granted: the person of the course's question on row i is named on wiki line i (train, then dev)."""
+    out, offset = [], 0
     for name, fname in (("train", "birth_places_train.tsv"), ("dev", "birth_dev.tsv")):
         path = os.path.join(data_dir, fname)
-        out.append((name, [(q, p) for q, p, _ in parse_tsv(read_text(path, f"{name} corpus"), path)]))
+        rows = parse_tsv(read_text(path, f"{name} corpus"), path)
+        if not rows:
+            raise DataError(f"{path}: no questions, so no birthplace to probe; give a --data-dir whose "
+                            f"{fname} has the labelled questions")
+        for i, (q, _, line) in enumerate(rows if wiki is not None else []):
+            person = q[len("Where was "):-len(" born?")] if q.startswith("Where was ") and q.endswith(" born?") else ""
+            if person and (offset + i >= len(wiki) or person not in wiki[offset + i]):
+                raise DataError(f"{path}:{line}: {person} is not on wiki.txt line {offset + i + 1}, as the course's "
+                                f"layout has it (wiki line i is train row i, then the dev rows); memorised needs "
+                                f"the corpus the model was pretrained on, in that layout")
+        out.append((name, [(q, p) for q, p, _ in rows]))
+        offset += len(rows)
     return out
 
 
@@ -92,7 +105,7 @@ def memorised_rows(model, data_dir, block_size=128, corpus=None):
     Indices count from 0 within each split's TSV."""
     wiki, ds = corpus or read_corpus(data_dir, block_size)
     result, offset = {}, 0
-    for name, rows in splits(data_dir):
+    for name, rows in splits(data_dir, wiki):
         items = probes(wiki[offset:offset + len(rows)], rows, block_size)
         items = [it for it in items if all(c in ds.stoi for c in it[1] + it[2])]
         hits = memorised(model, items, ds.stoi, ds.itos)

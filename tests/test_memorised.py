@@ -110,3 +110,26 @@ def test_a_corpus_of_another_vocabulary_names_the_data_dir_flag(tmp_path, capsys
     assert stop.value.code == 2 and err.count("\n") == 1, err
     assert "use the same --data-dir (the folder of the wiki.txt) the params were trained with" in err
     assert "--pretrain_corpus_path" not in err
+
+
+def test_rows_out_of_the_courses_layout_or_none_are_refused(tmp_path):
+    """An empty train file printed "memorised (train): 0 of 0 (0.0%)", exit 0; train rows that are not
+    wiki.txt's first lines (a train file cut short) probed each dev person on another person's line and
+    printed "0 of 1" for 20 dev people, exit 0."""
+    from submission.dataset import DataError
+    people = [("Ann Bo", "Oslo"), ("Cy Du", "Rome"), ("Ed Fa", "Lima"), ("Gu Ha", "Kiev")]
+    (tmp_path / "wiki.txt").write_text("".join(f"{n} was born in {p}.\n" for n, p in people), encoding="utf-8")
+
+    def tsv(name, rows):
+        (tmp_path / name).write_text("".join(f"Where was {n} born?\t{p}\n" for n, p in rows), encoding="utf-8")
+    tsv("birth_places_train.tsv", people[:2])
+    tsv("birth_dev.tsv", people[2:])
+    wiki = (tmp_path / "wiki.txt").read_text(encoding="utf-8").split("\n")
+    assert [name for name, _ in memorised.splits(str(tmp_path), wiki)] == ["train", "dev"]  # the layout holds
+    tsv("birth_places_train.tsv", people[:1])  # one train row short: dev row 1 lands on Cy Du's line
+    with pytest.raises(DataError, match=rf"^{tmp_path / 'birth_dev.tsv'}:1: Ed Fa is not on wiki.txt line 2, as the "
+                                        r"course's layout has it \(wiki line i is train row i, then the dev rows\)"):
+        memorised.splits(str(tmp_path), wiki)
+    tsv("birth_places_train.tsv", [])
+    with pytest.raises(DataError, match=r"birth_places_train.tsv: no questions, so no birthplace to probe"):
+        memorised.splits(str(tmp_path), wiki)
