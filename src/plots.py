@@ -175,7 +175,13 @@ def plot_curves(paths, out, title=None, dpi=100):
 
 def output_path(out):
     """The file a picture for `out` is written to: `out` itself, or `out.png` when it has no extension
-    (as matplotlib does); PlotError for a folder or a format matplotlib cannot write."""
+    (as matplotlib does); PlotError for an empty path, a folder, a device or FIFO (/dev/null: "/dev/null.png"
+    was made in /dev), or a format matplotlib cannot write."""
+    if not out:
+        raise PlotError("--out is empty; give the picture's file path, e.g. plot.png")
+    if os.path.exists(out) and not os.path.isfile(out) and not os.path.isdir(out):
+        raise PlotError(f"{out}: --out is not a regular file (a device or a FIFO); give the picture's file path, "
+                        f"e.g. plot.png")
     if os.path.isdir(out) or out.endswith(os.sep):
         raise PlotError(f"{out}: --out is a folder; give the picture's file path, e.g. "
                         f"{os.path.join(out, 'plot.png')}")
@@ -197,7 +203,8 @@ def _save(fig, out, dpi):
     beside it (same extension, so matplotlib picks the format) and renamed over it, so an
     interrupted or failed save leaves any old picture as it was."""
     out = output_path(out)
-    folder = os.path.dirname(os.path.abspath(out))
+    target = os.path.realpath(out)  # through a symbolic link, as the other tools write: the link stays
+    folder = os.path.dirname(target)
     try:
         os.makedirs(folder, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(out) + ".", suffix=os.path.splitext(out)[1],
@@ -213,12 +220,15 @@ def _save(fig, out, dpi):
         mask = os.umask(0)
         os.umask(mask)
         os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes 0600; give the mode an ordinary save would
-        os.replace(tmp, out)
+        os.replace(tmp, target)
     except OSError as e:
         raise PlotError(f"{out}: cannot write it ({e.strerror or e}); give --out a path you can write "
                         f"to") from None
-    except (RuntimeError, ValueError) as e:  # a format whose writer needs more (.pgf: xelatex)
+    except (RuntimeError, ValueError) as e:  # a format whose writer needs more (.pgf: xelatex), or bad TeX math
         why = ([line for line in str(e).splitlines() if line.strip()] or [type(e).__name__])[-1]
+        if os.path.splitext(out)[1].lower() in (".png", ".svg", ".pdf"):  # these need nothing more: the text did it
+            raise PlotError(f"{out}: matplotlib could not draw the picture ({why}); text between two $ (in --title, "
+                            f"a question, a place) is read as TeX math: leave the $ out or write \\$") from None
         raise PlotError(f"{out}: matplotlib could not write a {os.path.splitext(out)[1]} file here ({why}); give "
                         f"--out a .png, .svg or .pdf name") from None
     finally:

@@ -569,3 +569,27 @@ def test_attention_takes_a_name_and_the_defaults_ask_has(monkeypatch, tmp_path):
                        str(tmp_path / "a.png")]) == 0
     assert seen["question"] == "Where was Emily Lee born?" and seen["models"] == [("v.params", "vanilla")]
     assert seen["corpus"] == os.path.join(ROOT, "data", "wiki.txt")
+
+
+def test_odd_out_paths_and_bad_tex_are_named_for_what_they_are(tmp_path, capsys):
+    """--out /dev/null wrote "/dev/null.png" into /dev; --out '' wrote "./.png.png"; --out through a
+    symbolic link replaced the link with a file (the other tools write through it); and a title with
+    bad TeX math between $ signs was blamed on --out ("give --out a .png, .svg or .pdf name")."""
+    needs_matplotlib()
+    log = small_log(tmp_path)
+    for out, says in (("/dev/null", "/dev/null: --out is not a regular file (a device or a FIFO)"),
+                      ("", "--out is empty; give the picture's file path")):
+        code, _, err = curves([log, "--out", out], capsys)
+        assert code == 2 and len(err) == 1 and says in err[0], err
+    assert not os.path.exists("/dev/null.png") and not (tmp_path / ".png.png").exists()
+    real = tmp_path / "pictures" / "curves.png"
+    real.parent.mkdir()
+    real.write_bytes(b"an older picture")
+    link = tmp_path / "latest.png"
+    link.symlink_to(real)
+    code, _, err = curves([log, "--out", str(link)], capsys)
+    assert code == 0 and link.is_symlink() and real.read_bytes().startswith(b"\x89PNG"), err
+    code, _, err = curves([log, "--out", str(tmp_path / "t.png"), "--title", "$\\badmath$"], capsys)
+    assert code == 2 and len(err) == 1 and "matplotlib could not draw the picture" in err[0], err
+    assert "is read as TeX math: leave the $ out or write \\$" in err[0] and "give --out" not in err[0]
+    assert not (tmp_path / "t.png").exists()
