@@ -193,3 +193,23 @@ def test_the_copies_kept_for_modules_that_load_before_torch_match_the_dataset():
     import plots
     from submission.dataset import MASK_CHAR, MIN_BLOCK
     assert modelflags.MIN_BLOCK == MIN_BLOCK and plots.MASK == MASK_CHAR
+
+
+def test_a_params_file_or_utf16_given_as_text_is_named_for_what_it_is(tmp_path):
+    """`london_baseline.py vanilla.finetune.params` said "...:1: not valid UTF-8 at byte 64; save the
+    file as UTF-8": a params file is no text to re-save. UTF-16 from a Windows editor is named too."""
+    from submission.dataset import read_text
+    params = tmp_path / "vanilla.finetune.params"
+    torch.save({"w": torch.zeros(3)}, params)
+    with pytest.raises(DataError, match=rf"^{params}: a zip file \(params are one\), not text; give the dev corpus "
+                                        r"\(a UTF-8 text file\)$"):
+        read_text(str(params), "dev corpus")
+    utf16 = tmp_path / "dev.tsv"
+    utf16.write_bytes("Where was Ann Lee born?\tLima\n".encode("utf-16"))
+    with pytest.raises(DataError, match=r"dev.tsv: UTF-16 text \(byte-order mark (FFFE|FEFF)\), not UTF-8; save the "
+                                        r"file as UTF-8$"):
+        read_text(str(utf16), "dev corpus")
+    latin1 = tmp_path / "wiki.txt"
+    latin1.write_bytes("Ann Lee.\nRen\xe9e Bo.\n".encode("latin-1"))
+    with pytest.raises(DataError, match=r"wiki.txt:2: not valid UTF-8 at byte 12; save the file as UTF-8$"):
+        read_text(str(latin1))

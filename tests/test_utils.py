@@ -272,6 +272,20 @@ def test_a_checkpoint_with_tensors_beside_the_weights_is_named_a_checkpoint(tmp_
         load_params(small(), str(p))
 
 
+def test_a_training_state_is_named_as_one_with_the_resume_fix(tmp_path):
+    """A run's X.params.state (what --resume reads) passed as params was told to save
+    torch.load(...)['model'] by hand; finishing the run with --resume writes the params."""
+    from submission import resume
+    model = small()
+    path = tmp_path / "vanilla.pretrain.params.state"
+    resume.save(str(path), model=model, optimizer=torch.optim.AdamW(model.parameters()),
+                settings={}, epoch=3, step=30, tokens=0, best_loss=1.0, elapsed=1.0, log_lines=[])
+    with pytest.raises(ParamsError, match=r"vanilla.pretrain.params.state: a training state \(what --resume goes on "
+                                          r"from\), not params; finish that run with its command and --resume: the "
+                                          r"params go to .*/vanilla.pretrain.params$"):
+        load_params(small(), str(path))
+
+
 def test_evaluate_places_reads_past_a_byte_order_mark(tmp_path):
     """A dev file saved by a Windows editor: a BOM, then a blank line, then the labelled rows."""
     from submission.utils import evaluate_places

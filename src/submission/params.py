@@ -179,6 +179,11 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
     if not isinstance(state, dict):
         problem = f"holds a {type(state).__name__}, not a state_dict (a dict of tensors)"
         raise ParamsError(f"{path}: {problem}; pass a params file that run.py wrote", problem=problem)
+    if isinstance(state.get("format"), str) and state["format"].startswith("cs224n-a5 training state"):
+        problem = "a training state (what --resume goes on from), not params"
+        params = path[:-len(".state")] if path.endswith(".state") else "its params path"
+        raise ParamsError(f"{path}: {problem}; finish that run with its command and --resume: the params go to "
+                          f"{params}", problem=problem)
     for key in ("model", "state_dict", "model_state_dict"):  # a training checkpoint of another loop
         # a state_dict's values are tensors, never dicts: weights under one of these keys, beside the
         # step or an optimizer's state (tensors too, such as a learning rate), make a checkpoint
