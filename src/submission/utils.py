@@ -103,10 +103,20 @@ def _threads_from_environment():
     if value:
         if not value.isdigit() or int(value) < 1:
             raise DataError(f"GPT_NUM_THREADS={value!r} is not a thread count; set it to a whole number such as "
-                            f"1 or {cap}, or unset it to let the trainer choose")
+                            f"1 or {cap}, or unset it")
         return min(int(value), cap)
     first = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
     return min(int(first), cap) if first.isdigit() and int(first) >= 1 else None
+
+
+def fix_threads_from_environment():
+    """torch's thread count as $GPT_NUM_THREADS fixes it, for every tool run_cli starts (ask, memorised,
+    evaluation; the trainer's CpuThreads keeps it too); a DataError when it is no count. Unset: torch's
+    own choice stands."""
+    if os.environ.get("GPT_NUM_THREADS", "").strip():
+        n = _threads_from_environment()
+        if torch.get_num_threads() != n:
+            torch.set_num_threads(n)
 
 
 class CpuThreads:
