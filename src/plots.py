@@ -34,6 +34,7 @@ import signal
 import sys
 import tempfile
 import threading
+import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
@@ -226,7 +227,8 @@ def _save(fig, out, dpi):
                         f"to") from None
     except (RuntimeError, ValueError) as e:  # a format whose writer needs more (.pgf: xelatex), or bad TeX math
         why = ([line for line in str(e).splitlines() if line.strip()] or [type(e).__name__])[-1]
-        if os.path.splitext(out)[1].lower() in (".png", ".svg", ".pdf"):  # these need nothing more: the text did it
+        raised_in = {os.path.basename(f.filename) for f in traceback.extract_tb(e.__traceback__)}
+        if raised_in & {"mathtext.py", "_mathtext.py"}:  # the text's $...$, whatever the format
             raise PlotError(f"{out}: matplotlib could not draw the picture ({why}); text between two $ (in --title, "
                             f"a question, a place) is read as TeX math: leave the $ out or write \\$") from None
         raise PlotError(f"{out}: matplotlib could not write a {os.path.splitext(out)[1]} file here ({why}); give "
