@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import ledger  # noqa: E402
 from modelflags import size_flags, size_from_flags  # noqa: E402
 from oneline import OneLineParser, nearest  # noqa: E402
 from startup import interruptible_start  # noqa: E402
@@ -178,23 +179,26 @@ def london(data):
 
 
 DEFAULT_OUT = os.path.join(HERE, "..", "runs", "demo")
-MARKER = ".made-by-demo"  # in an --out folder: the demo's own, whose params and predictions its runs replace
+RECORD = ".made-by-demo.json"  # in --out: the sha256 of the params and predictions the demo wrote there (ledger)
+OUTPUTS = ("vanilla.model.params", "vanilla.pretrain.params", "vanilla.finetune.params", "synthesizer.pretrain.params",
+           "synthesizer.finetune.params", "vanilla.nopretrain.dev.predictions", "vanilla.pretrain.dev.predictions",
+           "synthesizer.pretrain.dev.predictions")  # what its runs write, the course's names
 SETS = ("--function", "--variant", "--pretrain_corpus_path", "--finetune_corpus_path", "--eval_corpus_path",
         "--reading_params_path", "--writing_params_path", "--outputs_path", "--log_path")  # per step, in step()
 
 
 def check_out_folder(out):
-    """DataError when `out` holds params or predictions the demo did not write (a folder of the course's
-    runs, such as src/submission): its runs write files of the course's names there and would replace
-    them. The default folder and one holding the demo's MARKER are its own."""
-    if os.path.realpath(out) == os.path.realpath(DEFAULT_OUT) or os.path.isfile(os.path.join(out, MARKER)):
+    """DataError when `out` holds a file of the names the demo writes (OUTPUTS) that its RECORD does not
+    hold as it is now: the course's runs in src/submission, params a run.sh mode wrote there after the
+    demo. Its runs would replace them. runs/demo without a record is an earlier version's: its own."""
+    if os.path.realpath(out) == os.path.realpath(DEFAULT_OUT) and not os.path.exists(os.path.join(out, RECORD)):
         return
-    theirs = sorted(n for n in (os.listdir(out) if os.path.isdir(out) else [])
-                    if n.endswith((".params", ".predictions")))
-    if theirs:
-        more = f" and {len(theirs) - 1} more params or predictions" if len(theirs) > 1 else ""
-        raise DataError(f"{out}: holds {theirs[0]}{more}, which the demo did not write and its runs would "
-                        f"replace; give --out an empty or new folder (default runs/demo)")
+    found = ledger.foreign(out, RECORD, OUTPUTS)
+    if found:
+        path, why = found
+        what = "changed since the demo wrote it" if why == "changed since" else "not written by the demo"
+        raise DataError(f"{path}: {what}, and the demo's runs would replace it; give --out an empty or new "
+                        f"folder (default runs/demo), or move the file away")
 
 
 def check_flags(p, args, size_name, extra=()):
@@ -265,8 +269,6 @@ def main(argv=None):
     check_out_folder(out)
     t0 = time.time()
     data, source = pick_corpus(args, size_name, out)
-    atomic_write_text(os.path.join(out, MARKER), "src/demo.py works here: its runs replace the params and "
-                                                 "predictions of this folder\n")
     passed = f"; run.py flags given: {shlex.join(extra)}" if extra else ""
     print(f"demo ({size_name}) on {source}, device {get_device()}{passed}", flush=True)
     wiki = ["--pretrain_corpus_path", os.path.join(data, "wiki.txt")]
@@ -277,7 +279,12 @@ def main(argv=None):
     results.append(("always London", right / total * 100, None, None, 0.0))
 
     def step(*a):
-        return driver.main(list(a) + common)
+        result = driver.main(list(a) + common)
+        written = [os.path.basename(a[a.index(flag) + 1]) for flag in ("--writing_params_path", "--outputs_path")
+                   if flag in a]  # recorded as the demo's: its next run may replace them
+        ledger.add_to_record(out, RECORD, written, "written by src/demo.py: the params and predictions below, "
+                                                   "which its runs replace only while they keep these sha256")
+        return result
 
     def par(name):
         return os.path.join(out, name)

@@ -11,16 +11,15 @@ dev (next 500) and test (the rest). Everything is drawn from `random.Random` str
     python src/make_world.py --stats data ../shared/reference-data   # statistics, side by side
 
 Beside the five files it writes `.make_world.json`, their sha256 (and build_world's arguments), and
-it replaces only files recorded there, unchanged: a folder holding other files of those names (the
-course's data copied into data/, a world edited by hand or written before this record existed) is
-refused with a one-line error, and `--replace` overwrites them anyway.
+it replaces only files recorded there, unchanged, or holding what it is about to write (src/ledger.py):
+a folder holding other files of those names (the course's data copied into data/, a world edited by
+hand) is refused with a one-line error, and `--replace` overwrites them anyway.
 
 Python API: `build_world(...) -> World` and `write_world(world, out_dir, replace=False)`; `stats(dir)`
 returns the statistics as a dict and `format_stats([...])` prints them. Standard library only.
 """
 import bisect
 import hashlib
-import json
 import os
 import random
 import shutil
@@ -34,6 +33,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
+import ledger  # noqa: E402
 from oneline import OneLineParser  # noqa: E402
 from world.names import NameMaker  # noqa: E402
 from world.places import conflicts, ranked_places  # noqa: E402
@@ -374,55 +374,30 @@ def world_files(world):
 def marker_text(files, arguments=None):
     """The text of MARKER for `files` (file name -> text, as world_files gives them): the sha256 of each
     file's UTF-8 bytes, and `arguments` (build_world's, for information only)."""
-    doc = {"about": "written by src/make_world.py with the files below, which it replaces only while they "
-                    "keep these sha256 (data/README.md)",
-           "arguments": arguments or {},
-           "sha256": {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in files.items()}}
-    return json.dumps(doc, indent=1, sort_keys=True) + "\n"
+    return ledger.record_text({name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in files.items()},
+                              "written by src/make_world.py with the files below, which it replaces only while "
+                              "they keep these sha256 (data/README.md)", arguments=arguments or {})
 
 
-def _recorded(out_dir):
-    """(file name -> sha256 recorded in out_dir's MARKER, or None when there is none or it cannot be read;
-    why it is None, for the error message)."""
-    try:
-        with open(os.path.join(out_dir, MARKER), encoding="utf-8") as f:
-            doc = json.load(f)
-    except FileNotFoundError:
-        return None, f"no {MARKER} beside it"
-    except (OSError, ValueError):
-        return None, f"{MARKER} beside it cannot be read"
-    hashes = doc.get("sha256") if isinstance(doc, dict) else None
-    if not isinstance(hashes, dict):
-        return None, f"{MARKER} beside it cannot be read"
-    return hashes, "or edited since"
-
-
-def _sha256_of(path):
-    """The sha256 of a file's bytes, or None when it cannot be read (a folder, a dangling link)."""
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-    except OSError:
-        return None
-    return digest.hexdigest()
-
-
-def check_replaceable(out_dir):
+def check_replaceable(out_dir, files=None):
     """WorldError naming the first of FILES in out_dir that make_world did not write, or that changed
     since it wrote it (its sha256 is not the one MARKER records): replacing it would lose the user's
-    file. A folder without any of FILES passes, with or without MARKER."""
-    present = [name for name in FILES if os.path.lexists(os.path.join(out_dir, name))]
-    if not present:
-        return
-    hashes, why = _recorded(out_dir)
-    for name in present:
-        path = os.path.join(out_dir, name)
-        digest = _sha256_of(path)
-        if hashes is None or digest is None or hashes.get(name) != digest:
-            raise WorldError(f"{path}: not a file make_world wrote ({why}), so it is not replaced; move it away "
-                             f"first, or pass --replace to overwrite it")
+    file. A file whose bytes are those of `files` (the world about to be written: name -> text), also
+    with Windows line ends, loses nothing and passes. A folder without any of FILES passes."""
+    def harmless(name, path):
+        if files is None or name not in files:
+            return False
+        try:
+            with open(path, "rb") as f:
+                have = f.read()
+        except OSError:
+            return False
+        return have.replace(b"\r\n", b"\n") == files[name].encode("utf-8")
+    found = ledger.foreign(out_dir, MARKER, FILES, harmless)
+    if found:
+        path, why = found
+        raise WorldError(f"{path}: not a file make_world wrote ({why}), so it is not replaced; move it away "
+                         f"first, or pass --replace to overwrite it")
 
 
 def write_world(world, out_dir, replace=False):
@@ -438,7 +413,7 @@ def write_world(world, out_dir, replace=False):
     old ones, each rename atomic, MARKER last, and a failed rename puts back the files already renamed.
     Should putting one back fail too, a WorldError says so and the temporary folder keeps the old files."""
     if not replace:
-        check_replaceable(out_dir)
+        check_replaceable(out_dir, world_files(world))
     os.makedirs(out_dir, exist_ok=True)
     stage = tempfile.mkdtemp(prefix=".make_world.", dir=out_dir)
     renamed, restored = [], True
@@ -711,7 +686,7 @@ def main(argv=None):
     ap.add_argument("--even-places", action="store_true",
                     help="every birthplace equally likely (default: a Zipf law, London first)")
     ap.add_argument("--replace", action="store_true",
-                    help=f"overwrite files in --out that make_world did not write or that were edited since "
+                    help=f"overwrite files in --out that make_world did not write or that changed since "
                          f"(by default they are refused: {MARKER} there records what it wrote)")
     args = ap.parse_args(argv)
     if not args.out and not args.stats:
@@ -720,8 +695,6 @@ def main(argv=None):
     written = False
     try:
         if args.out:
-            if not args.replace:
-                check_replaceable(args.out)  # before the world is built: the error comes at once
             world = build_world(people=args.people, train=args.train, dev=args.dev, seed=args.seed,
                                 max_sentences=args.max_sentences, places=args.places, tellings=args.tellings,
                                 full_names=args.full_names, even_places=args.even_places)

@@ -155,8 +155,9 @@ def test_flags_for_run_py_are_named_where_the_demo_starts_and_in_its_table(tmp_p
 
 def test_an_out_folder_of_the_courses_runs_is_refused_before_any_work(tmp_path, capsys):
     """`demo.py --out src/submission` replaced the student's course-size vanilla.model.params and
-    predictions with the demo's small ones, without a word. An --out holding params or predictions the
-    demo did not write is refused; the folder it works in (its marker file) is its own again."""
+    predictions with the demo's small ones, without a word. A file of the names the demo writes is
+    replaced only while the demo's record holds it unchanged: course params written into the demo's
+    folder after it (a run.sh mode with OUT_DIR there) are refused too."""
     import make_world
     data = tmp_path / "world"
     make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
@@ -167,16 +168,20 @@ def test_an_out_folder_of_the_courses_runs_is_refused_before_any_work(tmp_path, 
     before = {p.name: p.read_bytes() for p in course.iterdir()}
     argv = ["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16", "--variants", "nopretrain",
             "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "1"]
-    with pytest.raises(demo.DataError, match=rf"^{course}: holds vanilla.model.params and 1 more params or "
-                                             r"predictions, which the demo did not write and its runs would replace; "
-                                             r"give --out an empty or new folder \(default runs/demo\)$"):
+    with pytest.raises(demo.DataError, match=rf"^{course / 'vanilla.model.params'}: not written by the demo, and the "
+                                             r"demo's runs would replace it; give --out an empty or new folder "
+                                             r"\(default runs/demo\), or move the file away$"):
         demo.main(argv + ["--out", str(course)])
     assert {p.name: p.read_bytes() for p in course.iterdir()} == before  # nothing made there either
     work = tmp_path / "work"
     demo.main(argv + ["--out", str(work)])  # a new folder: the demo's, and its own again on the next run
-    assert (work / demo.MARKER).is_file() and (work / "vanilla.model.params").is_file()
+    assert (work / demo.RECORD).is_file() and (work / "vanilla.model.params").is_file()
     demo.main(argv + ["--out", str(work)])
     assert "vanilla, no pretraining" in capsys.readouterr().out
+    (work / "vanilla.model.params").write_bytes(b"params a run.sh mode wrote here since")
+    with pytest.raises(demo.DataError, match=r"vanilla.model.params: changed since the demo wrote it"):
+        demo.main(argv + ["--out", str(work)])
+    assert (work / "vanilla.model.params").read_bytes() == b"params a run.sh mode wrote here since"
 
 
 @pytest.mark.parametrize("flag", ["--outputs_path=x.predictions", "--writing_params_path", "--pretrain_corpus_path",
