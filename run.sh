@@ -100,8 +100,8 @@ Beyond the course:
   deliverables   checks the handout's 18 files and zips them into submission.zip
 
 Environment: DATA_DIR (inputs, default data/), OUT_DIR (outputs, default src/submission/),
-GPT_NUM_THREADS (CPU threads; fixes every tool's count), GPT_DEVICE (cpu, cuda or mps; default the first
-there of cuda, mps, cpu), PYTHON (the interpreter when there is no .venv).
+GPT_NUM_THREADS (CPU threads of training, evaluation, ask, memorised), GPT_DEVICE (cpu, cuda or mps;
+default the first there of cuda, mps, cpu), PYTHON (the interpreter when there is no .venv).
 An interrupted training run goes on with the same command and --resume.
 TEXT
   exit 0

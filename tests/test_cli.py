@@ -631,22 +631,28 @@ def test_an_output_path_holding_another_kind_of_file_is_refused(tmp_path, capsys
     other_dev, other_params = tmp_path / "other_dev.tsv", tmp_path / "vanilla.pretrain.params"
     other_dev.write_bytes(dev.read_bytes())
     other_params.write_bytes(params.read_bytes())
+    other_wiki, inputs = tmp_path / "other_wiki.txt", tmp_path / "birth_test_inputs.tsv"  # no tab in either
+    other_wiki.write_text("Ada Quill was born in Lisbon and spent her long life there, writing about the sea.\n",
+                          encoding="utf-8")
+    inputs.write_text("Where was Bo Li born?\n", encoding="utf-8")
     log = tmp_path / "old.log.jsonl"
     log.write_text('{"step": 1, "loss": 4.2}\n', encoding="utf-8")
     finetune = ["--function=finetune", "--variant=vanilla", *TINY, f"--pretrain_corpus_path={wiki}",
                 f"--finetune_corpus_path={train}"]
     evaluate = ["--function=evaluate", "--variant=vanilla", *TINY[:6], f"--pretrain_corpus_path={wiki}",
                 f"--reading_params_path={params}", f"--eval_corpus_path={dev}"]
-    kept = {p: p.read_bytes() for p in (params, other_dev, other_params, log)}
+    kept = {p: p.read_bytes() for p in (params, other_dev, other_params, log, other_wiki, inputs)}
     for argv, says in (
             (finetune + [f"--writing_params_path={tmp_path / 'w.params'}", f"--log_path={params}"],
-             f"{params}: is a torch file (params or a training state), not loss log an earlier run wrote"),
+             f"{params}: is a torch file (params or a training state), not the loss log an earlier run wrote"),
             (finetune + [f"--writing_params_path={other_dev}"],
-             f"{other_dev}: is a question<TAB>place file (a corpus), not params an earlier run wrote"),
-            (finetune + [f"--writing_params_path={log}"], f"{log}: is a loss log (JSON lines), not params"),
+             f"{other_dev}: is a corpus (questions or biographies), not the params an earlier run wrote"),
+            (finetune + [f"--writing_params_path={log}"], f"{log}: is a loss log (JSON lines), not the params"),
             (evaluate + [f"--outputs_path={other_params}"], f"{other_params}: is a torch file (params or a training state), "
-                                                      f"not predictions"),
-            (evaluate + [f"--outputs_path={other_dev}"], "is a question<TAB>place file (a corpus), not predictions")):
+                                                      f"not the predictions"),
+            (evaluate + [f"--outputs_path={other_dev}"], "is a corpus (questions or biographies), not the predictions"),
+            (evaluate + [f"--outputs_path={other_wiki}"], f"{other_wiki}: is a corpus (questions or biographies)"),
+            (evaluate + [f"--outputs_path={inputs}"], f"{inputs}: is a corpus (questions or biographies)")):
         with pytest.raises(SystemExit) as e:
             driver.run_cli(lambda: driver.main(argv))
         err = capsys.readouterr().err
@@ -658,6 +664,7 @@ def test_an_output_path_holding_another_kind_of_file_is_refused(tmp_path, capsys
     driver.main(finetune + [f"--writing_params_path={out}"])
     driver.main(finetune + [f"--writing_params_path={out}"])
     predictions = tmp_path / "dev.predictions"
-    predictions.write_text("Oslo\n", encoding="utf-8")
-    driver.main(evaluate + [f"--outputs_path={predictions}"])
-    assert predictions.read_text(encoding="utf-8").count("\n") == 1
+    for edited in ("Oslo\n".encode("utf-16"), "Oslo\n".encode("utf-16-le"), b"Oslo\r\n", b""):  # by hand
+        predictions.write_bytes(edited)
+        driver.main(evaluate + [f"--outputs_path={predictions}"])
+        assert predictions.read_text(encoding="utf-8").count("\n") == 1

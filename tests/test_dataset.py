@@ -206,7 +206,7 @@ def test_a_params_file_or_utf16_given_as_text_is_named_for_what_it_is(tmp_path):
         read_text(str(params), "dev corpus")
     utf16 = tmp_path / "dev.tsv"
     utf16.write_bytes("Where was Ann Lee born?\tLima\n".encode("utf-16"))
-    with pytest.raises(DataError, match=r"dev.tsv: UTF-16 text \(byte-order mark (FFFE|FEFF)\), not UTF-8; save the "
+    with pytest.raises(DataError, match=r"dev.tsv: UTF-16 text \(byte-order mark (FF FE|FE FF)\), not UTF-8; save the "
                                         r"file as UTF-8$"):
         read_text(str(utf16), "dev corpus")
     latin1 = tmp_path / "wiki.txt"

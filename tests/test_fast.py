@@ -558,19 +558,25 @@ def test_attention_route_keeps_fused_dropout_off_the_gpu():
 def test_every_tool_under_run_cli_takes_the_thread_count_from_the_environment(monkeypatch, capsys):
     """GPT_NUM_THREADS fixed the trainer's threads only: ask, memorised and evaluation ignored it (and
     GPT_NUM_THREADS=abc there), while run.sh's help says it fixes the CPU threads."""
+    import os
     from submission.cli import run_cli
+    usable_cpus = os.cpu_count()
     before = torch.get_num_threads()
     try:
-        torch.set_num_threads(2 if before == 1 else 1)
+        torch.set_num_threads(2)
         monkeypatch.setenv("GPT_NUM_THREADS", "1")
         seen = []
         run_cli(lambda: seen.append(torch.get_num_threads()))
         assert seen == [1]
+        torch.set_num_threads(1)
+        monkeypatch.setenv("GPT_NUM_THREADS", "2")
+        run_cli(lambda: seen.append(torch.get_num_threads()))
+        assert seen == [1, min(2, usable_cpus)]
         monkeypatch.setenv("GPT_NUM_THREADS", "abc")
         with pytest.raises(SystemExit) as e:
             run_cli(lambda: seen.append("ran"))
         err = capsys.readouterr().err
-        assert e.value.code == 2 and seen == [1] and err.startswith("error: GPT_NUM_THREADS='abc' is not a thread count")
+        assert e.value.code == 2 and len(seen) == 2 and err.startswith("error: GPT_NUM_THREADS='abc' is not a thread count")
         assert err.count("\n") == 1
     finally:
         torch.set_num_threads(before)

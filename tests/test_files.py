@@ -169,3 +169,17 @@ def test_params_of_a_wrapped_model_are_saved_with_the_course_keys(tmp_path):
         fresh = GPT(GPTConfig(10, 8, n_layer=1, n_head=2, n_embd=8))
         fresh.load_state_dict(torch.load(path, weights_only=True))  # the course's load: keys as they are
         assert all(torch.equal(fresh.state_dict()[k], v) for k, v in plain.items())
+
+
+def test_a_refused_output_says_what_run_sh_users_can_change(tmp_path, monkeypatch):
+    """Under run.sh, "give the params another path" cannot be done (the mode names the file and a second
+    --writing_params_path is refused): the fix there is another OUT_DIR."""
+    corpus = tmp_path / "vanilla.model.params"
+    corpus.write_text("Where was Bo Li born?\tOslo\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"not the params an earlier run wrote, so it is not replaced; give the "
+                                        r"params another path, or move the file away first$"):
+        check_output_path(str(corpus), "params", replaces=("torch",))
+    monkeypatch.setenv("RUN_SH_MODE", "vanilla_finetune_without_pretrain")
+    with pytest.raises(DataError, match=r"so it is not replaced; run.sh names the file: use another OUT_DIR, or "
+                                        r"move the file away first$"):
+        check_output_path(str(corpus), "params", replaces=("torch",))

@@ -94,7 +94,7 @@ def read_text(path, what="file"):
             raise DataError(f"{path}: a zip file (params are one), not text; give the {what} (a UTF-8 text "
                             f"file)") from None
         if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
-            raise DataError(f"{path}: UTF-16 text (byte-order mark {head[:2].hex().upper()}), not UTF-8; save "
+            raise DataError(f"{path}: UTF-16 text (byte-order mark {head[:2].hex(' ').upper()}), not UTF-8; save "
                             f"the file as UTF-8") from None
         line = head[:e.start].count(b"\n") + 1
         raise DataError(f"{path}:{line}: not valid UTF-8 at byte {e.start}; save the file as UTF-8") from None

@@ -230,9 +230,11 @@ def atomic_write(path, write):
 
 
 def reads_as(path):
-    """What an existing regular file holds, from its first bytes: "empty", "torch" (torch.save's zip or
-    legacy pickle: params, a training state), "zip" (another zip), "log" (JSON lines), "tsv" (text with a
-    tab on its first line, as the corpora's question<TAB>place), "text", or "binary"."""
+    """What an existing regular file holds, from its first 4 KB: "empty", "torch" (torch.save's zip or
+    legacy pickle: params, a training state), "zip" (another zip), "pickle" (another pickle), "log" (JSON
+    lines), "corpus" (question<TAB>place lines, questions ending "born?", or lines longer than a
+    prediction can be: biographies), "text" (such as predictions, also UTF-16 from a Windows editor), or
+    "binary"."""
     with open(path, "rb") as f:
         head = f.read(4096)
     if not head:
@@ -243,20 +245,33 @@ def reads_as(path):
         with zipfile.ZipFile(path) as z:
             names = z.namelist()
         return "torch" if any(n.endswith("/data.pkl") or n == "data.pkl" for n in names) else "zip"
+    if head.startswith(b"\x80\x02\x8a\x0a"):  # protocol 2, then torch's 10-byte magic number: its legacy format
+        return "torch"
     if head.startswith(b"\x80") and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
-        return "torch"  # a pickle: torch.save's legacy format
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "text"  # UTF-16, from a Windows editor
-    if b"\x00" in head:
+        return "pickle"
+    text = None
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (b"\x00" in head and len(head) > 1 and (
+            head[1::2].count(0) == len(head[1::2]) or head[0::2].count(0) == len(head[0::2]))):
+        # UTF-16 (a BOM, or every other byte zero: ASCII saved by a Windows editor without one)
+        order = "utf-16" if head.startswith((b"\xff\xfe", b"\xfe\xff")) else (
+            "utf-16-le" if head[1] == 0 else "utf-16-be")
+        text = head[:len(head) // 2 * 2].decode(order, errors="replace")
+    elif b"\x00" in head:
         return "binary"
-    first = head.split(b"\n", 1)[0].lstrip(b"\xef\xbb\xbf")
-    if first.startswith(b"{"):
+    else:
+        text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    lines = text.split("\n")[:-1] or text.split("\n")  # the last may be cut at 4 KB
+    first = lines[0].rstrip("\r")
+    if first.startswith("{"):
         return "log"
-    return "tsv" if b"\t" in first else "text"
+    if "\t" in first or first.endswith("born?") or any(len(line) > MAX_PREDICTION for line in lines):
+        return "corpus"
+    return "text"
 
 
-READS_AS = {"torch": "a torch file (params or a training state)", "zip": "a zip archive",
-            "log": "a loss log (JSON lines)", "tsv": "a question<TAB>place file (a corpus)", "text": "text",
+MAX_PREDICTION = 64  # characters: evaluation decodes at most 32 a question, so a longer line is no prediction
+READS_AS = {"torch": "a torch file (params or a training state)", "zip": "a zip archive", "pickle": "a pickle",
+            "log": "a loss log (JSON lines)", "corpus": "a corpus (questions or biographies)", "text": "text",
             "binary": "a binary file"}
 
 
@@ -287,8 +302,10 @@ def check_output_path(path, what, inputs=(), replaces=None):
         except OSError:
             kind = "empty"  # unreadable: the trial write below says what is wrong
         if kind not in ("empty",) + tuple(replaces):
-            raise DataError(f"{path}: is {READS_AS[kind]}, not {what} an earlier run wrote, so it is not "
-                            f"replaced; give the {what} another path, or move the file away first")
+            other = ("run.sh names the file: use another OUT_DIR" if os.environ.get("RUN_SH_MODE")
+                     else f"give the {what} another path")
+            raise DataError(f"{path}: is {READS_AS[kind]}, not the {what} an earlier run wrote, so it is not "
+                            f"replaced; {other}, or move the file away first")
     folder = os.path.dirname(full)
     existing = folder
     while not os.path.exists(existing):  # the nearest folder that is there: the rest are made in it
