@@ -187,18 +187,34 @@ SETS = ("--function", "--variant", "--pretrain_corpus_path", "--finetune_corpus_
         "--reading_params_path", "--writing_params_path", "--outputs_path", "--log_path")  # per step, in step()
 
 
+OLD_MARKER = ".made-by-demo"  # the one-line marker of the demo before RECORD: its folder is the demo's
+ABOUT = "written by src/demo.py: the params and predictions below, which its runs replace only while they keep these sha256"
+
+
 def check_out_folder(out):
     """DataError when `out` holds a file of the names the demo writes (OUTPUTS) that its RECORD does not
     hold as it is now: the course's runs in src/submission, params a run.sh mode wrote there after the
-    demo. Its runs would replace them. runs/demo without a record is an earlier version's: its own."""
-    if os.path.realpath(out) == os.path.realpath(DEFAULT_OUT) and not os.path.exists(os.path.join(out, RECORD)):
-        return
+    demo. Its runs would replace them. A folder an earlier version of the demo worked in (runs/demo
+    without a record, or one with its old marker) is its own: what is there is recorded first."""
+    record = os.path.join(out, RECORD)
+    if os.path.isdir(record):
+        raise DataError(f"{record}: a folder where the demo keeps its record of what it wrote; remove it")
+    default = os.path.realpath(out) == os.path.realpath(DEFAULT_OUT)
+    if os.path.isfile(os.path.join(out, OLD_MARKER)) or (default and os.path.isdir(out) and not os.path.exists(record)):
+        try:
+            ledger.add_to_record(out, RECORD, OUTPUTS, ABOUT)
+        except OSError as e:
+            raise DataError(f"{record}: cannot be written ({e.strerror or e}); give --out a folder you can write "
+                            f"to") from None
+        if os.path.isfile(os.path.join(out, OLD_MARKER)):
+            os.unlink(os.path.join(out, OLD_MARKER))
     found = ledger.foreign(out, RECORD, OUTPUTS)
     if found:
         path, why = found
         what = "changed since the demo wrote it" if why == "changed since" else "not written by the demo"
-        raise DataError(f"{path}: {what}, and the demo's runs would replace it; give --out an empty or new "
-                        f"folder (default runs/demo), or move the file away")
+        elsewhere = "an empty or new folder" + ("" if default else " (default runs/demo)")
+        raise DataError(f"{path}: {what}, and the demo's runs would replace it; give --out {elsewhere}, or move "
+                        f"the file away")
 
 
 def check_flags(p, args, size_name, extra=()):
@@ -278,13 +294,27 @@ def main(argv=None):
     right, total = london(data)
     results.append(("always London", right / total * 100, None, None, 0.0))
 
+    def signature(name):  # a replaced file (os.replace) has a new inode
+        try:
+            st = os.stat(os.path.join(out, name))
+        except OSError:
+            return None
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
     def step(*a):
-        result = driver.main(list(a) + common)
-        written = [os.path.basename(a[a.index(flag) + 1]) for flag in ("--writing_params_path", "--outputs_path")
-                   if flag in a]  # recorded as the demo's: its next run may replace them
-        ledger.add_to_record(out, RECORD, written, "written by src/demo.py: the params and predictions below, "
-                                                   "which its runs replace only while they keep these sha256")
-        return result
+        names = [os.path.basename(a[a.index(flag) + 1]) for flag in ("--writing_params_path", "--outputs_path")
+                 if flag in a]
+        before = {name: signature(name) for name in names}
+        try:
+            return driver.main(list(a) + common)
+        finally:  # also after Ctrl-C or an error past the write: what was written is recorded as the demo's
+            written = [name for name in names if signature(name) not in (None, before[name])]
+            if written:
+                try:
+                    ledger.add_to_record(out, RECORD, written, ABOUT)
+                except OSError as e:
+                    raise DataError(f"{os.path.join(out, RECORD)}: cannot be written ({e.strerror or e}); give "
+                                    f"--out a folder you can write to") from None
 
     def par(name):
         return os.path.join(out, name)

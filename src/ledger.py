@@ -6,16 +6,26 @@ write that the record does not hold as it is now: a file the tool never wrote (t
 student's params), or one changed since (edited by hand, remade by another command). Such a file is
 refused, not replaced. Standard library only (make_world runs without torch).
 """
+import contextlib
 import hashlib
 import json
 import os
+import stat
 import tempfile
+
+try:
+    import fcntl
+except ImportError:  # Windows: records are updated without a lock
+    fcntl = None
 
 
 def sha256_of(path):
-    """The sha256 of a file's bytes, or None when it cannot be read (a folder, a dangling link)."""
+    """The sha256 of a regular file's bytes, or None for anything else (a folder, a FIFO, whose open
+    would wait for a writer, a dangling link) or a file that cannot be read."""
     digest = hashlib.sha256()
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
         with open(path, "rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
                 digest.update(block)
@@ -26,7 +36,7 @@ def sha256_of(path):
 
 def read_record(folder, record):
     """({file name: sha256} of `folder`'s record file, or None when there is none or it cannot be read;
-    why it is None, or what a mismatch means, for an error message)."""
+    why it is None, for an error message)."""
     try:
         with open(os.path.join(folder, record), encoding="utf-8") as f:
             doc = json.load(f)
@@ -37,17 +47,18 @@ def read_record(folder, record):
     hashes = doc.get("sha256") if isinstance(doc, dict) else None
     if not isinstance(hashes, dict):
         return None, f"{record} beside it cannot be read"
-    return hashes, "changed since"
+    return hashes, None
 
 
 def foreign(folder, record, names, harmless=None):
     """(path, why) of the first of `names` present in `folder` that its record does not hold with the
-    file's current sha256, or None when every one is the tool's own. `harmless(name, path)`, when given,
-    may say a file is safe to replace all the same (make_world: the bytes it is about to write)."""
+    file's current sha256, or None when every one is the tool's own; `why` is "changed since" for a
+    recorded file whose bytes differ, else what is missing. `harmless(name, path)`, when given, may say
+    a file is safe to replace all the same (make_world: the bytes it is about to write)."""
     present = [name for name in names if os.path.lexists(os.path.join(folder, name))]
     if not present:
         return None
-    hashes, why = read_record(folder, record)
+    hashes, missing = read_record(folder, record)
     for name in present:
         path = os.path.join(folder, name)
         digest = sha256_of(path)
@@ -55,7 +66,9 @@ def foreign(folder, record, names, harmless=None):
             continue
         if harmless is not None and harmless(name, path):
             continue
-        return path, why
+        if hashes is None:
+            return path, missing
+        return path, "changed since" if name in hashes else f"not in the {record} beside it"
     return None
 
 
@@ -64,20 +77,39 @@ def record_text(hashes, about, **extra):
     return json.dumps(dict(extra, about=about, sha256=dict(sorted(hashes.items()))), indent=1, sort_keys=True) + "\n"
 
 
+@contextlib.contextmanager
+def _locked(folder):
+    """The folder locked against other processes updating its record at once (POSIX; a no-op elsewhere)."""
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 def add_to_record(folder, record, names, about):
     """Record the current sha256 of `names` (files in `folder` the tool has just written) in its record,
-    keeping the other entries; written atomically (a temporary file renamed over it)."""
-    hashes, _ = read_record(folder, record)
-    hashes = dict(hashes or {})
-    for name in names:
-        digest = sha256_of(os.path.join(folder, name))
-        if digest is not None:
-            hashes[name] = digest
-    fd, tmp = tempfile.mkstemp(prefix=record + ".", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(record_text(hashes, about))
-        os.replace(tmp, os.path.join(folder, record))
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    keeping the other entries; written atomically (a temporary file renamed over it), one process at a
+    time. An OSError (a record that is a folder, a full disk) is the caller's to word."""
+    with _locked(folder):
+        hashes, _ = read_record(folder, record)
+        hashes = dict(hashes or {})
+        for name in names:
+            digest = sha256_of(os.path.join(folder, name))
+            if digest is not None:
+                hashes[name] = digest
+        fd, tmp = tempfile.mkstemp(prefix=record + ".", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(record_text(hashes, about))
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes 0600: an ordinary file's mode, readable by the group
+            os.replace(tmp, os.path.join(folder, record))
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)

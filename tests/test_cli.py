@@ -668,3 +668,17 @@ def test_an_output_path_holding_another_kind_of_file_is_refused(tmp_path, capsys
         predictions.write_bytes(edited)
         driver.main(evaluate + [f"--outputs_path={predictions}"])
         assert predictions.read_text(encoding="utf-8").count("\n") == 1
+
+
+def test_legacy_params_of_any_pickle_protocol_are_params(tmp_path):
+    """torch.save(..., _use_new_zipfile_serialization=False) with pickle protocol 3-5 read as "a pickle",
+    so a rerun would not replace the course's own legacy-format params."""
+    from submission.files import reads_as
+    for protocol in (2, 3, 4, 5):
+        path = tmp_path / f"p{protocol}.params"
+        torch.save({"w": torch.zeros(2)}, path, _use_new_zipfile_serialization=False, pickle_protocol=protocol)
+        assert reads_as(str(path)) == "torch"
+    import pickle
+    with open(tmp_path / "plain.pkl", "wb") as f:
+        pickle.dump({"w": [0.0, 0.0]}, f, protocol=4)
+    assert reads_as(str(tmp_path / "plain.pkl")) == "pickle"

@@ -5,6 +5,7 @@ the `ask` command the demo ends with, which runs as printed.
 
 Run:  python -m pytest -q tests/test_demo.py
 """
+import json
 import shlex
 
 import pytest
@@ -226,3 +227,49 @@ def test_the_demo_replaces_its_own_earlier_corpus(tmp_path, earlier):
     assert {n: (data / n).read_text(encoding="utf-8") for n in make_world.FILES} == make_world.world_files(world)
     assert sorted(os.listdir(data)) == sorted(make_world.FILES + (make_world.MARKER,))
     make_world.check_replaceable(str(data))  # recorded now
+
+
+def test_a_folder_of_an_earlier_demo_is_its_own(tmp_path, capsys, monkeypatch):
+    """The first per-file record refused the demo's own older folders: runs/demo left by a version
+    without a record ("changed since the demo wrote it" for a file never recorded), and an --out
+    holding the previous version's one-line marker ("not written by the demo"). Both are taken as the
+    demo's: what is there is recorded first; a file missing from an existing record is named as such."""
+    import make_world
+    data = tmp_path / "world"
+    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
+    argv = ["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16",
+            "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "1"]
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / demo.OLD_MARKER).write_text("src/demo.py works here\n", encoding="utf-8")
+    torch.save({"w": torch.zeros(1)}, old / "vanilla.model.params")  # an earlier demo's params
+    default = tmp_path / "runs" / "demo"
+    default.mkdir(parents=True)
+    torch.save({"w": torch.ones(1)}, default / "vanilla.pretrain.params")  # an earlier demo's
+    monkeypatch.setattr(demo, "DEFAULT_OUT", str(default))
+    for folder in (old, default):
+        demo.main(argv + ["--variants", "nopretrain", "--out", str(folder)])
+        assert not (folder / demo.OLD_MARKER).exists() and (folder / demo.RECORD).is_file()
+    hashes = json.loads((default / demo.RECORD).read_text(encoding="utf-8"))["sha256"]
+    assert {"vanilla.pretrain.params", "vanilla.model.params"} <= set(hashes)  # the older file recorded too
+    (old / "synthesizer.finetune.params").write_bytes(b"copied in by hand")
+    with pytest.raises(demo.DataError, match=r"synthesizer.finetune.params: not written by the demo, and the demo's "
+                                             r"runs would replace it; give --out an empty or new folder \(default "
+                                             r"runs/demo\), or move the file away$"):
+        demo.main(argv + ["--variants", "nopretrain", "--out", str(old)])
+    (default / "synthesizer.finetune.params").write_bytes(b"copied in by hand")
+    with pytest.raises(demo.DataError, match=r"synthesizer.finetune.params: not written by the demo, and the demo's "
+                                             r"runs would replace it; give --out an empty or new folder, or move"):
+        demo.main(argv + ["--variants", "nopretrain", "--out", str(default)])
+
+
+def test_a_fifo_named_as_an_output_is_refused_not_waited_on(tmp_path):
+    """Hashing opened a FIFO named vanilla.nopretrain.dev.predictions and waited for a writer forever."""
+    import os
+    import ledger
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "vanilla.nopretrain.dev.predictions")
+    assert ledger.sha256_of(str(out / "vanilla.nopretrain.dev.predictions")) is None
+    with pytest.raises(demo.DataError, match="vanilla.nopretrain.dev.predictions: not written by the demo"):
+        demo.check_out_folder(str(out))

@@ -245,8 +245,8 @@ def reads_as(path):
         with zipfile.ZipFile(path) as z:
             names = z.namelist()
         return "torch" if any(n.endswith("/data.pkl") or n == "data.pkl" for n in names) else "zip"
-    if head.startswith(b"\x80\x02\x8a\x0a"):  # protocol 2, then torch's 10-byte magic number: its legacy format
-        return "torch"
+    if head.startswith(b"\x80") and b"\x8a\x0al\xfc\x9cF\xf9 j\xa8" in head[:24]:  # torch's legacy format: a
+        return "torch"                                                      # pickle opening with its magic number
     if head.startswith(b"\x80") and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         return "pickle"
     text = None
