@@ -20,6 +20,9 @@ def london_accuracy(path):
     that is missing, not UTF-8, has a line that is not `question<TAB>place`, or has no questions."""
     text = read_text(path, "evaluation corpus")
     rows = parse_tsv(text, path, require_label=False)
+    if rows and all(place is None for _, place, _ in rows) and not rows[0][0].rstrip().endswith("?"):
+        raise DataError(f"{path}: line {rows[0][2]} is no question<TAB>place line (a biography? the pretraining "
+                        f"corpus?), so London cannot be scored; give a labelled file such as data/birth_dev.tsv")
     if rows and all(place is None for _, place, _ in rows):
         raise DataError(f"{path}: questions without places (a test-inputs file), so London cannot be scored; "
                         f"give a labelled `question<TAB>place` file such as data/birth_dev.tsv")

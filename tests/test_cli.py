@@ -396,6 +396,17 @@ def test_text_files_drop_a_byte_order_mark_and_name_the_line_that_is_not_utf8(tm
         read_text(str(tmp_path))
 
 
+def test_london_baseline_on_the_pretraining_corpus_says_so(tmp_path):
+    """`london_baseline.py data/wiki.txt` called the biographies "questions without places (a test-inputs
+    file)"."""
+    import london_baseline
+    path = tmp_path / "wiki.txt"
+    path.write_text("\nAda Quill was born in Lisbon. She wrote.\nBo Li was born in Oslo.\n", encoding="utf-8")
+    with pytest.raises(DataError, match=rf"^{path}: line 2 is no question<TAB>place line \(a biography\? the "
+                                        r"pretraining corpus\?\), so London cannot be scored; give a labelled"):
+        london_baseline.london_accuracy(str(path))
+
+
 def test_london_baseline_on_a_test_inputs_file_says_it_needs_places(tmp_path):
     """It said 'line 1: expected question<TAB>place ...; fix or remove that line' of birth_test_inputs.tsv."""
     import london_baseline
