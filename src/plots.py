@@ -606,6 +606,8 @@ def _attention_command(args):
 
 def main(argv=None):
     """The command line; returns the exit status (0; 2 with a one-line message on stderr; 130 on Ctrl-C)."""
+    from submission.cli import lenient_streams
+    lenient_streams()
     parser = build_parser()
     args = parser.parse_args(argv)
     check_args(parser, args)

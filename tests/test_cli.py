@@ -693,3 +693,13 @@ def test_legacy_params_of_any_pickle_protocol_are_params(tmp_path):
     with open(tmp_path / "plain.pkl", "wb") as f:
         pickle.dump({"w": [0.0, 0.0]}, f, protocol=4)
     assert reads_as(str(tmp_path / "plain.pkl")) == "pickle"
+
+
+def test_a_stream_without_the_corpus_characters_gets_escapes_not_a_traceback(tmp_path):
+    """On Windows a redirected stdout is cp1252, which lacks the MASK character: `dataset.py
+    charcorruption > out.txt` (the course's sanity check) ended in a UnicodeEncodeError traceback."""
+    env = dict(os.environ, PYTHONIOENCODING="cp1252")
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "src", "submission", "dataset.py"), "charcorruption"],
+                       capture_output=True, env=env, timeout=300)
+    assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr[-500:]
+    assert b"\\u2047" in p.stdout  # the MASK, escaped

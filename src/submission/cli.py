@@ -81,6 +81,17 @@ class _ClosedPipeGuard:
         return getattr(self._stream, name)
 
 
+def lenient_streams():
+    """stdout and stderr write a character their encoding lacks as a backslash escape: on Windows a
+    redirected stream is cp1252, which has neither the MASK character nor many of the corpus's names,
+    and printing one raised UnicodeEncodeError (the grader does the same for itself)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
+
+
 def run_cli(main, keep_working=False):
     """Run a command-line `main()`: a bad input file (DataError, ParamsError) ends in its one-line message and
     exit status 2, a diverged training run (TrainingDiverged) in its message and status 1, Ctrl-C in exit status
@@ -95,6 +106,7 @@ def run_cli(main, keep_working=False):
     previous_term = None
     if main_thread:  # None back: a handler not set from Python; the default stands in for it
         previous_term = signal.signal(signal.SIGTERM, _terminate) or signal.SIG_DFL
+    lenient_streams()
     streams = (sys.stdout, sys.stderr)
     guards = [_ClosedPipeGuard(s) for s in streams] if keep_working else []
     if guards:

@@ -243,6 +243,10 @@ class CharCorruptionDataset(Dataset):
 
 def _main():
     here = os.path.dirname(os.path.abspath(__file__))
+    if os.path.dirname(here) not in sys.path:  # run as a script: src/, so that the package imports
+        sys.path.insert(0, os.path.dirname(here))
+    from submission.cli import lenient_streams
+    lenient_streams()
     argp = argparse.ArgumentParser(description="Print a few examples of a dataset.")
     argp.add_argument("dataset_type", choices=["namedata", "charcorruption"],
                       help="Type of dataset to sample from.")
