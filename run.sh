@@ -20,10 +20,15 @@ OUT="${OUT_DIR:-${R}src/submission}"
 # tqdm; else a new .venv. A file in .venv marks a finished setup, so a setup stopped part way
 # (Ctrl-C, no network, a full disk) is finished by the next run instead of failing ever after.
 has_requirements() { "$1" -c "import torch, numpy, tqdm" >/dev/null 2>&1; }
+# a venv's interpreter: bin/python, or Scripts/python.exe where the Python is Windows' own (Git Bash)
+venv_python() {
+  if [ ! -x "$1/bin/python" ] && [ -x "$1/Scripts/python.exe" ]; then echo "$1/Scripts/python.exe"
+  else echo "$1/bin/python"; fi
+}
 pick_python() {
   local venv="$ROOT/.venv"
-  if [ -x "$venv/bin/python" ]; then
-    PY="$venv/bin/python"
+  if [ -x "$(venv_python "$venv")" ]; then
+    PY="$(venv_python "$venv")"
     if [ -f "$venv/setup-finished" ]; then return; fi
     if has_requirements "$PY"; then touch "$venv/setup-finished"; return; fi
     echo "run.sh: .venv lacks torch, numpy or tqdm (its setup stopped part way); installing requirements.txt" >&2
@@ -43,17 +48,17 @@ pick_python() {
     if [ -e "$venv" ] || [ -L "$venv" ]; then existed=1; fi
     if ! "$PY" -m venv "$venv" >&2; then
       if [ "$existed" = 0 ]; then rm -rf "$venv"; fi  # ours, half made: the next run starts afresh
-      echo "run.sh: '$PY -m venv' failed (on Debian and Ubuntu: apt-get install python3-venv); fix that and run again" >&2
+      echo "run.sh: '$PY -m venv' failed (on Debian and Ubuntu: apt-get install python3-venv; elsewhere set PYTHON to a Python 3.8 or later, such as PYTHON=python or PYTHON=py); fix that and run again" >&2
       exit 1
     fi
-    "$venv/bin/python" -m pip install --quiet --upgrade pip >&2 || true  # a newer pip is welcome, not needed
+    "$(venv_python "$venv")" -m pip install --quiet --upgrade pip >&2 || true  # a newer pip is welcome, not needed
   fi
-  if ! "$venv/bin/python" -m pip install --quiet -r "$ROOT/requirements.txt" >&2; then
+  PY="$(venv_python "$venv")"
+  if ! "$PY" -m pip install --quiet -r "$ROOT/requirements.txt" >&2; then
     echo "run.sh: installing requirements.txt into .venv failed (pip's message is above); fix that and run again" >&2
     exit 1
   fi
   touch "$venv/setup-finished"
-  PY="$venv/bin/python"
 }
 
 MODES="vanilla_finetune_without_pretrain vanilla_eval_dev_without_pretrain vanilla_eval_test_without_pretrain

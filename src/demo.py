@@ -374,7 +374,10 @@ def ask_hint(out, data, model_args):
     question = (right or [rows[0][0]])[0] if rows else "Where was Emily Lee born?"
 
     def shown(path):  # run.sh runs Python in the caller's folder: paths below it are shown from there
-        rel = os.path.relpath(path)
+        try:
+            rel = os.path.relpath(path)
+        except ValueError:  # Windows: on another drive than the current folder
+            rel = ".."
         return shlex.quote(path if rel.startswith("..") else rel)
     flags = size_flags(size_from_flags(model_args))
     return (f"Ask the models yourself (docs/learners.md, \"Asking a model\"):\n  ./run.sh ask --params {shown(params)} "

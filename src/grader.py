@@ -105,8 +105,11 @@ def _rel(path):
     """A path as the student would type it: relative to the repo root when inside it (run.sh runs
     from there), else absolute."""
     path = os.path.abspath(path)
-    if os.path.commonpath([path, ROOT]) == ROOT:
-        return os.path.relpath(path, ROOT)
+    try:
+        if os.path.commonpath([path, ROOT]) == ROOT:
+            return os.path.relpath(path, ROOT)
+    except ValueError:  # Windows: another drive than the repo's
+        pass
     return path
 
 

@@ -22,7 +22,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def _shown(name):
     """A file of the repo as the user would type it from the current folder."""
-    path = os.path.relpath(os.path.join(ROOT, name))
+    try:
+        path = os.path.relpath(os.path.join(ROOT, name))
+    except ValueError:  # Windows: the current folder is on another drive
+        return os.path.join(ROOT, name)
     if path.startswith(".."):
         return os.path.join(ROOT, name)
     return path if os.sep in path or not name.endswith(".sh") else os.path.join(".", path)  # ./run.sh runs

@@ -20,6 +20,16 @@ if SRC not in sys.path:
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+# On an Apple-silicon Mac get_device() picks MPS: the suite is CPU-only (its bit-for-bit comparisons,
+# gloo DDP), so it runs there on the CPU unless GPT_DEVICE says otherwise.
+if "GPT_DEVICE" not in os.environ:
+    try:
+        import torch
+        if torch.backends.mps.is_available():
+            os.environ["GPT_DEVICE"] = "cpu"
+    except (ImportError, AttributeError):
+        pass
+
 
 @pytest.fixture(autouse=True)
 def keep_ctrl_c():

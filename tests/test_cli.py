@@ -703,3 +703,17 @@ def test_a_stream_without_the_corpus_characters_gets_escapes_not_a_traceback(tmp
                        capture_output=True, env=env, timeout=300)
     assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr[-500:]
     assert b"\\u2047" in p.stdout  # the MASK, escaped
+
+
+def test_paths_on_another_windows_drive_are_shown_whole(monkeypatch):
+    """os.path.relpath and commonpath raise ValueError between two Windows drives: the grader's file
+    names, the missing-torch hint and the demo's ask command raised it instead of showing the path."""
+    import grader
+    import startup
+
+    def other_drive(*args, **kwargs):
+        raise ValueError("path is on mount 'D:', start on mount 'C:'")
+    monkeypatch.setattr(os.path, "relpath", other_drive)
+    monkeypatch.setattr(os.path, "commonpath", other_drive)
+    assert startup._shown("run.sh") == os.path.join(startup.ROOT, "run.sh")
+    assert grader._rel("/elsewhere/x.predictions") == "/elsewhere/x.predictions"

@@ -183,3 +183,31 @@ def test_a_refused_output_says_what_run_sh_users_can_change(tmp_path, monkeypatc
     with pytest.raises(DataError, match=r"so it is not replaced; run.sh names the file: use another OUT_DIR, or "
                                         r"move the file away first$"):
         check_output_path(str(corpus), "params", replaces=("torch",))
+
+
+def test_windows_never_signals_a_writer_to_see_whether_it_lives(monkeypatch):
+    """os.kill(pid, 0) is CTRL_C_EVENT on Windows: checking a leftover's writer sent a Ctrl-C."""
+    from submission import files
+    sent = []
+    monkeypatch.setattr(files.os, "kill", lambda pid, sig: sent.append((pid, sig)))
+    monkeypatch.setattr(files, "_WINDOWS", True)
+    assert files._writer_alive(12345) is True and sent == []
+    monkeypatch.setattr(files, "_WINDOWS", False)
+    files._writer_alive(12345)
+    assert sent == [(12345, 0)]
+
+
+def test_a_resumed_run_on_an_apple_gpu_gets_its_random_stream_back(monkeypatch):
+    """The training state kept the CPU's and CUDA's random streams only: on MPS a resumed run's dropout
+    drew other masks than the uninterrupted run's."""
+    from submission import resume
+    stream = {"now": torch.tensor([1, 2, 3], dtype=torch.uint8)}
+    mps = type("FakeMps", (), {"get_rng_state": staticmethod(lambda: stream["now"].clone()),
+                                "set_rng_state": staticmethod(lambda s: stream.update(now=s.clone()))})
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    monkeypatch.setattr(torch, "mps", mps, raising=False)
+    state = resume.rng_state()
+    assert torch.equal(state["mps"], torch.tensor([1, 2, 3], dtype=torch.uint8))
+    stream["now"] = torch.tensor([9, 9, 9], dtype=torch.uint8)
+    resume.set_rng_state(state)
+    assert torch.equal(stream["now"], torch.tensor([1, 2, 3], dtype=torch.uint8))

@@ -433,6 +433,23 @@ def test_a_venv_stopped_before_pip_gets_pip_or_names_the_fix(repo):
     assert "remove .venv" in p.stderr.splitlines()[-1] and "src/bench.py" not in said
 
 
+def test_a_windows_python_s_venv_layout_is_used(repo, tmp_path):
+    """Under Git Bash a Windows Python makes .venv/Scripts/python.exe, not .venv/bin/python: every run
+    said ".venv/bin/python: No such file or directory", failed its install and made .venv again."""
+    root, fake, calls = repo
+    windows = tmp_path / "python-windows"
+    windows.write_text(FAKE_PYTHON.replace('mkdir -p "$3/bin"; cp "$0" "$3/bin/python"',
+                                           'mkdir -p "$3/Scripts"; cp "$0" "$3/Scripts/python.exe"'))
+    windows.chmod(0o755)
+    for _ in range(2):  # made and set up, then used as it is
+        p = subprocess.run([str(root / "run.sh"), "bench"], cwd=str(root), capture_output=True, text=True,
+                           timeout=60, env=dict(os.environ, PYTHON=str(windows), CALLS=str(calls)))
+        assert p.returncode == 0, p.stderr
+    said = calls.read_text().splitlines()
+    assert said.count(f"-m venv {root}/.venv") == 1 and said[-2:] == ["src/bench.py", "src/bench.py"], said
+    assert (root / ".venv/Scripts/python.exe").exists() and not (root / ".venv/bin").exists()
+
+
 def test_a_missing_python_is_named(repo, tmp_path):
     root, _, calls = repo
     p = subprocess.run([str(root / "run.sh"), "bench"], cwd=str(tmp_path), capture_output=True, text=True,

@@ -65,11 +65,20 @@ def run_settings(model, config, dataset, test_dataset=None):
 
 
 def rng_state():
-    """torch's CPU stream, the current GPU's (if CUDA is in use) and Python's."""
+    """torch's CPU stream, the current GPU's (if CUDA is in use), the Apple GPU's (MPS, where there is
+    one: its dropout draws there) and Python's."""
     state = {"torch": torch.get_rng_state(), "python": random.getstate()}
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         state["cuda"] = torch.cuda.get_rng_state()
+    if _mps():
+        state["mps"] = torch.mps.get_rng_state()
     return state
+
+
+def _mps():
+    """True where torch has an MPS device and its random stream can be read (torch 2.0+ on a Mac)."""
+    backend = getattr(torch.backends, "mps", None)
+    return bool(backend and backend.is_available() and hasattr(getattr(torch, "mps", None), "get_rng_state"))
 
 
 def set_rng_state(state):
@@ -77,6 +86,8 @@ def set_rng_state(state):
     random.setstate(state["python"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state(state["cuda"])
+    if "mps" in state and _mps():
+        torch.mps.set_rng_state(state["mps"])
 
 
 def portable_optimizer_state(optimizer):
