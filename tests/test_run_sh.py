@@ -524,15 +524,43 @@ def test_paths_are_the_callers_wherever_run_sh_is_called_from(repo, tmp_path, mo
         assert said == [f"{cwd}|{prefix}" + runs.replace("{R}", prefix)]
 
 
+CONDA_ENV = {"python_version": "3.11", "sys_platform": "linux", "platform_machine": "x86_64"}
+
+
+def test_every_platform_gets_one_torch_that_has_a_wheel_there():
+    """torch 2.13 has no wheel for Python 3.8-3.9 nor for Intel Macs (the Mac's own python3 is 3.9):
+    setup failed there. requirements.txt's markers give each platform one torch (and NumPy 1 beside
+    torch 2.2), and they parse as old pips parse them (no `not`: pip 23 refused the first try)."""
+    from packaging.markers import Marker
+    lines = [line.split("#")[0].strip() for line in open(os.path.join(ROOT, "requirements.txt"), encoding="utf-8")]
+    lines = [line for line in lines if line]
+    assert all(" not " not in line.partition(";")[2] for line in lines)
+
+    def chosen(python, platform, machine):
+        env = {"python_version": python, "sys_platform": platform, "platform_machine": machine}
+        picked = [req.strip() for req, _, marker in (line.partition(";") for line in lines)
+                  if not marker or Marker(marker).evaluate(env)]
+        return [r for r in picked if r.startswith("torch")], [r for r in picked if r.startswith("numpy")]
+    assert chosen("3.11", "linux", "x86_64") == (["torch==2.13.0"], ["numpy"])
+    assert chosen("3.12", "win32", "AMD64") == (["torch==2.13.0"], ["numpy"])
+    assert chosen("3.12", "darwin", "arm64") == (["torch==2.13.0"], ["numpy"])
+    assert chosen("3.9", "darwin", "arm64") == (["torch==2.2.2"], ["numpy<2"])
+    assert chosen("3.12", "darwin", "x86_64") == (["torch==2.2.2"], ["numpy<2"])
+    assert chosen("3.8", "linux", "x86_64") == (["torch==2.2.2"], ["numpy<2"])
+
+
 def test_the_conda_environment_has_every_requirement():
     """src/environment.yml lacked the notebook test's nbclient and ipykernel: conda users got them only
     when `./run.sh test` installed them. Every package of requirements*.txt is there, torch at its pin."""
-    def names(path):
+    from packaging.markers import Marker
+
+    def names(path):  # as pip reads them for the conda environment's Python 3.11 on Linux
         out = set()
         for line in open(os.path.join(ROOT, path), encoding="utf-8"):
             line = line.split("#")[0].strip()
-            if line and not line.startswith("-r"):
-                out.add(line)
+            requirement, _, marker = line.partition(";")
+            if line and not line.startswith("-r") and (not marker or Marker(marker).evaluate(CONDA_ENV)):
+                out.add(requirement.strip())
         return out
 
     wanted = names("requirements.txt") | names("requirements-dev.txt")
