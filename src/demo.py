@@ -188,7 +188,8 @@ SETS = ("--function", "--variant", "--pretrain_corpus_path", "--finetune_corpus_
 
 
 OLD_MARKER = ".made-by-demo"  # the one-line marker of the demo before RECORD: its folder is the demo's
-ABOUT = "written by src/demo.py: the params and predictions below, which its runs replace only while they keep these sha256"
+ABOUT = ("written by src/demo.py: the params and predictions below, which its runs replace only while they keep "
+         "these sha256")
 
 
 def check_out_folder(out):

@@ -74,7 +74,7 @@ def foreign(folder, record, names, harmless=None):
 
 def record_text(hashes, about, **extra):
     """The JSON text of a record: {"about": ..., "sha256": {name: hash}, **extra}."""
-    return json.dumps(dict(extra, about=about, sha256=dict(sorted(hashes.items()))), indent=1, sort_keys=True) + "\n"
+    return json.dumps(dict(extra, about=about, sha256=hashes), indent=1, sort_keys=True) + "\n"
 
 
 @contextlib.contextmanager

@@ -412,15 +412,15 @@ def write_world(world, out_dir, replace=False):
     hard links (copies where the file system has none); only then are the new files renamed over the
     old ones, each rename atomic, MARKER last, and a failed rename puts back the files already renamed.
     Should putting one back fail too, a WorldError says so and the temporary folder keeps the old files."""
+    files = world_files(world)
     if not replace:
-        check_replaceable(out_dir, world_files(world))
+        check_replaceable(out_dir, files)
+    files[MARKER] = marker_text(files, world.arguments)
     os.makedirs(out_dir, exist_ok=True)
     stage = tempfile.mkdtemp(prefix=".make_world.", dir=out_dir)
     renamed, restored = [], True
     written = FILES + (MARKER,)
     try:
-        files = world_files(world)
-        files[MARKER] = marker_text(files, world.arguments)
         for name, text in files.items():
             with open(os.path.join(stage, name), "wb") as f:
                 f.write(text.encode("utf-8"))

@@ -4,8 +4,9 @@ CharCorruptionDataset implements the handout's part (e), a one-span simplificati
 span corruption (Raffel et al. 2020): a truncated document becomes
 `prefix MASK suffix MASK masked MASK`, padded to block_size, and the model learns to predict the
 next character. NameDataset turns `question<TAB>place` lines into `question MASK place MASK`,
-with loss only from the question's last character on: the opening MASK, the place, the closing MASK. Characters map to ids through one vocabulary built from the
-pretraining text: PAD = 0, MASK = 1, then its sorted characters.
+with loss only from the question's last character on: the opening MASK, the place, the closing
+MASK. Characters map to ids through one vocabulary built from the pretraining text: PAD = 0,
+MASK = 1, then its sorted characters.
 
 Print a few examples:  python src/submission/dataset.py namedata|charcorruption [--data-dir DIR]
 """

@@ -254,7 +254,6 @@ def reads_as(path):
         return "torch"                                                      # pickle opening with its magic number
     if head.startswith(b"\x80") and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         return "pickle"
-    text = None
     if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (b"\x00" in head and len(head) > 1 and (
             head[1::2].count(0) == len(head[1::2]) or head[0::2].count(0) == len(head[0::2]))):
         # UTF-16 (a BOM, or every other byte zero: ASCII saved by a Windows editor without one)

@@ -9,8 +9,8 @@ Schedule quirks kept from the course, so runs match it: the token counter adds e
 position, PAD included (the course counts `(y >= 0).sum()`, true for all ids), and the
 no-decay group matches names containing "bias" or "LayerNorm.weight"; this model's LayerNorms
 are named ln1, ln2, ln_f, so only parameters named "...bias" skip weight decay (the LayerNorm
-weights, pos_emb and the synthesizer's b2, the handout's b_2, are decayed); and the cosine's progress is never
-clamped, so a run past `final_tokens` sees the rate climb back (the course's pretraining passes it at
+weights, pos_emb and the synthesizer's b2, the handout's b_2, are decayed); and the cosine's
+progress is never clamped, so a run past `final_tokens` sees the rate climb back (the course's pretraining passes it at
 epoch 202 of 650, is back at the full rate by epoch 404 and ends at 12%).
 
 Beyond the course, for speed (see also attention.py's fast path; `fast=False` in the config
@@ -22,9 +22,9 @@ turns all of the trainer's part off, giving the course's loop that src/bench.py 
 - Length groups (`length_groups`, on the CPU by default): a batch's rows are sorted by where their
   counted targets end and computed in a few groups, each cut to its own longest row, the loss being
   the groups' mean losses weighted by their share of the counted targets: the batch's mean, so loss
-  and gradients are again unchanged. Span-corruption rows end anywhere from 6 (2 for an empty line) to 114 characters: in
-  8 groups a pretraining batch computes 49% of the positions of its 128 columns and 30% of the
-  attention scores (the trim alone: 89% and 78%; 20 batches of data/; of the bench's batches 48%).
+  and gradients are again unchanged. Span-corruption rows end anywhere from 6 (2 for an empty line)
+  to 114 characters: in 8 groups a pretraining batch computes 49% of the positions of its 128
+  columns and 30% of the attention scores (the trim alone: 89% and 78%; 20 batches of data/; of the bench's batches 48%).
   batching.py has both, and in `length_group_count` the measured speed-ups and where groups stay off.
 - On CPU: threads (`num_threads`; default utils.CpuThreads: the cores other processes leave free,
   re-checked every 10 s) and no DataLoader workers (`loader_workers`).
