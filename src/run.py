@@ -104,6 +104,10 @@ def build_parser():
     g.add_argument("--bf16", action="store_true",
                    help="bf16 autocast for training (off by default: on an H100 it was slower at this size, and "
                         "compiled bf16 pretraining diverged to a NaN loss)")
+    g.add_argument("--reference_train", action="store_true",
+                   help="train with the course's loop and attention: no padding trim or length groups, per-tensor "
+                        "AdamW, no TF32 or compile, the masked softmax with torch's dropout (slower; the fast default "
+                        "computes the same up to float sums, drawing other dropout masks on the CPU)")
     g.add_argument("--reference_eval", action="store_true",
                    help="decode one question at a time with sample(), as the course does (slow)")
     return p
@@ -142,6 +146,11 @@ def parse_args(argv=None):
         p.error(f"--seed must be between 0 and {2 ** 32 - 1} (numpy's range), got {args.seed}")
     if args.no_compile and (args.compile or args.compile_mode):
         p.error("--no_compile contradicts --compile/--compile_mode; give one of them")
+    if args.reference_train:  # the course's loop has none of the fast path's options
+        fast_only = [f"--{name}" for name in ("compile", "compile_mode", "step_graphs", "bf16")
+                     if getattr(args, name)] + (["--length_groups"] if (args.length_groups or 1) > 1 else [])
+        if fast_only:
+            p.error(f"--reference_train is the course's loop, without {' or '.join(fast_only)}; give one of them")
     if args.step_graphs and args.function != "evaluate":  # (evaluate notes below that it does not read it)
         need = step_graphs_need(get_device(), int(os.environ.get("WORLD_SIZE", "1")), compile_mode=args.compile_mode)
         if need is not None:
@@ -161,7 +170,8 @@ def parse_args(argv=None):
                 f"that has none; give the interrupted run's --writing_params_path")
     unread = {"pretrain": ["reading_params_path", "finetune_corpus_path", "eval_corpus_path", "outputs_path"],
               "finetune": ["eval_corpus_path", "outputs_path"],
-              "evaluate": ["writing_params_path", "finetune_corpus_path", "log_path", "step_graphs"]}[args.function]
+              "evaluate": ["writing_params_path", "finetune_corpus_path", "log_path", "step_graphs",
+                           "reference_train"]}[args.function]
     for name in unread:  # the course's run.py ignores them too; say so, as a user may expect otherwise
         if getattr(args, name):
             why = " (pretraining always starts from a new model)" if name == "reading_params_path" else ""
@@ -171,11 +181,13 @@ def parse_args(argv=None):
 
 def build_model(args, pretrain_dataset):
     """The one place a run's settings become a model configuration and a model (`args` needs
-    variant, n_layer, n_head, n_embd; dropout is optional: evaluation never uses it)."""
+    variant, n_layer, n_head, n_embd; dropout and reference_train are optional: evaluation uses neither)."""
     p = getattr(args, "dropout", None)
     mconf = GPTConfig(pretrain_dataset.vocab_size, pretrain_dataset.block_size,
                       n_layer=args.n_layer, n_head=args.n_head, n_embd=args.n_embd,
                       **({} if p is None else dict(embd_pdrop=p, resid_pdrop=p, attn_pdrop=p)))
+    if getattr(args, "reference_train", False) and getattr(args, "function", None) != "evaluate":
+        mconf.fast_attention = False  # the course's masked softmax (attention.py's reference path)
     if args.variant == "vanilla":
         return helper.initialize_vanilla_model(mconf)
     return helper.initialize_synthesizer_model(mconf)
@@ -213,6 +225,8 @@ def apply_overrides(tconf, args):
         tconf.amp = True
     if args.step_graphs:
         tconf.step_graphs = True
+    if args.reference_train:
+        tconf.fast = False  # the course's loop (trainer.py: TrainerConfig.fast)
     return tconf
 
 

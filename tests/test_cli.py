@@ -48,6 +48,8 @@ def one_line_exit(capsys, argv):
     (["--seed", "-1"], "--seed must be between 0 and 4294967295"),
     (["--seed", str(2 ** 32)], "--seed must be between 0 and 4294967295"),
     (["--bogus"], "unrecognized arguments: --bogus"),
+    (["--reference_train", "--compile", "--length_groups", "2"], "--reference_train is the course's loop, without "
+                                                                 "--compile or --length_groups; give one of them"),
     (["--step_graphs", "--compile_mode", "reduce-overhead"], "--step_graphs needs no CUDA graphs of torch.compile's "
                                                              "own (compile mode reduce-overhead records them: use "
                                                              "default or max-autotune-no-cudagraphs); leave it out"),
@@ -108,6 +110,33 @@ def test_flags_the_function_does_not_read_are_named(capsys):
     assert capsys.readouterr().err == "run.py: note: --function=evaluate does not read --writing_params_path\n"
     driver.parse_args(base)
     assert capsys.readouterr().err == ""
+
+
+def test_reference_train_trains_as_the_courses_trainer_and_attention(tmp_path, monkeypatch):
+    """--reference_train ends at the params of the course's loop (TrainerConfig(fast=False) and the masked
+    softmax, GPTConfig(fast_attention=False)) for the same seed, exactly; the fast default, drawing other
+    dropout masks on the CPU, ends elsewhere."""
+    from submission import helper
+    from submission.utils import set_seed
+    monkeypatch.setenv("GPT_DEVICE", "cpu")
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")  # the thread count changes the last bits
+    wiki = tmp_path / "wiki.txt"
+    wiki.write_text(WIKI * 4, encoding="utf-8")
+    base = ["--function=pretrain", "--variant=vanilla", *TINY, "--max_epochs", "3", "--block_size", "32",
+            "--seed", "5", f"--pretrain_corpus_path={wiki}"]
+    driver.main(base + [f"--writing_params_path={tmp_path / 'reference.params'}", "--reference_train"])
+    driver.main(base + [f"--writing_params_path={tmp_path / 'fast.params'}"])
+    set_seed(5)
+    pre = CharCorruptionDataset(WIKI * 4, 32)
+    model = GPT(GPTConfig(pre.vocab_size, 32, n_layer=1, n_head=2, n_embd=16, fast_attention=False))
+    tconf, trainer = helper.pretrain(pre, 32, model)
+    tconf.max_epochs, tconf.batch_size, tconf.fast = 3, 16, False
+    trainer.train()
+    reference = torch.load(tmp_path / "reference.params", weights_only=True)
+    fast = torch.load(tmp_path / "fast.params", weights_only=True)
+    for name, p in model.state_dict().items():
+        assert torch.equal(reference[name], p), name
+    assert not all(torch.equal(fast[name], p) for name, p in reference.items())
 
 
 def test_missing_required_flag_is_one_line(capsys):
