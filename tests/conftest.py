@@ -20,12 +20,13 @@ if SRC not in sys.path:
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-# On an Apple-silicon Mac get_device() picks MPS: the suite is CPU-only (its bit-for-bit comparisons,
-# gloo DDP), so it runs there on the CPU unless GPT_DEVICE says otherwise.
+# With a GPU (CUDA, or MPS on an Apple-silicon Mac) get_device() picks it: the suite is CPU-only (its
+# bit-for-bit comparisons, gloo DDP, whose second process would ask for a second GPU), so it runs on the
+# CPU unless GPT_DEVICE says otherwise; the GPU tests (test_graphs.py, test_fast.py) set it themselves.
 if "GPT_DEVICE" not in os.environ:
     try:
         import torch
-        if torch.backends.mps.is_available():
+        if torch.cuda.is_available() or torch.backends.mps.is_available():
             os.environ["GPT_DEVICE"] = "cpu"
     except (ImportError, AttributeError):
         pass

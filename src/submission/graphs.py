@@ -87,7 +87,11 @@ class StepGraphs:
         self.cuda = str(device).startswith("cuda")
         self.stream = torch.cuda.Stream(device) if self.cuda else None
         self.pool = None
-        self.lr = torch.tensor(float(optimizer.param_groups[0]["lr"]), device=device)
+        # CUDA's fused AdamW reads a tensor learning rate as float32 whatever the params' dtype
+        # (fused_adamw_impl.cu: lr.const_data_ptr<float>()); the CPU's reads any dtype, so there it takes
+        # the params' own (float64 tests then match eager steps, whose rate is a Python float, exactly)
+        lr_dtype = torch.float32 if self.cuda else self.params[0].dtype
+        self.lr = torch.tensor(float(optimizer.param_groups[0]["lr"]), dtype=lr_dtype, device=device)
         self.own_param_groups()
         self.losses = torch.zeros(self.groups, device=device)  # (G,) each group's share x mean loss
         self.batches = {}   # (B, T) -> _Batch
