@@ -382,3 +382,20 @@ def test_helper_train_runs_any_trainer_then_writes_the_params(tmp_path):
     saved = torch.load(path, weights_only=True)
     assert list(saved) == list(model.state_dict())
     assert torch.equal(saved["head.weight"], torch.full_like(model.head.weight, 0.5))
+
+
+def test_torchrun_with_more_processes_than_gpus_is_one_line(monkeypatch):
+    """torchrun --nproc_per_node=2 on a one-GPU machine: the second process got torch's "invalid device
+    ordinal" from set_device; it is told how many processes this machine takes."""
+    from submission import Trainer, TrainerConfig
+    from submission.dataset import DataError
+    monkeypatch.setenv("GPT_DEVICE", "cuda")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "set_device", lambda i: pytest.fail(f"set_device({i}) was called"))
+    for name, value in (("RANK", "1"), ("WORLD_SIZE", "2"), ("LOCAL_RANK", "1")):
+        monkeypatch.setenv(name, value)
+    model = GPT(GPTConfig(10, 8, n_layer=1, n_head=1, n_embd=4))
+    with pytest.raises(DataError, match=r"^torchrun started process 1 of this machine, but it has 1 GPU: one "
+                                        r"process a GPU; give torchrun --nproc_per_node=1 or less$"):
+        Trainer(model, None, None, TrainerConfig())

@@ -82,6 +82,7 @@ from tqdm import tqdm
 from . import resume
 from .batching import length_group_count, length_groups, trim_padding
 from .cli import TrainingDiverged
+from .dataset import DataError
 from .files import cpu_state_dict, interrupts_held, is_special_file
 from .utils import CpuThreads, atomic_torch_save, distributed_env, get_device, usable_cores
 
@@ -313,6 +314,11 @@ class Trainer:
         self.device = get_device()
         self.rank, self.world_size, self.local_rank = distributed_env()
         if self.device == "cuda" and self.world_size > 1:
+            gpus = torch.cuda.device_count()
+            if self.local_rank >= gpus:  # torch's own words: "invalid device ordinal"
+                raise DataError(f"torchrun started process {self.local_rank} of this machine, but it has "
+                                f"{gpus} GPU{'s' if gpus != 1 else ''}: one process a GPU; give torchrun "
+                                f"--nproc_per_node={gpus} or less")
             torch.cuda.set_device(self.local_rank)
             self.device = f"cuda:{self.local_rank}"
         self.model = self.model.to(self.device)
