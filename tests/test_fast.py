@@ -247,6 +247,24 @@ def test_fast_training_ends_at_the_reference_params(synth):
     assert max((ref[n] - start[n]).abs().max().item() for n in ref if n.endswith("weight")) > 1e-2
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("synth", [False, True])
+def test_fast_training_on_cuda_ends_at_the_reference_params(synth, monkeypatch):
+    """On a GPU, in float64 (TF32 rounds only float32): the fast path there (fused AdamW, the trim, the
+    fused attention kernel, pinned non-blocking copies) against the course's loop on the same GPU."""
+    monkeypatch.setenv("GPT_DEVICE", "cuda")  # conftest keeps the rest of the suite on the CPU
+    torch.set_default_dtype(torch.float64)
+    try:
+        ref, ref_tokens = train_params(synth, fast=False, fast_trainer=False)
+        fast, fast_tokens = train_params(synth, fast=True)
+    finally:
+        torch.set_default_dtype(torch.float32)
+    assert fast_tokens == ref_tokens == 2 * 24 * 23
+    assert all(p.device.type == "cuda" for p in fast.values())
+    for name, p in ref.items():
+        assert torch.allclose(fast[name], p, atol=1e-9, rtol=0), name
+
+
 @pytest.mark.parametrize("synth", [False, True])
 def test_length_grouped_training_ends_at_the_reference_params(synth):
     """In float64, so that the comparison is of the mathematics: in float32 the groups' other order of
@@ -536,6 +554,37 @@ def test_bench_paths_carry_their_compile_and_autocast_options():
         ("reference", False, False, False), ("fast", True, False, False), ("fast + bf16 autocast", True, False, True),
         ("fast + compile", True, True, False)]
     assert not runs["reference"].model.blocks[0].attn.fast and runs["fast"].model.blocks[0].attn.fast
+
+
+def test_the_bench_makes_room_for_all_its_compiled_rows(monkeypatch):
+    """Each compile mode of GPT.forward is a cache entry of its own: past dynamo's recompile limit (8) a
+    compiled row would run eagerly and be timed as compiled. Ten distinct backends here, each must run."""
+    import bench
+    import torch._dynamo as dynamo
+    import torch._dynamo.config as dynamo_config
+    name = "recompile_limit" if hasattr(dynamo_config, "recompile_limit") else "cache_size_limit"
+    monkeypatch.setattr(dynamo_config, name, 8)
+    bench.make_room_for_compiles(16)
+    assert getattr(dynamo_config, name) == 16
+    bench.make_room_for_compiles(4)  # never lowered
+    assert getattr(dynamo_config, name) == 16
+    compiled = []
+
+    def backend(k):
+        def compile_fx(gm, example_inputs):
+            compiled.append(k)
+            return gm.forward
+        return compile_fx
+
+    dynamo.reset()
+    model = GPT(config())
+    x = torch.randint(0, 20, (2, 8))
+    try:
+        for k in range(10):
+            torch.compile(model, backend=backend(k))(x)
+    finally:
+        dynamo.reset()
+    assert sorted(set(compiled)) == list(range(10))
 
 
 def test_attention_route_keeps_fused_dropout_off_the_gpu():
