@@ -5,6 +5,7 @@
 # The first run sets up a .venv with requirements.txt if torch, numpy or tqdm cannot be imported.
 # DATA_DIR (default data/) and OUT_DIR (default src/submission/) redirect inputs and outputs; extra
 # flags go to src/run.py (e.g. --n_layer 2 --max_epochs 1).
+if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi  # `sh run.sh`: dash cannot read what follows
 {  # bash reads a script as it runs it; in braces the whole file is read first, so editing
    # run.sh during a long run (an editor saving in place) cannot change what the run does next
 set -euo pipefail

@@ -234,6 +234,16 @@ def test_help_says_what_every_mode_does():
         assert all(name in p.stdout for name in ("DATA_DIR", "OUT_DIR", "GPT_NUM_THREADS", "GPT_DEVICE", "PYTHON", "--resume"))
 
 
+@pytest.mark.parametrize("script", ["run.sh", "src/run.sh"])
+def test_sh_run_sh_runs_it_with_bash(script, tmp_path):
+    """`sh run.sh help` under dash (Debian's sh) was `Syntax error: "(" unexpected`: the script is bash's."""
+    sh_path = "/bin/sh" if os.path.exists("/bin/sh") else None
+    if sh_path is None:
+        pytest.skip("no /bin/sh")
+    p = subprocess.run([sh_path, script, "help"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stderr == "" and p.stdout.startswith("usage: ./run.sh MODE"), p.stderr
+
+
 def test_missing_params_names_the_mode(world, tmp_path):
     p = sh(["synthesizer_eval_dev_with_pretrain"], world, tmp_path, check=False)
     assert p.returncode == 2
