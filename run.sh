@@ -108,7 +108,7 @@ Beyond the course:
 Environment: DATA_DIR (inputs, default data/), OUT_DIR (outputs, default src/submission/),
 GPT_NUM_THREADS (CPU threads of training, evaluation, ask, memorised), GPT_DEVICE (cpu, cuda or mps;
 default the first there of cuda, mps, cpu), PYTHON (the interpreter when there is no .venv).
-An interrupted training run goes on with the same command and --resume.
+An interrupted training run goes on with the same command and --resume (--restart: starts over).
 TEXT
   exit 0
 }
@@ -154,6 +154,18 @@ warn_src_data() {
   fi
 }
 # RUN_SH_MODE: run.py words its hints for run.sh (DATA_DIR and the modes, not the flags they refuse)
+mode_files() {  # WRITES: the output of mode $1; READS: the params it starts from (none: pretraining)
+  local m="$1" V="${1%%_*}"
+  case "$m" in
+    vanilla_finetune_without_pretrain) WRITES="$OUT/vanilla.model.params"; READS="" ;;
+    vanilla_eval_*_without_pretrain) WRITES="$OUT/vanilla.nopretrain.${m#vanilla_eval_}"
+      WRITES="${WRITES%_without_pretrain}.predictions"; READS="$OUT/vanilla.model.params" ;;
+    vanilla_pretrain|synthesizer_pretrain) WRITES="$OUT/$V.pretrain.params"; READS="" ;;
+    *_finetune_with_pretrain) WRITES="$OUT/$V.finetune.params"; READS="$OUT/$V.pretrain.params" ;;
+    *) WRITES="$OUT/$V.pretrain.${m#"${V}"_eval_}"; WRITES="${WRITES%_with_pretrain}.predictions"
+      READS="$OUT/$V.finetune.params" ;;
+  esac
+}
 run() { warn_src_data; pick_python; RUN_SH_MODE="$MODE" "$PY" "${R}src/run.py" "$@"; }
 WIKI="--pretrain_corpus_path=$DATA/wiki.txt"   # each is one argument: always quoted below
 TRAIN="--finetune_corpus_path=$DATA/birth_places_train.tsv"
@@ -192,27 +204,38 @@ case "$MODE" in
     # input is done (a stopped `all` continues where it stopped: the same command with --resume); an
     # `all` started without --resume leaves a stamp, and outputs older than it are not done (they are
     # an earlier run's, which that `all` was making again)
-    RESUME=0; ARGS=()
-    for a in "$@"; do if [ "$a" = --resume ]; then RESUME=1; else ARGS+=("$a"); fi; done
+    # --restart: each mode with an interrupted run's state starts over (without it or --resume, such a
+    # state stops `all` before any mode runs, as it would stop that mode: hours of training in it)
+    RESUME=0; RESTART=0; ARGS=()
+    for a in "$@"; do
+      case "$a" in --resume) RESUME=1 ;; --restart) RESTART=1 ;; *) ARGS+=("$a") ;; esac
+    done
+    if [ "$RESUME" = 1 ] && [ "$RESTART" = 1 ]; then
+      echo "run.sh all: --resume goes on from the interrupted runs' states, --restart starts over; give one of them" >&2
+      exit 2
+    fi
     STAMP="$OUT/.all-started"
-    if [ "$RESUME" = 0 ]; then mkdir -p "$OUT" && touch "$STAMP"; fi
+    if [ "$RESUME" = 0 ]; then
+      for m in $MODES; do
+        mode_files "$m"
+        if [ -f "$WRITES.state" ] && [ "$RESTART" = 0 ]; then
+          echo "run.sh all: $WRITES.state: the training state of an interrupted $m; add --resume to go on" \
+            "from it, or --restart to start over (the new run then replaces it)" >&2
+          exit 2
+        fi
+      done
+      mkdir -p "$OUT" && touch "$STAMP"
+    fi
     # a closed stdout or stderr (| head) stops no mode (each writes its files, then exits 141): the
     # rest of the modes run too, and `all` exits 141 at the end; its own lines to a closed pipe are lost
     trap '' PIPE
     PIPED=0
     for m in $MODES; do
-      V="${m%%_*}"
-      case "$m" in  # WRITES: the mode's output; READS: the params it starts from (none: pretraining)
-        vanilla_finetune_without_pretrain) WRITES="$OUT/vanilla.model.params"; READS="" ;;
-        vanilla_eval_*_without_pretrain) WRITES="$OUT/vanilla.nopretrain.${m#vanilla_eval_}"
-          WRITES="${WRITES%_without_pretrain}.predictions"; READS="$OUT/vanilla.model.params" ;;
-        vanilla_pretrain|synthesizer_pretrain) WRITES="$OUT/$V.pretrain.params"; READS="" ;;
-        *_finetune_with_pretrain) WRITES="$OUT/$V.finetune.params"; READS="$OUT/$V.pretrain.params" ;;
-        *) WRITES="$OUT/$V.pretrain.${m#"${V}"_eval_}"; WRITES="${WRITES%_with_pretrain}.predictions"
-          READS="$OUT/$V.finetune.params" ;;
-      esac
+      mode_files "$m"
       FLAGS=()
-      if [ "$RESUME" = 1 ]; then
+      if [ "$RESTART" = 1 ] && [ -f "$WRITES.state" ]; then
+        FLAGS=(--restart)
+      elif [ "$RESUME" = 1 ]; then
         if [ -f "$WRITES.state" ]; then
           FLAGS=(--resume)
         elif [ -f "$WRITES" ] && { [ -z "$READS" ] || [ "$WRITES" -nt "$READS" ]; } \

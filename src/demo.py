@@ -306,8 +306,11 @@ def main(argv=None):
         names = [os.path.basename(a[a.index(flag) + 1]) for flag in ("--writing_params_path", "--outputs_path")
                  if flag in a]
         before = {name: signature(name) for name in names}
+        # the demo starts its training runs over (an interrupted demo's state, left in --out, is replaced)
+        # unless its flags say --resume
+        fresh = [] if "--function=evaluate" in a or {"--resume", "--restart"} & set(common) else ["--restart"]
         try:
-            return driver.main(list(a) + common)
+            return driver.main(list(a) + common + fresh)
         finally:  # also after Ctrl-C or an error past the write: what was written is recorded as the demo's
             written = [name for name in names if signature(name) not in (None, before[name])]
             if written:

@@ -20,7 +20,7 @@ from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("run.py"):  # torch loads here
-    from submission import helper
+    from submission import helper, resume
     from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
     from submission.decoding import predict_places_reference
     from submission.files import is_special_file
@@ -83,6 +83,9 @@ def build_parser():
     g.add_argument("--resume", action="store_true",
                    help="continue an interrupted training run from its training state, <writing_params_path>.state "
                         "(saved at an epoch's end every --state_every seconds, removed when training ends)")
+    g.add_argument("--restart", action="store_true",
+                   help="start training afresh where <writing_params_path>.state holds an interrupted run's state "
+                        "(refused without --resume or this; the new run replaces it at its first save)")
     g.add_argument("--state_every", type=float, default=None, metavar="SECONDS",
                    help="save the training state at the first epoch's end after this many seconds since the last "
                         "save (default 300; 0: every epoch)")
@@ -165,13 +168,15 @@ def parse_args(argv=None):
             p.error(f"--function={args.function} needs --{name}")
     if args.resume and args.function == "evaluate":
         p.error("--resume continues a training run; --function=evaluate trains nothing")
+    if args.resume and args.restart:
+        p.error("--resume goes on from the interrupted run's state, --restart starts over; give one of them")
     if args.resume and is_special_file(args.writing_params_path):
         p.error(f"--resume reads <writing_params_path>.state, and {args.writing_params_path} is a special file "
                 f"that has none; give the interrupted run's --writing_params_path")
     unread = {"pretrain": ["reading_params_path", "finetune_corpus_path", "eval_corpus_path", "outputs_path"],
               "finetune": ["eval_corpus_path", "outputs_path"],
               "evaluate": ["writing_params_path", "finetune_corpus_path", "log_path", "step_graphs",
-                           "reference_train"]}[args.function]
+                           "reference_train", "restart"]}[args.function]
     for name in unread:  # the course's run.py ignores them too; say so, as a user may expect otherwise
         if getattr(args, name):
             why = " (pretraining always starts from a new model)" if name == "reading_params_path" else ""
@@ -301,9 +306,12 @@ def check_outputs(args):
         return
     check_output_path(args.writing_params_path, "params", inputs, replaces=("torch",))
     check_output_path(default_log_path(args), "loss log", inputs + [args.writing_params_path], replaces=("log",))
-    if state_path(args):
-        check_output_path(state_path(args), "training state", inputs + [args.writing_params_path],
-                          replaces=("torch",))
+    state = state_path(args)
+    if state:
+        check_output_path(state, "training state", inputs + [args.writing_params_path], replaces=("torch",))
+        if os.path.isfile(state) and not (args.resume or args.restart):  # hours of training, lost at the first save
+            raise DataError(f"{state}: the training state of an interrupted run{resume.describe(state)}; add --resume "
+                            f"to go on from it, or --restart to start over (this run then replaces it)")
 
 
 def main(argv=None):

@@ -154,6 +154,23 @@ def test_flags_for_run_py_are_named_where_the_demo_starts_and_in_its_table(tmp_p
     assert "cpu settings with --n_layer 1 --n_head 2 --n_embd 16 --max_epochs 1, cpu, " in out
 
 
+def test_an_interrupted_demos_training_state_is_started_over(tmp_path, capsys):
+    """run.py refuses a fresh run over an interrupted run's state; the demo always starts its runs over
+    (its --out is its own), so a demo stopped by Ctrl-C runs again with the same command."""
+    import make_world
+    data = tmp_path / "world"
+    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
+    out = tmp_path / "out"
+    argv = ["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16", "--variants", "nopretrain",
+            "--out", str(out), "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "1"]
+    demo.main(argv)
+    torch.save({"format": "cs224n-a5 training state, version 1"}, out / "vanilla.model.params.state")
+    capsys.readouterr()
+    results = demo.main(argv)
+    assert [row[0] for row in results] == ["always London", "vanilla, no pretraining"]
+    assert not (out / "vanilla.model.params.state").exists()
+
+
 def test_an_out_folder_of_the_courses_runs_is_refused_before_any_work(tmp_path, capsys):
     """`demo.py --out src/submission` replaced the student's course-size vanilla.model.params and
     predictions with the demo's small ones, without a word. A file of the names the demo writes is

@@ -9,13 +9,14 @@ Run:  python -m pytest -q tests/test_resume.py
 import json
 import os
 import random
+import re
 
 import pytest
 import torch
 
 import run as driver
 from submission import GPT, GPTConfig, Trainer, TrainerConfig
-from submission.dataset import CharCorruptionDataset
+from submission.dataset import CharCorruptionDataset, DataError
 from submission.graphs import capture_rerun
 from submission.trainer import TrainingRun
 from submission.utils import ParamsError
@@ -123,7 +124,7 @@ def test_a_state_of_other_settings_is_refused_in_one_line(tmp_path, monkeypatch,
         trainer(tmp_path, data, resume=True, **change).train()
     message = str(e.value)
     assert message.startswith(f"{tmp_path / 'params.state'}: saved by a run with ") and says in message
-    assert "leave out --resume" in message and "\n" not in message
+    assert "give --restart instead of --resume" in message and "\n" not in message
 
 
 def test_a_state_saved_before_a_setting_was_checked_resumes_with_its_default(tmp_path, monkeypatch, capsys):
@@ -177,7 +178,7 @@ def test_a_damaged_state_is_one_line_and_keeps_the_interrupted_log(tmp_path, mon
     partial = (tmp_path / "log.jsonl.partial").read_text()
     with pytest.raises(ParamsError) as e:
         trainer(tmp_path, data, resume=True).train()
-    assert says in str(e.value) and "leave out --resume" in str(e.value) and "\n" not in str(e.value)
+    assert says in str(e.value) and "give --restart instead of --resume" in str(e.value) and "\n" not in str(e.value)
     assert (tmp_path / "log.jsonl.partial").read_text() == partial  # failed before opening the log
 
 
@@ -269,6 +270,39 @@ def test_run_py_resume_continues_the_interrupted_command(tmp_path, monkeypatch):
     whole, cut = torch.load(tmp_path / "whole.params"), torch.load(tmp_path / "cut.params")
     assert all(torch.equal(whole[k], cut[k]) for k in whole)
     assert not os.path.exists(tmp_path / "cut.params.state")
+
+
+def test_a_fresh_run_over_an_interrupted_runs_state_needs_restart(tmp_path, monkeypatch, capsys):
+    """The same command without --resume noted that it replaced the state, and did at its first save,
+    five minutes in: hours of pretraining lost to a forgotten flag. It is refused before any work; with
+    --restart the run starts over."""
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    params = tmp_path / "cut.params"
+    argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+            "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--block_size", "32", "--max_epochs", "3",
+            "--batch_size", "8", "--state_every", "0", f"--writing_params_path={params}"]
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")
+    with monkeypatch.context() as m:
+        interrupt_at(m, -(-len(corpus()) // 8) + 3)
+        with pytest.raises(KeyboardInterrupt):
+            driver.main(argv)
+    state = tmp_path / "cut.params.state"
+    saved = state.read_bytes()
+    with pytest.raises(DataError) as e:
+        driver.main(argv)
+    assert re.fullmatch(rf"{re.escape(str(state))}: the training state of an interrupted run \(after epoch 1 of 3, "
+                        r"saved \d{4}-\d\d-\d\d \d\d:\d\d\); add --resume to go on from it, or --restart to start "
+                        r"over \(this run then replaces it\)", str(e.value)), str(e.value)
+    assert state.read_bytes() == saved and not params.exists()
+    state.write_bytes(b"PK\x03\x04 cut short")  # not readable: the message stands without the details
+    with pytest.raises(DataError, match=r"state: the training state of an interrupted run; add --resume"):
+        driver.main(argv)
+    capsys.readouterr()
+    driver.main(argv + ["--restart"])
+    assert params.exists() and not state.exists()
+    with pytest.raises(SystemExit):
+        driver.parse_args(argv + ["--restart", "--resume"])
+    assert "--resume goes on from the interrupted run's state, --restart starts over" in capsys.readouterr().err
 
 
 def test_run_py_resume_flags_are_checked(capsys):

@@ -114,6 +114,22 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
         assert os.stat(out / made).st_mtime_ns > before
 
 
+def test_all_with_an_interrupted_runs_state_stops_before_any_mode(world, tmp_path):
+    """Each mode refuses to start over an interrupted run's state without --resume or --restart; `all`
+    says so before its first mode, not hours later at the mode that has one."""
+    out = tmp_path / "out"
+    out.mkdir()
+    state = out / "synthesizer.pretrain.params.state"
+    state.write_bytes(b"an interrupted run's")
+    p = sh(["all"] + TINY, world, out, check=False)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr == (f"run.sh all: {state}: the training state of an interrupted synthesizer_pretrain; add "
+                        f"--resume to go on from it, or --restart to start over (the new run then replaces it)\n")
+    p = sh(["all", "--resume", "--restart"] + TINY, world, out, check=False)
+    assert p.returncode == 2 and "give one of them" in p.stderr
+    assert sorted(os.listdir(out)) == [state.name] and state.read_bytes() == b"an interrupted run's"
+
+
 def test_london_baseline(world):
     p = sh(["london_baseline"], world, world)
     rows = [line.split("\t")[1] for line in open(world / "birth_dev.tsv", encoding="utf-8").read().split("\n") if line]

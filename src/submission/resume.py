@@ -7,7 +7,8 @@ params, `<params>.state`): the weights, AdamW's moments and step counts, the sch
 count, the best test loss, the loss log so far, and the random streams of torch (CPU and the current
 GPU) and Python (span corruption draws from `random`). `TrainerConfig.resume` (run.py `--resume`) reads it
 back, after checking that it was saved by the same run (model shape, optimisation settings,
-data), and continues with the next epoch. Without DataLoader workers (always so on the CPU) and with
+data), and continues with the next epoch. run.py starts no fresh run over a state unless given
+`--restart`: the first save would replace hours of training. Without DataLoader workers (always so on the CPU) and with
 the same CPU thread count the resumed run ends with the uninterrupted run's params, bit for bit
 (tests/test_resume.py). Where
 random streams are not saved it is the same run in distribution, not in bits: DataLoader workers'
@@ -19,6 +20,7 @@ import contextlib
 import hashlib
 import os
 import random
+import time
 
 import torch
 
@@ -36,7 +38,7 @@ SECTIONS = {"model": "a model of another shape", "training": "other training set
             "test_data": "other test data"}
 KEYS = {"settings": dict, "epoch": int, "step": int, "tokens": int, "best_loss": float, "elapsed": float,
         "log_lines": list, "model": dict, "optimizer": dict, "rng": dict}
-START_OVER = "leave out --resume to start over"
+START_OVER = "give --restart instead of --resume to start over"
 
 
 def data_digest(dataset):
@@ -109,6 +111,17 @@ def putting(path, what):
         raise ParamsError(f"{path}: its {what} does not fit this run ({_reason(e)}); {START_OVER}") from None
 
 
+def describe(path):
+    """ " (after epoch E of N, saved DATE)" for the state at `path`, for messages; "" where it cannot be read."""
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        epochs = state["settings"]["training"]["max_epochs"]
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(path)))
+        return f" (after epoch {int(state['epoch'])} of {int(epochs)}, saved {when})"
+    except Exception:  # any file at all: the message stands without the details
+        return ""
+
+
 def save(path, *, model, optimizer, settings, epoch, step, tokens, best_loss, elapsed, log_lines):
     """Write the state after `epoch` epochs (atomically: an interrupted save keeps the previous one)."""
     atomic_torch_save({
@@ -130,7 +143,7 @@ def load(path, settings):
     """The state at `path`, checked against this run's `settings` (run_settings); one-line errors."""
     if not os.path.exists(path):
         raise ParamsError(f"{path}: no training state to resume (a run writes it at an epoch's end every few "
-                          f"minutes and removes it when it ends); {START_OVER}")
+                          f"minutes and removes it when it ends); leave out --resume to start over")
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # a cut-short zip, another file, an unreadable one
