@@ -59,6 +59,16 @@ HANDOUT_ORDER = CODE + [  # the handout's numbered list, 1 to 18
     "vanilla.pretrain.params", "vanilla.finetune.params", "vanilla.pretrain.dev.predictions",
     "vanilla.pretrain.test.predictions", "synthesizer.pretrain.params", "synthesizer.finetune.params",
     "synthesizer.pretrain.dev.predictions", "synthesizer.pretrain.test.predictions"]
+MODE_WRITES = {mode: name for name, (_, mode, _) in PARAMS.items()}  # a training mode: the params it writes
+
+
+def made_from(name):
+    """The params file that deliverable `name` is made from (predictions: the params evaluated; finetuned
+    params: the pretrained ones), None for the code and for params trained from scratch."""
+    made = PARAMS.get(name) or PREDICTIONS.get(name)
+    return MODE_WRITES[made[2][-1]] if made and made[2] else None
+
+
 # each split's question files: the first there sets the questions; a later one that asks the same lends its labels
 QUESTIONS = {"dev": ["birth_dev.tsv"], "test": ["birth_test_inputs.tsv", "birth_test.tsv"]}
 
@@ -165,7 +175,8 @@ def check_import(code_dir, names):
 
 
 def check(code_dir, submission_dir, data_dir):
-    """[(file, status, note)] for the 18 deliverables in handout order; status is ok, low, missing or bad."""
+    """[(file, status, note)] for the 18 deliverables in handout order; status is ok, low, stale, missing
+    or bad."""
     wiki = os.path.join(data_dir, "wiki.txt")
     vocab = CharCorruptionDataset(read_text(wiki, "pretraining corpus"), COURSE_SIZE["block_size"], wiki)
     questions = read_questions(data_dir)
@@ -199,7 +210,36 @@ def check(code_dir, submission_dir, data_dir):
             rows.append((name, "bad", f"{what}; {fix}"))
             continue
         rows.append((name, "ok", note))
-    return with_grader_verdicts(rows, data_dir, submission_dir)
+    return with_staleness(with_grader_verdicts(rows, data_dir, submission_dir), submission_dir, data_dir)
+
+
+def stale_source(name, submission_dir):
+    """The params file deliverable `name` is made from when `name` is older than it (those params were
+    made again after it, so it is not theirs; or a copy did not keep the files' times), else None."""
+    source = made_from(name)
+    if source is None:
+        return None
+    try:
+        older = os.path.getmtime(os.path.join(submission_dir, name)) < os.path.getmtime(
+            os.path.join(submission_dir, source))
+    except OSError:  # either is missing: its own row says so
+        return None
+    return source if older else None
+
+
+def with_staleness(rows, submission_dir, data_dir):
+    """`rows` with each file in order but older than the params it is made from marked `stale` (a `low`
+    one stays `low`), its note naming the mode that remakes it."""
+    out = []
+    for name, status, note in rows:
+        source = stale_source(name, submission_dir) if status in ("ok", "low") else None
+        if source:
+            mode = PREDICTIONS[name][1] if name in PREDICTIONS else PARAMS[name][1]
+            status = "stale" if status == "ok" else status
+            note += (f"; older than {source}, which it is made from: if that was made again, remake this "
+                     f"with {grader.run_sh_command(mode, data_dir, submission_dir)}")
+        out.append((name, status, note))
+    return out
 
 
 def with_grader_verdicts(rows, data_dir, submission_dir):
@@ -266,8 +306,9 @@ def main(argv=None):
     width = max(len(n) for n in HANDOUT_ORDER)
     for i, (name, status, note) in enumerate(rows, start=1):
         print(f"{i:2d}. {status:7s} {name:{width}s}  {note}")
-    problems = sum(status not in ("ok", "low") for _, status, _ in rows)
+    problems = sum(status not in ("ok", "low", "stale") for _, status, _ in rows)
     low = [name for name, status, _ in rows if status == "low"]
+    stale = [name for name, status, _ in rows if status in ("stale", "low") and stale_source(name, args.submission_dir)]
     if not problems:
         why = check_import(args.code_dir, names)
         extra = ", ".join(n for n in names if n not in CODE)
@@ -286,6 +327,10 @@ def main(argv=None):
         print(f"{len(low)} of the predictions files {'are' if len(low) > 1 else 'is'} below the grader's pass mark "
               f"(low: {', '.join(low)}); they are in the zip, and their tests would fail (their lines say what "
               f"to rerun)", file=sys.stderr)
+    if stale:
+        print(f"{len(stale)} of the files {'are' if len(stale) > 1 else 'is'} older than the params they are made "
+              f"from (stale: {', '.join(stale)}); they are in the zip: if those params were made again, remake them "
+              f"as their lines say", file=sys.stderr)
     return 0
 
 

@@ -87,6 +87,30 @@ def test_all_in_order_are_zipped_under_their_handout_paths(complete, tmp_path, c
             assert z.read(f"src/submission/{name}") == (code / name if name.endswith(".py") else folder / name).read_bytes()
 
 
+def test_files_older_than_the_params_they_are_made_from_are_named_stale(complete, tmp_path, capsys):
+    """Finetuning run again after the dev evaluation: the predictions zipped were another model's, and
+    nothing said so (all --resume compares these times; deliverables did not)."""
+    code, folder = complete
+    later = os.path.getmtime(folder / "synthesizer.pretrain.test.predictions") + 10
+    for name in ("vanilla.model.params", "vanilla.finetune.params"):  # retrained after their evaluations
+        os.utime(folder / name, (later, later))
+    status, lines, err = run(complete, tmp_path / "s.zip", capsys)
+    said = {line.split()[2]: line for line in lines[:18]}
+    assert status == 0 and (tmp_path / "s.zip").exists()
+    stale = ["vanilla.nopretrain.dev.predictions", "vanilla.nopretrain.test.predictions",
+             "vanilla.pretrain.dev.predictions", "vanilla.pretrain.test.predictions"]
+    assert [n for n, line in said.items() if "older than" in line] == stale
+    assert said["vanilla.nopretrain.test.predictions"].split()[1] == "stale"
+    assert said["vanilla.nopretrain.test.predictions"].endswith(
+        f"; older than vanilla.model.params, which it is made from: if that was made again, remake this with "
+        f"OUT_DIR={folder} ./run.sh vanilla_eval_test_without_pretrain")
+    assert said["vanilla.pretrain.dev.predictions"].split()[1] == "low"  # below the pass mark too: low, both said
+    assert "vanilla.finetune.params, which it is made from" in said["vanilla.pretrain.dev.predictions"]
+    assert said["vanilla.finetune.params"].split()[1] == "ok"  # newer than the pretrained params
+    assert err.endswith(f"4 of the files are older than the params they are made from (stale: {', '.join(stale)}); "
+                        f"they are in the zip: if those params were made again, remake them as their lines say\n")
+
+
 def test_missing_and_bad_files_name_their_fix_and_no_zip_is_written(complete, tmp_path, capsys):
     code, folder = complete
     out = tmp_path / "submission.zip"
@@ -112,7 +136,9 @@ def test_missing_and_bad_files_name_their_fix_and_no_zip_is_written(complete, tm
     assert f"OUT_DIR={folder}" in said["vanilla.pretrain.test.predictions"]  # the folder checked
     assert said["vanilla.nopretrain.dev.predictions"].split()[1] == "bad"
     assert "UTF-16 text (byte-order mark FF FE), not UTF-8" in said["vanilla.nopretrain.dev.predictions"]
-    assert sum(line.split()[1] in ("ok", "low") for line in lines) == 13 and len(lines) == 18  # no import check
+    # the pretrained params copied in are newer than the finetuned ones made from them: stale, not bad
+    assert said["vanilla.finetune.params"].split()[1] == "stale"
+    assert sum(line.split()[1] in ("ok", "low", "stale") for line in lines) == 13 and len(lines) == 18  # no import check
     assert out.read_bytes() == b"an earlier zip"
     os.remove(folder / "synthesizer.finetune.params")
     _, lines, _ = run(complete, out, capsys)
