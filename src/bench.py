@@ -2,7 +2,7 @@
 
     ./run.sh bench                  # course model size and batch (a few minutes on a 2-core CPU)
     ./run.sh bench --quick          # the same summary in under a minute on a 2-core CPU (batch 32)
-    ./run.sh bench --data-dir ../shared/reference-data   # the course's data, when it is there
+    ./run.sh bench --data-dir COURSE_DATA   # the course's data, when it is there
     ./run.sh bench --params src/submission/vanilla.finetune.params   # evaluate a finetuned model
     ./run.sh bench --params src/submission/synthesizer.finetune.params --variant synthesizer
 

@@ -10,8 +10,8 @@ src/run.py, the same code path as run.sh's modes.
 
     python src/demo.py                      # CPU: the small version; CUDA: the course's settings
     python src/demo.py --size full          # the course's settings anywhere (hours on a CPU)
-    python src/demo.py --data-dir ../shared/reference-data --people 600   # a subset of another corpus
-    python src/demo.py --size full --data-dir ../shared/reference-data    # all of it, the course's settings
+    python src/demo.py --data-dir COURSE_DATA --people 600   # a subset of another corpus
+    python src/demo.py --size full --data-dir COURSE_DATA    # all of it, the course's settings
     python src/demo.py --size calibration --data-dir data --variants nopretrain,vanilla   # data/README.md
 
 The table gives each pretrained model's memorised share too (src/memorised.py): how many birthplaces

@@ -4,7 +4,7 @@
     python src/grader.py                      # every test (from any directory)
     python src/grader.py 1e-0-basic           # one test; an unknown id lists the ids
     python src/grader.py --json results.json  # also write Gradescope's results.json
-    python src/grader.py --data-dir ../shared/reference-data   # grade against the course's files
+    python src/grader.py --data-dir COURSE_DATA   # grade against the course's files
 
 The course's hidden tests compare with a secret solution module. These compare with references
 written here, independently of the package: the module tree the model must have

@@ -8,7 +8,7 @@ dev (next 500) and test (the rest). Everything is drawn from `random.Random` str
     python src/make_world.py --out data                 # regenerate the shipped data/
     python src/make_world.py --out /tmp/w --people 200 --train 150 --dev 25 --places 20 \
         --max-sentences 2                               # a small, simple world for a CPU demo
-    python src/make_world.py --stats data ../shared/reference-data   # statistics, side by side
+    python src/make_world.py --stats data COURSE_DATA   # statistics, side by side
 
 Beside the five files it writes `.make_world.json`, their sha256 (and build_world's arguments), and
 it replaces only files recorded there, unchanged, or holding what it is about to write (src/ledger.py):
