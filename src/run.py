@@ -27,7 +27,7 @@ with interruptible_start("run.py"):  # torch loads here
     from submission.model import GPTConfig
     from submission.trainer import COMPILE_MODES, step_graphs_need
     from submission.utils import (atomic_write_text, check_output_path, evaluate_places, get_device, load_params,
-                                  predict_places, run_cli, set_seed)
+                                  is_main_process, predict_places, run_cli, set_seed)
 
 TRAINER_OVERRIDES = ("max_epochs", "batch_size", "learning_rate", "num_workers", "length_groups")
 
@@ -293,6 +293,7 @@ def evaluate(args, model, pretrain_dataset, device):
     total, correct = evaluate_places(args.eval_corpus_path, predictions)
     if total > 0:
         print("Correct: {} out of {}: {}%".format(correct, total, correct / total * 100))
+        print(f"Predictions written to {args.outputs_path}")  # beyond the course, which names only the test's
     else:
         print(f"Predictions written to {args.outputs_path}; no targets provided")
     return total, correct
@@ -338,6 +339,8 @@ def main(argv=None):
         helper.train(model, args.writing_params_path, trainer)
     else:
         return evaluate(args, model, pretrain_dataset, device)
+    if is_main_process():  # (under torchrun, rank 0 writes them)
+        print(f"Params written to {args.writing_params_path}")
 
 
 if __name__ == "__main__":

@@ -112,7 +112,7 @@ def test_flags_the_function_does_not_read_are_named(capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_reference_train_trains_as_the_courses_trainer_and_attention(tmp_path, monkeypatch):
+def test_reference_train_trains_as_the_courses_trainer_and_attention(tmp_path, monkeypatch, capsys):
     """--reference_train ends at the params of the course's loop (TrainerConfig(fast=False) and the masked
     softmax, GPTConfig(fast_attention=False)) for the same seed, exactly; the fast default, drawing other
     dropout masks on the CPU, ends elsewhere."""
@@ -125,6 +125,7 @@ def test_reference_train_trains_as_the_courses_trainer_and_attention(tmp_path, m
     base = ["--function=pretrain", "--variant=vanilla", *TINY, "--max_epochs", "3", "--block_size", "32",
             "--seed", "5", f"--pretrain_corpus_path={wiki}"]
     driver.main(base + [f"--writing_params_path={tmp_path / 'reference.params'}", "--reference_train"])
+    assert capsys.readouterr().out.endswith(f"Params written to {tmp_path / 'reference.params'}\n")
     driver.main(base + [f"--writing_params_path={tmp_path / 'fast.params'}"])
     set_seed(5)
     pre = CharCorruptionDataset(WIKI * 4, 32)
@@ -189,6 +190,7 @@ def test_reference_eval_writes_the_same_predictions_as_the_batched_default(tmp_p
             f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}", f"--reading_params_path={tmp_path / 'v.params'}",
             f"--eval_corpus_path={tmp_path / 'dev.tsv'}"]
     driver.main(argv + [f"--outputs_path={tmp_path / 'batched'}"])
+    assert capsys.readouterr().out.endswith(f"Correct: 0.0 out of 4.0: 0.0%\nPredictions written to {tmp_path / 'batched'}\n")
     driver.main(argv + [f"--outputs_path={tmp_path / 'reference'}", "--reference_eval"])
     batched = (tmp_path / "batched").read_bytes()
     assert batched == (tmp_path / "reference").read_bytes()
