@@ -173,12 +173,15 @@ def parse_args(argv=None):
     if args.resume and is_special_file(args.writing_params_path):
         p.error(f"--resume reads <writing_params_path>.state, and {args.writing_params_path} is a special file "
                 f"that has none; give the interrupted run's --writing_params_path")
-    unread = {"pretrain": ["reading_params_path", "finetune_corpus_path", "eval_corpus_path", "outputs_path"],
-              "finetune": ["eval_corpus_path", "outputs_path"],
-              "evaluate": ["writing_params_path", "finetune_corpus_path", "log_path", "step_graphs",
-                           "reference_train", "restart"]}[args.function]
+    training = ["writing_params_path", "finetune_corpus_path", "log_path", "max_epochs", "batch_size", "learning_rate",
+                "num_workers", "dropout", "length_groups", "state_every", "compile", "compile_mode", "no_compile",
+                "step_graphs", "bf16", "reference_train", "restart"]
+    unread = {"pretrain": ["reading_params_path", "finetune_corpus_path", "eval_corpus_path", "outputs_path",
+                           "reference_eval"],
+              "finetune": ["eval_corpus_path", "outputs_path", "reference_eval"],
+              "evaluate": training}[args.function]
     for name in unread:  # the course's run.py ignores them too; say so, as a user may expect otherwise
-        if getattr(args, name):
+        if getattr(args, name) is not None and getattr(args, name) is not False:
             why = " (pretraining always starts from a new model)" if name == "reading_params_path" else ""
             print(f"run.py: note: --function={args.function} does not read --{name}{why}", file=sys.stderr)
     return args

@@ -108,6 +108,12 @@ def test_flags_the_function_does_not_read_are_named(capsys):
     driver.parse_args(["--function=evaluate", "--variant=vanilla", "--pretrain_corpus_path=w", "--reading_params_path=r",
                        "--eval_corpus_path=e", "--outputs_path=o", "--writing_params_path=p"])
     assert capsys.readouterr().err == "run.py: note: --function=evaluate does not read --writing_params_path\n"
+    driver.parse_args(["--function=evaluate", "--variant=vanilla", "--pretrain_corpus_path=w", "--reading_params_path=r",
+                       "--eval_corpus_path=e", "--outputs_path=o", "--max_epochs", "1", "--dropout", "0", "--bf16"])
+    assert capsys.readouterr().err == "".join(f"run.py: note: --function=evaluate does not read --{name}\n"
+                                              for name in ("max_epochs", "dropout", "bf16"))
+    driver.parse_args(base + ["--reference_eval"])
+    assert capsys.readouterr().err == "run.py: note: --function=pretrain does not read --reference_eval\n"
     driver.parse_args(base)
     assert capsys.readouterr().err == ""
 
@@ -493,7 +499,7 @@ def test_an_evaluation_into_a_closed_pipe_still_writes_its_predictions(tmp_path,
     if unbuffered:
         env["PYTHONUNBUFFERED"] = unbuffered
     p = subprocess.Popen([sys.executable, os.path.join(ROOT, "src", "run.py"), "--function=evaluate",
-                          "--variant=vanilla", *TINY, f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+                          "--variant=vanilla", *TINY[:6], f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
                           f"--reading_params_path={tmp_path / 'm.params'}", f"--eval_corpus_path={dev}",
                           f"--outputs_path={out}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     p.stdout.close()  # the reader has gone before the first line
