@@ -246,7 +246,7 @@ case "$MODE" in
         fi
       fi
       echo "=== ./run.sh $m${FLAGS[*]:+ ${FLAGS[*]}}" >&2 || true
-      "$ROOT/run.sh" "$m" ${ARGS[@]+"${ARGS[@]}"} ${FLAGS[@]+"${FLAGS[@]}"} || {
+      RUN_SH_ALL=1 "$ROOT/run.sh" "$m" ${ARGS[@]+"${ARGS[@]}"} ${FLAGS[@]+"${FLAGS[@]}"} || {
         STATUS=$?; if [ "$STATUS" = 141 ]; then PIPED=1; else exit "$STATUS"; fi; }
     done
     if [ "$PIPED" = 1 ]; then exit 141; fi ;;

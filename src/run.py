@@ -180,6 +180,8 @@ def parse_args(argv=None):
                            "reference_eval"],
               "finetune": ["eval_corpus_path", "outputs_path", "reference_eval"],
               "evaluate": training}[args.function]
+    if os.environ.get("RUN_SH_ALL"):  # `./run.sh all FLAGS` gives every mode the same flags: no note of them
+        unread = []
     for name in unread:  # the course's run.py ignores them too; say so, as a user may expect otherwise
         if getattr(args, name) is not None and getattr(args, name) is not False:
             why = " (pretraining always starts from a new model)" if name == "reading_params_path" else ""

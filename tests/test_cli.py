@@ -100,7 +100,7 @@ def test_step_graphs_on_a_machine_without_a_gpu_is_one_line(capsys, monkeypatch)
     assert driver.apply_overrides(TrainerConfig(), driver.parse_args(argv + ["--step_graphs"])).step_graphs
 
 
-def test_flags_the_function_does_not_read_are_named(capsys):
+def test_flags_the_function_does_not_read_are_named(capsys, monkeypatch):
     base = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "--writing_params_path=p"]
     driver.parse_args(base + ["--reading_params_path=old.params"])
     assert capsys.readouterr().err == ("run.py: note: --function=pretrain does not read --reading_params_path "
@@ -114,6 +114,10 @@ def test_flags_the_function_does_not_read_are_named(capsys):
                                               for name in ("max_epochs", "dropout", "bf16"))
     driver.parse_args(base + ["--reference_eval"])
     assert capsys.readouterr().err == "run.py: note: --function=pretrain does not read --reference_eval\n"
+    monkeypatch.setenv("RUN_SH_ALL", "1")  # `./run.sh all --max_epochs 1`: every mode gets the flags, knowingly
+    driver.parse_args(["--function=evaluate", "--variant=vanilla", "--pretrain_corpus_path=w", "--reading_params_path=r",
+                       "--eval_corpus_path=e", "--outputs_path=o", "--max_epochs", "1"])
+    assert capsys.readouterr().err == ""
     driver.parse_args(base)
     assert capsys.readouterr().err == ""
 
