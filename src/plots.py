@@ -20,7 +20,7 @@ forward pass (its fused kernel never forms them): a forward hook on each block's
 recomputes them from that module's own parameters and its input, exactly as the reference path
 of src/submission/attention.py does, in eval mode (no dropout).
 
-matplotlib is optional (it is in requirements-dev.txt): without it, each command prints how to
+matplotlib is in requirements.txt; in a Python without it, each command prints how to
 install it and exits with status 2. `plot_demo_runs(work_dir)` draws the curves (and, when both
 finetuned models are there, the attention maps) of a `./run.sh demo` work folder.
 """
