@@ -606,6 +606,11 @@ def test_hints_name_what_the_caller_can_change(tmp_path, monkeypatch):
     with pytest.raises(DataError, match=r"typo.tsv: dev set not found; check the path \(run.sh reads the folder "
                                         r"DATA_DIR names\)$"):
         read_text(str(tmp_path / "typo.tsv"), "dev set")
+    # `cd src; DATA_DIR=data ./run.sh ...`: src/data is the course's place, and the repo's data/ has the file
+    monkeypatch.chdir(os.path.join(ROOT, "src"))
+    with pytest.raises(DataError, match=r"^data/birth_dev.tsv: dev set not found; check the path \(run.sh reads the "
+                                        r"folder DATA_DIR names; the embedded corpus has it: ../data/birth_dev.tsv\)$"):
+        read_text("data/birth_dev.tsv", "dev set")
 
 
 @pytest.mark.parametrize("unbuffered", [False, True])

@@ -58,7 +58,7 @@ def encode(text, table):
 
 
 def _embedded_copy(path):
-    """' (the embedded corpus has it: data/wiki.txt)' for a missing file at a course layout's path (a
+    """'the embedded corpus has it: data/wiki.txt' for a missing file at a course layout's path (a
     bare name in the repo, the files beside src/run.py or in src/data/), or ''; never for a folder of
     the user's own, whose files may be the course's (another vocabulary)."""
     repo = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -67,9 +67,9 @@ def _embedded_copy(path):
     if folder not in (repo, os.path.join(repo, "src"), os.path.join(repo, "src", "data")) or not os.path.isfile(ours):
         return ""
     try:
-        return f" (the embedded corpus has it: {os.path.relpath(ours)})"
+        return f"the embedded corpus has it: {os.path.relpath(ours)}"
     except ValueError:  # Windows: another drive than the working folder's
-        return f" (the embedded corpus has it: {ours})"
+        return f"the embedded corpus has it: {ours}"
 
 
 def read_text(path, what="file"):
@@ -82,9 +82,10 @@ def read_text(path, what="file"):
         if os.path.realpath(os.path.dirname(os.path.abspath(path))) == os.path.realpath(embedded):
             raise DataError(f"{path}: {what} not found (check the path; `python src/make_world.py --out data` "
                             f"regenerates the embedded corpus)")
-        # run.sh's run.py: the folder comes from DATA_DIR; else a course layout's path may have a copy here
-        where = " (run.sh reads the folder DATA_DIR names)" if os.environ.get("RUN_SH_MODE") else _embedded_copy(path)
-        raise DataError(f"{path}: {what} not found; check the path{where}")
+        # run.sh's run.py: the folder comes from DATA_DIR; a course layout's path may have a copy here
+        notes = [n for n in ("run.sh reads the folder DATA_DIR names" if os.environ.get("RUN_SH_MODE") else "",
+                             _embedded_copy(path)) if n]
+        raise DataError(f"{path}: {what} not found; check the path" + (f" ({'; '.join(notes)})" if notes else ""))
     try:
         with open(path, encoding="utf-8-sig") as f:  # text mode: \r\n read as \n, as the course reads
             return f.read()
