@@ -5,7 +5,10 @@
 # The first run sets up a .venv with requirements.txt if torch, numpy or tqdm cannot be imported.
 # DATA_DIR (default data/) and OUT_DIR (default src/submission/) redirect inputs and outputs; extra
 # flags go to src/run.py (e.g. --n_layer 2 --max_epochs 1).
-if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi  # `sh run.sh`: dash cannot read what follows
+if [ -z "${BASH_VERSION:-}" ]; then  # `sh run.sh`: dash cannot read what follows; bash can
+  case "$0" in *run.sh) exec bash "$0" "$@" ;; esac
+  echo "run.sh: a bash script; run it as ./run.sh MODE (or bash run.sh MODE)" >&2; exit 2
+fi
 {  # bash reads a script as it runs it; in braces the whole file is read first, so editing
    # run.sh during a long run (an editor saving in place) cannot change what the run does next
 set -euo pipefail
@@ -218,6 +221,10 @@ case "$MODE" in
     if [ "$RESUME" = 0 ]; then
       for m in $MODES; do
         mode_files "$m"
+        if [ -d "$WRITES.state" ]; then
+          echo "run.sh all: $WRITES.state: a folder where $m keeps its training state; remove or rename it" >&2
+          exit 2
+        fi
         if [ -f "$WRITES.state" ] && [ "$RESTART" = 0 ]; then
           echo "run.sh all: $WRITES.state: the training state of an interrupted $m; add --resume to go on" \
             "from it, or --restart to start over (the new run then replaces it)" >&2
@@ -246,7 +253,7 @@ case "$MODE" in
         fi
       fi
       echo "=== ./run.sh $m${FLAGS[*]:+ ${FLAGS[*]}}" >&2 || true
-      RUN_SH_ALL=1 "$ROOT/run.sh" "$m" ${ARGS[@]+"${ARGS[@]}"} ${FLAGS[@]+"${FLAGS[@]}"} || {
+      RUN_PY_SHARED_FLAGS=1 "$ROOT/run.sh" "$m" ${ARGS[@]+"${ARGS[@]}"} ${FLAGS[@]+"${FLAGS[@]}"} || {
         STATUS=$?; if [ "$STATUS" = 141 ]; then PIPED=1; else exit "$STATUS"; fi; }
     done
     if [ "$PIPED" = 1 ]; then exit 141; fi ;;

@@ -4,8 +4,9 @@
     python src/deliverables.py --submission-dir DIR --data-dir DIR --zip PATH
 
 Each file gets one line: `ok` with what was checked, `missing` with the run.sh mode that makes it,
-`bad` with what is wrong and the fix, or `low` for a predictions file in order whose accuracy fails
-the grader's test of it (zipped all the same, and counted at the end). The params must load, with
+`bad` with what is wrong and the fix, `low` for a predictions file in order whose accuracy fails
+the grader's test of it, or `stale` for a file older than the params it is made from (both zipped all
+the same, and named again at the end). The params must load, with
 their keys as saved, into the package's model (src/submission/'s model.py) of their variant at the
 course's size (4 layers, 256 dimensions, block 128, the vocabulary of --data-dir's wiki.txt; a
 vanilla file does not record its head count), which is what the course's grader builds from the
@@ -15,7 +16,7 @@ test of them passes). The package's code goes in whole: the handout's seven file
 they import (this project's package has more), and a copy of it must import on its own. Only when
 all is in order is the zip written (atomically), every file under its handout path
 (src/submission/NAME); the written answers' PDF (`make`) is submitted apart. Exit status: 0 when the
-zip is written, 1 when a file is missing or bad (a `low` file does not change it), 2 for a usage or
+zip is written, 1 when a file is missing or bad (a `low` or `stale` file does not change it), 2 for a usage or
 data error (a missing folder or question file).
 """
 import argparse

@@ -179,23 +179,25 @@ def london(data):
 
 
 DEFAULT_OUT = os.path.join(HERE, "..", "runs", "demo")
-RECORD = ".made-by-demo.json"  # in --out: the sha256 of the params and predictions the demo wrote there (ledger)
+RECORD = ".made-by-demo.json"  # in --out: the sha256 of the files the demo wrote there (ledger)
 OUTPUTS = ("vanilla.model.params", "vanilla.pretrain.params", "vanilla.finetune.params", "synthesizer.pretrain.params",
            "synthesizer.finetune.params", "vanilla.nopretrain.dev.predictions", "vanilla.pretrain.dev.predictions",
            "synthesizer.pretrain.dev.predictions")  # what its runs write, the course's names
+STATES = tuple(n + ".state" for n in OUTPUTS if n.endswith(".params"))  # an interrupted training step's (resume.py)
 SETS = ("--function", "--variant", "--pretrain_corpus_path", "--finetune_corpus_path", "--eval_corpus_path",
         "--reading_params_path", "--writing_params_path", "--outputs_path", "--log_path")  # per step, in step()
 
 
 OLD_MARKER = ".made-by-demo"  # the one-line marker of the demo before RECORD: its folder is the demo's
-ABOUT = ("written by src/demo.py: the params and predictions below, which its runs replace only while they keep "
-         "these sha256")
+ABOUT = ("written by src/demo.py: the params, predictions and training states below, which its runs replace only "
+         "while they keep these sha256")
 
 
 def check_out_folder(out):
-    """DataError when `out` holds a file of the names the demo writes (OUTPUTS) that its RECORD does not
-    hold as it is now: the course's runs in src/submission, params a run.sh mode wrote there after the
-    demo. Its runs would replace them. A folder an earlier version of the demo worked in (runs/demo
+    """DataError when `out` holds a file of the names the demo writes (OUTPUTS, and the STATES of its
+    interrupted training steps) that its RECORD does not hold as it is now: the course's runs in
+    src/submission, params a run.sh mode wrote there after the demo, an interrupted course run's state.
+    Its runs would replace them. A folder an earlier version of the demo worked in (runs/demo
     without a record, or one with its old marker) is its own: what is there is recorded first."""
     record = os.path.join(out, RECORD)
     if os.path.isdir(record):
@@ -203,13 +205,13 @@ def check_out_folder(out):
     default = os.path.realpath(out) == os.path.realpath(DEFAULT_OUT)
     if os.path.isfile(os.path.join(out, OLD_MARKER)) or (default and os.path.isdir(out) and not os.path.exists(record)):
         try:
-            ledger.add_to_record(out, RECORD, OUTPUTS, ABOUT)
+            ledger.add_to_record(out, RECORD, OUTPUTS + STATES, ABOUT)
         except OSError as e:
             raise DataError(f"{record}: cannot be written ({e.strerror or e}); give --out a folder you can write "
                             f"to") from None
         if os.path.isfile(os.path.join(out, OLD_MARKER)):
             os.unlink(os.path.join(out, OLD_MARKER))
-    found = ledger.foreign(out, RECORD, OUTPUTS)
+    found = ledger.foreign(out, RECORD, OUTPUTS + STATES)
     if found:
         path, why = found
         what = "changed since the demo wrote it" if why == "changed since" else "not written by the demo"
@@ -305,13 +307,20 @@ def main(argv=None):
     def step(*a):
         names = [os.path.basename(a[a.index(flag) + 1]) for flag in ("--writing_params_path", "--outputs_path")
                  if flag in a]
+        names += [name + ".state" for name in names if name.endswith(".params")]  # left by a Ctrl-C
         before = {name: signature(name) for name in names}
-        # the demo starts its training runs over (an interrupted demo's state, left in --out, is replaced)
-        # unless its flags say --resume
+        # the demo starts its training runs over: a state in --out is an interrupted demo's (check_out_folder
+        # refused any other), unless its flags say --resume
         fresh = [] if "--function=evaluate" in a or {"--resume", "--restart"} & set(common) else ["--restart"]
+        shared = os.environ.get(driver.SHARED_FLAGS)
+        os.environ[driver.SHARED_FLAGS] = "1"  # its flags go to every step: no notes of those an evaluation skips
         try:
             return driver.main(list(a) + common + fresh)
         finally:  # also after Ctrl-C or an error past the write: what was written is recorded as the demo's
+            if shared is None:
+                os.environ.pop(driver.SHARED_FLAGS)
+            else:
+                os.environ[driver.SHARED_FLAGS] = shared
             written = [name for name in names if signature(name) not in (None, before[name])]
             if written:
                 try:

@@ -1104,8 +1104,8 @@ def grade(g, args):
         print(f"unknown test id: {e.args[0]}; the tests are:", file=sys.stderr)
         for t in g.tests:
             print(f"  {t.id}: {t.description}", file=sys.stderr)
-        if any(i[:1] in ("2", "3") for i in e.args[0].split(", ")):  # the handout's example id is 3a-0-basic
-            print("parts 2 and 3 are written answers, not graded here: submission.tex (make builds the PDF)",
+        if any(i[:1].isdigit() and i[:1] != "1" for i in e.args[0].split(", ")):  # the handout's example: 3a-0-basic
+            print("parts 2 on are written answers, not graded here: submission.tex (make builds the PDF)",
                   file=sys.stderr)
         return 2
     ctx = g.context

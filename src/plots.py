@@ -44,8 +44,8 @@ from modelflags import COURSE_SIZE, add_model_flags, check_model_flags, size_fro
 from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
-# into the Python that runs this (a bare `pip` may be another's): run.sh's .venv has no matplotlib
-# until `./run.sh test` adds the test requirements
+# into the Python that runs this (a bare `pip` may be another's): a .venv that run.sh made before
+# matplotlib joined requirements.txt has none until `./run.sh test` adds the test requirements
 INSTALL_HINT = (f"plots.py: matplotlib is not installed in this Python; {shlex.quote(sys.executable)} -m pip install "
                 f"matplotlib (or ./run.sh test, which installs it into .venv with the test requirements)")
 LOG_SUFFIX = ".log.jsonl"

@@ -29,6 +29,7 @@ with interruptible_start("run.py"):  # torch loads here
     from submission.utils import (atomic_write_text, check_output_path, evaluate_places, get_device, load_params,
                                   is_main_process, predict_places, run_cli, set_seed)
 
+SHARED_FLAGS = "RUN_PY_SHARED_FLAGS"  # set: the flags are a pipeline's, given to all its steps (no notes)
 TRAINER_OVERRIDES = ("max_epochs", "batch_size", "learning_rate", "num_workers", "length_groups")
 
 
@@ -180,7 +181,7 @@ def parse_args(argv=None):
                            "reference_eval"],
               "finetune": ["eval_corpus_path", "outputs_path", "reference_eval"],
               "evaluate": training}[args.function]
-    if os.environ.get("RUN_SH_ALL"):  # `./run.sh all FLAGS` gives every mode the same flags: no note of them
+    if os.environ.get(SHARED_FLAGS):  # `./run.sh all FLAGS`, the demo: every step has the same flags, knowingly
         unread = []
     for name in unread:  # the course's run.py ignores them too; say so, as a user may expect otherwise
         if getattr(args, name) is not None and getattr(args, name) is not False:

@@ -114,7 +114,7 @@ def test_flags_the_function_does_not_read_are_named(capsys, monkeypatch):
                                               for name in ("max_epochs", "dropout", "bf16"))
     driver.parse_args(base + ["--reference_eval"])
     assert capsys.readouterr().err == "run.py: note: --function=pretrain does not read --reference_eval\n"
-    monkeypatch.setenv("RUN_SH_ALL", "1")  # `./run.sh all --max_epochs 1`: every mode gets the flags, knowingly
+    monkeypatch.setenv(driver.SHARED_FLAGS, "1")  # `./run.sh all --max_epochs 1`: every mode gets the flags, knowingly
     driver.parse_args(["--function=evaluate", "--variant=vanilla", "--pretrain_corpus_path=w", "--reading_params_path=r",
                        "--eval_corpus_path=e", "--outputs_path=o", "--max_epochs", "1"])
     assert capsys.readouterr().err == ""

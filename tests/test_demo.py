@@ -13,7 +13,7 @@ import torch
 
 import ask
 import demo
-from submission.dataset import parse_tsv
+from submission.dataset import DataError, parse_tsv
 from test_world import _surname_alone
 
 
@@ -154,21 +154,41 @@ def test_flags_for_run_py_are_named_where_the_demo_starts_and_in_its_table(tmp_p
     assert "cpu settings with --n_layer 1 --n_head 2 --n_embd 16 --max_epochs 1, cpu, " in out
 
 
-def test_an_interrupted_demos_training_state_is_started_over(tmp_path, capsys):
-    """run.py refuses a fresh run over an interrupted run's state; the demo always starts its runs over
-    (its --out is its own), so a demo stopped by Ctrl-C runs again with the same command."""
+def test_an_interrupted_demos_training_state_is_started_over(tmp_path, capsys, monkeypatch):
+    """run.py refuses a fresh run over an interrupted run's state; the demo starts its runs over, so a
+    demo stopped by Ctrl-C runs again with the same command. A state it did not write (an interrupted
+    course run's, with --out src/submission) is refused before any work, as its params would be."""
     import make_world
+    from submission.trainer import TrainingRun
     data = tmp_path / "world"
     make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
     out = tmp_path / "out"
     argv = ["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16", "--variants", "nopretrain",
-            "--out", str(out), "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "1"]
-    demo.main(argv)
-    torch.save({"format": "cs224n-a5 training state, version 1"}, out / "vanilla.model.params.state")
+            "--out", str(out), "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "2",
+            "--state_every", "0"]
+    original, calls = TrainingRun.step, []
+
+    def second_step_interrupted(self, x, y):  # one step an epoch: the state after epoch 1 is saved
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return original(self, x, y)
+    with monkeypatch.context() as m:
+        m.setattr(TrainingRun, "step", second_step_interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            demo.main(argv)
+    state = out / "vanilla.model.params.state"
+    assert state.exists()
     capsys.readouterr()
     results = demo.main(argv)
     assert [row[0] for row in results] == ["always London", "vanilla, no pretraining"]
-    assert not (out / "vanilla.model.params.state").exists()
+    assert not state.exists() and "does not read" not in capsys.readouterr().err  # (--max_epochs: the demo's)
+    foreign = tmp_path / "course"
+    foreign.mkdir()
+    torch.save({"format": "cs224n-a5 training state, version 1"}, foreign / "vanilla.model.params.state")
+    with pytest.raises(DataError, match=r"vanilla.model.params.state: not written by the demo"):
+        demo.main([str(foreign) if a == str(out) else a for a in argv])
+    assert (foreign / "vanilla.model.params.state").exists()
 
 
 def test_an_out_folder_of_the_courses_runs_is_refused_before_any_work(tmp_path, capsys):

@@ -698,7 +698,7 @@ def test_command_line_from_another_directory(corpus, tmp_path):
     p = subprocess.run([sys.executable, GRADER, "3a-0-basic"], cwd=str(tmp_path),  # the handout's example id
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and p.stderr.splitlines()[-1] == (
-        "parts 2 and 3 are written answers, not graded here: submission.tex (make builds the PDF)")
+        "parts 2 on are written answers, not graded here: submission.tex (make builds the PDF)")
 
 
 def test_a_usage_error_is_one_line_naming_the_flag_meant(capsys):

@@ -117,6 +117,7 @@ def cut_run(tmp_path, monkeypatch, data=None, **conf):
     (dict(learning_rate=1e-3), "other training settings (learning_rate 0.003, this run's is 0.001)"),
     (dict(max_epochs=6), "other training settings (max_epochs 5, this run's is 6)"),
     (dict(amp=True), "other training settings (amp False, this run's is True)"),  # run.py --bf16
+    (dict(fast=False), "other training settings (fast True, this run's is False)"),  # run.py --reference_train
 ])
 def test_a_state_of_other_settings_is_refused_in_one_line(tmp_path, monkeypatch, change, says):
     data = cut_run(tmp_path, monkeypatch)
@@ -128,10 +129,11 @@ def test_a_state_of_other_settings_is_refused_in_one_line(tmp_path, monkeypatch,
 
 
 def test_a_state_saved_before_a_setting_was_checked_resumes_with_its_default(tmp_path, monkeypatch, capsys):
-    """States written before bf16 (amp) was a checked setting lack it: they ran without it."""
+    """States written before bf16 (amp) and the course's loop (fast) were checked settings lack them: they
+    ran without bf16, on the fast path."""
     data = cut_run(tmp_path, monkeypatch)
     state = torch.load(tmp_path / "params.state", weights_only=True)
-    del state["settings"]["training"]["amp"]
+    del state["settings"]["training"]["amp"], state["settings"]["training"]["fast"]
     torch.save(state, tmp_path / "params.state")
     capsys.readouterr()
     trainer(tmp_path, data, resume=True).train()  # no "other training settings (amp None, ...)"
@@ -238,7 +240,7 @@ def test_a_fresh_run_says_it_replaces_an_interrupted_runs_state(tmp_path, monkey
     capsys.readouterr()
     trainer(tmp_path, data, max_epochs=1).train()
     err = capsys.readouterr().err
-    assert "holds an interrupted run's training state, which this run replaces" in err and "--resume" in err
+    assert "holds an interrupted run's training state; this run starts over and replaces it at its first save" in err
     assert not os.path.exists(tmp_path / "params.state")
 
 

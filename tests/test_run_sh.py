@@ -128,6 +128,12 @@ def test_all_with_an_interrupted_runs_state_stops_before_any_mode(world, tmp_pat
     p = sh(["all", "--resume", "--restart"] + TINY, world, out, check=False)
     assert p.returncode == 2 and "give one of them" in p.stderr
     assert sorted(os.listdir(out)) == [state.name] and state.read_bytes() == b"an interrupted run's"
+    state.unlink()
+    (out / "vanilla.model.params.state").mkdir()  # would fail that mode only after the ones before it
+    p = sh(["all", "--restart"] + TINY, world, out, check=False)
+    assert p.returncode == 2 and p.stderr == (f"run.sh all: {out / 'vanilla.model.params.state'}: a folder where "
+                                              f"vanilla_finetune_without_pretrain keeps its training state; remove "
+                                              f"or rename it\n")
 
 
 def test_london_baseline(world):
@@ -252,12 +258,18 @@ def test_help_says_what_every_mode_does():
 
 @pytest.mark.parametrize("script", ["run.sh", "src/run.sh"])
 def test_sh_run_sh_runs_it_with_bash(script, tmp_path):
-    """`sh run.sh help` under dash (Debian's sh) was `Syntax error: "(" unexpected`: the script is bash's."""
-    sh_path = "/bin/sh" if os.path.exists("/bin/sh") else None
-    if sh_path is None:
-        pytest.skip("no /bin/sh")
-    p = subprocess.run([sh_path, script, "help"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    """`sh run.sh help` under dash (Debian's sh) was `Syntax error: "(" unexpected`: the script is bash's.
+    Read from standard input, where bash cannot be given the file, it says how to run it."""
+    import shutil
+    dash = shutil.which("dash")
+    if dash is None:
+        pytest.skip("no dash here (where sh is bash, the script runs as it is)")
+    p = subprocess.run([dash, script, "help"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and p.stderr == "" and p.stdout.startswith("usage: ./run.sh MODE"), p.stderr
+    with open(os.path.join(ROOT, script), encoding="utf-8") as f:
+        p = subprocess.run([dash, "-s", "help"], stdin=f, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stdout == "" and p.stderr == (
+        "run.sh: a bash script; run it as ./run.sh MODE (or bash run.sh MODE)\n")
 
 
 def test_missing_params_names_the_mode(world, tmp_path):

@@ -379,6 +379,13 @@ def test_helper_train_runs_any_trainer_then_writes_the_params(tmp_path):
     path = tmp_path / "vanilla.model.params"
     train(model, str(path), CoursesTrainer())
     assert calls == ["train"]
+    from submission import Trainer, TrainerConfig
+
+    class OwnLoop(Trainer):  # a subclass with a train() of its own, as the course's
+        def train(self):
+            calls.append("own loop")
+    train(model, str(tmp_path / "sub.params"), OwnLoop(model, None, None, TrainerConfig()))
+    assert calls == ["train", "own loop"] and (tmp_path / "sub.params").exists()
     saved = torch.load(path, weights_only=True)
     assert list(saved) == list(model.state_dict())
     assert torch.equal(saved["head.weight"], torch.full_like(model.head.weight, 0.5))

@@ -30,10 +30,11 @@ from .params import ParamsError, _unloadable
 FORMAT = "cs224n-a5 training state, version 1"
 MODEL_FIELDS = ("vocab_size", "block_size", "n_layer", "n_head", "n_embd", "synthesizer")
 # amp: bf16 autocast computes in another precision, not merely in another order (as the thread count and
-# the length groups do, which are not checked)
+# the length groups do, which are not checked); fast: False is the course's loop (run.py --reference_train),
+# whose dropout masks are other draws
 TRAINING_FIELDS = ("max_epochs", "batch_size", "learning_rate", "betas", "grad_norm_clip", "weight_decay",
-                   "lr_decay", "warmup_tokens", "final_tokens", "amp")
-ADDED_LATER = {"amp": False}  # training settings a state of an earlier version lacks, and what they were
+                   "lr_decay", "warmup_tokens", "final_tokens", "amp", "fast")
+ADDED_LATER = {"amp": False, "fast": True}  # training settings a state of an earlier version lacks, and what they were
 SECTIONS = {"model": "a model of another shape", "training": "other training settings", "data": "other data",
             "test_data": "other test data"}
 KEYS = {"settings": dict, "epoch": int, "step": int, "tokens": int, "best_loss": float, "elapsed": float,

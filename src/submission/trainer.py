@@ -399,8 +399,8 @@ class Trainer:
             with resume.putting(state_path, "model"):
                 self.model.load_state_dict(state["model"])
         elif state_path and self.is_main and os.path.exists(state_path):
-            tqdm.write(f"note: {state_path} holds an interrupted run's training state, which this run replaces "
-                       f"(to continue that run instead, stop this one and add --resume)", file=sys.stderr)
+            tqdm.write(f"note: {state_path} holds an interrupted run's training state; this run starts over and "
+                       f"replaces it at its first save", file=sys.stderr)
         run = self.prepare(steps=len(loaders["train"]) * config.max_epochs)
         if state is not None:
             with resume.putting(state_path, "optimizer state"):
