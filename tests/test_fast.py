@@ -26,7 +26,7 @@ from submission.batching import length_group_count, length_groups, trim_padding
 from submission.decoding import (_decode, _new_caches, _prefill, predict_places, predict_places_recompute,
                                  predict_places_reference, sample, sample_cached)
 from submission.utils import MASK_CHAR, CpuThreads
-from torch_version import EXPLAIN_FORWARD
+from torch_version import COMPILE_PER_BACKEND, EXPLAIN_FORWARD
 
 
 def config(**kw):
@@ -556,6 +556,7 @@ def test_bench_paths_carry_their_compile_and_autocast_options():
     assert not runs["reference"].model.blocks[0].attn.fast and runs["fast"].model.blocks[0].attn.fast
 
 
+@COMPILE_PER_BACKEND
 def test_the_bench_makes_room_for_all_its_compiled_rows(monkeypatch):
     """Each compile mode of GPT.forward is a cache entry of its own: past dynamo's recompile limit (8) a
     compiled row would run eagerly and be timed as compiled. Ten distinct backends here, each must run."""

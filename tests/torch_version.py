@@ -15,5 +15,8 @@ def needs_torch(version, what):
 
 # dynamo.explain's call form (2.1) and tracing on the meta device (2.3)
 EXPLAIN_FORWARD = needs_torch((2, 3), "explaining a whole forward on the CPU and the meta device")
+# dynamo keys a compiled frame's cache entries by backend from 2.2 (2.0.1 reused the first backend's code for
+# every later one; 2.1 not checked)
+COMPILE_PER_BACKEND = needs_torch((2, 2), "a cache entry per torch.compile backend")
 # capture_rerun steps capturable, fused AdamW on the CPU (2.4); real step graphs are CUDA's
 CPU_STEP_GRAPHS = needs_torch((2, 4), "re-running step graphs on the CPU (capturable AdamW there)")
