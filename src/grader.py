@@ -22,6 +22,7 @@ marks in points.json.
 """
 import filecmp
 import importlib
+import json
 import math
 import os
 import random
@@ -442,6 +443,37 @@ PREDICTIONS = {
                                               ["synthesizer_pretrain", "synthesizer_finetune_with_pretrain"]),
 }
 LABELS = {"dev": "birth_dev.tsv", "test": "birth_test.tsv"}
+TRAINED_BY = {  # a training mode: the params it writes, and the EXPECTED_CONFIGS run that makes them
+    "vanilla_finetune_without_pretrain": ("vanilla.model.params", "finetune_scratch"),
+    "vanilla_pretrain": ("vanilla.pretrain.params", "pretrain"),
+    "vanilla_finetune_with_pretrain": ("vanilla.finetune.params", "finetune_pretrained"),
+    "synthesizer_pretrain": ("synthesizer.pretrain.params", "pretrain"),
+    "synthesizer_finetune_with_pretrain": ("synthesizer.finetune.params", "finetune_pretrained"),
+}
+
+
+def short_training(ctx, name):
+    """' (X trained 1 of the course's 75 epochs, by its loss log: ...)' when a params file that the
+    predictions file `name` comes from has a loss log beside it (<params>.log.jsonl, run.py's) ending
+    before the course's last epoch, such as a quick run with --max_epochs 1; else ''."""
+    notes = []
+    for mode in PREDICTIONS[name][2]:
+        params, run = TRAINED_BY[mode]
+        try:
+            with open(os.path.join(ctx.submission_dir, params + ".log.jsonl"), encoding="utf-8") as f:
+                last = None
+                for line in f:
+                    last = line if line.strip() else last
+            epoch = int(json.loads(last)["epoch"])
+        except (OSError, ValueError, TypeError, KeyError):  # no log, another format: nothing to say
+            continue
+        want = EXPECTED_CONFIGS[run]["max_epochs"]
+        if epoch < want:
+            notes.append(f"{params} trained {epoch} of the course's {want} epochs")
+    if not notes:
+        return ""
+    return (f" ({'; '.join(notes)}, by {'their loss logs' if len(notes) > 1 else 'its loss log'}: the pass marks "
+            f"need the course's whole runs)")
 
 
 def read_labels(path):
@@ -511,7 +543,8 @@ def at_least_one_right(name):
     def test(ctx):
         correct, total = score_predictions(ctx, name)
         require(correct >= 1, f"no prediction in {name} is right (0/{total}); even without pretraining the "
-                              f"model gets a few right: check that it was finetuned and evaluated on this data")
+                              f"model gets a few right: check that it was finetuned and evaluated on this data"
+                              + short_training(ctx, name))
         return f"{correct}/{total} right ({correct / total:.1%})"
     test.predictions = name  # ACCURACY_TESTS
     return test
@@ -525,7 +558,7 @@ def pass_mark(name, mark_key):
         mark = ctx.marks[mark_key]
         acc = correct / total if total else 0.0
         require(acc >= mark - 1e-12, f"{split} accuracy {acc:.2%} ({correct}/{total}) is below the pass mark "
-                                     f"{mark:.0%} ({ctx.corpus} corpus)")
+                                     f"{mark:.0%} ({ctx.corpus} corpus)" + short_training(ctx, name))
         said = {line.strip() for line in lines}
         # the synthesizer's marks are not above always answering "London": one place repeated would pass
         # them without a model

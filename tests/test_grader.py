@@ -475,6 +475,26 @@ def test_all_wrong_predictions_score_zero(corpus, tmp_path):
             assert "accuracy 0.00%" in r.reason and "below the pass mark" in r.reason
 
 
+def test_a_failing_accuracy_names_params_trained_short_of_the_courses_epochs(corpus, tmp_path):
+    """A quick run (--max_epochs 1) graded: "below the pass mark" alone read as a broken model. The loss
+    logs beside the params say how many epochs each trained."""
+    write_predictions(str(tmp_path), corpus[1], lambda a: ["Atlantis"] * len(a))
+    for params, epochs in (("vanilla.pretrain.params", 650), ("vanilla.finetune.params", 1),
+                           ("vanilla.model.params", 2), ("synthesizer.finetune.params", 10)):
+        with open(tmp_path / (params + ".log.jsonl"), "w", encoding="utf-8") as f:
+            for e in range(1, epochs + 1):
+                f.write(json.dumps({"step": e, "epoch": e, "loss": 1.0}) + "\n")
+    (tmp_path / "synthesizer.pretrain.params.log.jsonl").write_text("not json\n", encoding="utf-8")
+    results = run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path))
+    assert results["1f-1-hidden"].reason.endswith(
+        " (vanilla.finetune.params trained 1 of the course's 10 epochs, by its loss log: the pass marks need the "
+        "course's whole runs)")
+    assert results["1d-0-hidden"].reason.endswith(
+        " (vanilla.model.params trained 2 of the course's 75 epochs, by its loss log: the pass marks need the "
+        "course's whole runs)")
+    assert "epochs" not in results["1g-1-hidden"].reason  # the course's 10; the pretraining log unreadable
+
+
 def test_a_missing_line_scores_zero(corpus, tmp_path):
     write_predictions(str(tmp_path), corpus[1], lambda a: a[:-1])
     results = run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path))
