@@ -60,14 +60,11 @@ HANDOUT_ORDER = CODE + [  # the handout's numbered list, 1 to 18
     "vanilla.pretrain.params", "vanilla.finetune.params", "vanilla.pretrain.dev.predictions",
     "vanilla.pretrain.test.predictions", "synthesizer.pretrain.params", "synthesizer.finetune.params",
     "synthesizer.pretrain.dev.predictions", "synthesizer.pretrain.test.predictions"]
-MODE_WRITES = {mode: name for name, (_, mode, _) in PARAMS.items()}  # a training mode: the params it writes
-
-
 def made_from(name):
     """The params file that deliverable `name` is made from (predictions: the params evaluated; finetuned
     params: the pretrained ones), None for the code and for params trained from scratch."""
     made = PARAMS.get(name) or PREDICTIONS.get(name)
-    return MODE_WRITES[made[2][-1]] if made and made[2] else None
+    return grader.TRAINED_BY[made[2][-1]][0] if made and made[2] else None  # the last mode before it
 
 
 # each split's question files: the first there sets the questions; a later one that asks the same lends its labels

@@ -8,10 +8,10 @@ count, the best test loss, the loss log so far, and the random streams of torch 
 GPU) and Python (span corruption draws from `random`). `TrainerConfig.resume` (run.py `--resume`) reads it
 back, after checking that it was saved by the same run (model shape, optimisation settings,
 data), and continues with the next epoch. run.py starts no fresh run over a state unless given
-`--restart`: the first save would replace hours of training. Without DataLoader workers (always so on the CPU) and with
-the same CPU thread count the resumed run ends with the uninterrupted run's params, bit for bit
-(tests/test_resume.py). Where
-random streams are not saved it is the same run in distribution, not in bits: DataLoader workers'
+`--restart`: the first save would replace hours of training. Without DataLoader workers (always so
+on the CPU) and with the same CPU thread count the resumed run ends with the uninterrupted run's
+params, bit for bit (tests/test_resume.py). Where random streams are not saved it is the same run in
+distribution, not in bits: DataLoader workers'
 (CUDA) start afresh, and under torchrun rank 0 writes the state and the other ranks derive theirs
 from its streams. The state (40 MB for the course's model, written in 0.1 s on the 2-core CPU) is
 removed once training has ended and the params are written.
