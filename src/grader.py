@@ -37,7 +37,7 @@ ROOT = os.path.dirname(HERE)
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-from oneline import OneLineParser  # noqa: E402
+from oneline import OneLineParser, lenient_streams  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("grader"):  # torch loads here
@@ -1060,11 +1060,7 @@ def device_problem(value):
 
 
 def main(argv=None):
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.reconfigure(errors="backslashreplace")
-        except (AttributeError, ValueError):
-            pass
+    lenient_streams()
     args = build_parser().parse_args(argv)
     # --json replaces only a results.json the grader wrote (graderlib.is_report): the points file, a
     # data or predictions file, or any other file of the user's is refused before any test runs

@@ -13,7 +13,7 @@ slight under-estimate on lines that name the place twice.
         --data-dir data                    # model size flags as trained: --n_layer --n_head --n_embd
 
 Wiki line i is train row i, then dev (the course's layout), so both splits are probed; it prints
-`memorised: X of Y (Z%)` per split and overall.
+`memorised (train): X of Y (Z%)`, then the same for dev and all.
 """
 import os
 import sys

@@ -41,7 +41,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 from modelflags import COURSE_SIZE, add_model_flags, check_model_flags, size_from_flags  # noqa: E402
-from oneline import OneLineParser  # noqa: E402
+from oneline import OneLineParser, lenient_streams  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 # into the Python that runs this (a bare `pip` may be another's): a .venv that run.sh made before
@@ -606,7 +606,6 @@ def _attention_command(args):
 
 def main(argv=None):
     """The command line; returns the exit status (0; 2 with a one-line message on stderr; 130 on Ctrl-C)."""
-    from submission.cli import lenient_streams
     lenient_streams()
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -196,6 +196,27 @@ def test_without_matplotlib_the_commands_say_how_to_install_it(tmp_path):
     assert not (tmp_path / "x.png").exists()
 
 
+def test_curves_start_without_torch(tmp_path):
+    """The curves need only matplotlib: main() imported the graded package (and so torch) for its stream
+    set-up, so a Python without torch ended in a ModuleNotFoundError traceback, and a Ctrl-C while torch
+    loaded in another."""
+    log = tmp_path / "a.log.jsonl"
+    log.write_text('{"step": 1, "loss": 2.0, "lr": 0.1}\n{"step": 2, "loss": 1.5, "lr": 0.1}\n')
+    for blocked, status in ((["torch"], 0), (["torch", "matplotlib"], 2)):
+        out = tmp_path / f"{len(blocked)}.png"
+        code = (f"import runpy, sys; sys.modules.update(dict.fromkeys({blocked!r})); "  # None: import fails
+                f"sys.argv = ['plots.py', 'curves', {str(log)!r}, '--out', {str(out)!r}]; "
+                f"runpy.run_path({PLOTS!r}, run_name='__main__')")
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        if status == 0 and "matplotlib is not installed" in proc.stderr:
+            pytest.skip("matplotlib is not installed")
+        assert proc.returncode == status, proc.stderr
+        if status == 0:
+            assert_png(out)
+        else:
+            assert proc.stderr.count("\n") == 1 and "pip install matplotlib" in proc.stderr
+
+
 def attention_args(runs, out, *extra):
     f = runs["folder"]
     return ["attention", "--params", runs["vanilla"][0], "--variant", "vanilla",

@@ -84,7 +84,7 @@ class _ClosedPipeGuard:
 def lenient_streams():
     """stdout and stderr write a character their encoding lacks as a backslash escape: on Windows a
     redirected stream is cp1252, which has neither the MASK character nor many of the corpus's names,
-    and printing one raised UnicodeEncodeError (the grader does the same for itself)."""
+    and printing one raised UnicodeEncodeError (scripts outside this package: oneline.lenient_streams)."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.reconfigure(errors="backslashreplace")
