@@ -91,11 +91,38 @@ def _short(text, limit=300):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+_STDLIB = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+
+
+def _code_frames(frames, own_files):
+    """The frames of the code under test: outside the grader's own files, Python's library, installed
+    packages (torch) and frozen modules."""
+    own = {os.path.abspath(f) for f in own_files}
+    return [f for f in frames
+            if os.path.abspath(f.filename) not in own and not f.filename.startswith("<")
+            and not os.path.abspath(f.filename).startswith(_STDLIB)
+            and not {"site-packages", "dist-packages"} & set(f.filename.split(os.sep))]
+
+
+def _place(frames):
+    """"src/submission/attention.py:73 in _keep_mask", followed, when the code under test was entered in
+    another function, by ", called from src/submission/helper.py:45 in finetune"."""
+    inner, outer = frames[-1], frames[0]
+    text = f"{_relpath(inner.filename)}:{inner.lineno} in {inner.name}"
+    if (outer.filename, outer.name) != (inner.filename, inner.name):
+        text += f", called from {_relpath(outer.filename)}:{outer.lineno} in {outer.name}"
+    return text
+
+
 def describe_exception(exc, tb, own_files=()):
-    """The reason for an unexpected exception: its type and message, then where it was raised, the
-    innermost frame outside the grader's own files (that is, in the code under test) if any."""
+    """The reason for an unexpected exception: its type and message, then where it was raised: the
+    innermost frame of the code under test (not torch's, where a wrong shape is found), and the
+    function of it the test called; else the innermost frame outside the grader's own files."""
     head = f"{type(exc).__name__}: {_short(exc) or '(no message)'}"
     frames = traceback.extract_tb(tb)
+    code = _code_frames(frames, own_files)
+    if code:
+        return f"{head}\n      raised at {_place(code)}"
     own = {os.path.abspath(f) for f in own_files}
     outside = [f for f in frames if os.path.abspath(f.filename) not in own]
     where = (outside or frames)[-1:] if frames else []
@@ -223,6 +250,16 @@ class _PipeGuard:
         return getattr(self._stream, name)
 
 
+def _refused_exit(real_exit):
+    """os._exit while tests run: called by the code under test (a test's thread) it raises SystemExit,
+    which fails that test, instead of ending the grader without a word or a results file."""
+    def refused(status=0):
+        if threading.current_thread() is threading.main_thread():
+            real_exit(status)
+        raise SystemExit(f"os._exit({status}) called by the code under test; remove it")
+    return refused
+
+
 class Grader:
     """An ordered set of tests with their points, run against one context object."""
 
@@ -285,16 +322,8 @@ class Grader:
         frame = sys._current_frames().get(thread.ident)
         if frame is None:
             return ""
-        own = {os.path.abspath(f) for f in self.own_files}
-        stdlib = os.path.dirname(os.path.abspath(os.__file__)) + os.sep  # and installed packages: not the code's
-        stack = [f for f in traceback.extract_stack(frame)
-                 if os.path.abspath(f.filename) not in own and not f.filename.startswith("<")
-                 and not os.path.abspath(f.filename).startswith(stdlib)
-                 and not {"site-packages", "dist-packages"} & set(f.filename.split(os.sep))]
-        if not stack:
-            return ""
-        f = stack[-1]
-        return f", at {_relpath(f.filename)}:{f.lineno} in {f.name}"
+        stack = _code_frames(traceback.extract_stack(frame), self.own_files)
+        return f", at {_place(stack)}" if stack else ""
 
     def run_test(self, test):
         box = {}
@@ -311,6 +340,7 @@ class Grader:
 
         thread = threading.Thread(target=target, name=f"grader-{test.id}", daemon=True)
         start = time.monotonic()
+        folder = os.getcwd()  # the code under test may change it (os.chdir): the next test starts here again
         try:
             with _interrupts_held():  # not inside threading's locks (see the module's docstring)
                 thread.start()
@@ -318,6 +348,9 @@ class Grader:
         except KeyboardInterrupt:
             self._halt(thread)
             raise
+        finally:
+            if os.getcwd() != folder:
+                os.chdir(folder)
         if thread.is_alive():
             where = self._running(thread)
             self._halt(thread)
@@ -344,9 +377,12 @@ class Grader:
         if keep_working:  # a stream closed from the start (`>&-`) is None, and stays so
             sys.stdout, sys.stderr = (None if s is None else _PipeGuard(s) for s in streams)
         guards = [s for s in (sys.stdout, sys.stderr) if isinstance(s, _PipeGuard)]
+        real_exit = os._exit
+        os._exit = _refused_exit(real_exit)
         try:
             return self._run(ids, sys.stdout if out == "stdout" else out, header_lines)
         finally:
+            os._exit = real_exit
             if keep_working:
                 sys.stdout, sys.stderr = streams
                 self.closed_pipe = any(g.closed_pipe for g in guards)

@@ -249,10 +249,54 @@ class CrashesOnShortLines(SpanMutant):
         return super().__getitem__(idx)
 
 
-def test_span_crash_on_a_short_line_fails_1e0(corpus, monkeypatch):
+def test_span_crash_on_a_short_line_fails_1e2_only(corpus, monkeypatch):
+    """One mistake, one test: a crash on lines shorter than 4 characters (wiki.txt's last item is
+    empty) cost all four span tests, 20 points, though every ordinary document was right."""
     monkeypatch.setattr(submission, "CharCorruptionDataset", CrashesOnShortLines)
-    r = run(corpus[0], ["1e-0-basic"])["1e-0-basic"]
-    assert not r.passed and "raised ValueError" in r.reason and "every line must work" in r.reason
+    results = run(corpus[0], SPAN_TESTS)
+    assert failing(results) == {"1e-2-basic"}, {i: r.reason for i, r in results.items()}
+    reason = results["1e-2-basic"].reason
+    assert "raised ValueError" in reason and "every line must work" in reason
+
+
+class NotWrittenYet(RealDataset):
+    def __getitem__(self, idx):
+        raise NotImplementedError
+
+
+class TypoInEveryItem(SpanMutant):
+    def __getitem__(self, idx):
+        raise NameError("name 'ss' is not defined")  # a typo's error
+
+
+class DropsEmptyLines(SpanMutant):
+    def __init__(self, data, block_size):
+        super().__init__(data, block_size)
+        self.data = [line for line in self.data if line]
+
+
+@pytest.mark.parametrize("mutant, phrase", [
+    (NotWrittenYet, "raised NotImplementedError"), (TypoInEveryItem, "raised NameError: name 'ss'")])
+def test_a_mistake_in_every_item_is_not_blamed_on_empty_lines(corpus, monkeypatch, mutant, phrase):
+    """Item 0 of the span corpus is its empty line: every mistake was reported on 'a document of 0
+    characters' with the empty-line hint, which sent students to the wrong fix."""
+    monkeypatch.setattr(submission, "CharCorruptionDataset", mutant)
+    results = run(corpus[0], SPAN_TESTS)
+    assert failing(results) == set(SPAN_TESTS)
+    for r in results.values():
+        assert phrase in r.reason and "empty" not in r.reason and "document of 0 characters" not in r.reason, r.reason
+    if mutant is NotWrittenYet:
+        assert "is not written yet" in r.reason
+
+
+def test_dropping_empty_lines_fails_1e2_and_costs_no_config_points(corpus, monkeypatch):
+    """A dataset without wiki.txt's empty lines failed seven tests (22 points): final_tokens was expected
+    from the corpus's line count, not from the handout's len(pretrain_dataset), and the span tests
+    indexed past the dataset's end."""
+    monkeypatch.setattr(submission, "CharCorruptionDataset", DropsEmptyLines)
+    results = run(corpus[0], SPAN_TESTS + ["1c-1-basic", "1f-0-basic", "1g-0-basic"])
+    assert failing(results) == {"1e-2-basic"}, {i: r.reason for i, r in results.items()}
+    assert "keep every line, empty ones included" in results["1e-2-basic"].reason
 
 
 @pytest.mark.parametrize("right", [SpanMutant, NoClosingMask])
@@ -445,6 +489,105 @@ def test_exception_in_submission_names_the_line(corpus, monkeypatch):
     assert len(r.reason.split("\n")) <= 2
 
 
+def test_an_error_found_inside_torch_names_the_submissions_line(corpus, monkeypatch):
+    """A wrong shape is found inside torch (linear.py): the reason named torch's file, not the line to fix;
+    it names that line, and the function the test called when that is another."""
+    def wrong_shape(model):
+        return torch.nn.Linear(2, 3)(torch.zeros(1, 5))
+
+    def pretrain(*args):
+        return wrong_shape(args[2])
+    monkeypatch.setattr(submission, "pretrain", pretrain)
+    r = run(corpus[0], ["1f-0-basic"])["1f-0-basic"]
+    assert r.reason.startswith("RuntimeError") and "site-packages" not in r.reason and "linear.py" not in r.reason
+    assert re.search(r"raised at \S*test_grader\.py:\d+ in wrong_shape, called from \S*test_grader\.py:\d+ in "
+                     r"pretrain$", r.reason), r.reason
+
+
+def test_an_initializer_that_returns_none_is_named_and_costs_only_its_test(corpus, monkeypatch):
+    """The starter's initialize_vanilla_model returns None: 1c-0 said AttributeError in the grader's own
+    code, and 1c-1 and 1f-0 (part f's points) failed with it too."""
+    monkeypatch.setattr(submission, "initialize_vanilla_model", lambda mconf: None)
+    results = run(corpus[0], ["1c-0-hidden", "1c-1-basic", "1f-0-basic"])
+    assert failing(results) == {"1c-0-hidden"}
+    assert "initialize_vanilla_model(mconf) returned NoneType, expected the GPT it builds" in results["1c-0-hidden"].reason
+
+
+@pytest.mark.parametrize("change, phrase", [
+    (lambda tc, tr: (None, None), "finetune(None, ...) returned None as its trainer_config"),
+    (lambda tc, tr: (tc, None), "finetune(None, ...) returned None as its trainer: build it"),
+    (lambda tc, tr: (tr, tc), "returned (trainer, trainer_config): the order is (trainer_config, trainer)"),
+])
+def test_a_helper_returning_the_wrong_pair_is_told_so(corpus, monkeypatch, change, phrase):
+    real = submission.finetune
+    monkeypatch.setattr(submission, "finetune", lambda *args: change(*real(*args)))
+    r = run(corpus[0], ["1c-1-basic"])["1c-1-basic"]
+    assert not r.passed and phrase in r.reason, r.reason
+
+
+def test_a_wrong_attention_class_is_named_before_what_it_lacks(corpus, monkeypatch):
+    """A synthesizer model built with vanilla attention: the three reasons shown were missing w1, w2, b2,
+    and 'is a CausalSelfAttention, expected SynthesizerAttention' was among the '+21 more'."""
+    monkeypatch.setattr(submission, "initialize_synthesizer_model", submission.initialize_vanilla_model)
+    r = run(corpus[0], ["1g-0-basic"])["1g-0-basic"]
+    assert "differs from the expected module tree: blocks.0.attn is a CausalSelfAttention, expected " \
+           "SynthesizerAttention" in r.reason, r.reason
+
+
+def test_exit_at_import_is_an_import_failure(corpus, monkeypatch):
+    def exits(name):
+        raise SystemExit(None)
+    monkeypatch.setattr(grader.importlib, "import_module", exits)
+    r = run(corpus[0], ["1c-0-hidden"])["1c-0-hidden"]
+    assert r.reason.startswith("cannot import the submission package: SystemExit"), r.reason
+
+
+def test_os_exit_in_the_code_under_test_fails_its_test(corpus, tmp_path):
+    """os._exit in a student's module ended the grader at once: no totals, no results.json, status 0."""
+    code = (f"import os, sys; sys.path.insert(0, {os.path.join(ROOT, 'src')!r}); import grader, submission; "
+            f"submission.pretrain = lambda *a: os._exit(0); "
+            f"sys.exit(grader.main(['1f-0', '1c-0', '--data-dir', {corpus[0]!r}, '--json', 'r.json']))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "FAIL: SystemExit: os._exit(0) called by the code under test; remove it" in proc.stdout
+    assert "Total points: 2/6" in proc.stdout and (tmp_path / "r.json").is_file()
+
+
+def test_a_change_of_folder_in_the_code_under_test_moves_nothing(corpus, monkeypatch, tmp_path, capsys):
+    """A student's os.chdir moved results.json (written relative to the new folder) and the paths shown."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    real = submission.pretrain
+
+    def pretrain(*args):
+        os.chdir(elsewhere)
+        return real(*args)
+    monkeypatch.setattr(submission, "pretrain", pretrain)
+    monkeypatch.chdir(tmp_path)
+    assert grader.main(["1f-0", "1c-0", "--data-dir", corpus[0], "--json", "r.json"]) == 0
+    assert os.getcwd() == str(tmp_path) and (tmp_path / "r.json").is_file() and not (elsewhere / "r.json").exists()
+    assert "wrote r.json" in capsys.readouterr().out
+
+
+class Float32Softmax(RealSynth):
+    """Right, with its softmax taken in float32: within float32's rounding of the handout's equation."""
+    def forward(self, x, layer_past=None):
+        B, T, C = x.size()
+        hs = C // self.n_head
+        a = F.relu(self.w1(x)).view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+        v = self.value(x).view(B, T, self.n_head, hs).transpose(1, 2)       # (B, nh, T, hs)
+        att = (a @ self.w2[:, :T] + self.b2[:T]).masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
+        att = F.softmax(att.float(), dim=-1).type_as(v)
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)           # (B, T, C)
+        return self.resid_drop(self.proj(y))
+
+
+def test_a_synthesizer_with_a_float32_softmax_passes(corpus, monkeypatch):
+    monkeypatch.setattr(submission, "SynthesizerAttention", Float32Softmax)
+    r = run(corpus[0], ["1g-3-hidden"])["1g-3-hidden"]
+    assert r.passed, r.reason
+
+
 # ---------------------------------------------------------------------------------------------
 # Accuracy tests on prediction files made here
 # ---------------------------------------------------------------------------------------------
@@ -547,6 +690,41 @@ def test_predictions_not_in_utf8_are_named_so(corpus, tmp_path):
     (tmp_path / name).write_bytes(b"\xef\xbb\xbfLima\nS\xe3o Paulo\n" + body.encode("utf-8"))  # the mark counted
     with pytest.raises(graderlib.Failure, match=r":2: not valid UTF-8 at byte 9; save the file as UTF-8"):
         grader.score_predictions(ctx, name)
+
+
+def test_predictions_in_the_wrong_shape_are_named_so(corpus, tmp_path):
+    """Lines of question<TAB>place read as 'dev accuracy 0.00%'; params saved under a predictions name as
+    'not valid UTF-8 at byte 64'."""
+    dev = corpus[1]["dev"]
+    name = ACCURACY["1f-1-hidden"]
+    ctx = grader.make_grader(corpus[0], str(tmp_path), "course").context
+    (tmp_path / name).write_text("".join(f"Where was someone born?\t{p}\n" for p in dev), encoding="utf-8")
+    with pytest.raises(graderlib.Failure, match=rf"{name}: {len(dev)} of its {len(dev)} lines hold a tab .* holds "
+                                                r"the predicted place alone, one a line; remake it with"):
+        grader.score_predictions(ctx, name)
+    (tmp_path / name).write_text("".join(p + "\n" for p in dev[:-1]) + "Lima\tPeru\n", encoding="utf-8")
+    assert grader.score_predictions(ctx, name) == (len(dev) - 1, len(dev))  # one stray tab is a wrong answer
+    torch.save({"w": torch.zeros(2)}, tmp_path / name)
+    with pytest.raises(graderlib.Failure, match=r"a zip archive \(torch.save writes params as one\), not UTF-8 text"):
+        grader.score_predictions(ctx, name)
+
+
+def test_a_package_without_its_init_or_one_folder_too_deep_is_named(monkeypatch, tmp_path):
+    """Both read 'the submission package has no CharCorruptionDataset (submission/__init__.py must export it)'."""
+    monkeypatch.setattr(grader, "HERE", str(tmp_path))
+    monkeypatch.delattr(submission, "CharCorruptionDataset")
+    package = tmp_path / "submission"
+    (package / "submission").mkdir(parents=True)
+    with pytest.raises(graderlib.Failure, match=r"submission/submission is there: the package's files are one "
+                                                r"folder too deep; move them up into"):
+        grader.sub_attr("CharCorruptionDataset")
+    (package / "submission").rmdir()
+    with pytest.raises(graderlib.Failure, match=r"submission/__init__.py is missing: it makes the folder the "
+                                                r"submission package and exports CharCorruptionDataset"):
+        grader.sub_attr("CharCorruptionDataset")
+    (package / "__init__.py").write_text("")
+    with pytest.raises(graderlib.Failure, match=r"the submission package has no CharCorruptionDataset"):
+        grader.sub_attr("CharCorruptionDataset")
 
 
 def test_data_file_not_utf8_fails_in_one_line_naming_file_line_and_byte(corpus, tmp_path):
@@ -980,7 +1158,9 @@ def test_a_time_out_says_where_the_code_was_and_a_hung_import_is_not_retried(mon
     monkeypatch.delitem(sys.modules, "submission")  # not imported yet: the first test's import hangs
     first, second = g.run(out=None)
     line = hang.__code__.co_firstlineno + 2
-    assert re.fullmatch(rf"timed out after 0\.5 s, at \S*test_grader\.py:{line} in hang", first.reason), first.reason
+    # the innermost frame of the code under test, then the function of it the test called (here its lambda)
+    assert re.fullmatch(rf"timed out after 0\.5 s, at \S*test_grader\.py:{line} in hang, called from "
+                        rf"\S*test_grader\.py:\d+ in <lambda>", first.reason), first.reason
     assert second.reason.startswith("importing the submission package did not finish in an earlier test's time "
                                     "limit") and second.seconds < 0.5, second
     assert not g.abandoned
