@@ -71,8 +71,8 @@ def test_span_corruption_structure(ds, idx):
         if len(doc) >= 4:
             assert 4 <= len(truncated) <= int(ds.block_size * 7 / 8)
             assert len(masked) >= 1
-        else:
-            assert truncated == doc
+        else:  # kept whole, one character masked (none of an empty line)
+            assert truncated == doc and len(masked) == min(len(doc), 1)
 
 
 def test_truncation_lengths_cover_the_range(ds):
@@ -93,6 +93,19 @@ def test_masked_length_averages_a_quarter(ds):
         less += len(masked) < n / 4
     assert abs(statistics.mean(ratios) - 0.25) < 0.01
     assert more > 1000 and less > 1000
+
+
+def test_masked_length_averages_a_quarter_at_every_length():
+    """Not only over all lengths: at each one, odd ones too, whose quarter is no whole number (rounding
+    n/2 - 1 draws to the nearest instead of at random gave 1.67 characters at n = 7, not 1.75)."""
+    ds = CharCorruptionDataset("abcdefg", 128)  # 7 characters: truncated to 4, 5, 6 or 7
+    by_length = {}
+    for x, y in draws(ds, 0, 40000, seed=3):
+        prefix, masked, suffix = split_body(ds, x, y)
+        by_length.setdefault(len(prefix + masked + suffix), []).append(len(masked))
+    assert sorted(by_length) == [4, 5, 6, 7]
+    for n, lengths in by_length.items():
+        assert abs(statistics.mean(lengths) - n / 4) < 0.03, (n, statistics.mean(lengths))
 
 
 def test_masked_span_position_varies(ds):
@@ -134,6 +147,12 @@ def test_tsv_errors_name_file_and_line(ds):
         NameDataset("Where was Xu born?\tHanoi\n", ds, path="train.tsv")
     with pytest.raises(DataError, match=r"train\.tsv:1: .*block size"):
         NameDataset("Where was " + "a" * 130 + " born?\tHanoi\n", ds, path="train.tsv")
+    # the longest line that fits: question, MASK, place, MASK fill the block exactly (PAD only as x's last)
+    q = "Where was " + "a" * (128 - 2 - len("Hanoi") - len("Where was  born?")) + " born?"
+    x, y = NameDataset(f"{q}\tHanoi\n", ds)[0]
+    assert decode(ds, torch.cat([x, y[-1:]])) == q + MASK_CHAR + "Hanoi" + MASK_CHAR
+    with pytest.raises(DataError, match=r"train\.tsv:1: question and place take 129 characters"):
+        NameDataset(f"{q}a\tHanoi\n", ds, path="train.tsv")
 
 
 def test_parse_tsv_unlabelled():

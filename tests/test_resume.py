@@ -16,8 +16,9 @@ import torch
 
 import run as driver
 from submission import GPT, GPTConfig, Trainer, TrainerConfig
-from submission.dataset import CharCorruptionDataset, DataError
+from submission.dataset import CharCorruptionDataset, DataError, NameDataset
 from submission.graphs import capture_rerun
+from submission.resume import data_digest
 from submission.trainer import TrainingRun
 from submission.utils import ParamsError
 from torch_version import CPU_STEP_GRAPHS
@@ -118,6 +119,14 @@ def cut_run(tmp_path, monkeypatch, data=None, **conf):
     (dict(max_epochs=6), "other training settings (max_epochs 5, this run's is 6)"),
     (dict(amp=True), "other training settings (amp False, this run's is True)"),  # run.py --bf16
     (dict(fast=False), "other training settings (fast True, this run's is False)"),  # run.py --reference_train
+    # every other setting that changes what a step computes
+    (dict(batch_size=4), "(batch_size 8, this run's is 4)"),
+    (dict(betas=(0.8, 0.95)), "(betas (0.9, 0.95), this run's is (0.8, 0.95))"),
+    (dict(grad_norm_clip=0.5), "(grad_norm_clip 1.0, this run's is 0.5)"),
+    (dict(weight_decay=0.2), "(weight_decay 0.1, this run's is 0.2)"),
+    (dict(lr_decay=False), "(lr_decay True, this run's is False)"),
+    (dict(warmup_tokens=50), "(warmup_tokens 100, this run's is 50)"),
+    (dict(final_tokens=30000), "(final_tokens 20000, this run's is 30000)"),
 ])
 def test_a_state_of_other_settings_is_refused_in_one_line(tmp_path, monkeypatch, change, says):
     data = cut_run(tmp_path, monkeypatch)
@@ -149,6 +158,17 @@ def test_a_state_of_other_data_or_model_is_refused(tmp_path, monkeypatch):
     t.model = GPT(GPTConfig(data.vocab_size, 32, n_layer=2, n_head=2, n_embd=16))
     with pytest.raises(ParamsError, match=r"a model of another shape \(n_layer 1, this run's is 2\)"):
         t.train()
+
+
+def test_finetuning_rows_read_through_another_vocabulary_are_other_data():
+    """A NameDataset's rows are the same text over another pretraining corpus's vocabulary (one of the
+    same size, other characters): its ids, and so what training sees, differ."""
+    rows = "Where was Ann born?\tOslo\n"
+    base = "Where was Ann born? Oslo\n"
+    one, other = CharCorruptionDataset(base + "q", 32), CharCorruptionDataset(base + "z", 32)
+    assert one.vocab_size == other.vocab_size
+    assert data_digest(NameDataset(rows, one)) != data_digest(NameDataset(rows, other))
+    assert data_digest(NameDataset(rows, one)) == data_digest(NameDataset(rows, CharCorruptionDataset(base + "q", 32)))
 
 
 def test_no_state_or_not_a_state_is_one_line(tmp_path):

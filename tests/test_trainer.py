@@ -186,6 +186,40 @@ def test_parameter_groups_follow_the_course():
     # the course's "LayerNorm.weight" never matches ln1/ln2/ln_f, so their weights decay
     assert any(names[id(p)] == "ln_f.weight" for p in decay["params"])
     assert len(decay["params"]) + len(nodecay["params"]) == len(list(model.parameters()))
+    # the config's own values reach AdamW (the course's defaults would hide one that is hard-coded)
+    config = TrainerConfig(weight_decay=0.3, betas=(0.8, 0.9), learning_rate=2e-3)
+    decay, nodecay = Trainer(model, None, None, config)._optimizer(model, config).param_groups
+    assert decay["weight_decay"] == 0.3 and nodecay["weight_decay"] == 0.0
+    assert all(g["betas"] == (0.8, 0.9) and g["lr"] == 2e-3 for g in (decay, nodecay))
+
+
+def test_a_second_train_call_starts_its_schedule_again(tmp_path):
+    """train() counts tokens from 0 each time it is called, as the course's does: the learning rate of a
+    second call on the same Trainer follows the schedule from its start, not from where the first ended."""
+    trainer, first = tiny_run(tmp_path, max_epochs=1)
+    trainer.train()
+    second = [json.loads(line) for line in open(tmp_path / "log.jsonl")]
+    assert trainer.tokens == 40 * 9
+    assert [(r["tokens"], r["lr"]) for r in second] == [(r["tokens"], r["lr"]) for r in first]
+
+
+def test_the_test_loss_is_the_eval_mode_mean_over_batches(tmp_path, monkeypatch):
+    """The printed test loss is the model's mean loss over the test batches with dropout off (eval mode),
+    the number that picks the checkpoint."""
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (32, 9))
+    test = TensorDataset(x, torch.roll(x, -1, 1))
+    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=16, embd_pdrop=0.5, resid_pdrop=0.5,
+                          attn_pdrop=0.5))
+    printed = []
+    monkeypatch.setattr("submission.trainer.tqdm.write", lambda line: printed.append(line))
+    config = TrainerConfig(max_epochs=1, batch_size=16, learning_rate=1e-2, ckpt_path=str(tmp_path / "c.params"))
+    Trainer(model, TensorDataset(x, x), test, config).train()
+    model.eval()
+    with torch.no_grad():  # two batches of 16
+        want = sum(float(model(a, b)[1]) for a, b in ((x[:16], test.tensors[1][:16]), (x[16:], test.tensors[1][16:])))
+    [line] = [p for p in printed if p.startswith("epoch 1: test loss")]
+    assert float(line.split()[-1]) == pytest.approx(want / 2, abs=2e-5)
 
 
 @pytest.mark.parametrize("version, cpu_fused", [("2.0.1+cu117", False), ("2.3.1", False), ("2.4.0", True),

@@ -20,6 +20,7 @@ def test_evaluate_places(tmp_path):
     p = tmp_path / "dev.tsv"
     p.write_text("Where was A born?\tOslo\nWhere was B born?\tLima\n", encoding="utf-8")
     assert evaluate_places(str(p), ["Oslo", "Rome"]) == (2.0, 1.0)
+    assert evaluate_places(str(p), ["oslo", "LIMA"]) == (2.0, 0.0)  # exact, as the course compares
     q = tmp_path / "test.tsv"
     q.write_text("Where was A born?\n", encoding="utf-8")
     assert evaluate_places(str(q), ["Oslo"]) == (0, 0)
