@@ -10,7 +10,10 @@
 - decoding with the key/value cache: prefill and decode logits equal full forwards, `sample_cached`
   equals `sample`, and `predict_places` equals both `predict_places_recompute` and the course's
   one-at-a-time `sample()` loop on small trained models of both variants, including questions too
-  long for the cache and batches where rows stop early.
+  long for the cache and batches where rows stop early; the batch decoders keep each row's own
+  continuation when rows stop many steps apart, prompts at the cache's edge decode exactly, caches
+  start zeroed (uninitialised memory made NaN), `sample` crops to the last positions, and sampling
+  draws from softmax(top-k of logits / temperature).
 
 Run:  python -m pytest -q tests/test_fast.py
 """
@@ -23,8 +26,10 @@ from submission import GPT, GPTConfig, NameDataset, CharCorruptionDataset, Train
 from submission import attention as attention_module
 from submission.attention import set_fast_attention
 from submission.batching import length_group_count, length_groups, trim_padding
-from submission.decoding import (_decode, _new_caches, _prefill, predict_places, predict_places_recompute,
-                                 predict_places_reference, sample, sample_cached)
+from submission.dataset import PAD_CHAR
+from submission.decoding import (_decode, _greedy_cached, _greedy_full, _new_caches, _prefill, longest_input,
+                                 predict_places, predict_places_recompute, predict_places_reference, sample,
+                                 sample_cached, top_k_logits)
 from submission.utils import MASK_CHAR, CpuThreads
 from torch_version import COMPILE_PER_BACKEND, EXPLAIN_FORWARD
 
@@ -444,6 +449,185 @@ def test_sample_cached_equals_sample(synth):
     for _ in range(30):
         y = torch.cat([y, m(y[:, -keep:])[0][:, -1, :].argmax(-1, keepdim=True)], dim=1)
     assert torch.equal(sample(m, x, 30), y)
+
+
+def test_top_k_logits_keeps_the_k_largest():
+    """top_k_logits keeps the k largest logits, the k-th included, and sets the rest to -inf."""
+    inf = float("inf")
+    logits = torch.tensor([[1.0, 4.0, 2.0, 3.0], [0.5, -1.0, 2.5, 0.0]])
+    assert torch.equal(top_k_logits(logits, 2), torch.tensor([[-inf, 4.0, -inf, 3.0], [0.5, -inf, 2.5, -inf]]))
+    assert torch.equal(top_k_logits(logits, 1), torch.tensor([[-inf, 4.0, -inf, -inf], [-inf, -inf, 2.5, -inf]]))
+    assert torch.equal(top_k_logits(logits, 4), logits)
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_sampling_draws_from_the_softmax_of_the_top_k_logits_over_the_temperature(synth, monkeypatch):
+    """sample and sample_cached hand torch.multinomial softmax(top-k of logits / temperature): the
+    temperature divides (not multiplies) and the k-th largest logit stays in."""
+    torch.manual_seed(0)
+    m = scrambled(GPT(config(synthesizer=synth)), std=0.2).eval()
+    x = torch.randint(0, 20, (3, 6))
+    drawn = []
+
+    def multinomial(probs, num_samples):  # records the distribution, draws its most likely id
+        drawn.append(probs.clone())
+        return probs.argmax(-1, keepdim=True)
+
+    monkeypatch.setattr(torch, "multinomial", multinomial)
+    with torch.no_grad():
+        scaled = m(x)[0][:, -1, :] / 0.5
+    kth = scaled.topk(3, dim=-1).values[:, -1:]
+    want = torch.softmax(scaled.masked_fill(scaled < kth, float("-inf")), dim=-1)
+    for decode in (sample, sample_cached):
+        drawn.clear()
+        decode(m, x, 1, temperature=0.5, sample=True, top_k=3)
+        assert len(drawn) == 1 and ((drawn[0] > 0).sum(-1) == 3).all(), decode.__name__
+        assert torch.allclose(drawn[0], want, atol=1e-6), decode.__name__
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_sample_beyond_the_block_forwards_the_last_positions(synth, monkeypatch):
+    """Past the block, each step of `sample` forwards the sequence's last longest_input positions (block_size,
+    one less for the synthesizer), not its first: a spy on the model's forward sees every call's input."""
+    torch.manual_seed(0)
+    m = scrambled(GPT(config(synthesizer=synth)), std=0.2).eval()
+    keep = longest_input(m)
+    x = torch.randint(0, 20, (2, 5))
+    seen = []
+    forward = m.forward
+
+    def spy(idx, targets=None):
+        seen.append(idx.clone())
+        return forward(idx, targets)
+
+    monkeypatch.setattr(m, "forward", spy)
+    steps = 30
+    out = sample(m, x, steps)
+    assert len(seen) == steps
+    for k, idx in enumerate(seen):
+        assert torch.equal(idx, out[:, :5 + k][:, -keep:]), k
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_sample_cached_equals_sample_for_prompts_that_fill_the_cache(synth):
+    """A prompt as long as the cache holds (longest_input: block_size, one less for the synthesizer), or
+    one position shorter, decodes from the cache as `sample` does (and one a block long through `sample`)."""
+    torch.manual_seed(0)
+    m = scrambled(GPT(config(synthesizer=synth)), std=0.2).eval()
+    limit = longest_input(m)
+    for t in sorted({limit - 1, limit, m.get_block_size()}):
+        x = torch.randint(0, 20, (2, t))
+        for steps in (1, 2, 5):
+            assert torch.equal(sample_cached(m, x, steps), sample(m, x, steps)), (t, steps)
+
+
+def greedy_alone(model, prompt, steps):
+    """The course's greedy `sample` of one prompt (an id list) alone: its `steps` new ids."""
+    return sample(model, torch.tensor([prompt]), steps)[0, len(prompt):].tolist()
+
+
+def cut_at(ids, stop_id):
+    return ids[:ids.index(stop_id) + 1] if stop_id in ids else ids
+
+
+def far_apart_stops(synth, lengths, steps=14, distinct=5):
+    """(model, prompts, stop id, continuations): a scrambled model, prompts of `lengths` and a stop id at whose
+    first appearance the prompts' greedy continuations (alone, cut after it) end many steps apart, some in
+    their first two steps, some after eight or never; from the first seed that gives such rows."""
+    for seed in range(20):
+        torch.manual_seed(seed)
+        m = scrambled(GPT(config(synthesizer=synth)), std=0.3).eval()
+        prompts = [torch.randint(0, 20, (n,)).tolist() for n in lengths]
+        alone = [greedy_alone(m, p, steps) for p in prompts]
+        for stop_id in range(20):
+            want = [cut_at(a, stop_id) for a in alone]
+            ends = [len(w) for w in want]
+            if len(set(ends)) >= distinct and min(ends) <= 2 and max(ends) >= 8:
+                return m, prompts, stop_id, want
+    raise AssertionError("no seed gives rows that stop far apart")
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_greedy_cached_rows_stopping_far_apart_keep_their_own_continuations(synth):
+    """The cached batch decoder drops stopped rows from the batch (once a quarter of it has stopped): each
+    prompt must keep its own continuation, cut after its first stop id, when rows stop many steps apart."""
+    m, prompts, stop_id, want = far_apart_stops(synth, (3, 3, 4, 5, 5, 6, 7, 8, 8, 9))  # sorted by length
+    with torch.no_grad():
+        assert _greedy_cached(m, prompts, 14, stop_id, "cpu") == want
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_greedy_full_runs_until_every_row_has_stopped(synth):
+    """The recomputing batch decoder runs until every row has produced the stop id, not until the first
+    has: each row, cut after its first stop id, is its greedy continuation alone."""
+    m, prompts, stop_id, want = far_apart_stops(synth, [6] * 10, distinct=4)
+    with torch.no_grad():
+        got = _greedy_full(m, torch.tensor(prompts), 14, stop_id)
+    assert [cut_at(g, stop_id) for g in got] == want
+
+
+def never_emits(model, token):
+    """`model` with its logit for `token` 100 below what it was: feature 0 of the final LayerNorm is made
+    a constant 1, read by the head for `token` alone, with weight -100. Its greedy decoding never picks it."""
+    with torch.no_grad():
+        model.ln_f.weight[0], model.ln_f.bias[0] = 0.0, 1.0
+        model.head.weight[:, 0] = 0.0
+        model.head.weight[token, 0] = -100.0
+    return model
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_predict_places_at_the_edge_of_the_cache(synth):
+    """A question whose prompt (question + MASK) and `steps` new ids just fill the cache decodes from it;
+    one a position longer is too long for the cache and decodes by recomputation. With a model that never
+    closes its answer (every row decodes all `steps`), both equal the course's loop and nothing raises."""
+    torch.manual_seed(0)
+    chars = [PAD_CHAR, MASK_CHAR] + [chr(ord("a") + i) for i in range(18)]
+    stoi, itos = {c: i for i, c in enumerate(chars)}, dict(enumerate(chars))
+    m = never_emits(scrambled(GPT(config(synthesizer=synth)), std=0.2), stoi[MASK_CHAR]).eval()
+    limit, steps = longest_input(m), 6
+    # prompt lengths limit - steps .. limit - steps + 3 (the prompt is the question and its MASK)
+    lengths = [n for n in range(limit - steps - 1, limit - steps + 3) for _ in range(2)]
+    questions = ["".join(chars[int(i)] for i in torch.randint(2, 20, (n,))) for n in lengths]
+    reference = predict_places_reference(m, questions, stoi, itos, steps=steps)
+    assert all(len(a) == steps for a in reference)  # no answer closed early
+    for batch_size in (512, 3):
+        assert predict_places(m, questions, stoi, itos, steps=steps, batch_size=batch_size) == reference
+    assert predict_places_recompute(m, questions, stoi, itos, steps=steps) == reference
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_caches_are_zeroed_so_uninitialised_memory_cannot_leak_into_decoding(synth, monkeypatch):
+    """Cache positions a row has not reached are masked out of its softmax, but 0 * NaN is NaN: the caches
+    must be zeroed, not left uninitialised. Uninitialised memory is made NaN here (new_empty, torch.empty
+    and torch.empty_like fill with NaN), and rows decoding at different positions stay finite and exact."""
+    def nan_filled(make):
+        def allocate(*args, **kwargs):
+            out = make(*args, **kwargs)
+            return out.fill_(float("nan")) if out.is_floating_point() else out
+        return allocate
+
+    monkeypatch.setattr(torch.Tensor, "new_empty", nan_filled(torch.Tensor.new_empty))
+    monkeypatch.setattr(torch, "empty", nan_filled(torch.empty))
+    monkeypatch.setattr(torch, "empty_like", nan_filled(torch.empty_like))
+    assert torch.zeros(2).new_empty(3).isnan().all()  # the patch is in force
+    torch.manual_seed(0)
+    m = scrambled(GPT(config(synthesizer=synth)), std=0.2).eval()
+    caches = _new_caches(m, 3, 12)
+    assert all(bool((buf == 0).all()) for cache in caches for buf in cache.values())
+    prompts = [torch.randint(0, 20, (1, n)) for n in (4, 7, 5)]
+    nxt = torch.randint(0, 20, (3, 1))
+    with torch.no_grad():
+        for i, p in enumerate(prompts):
+            _prefill(m, p, [{k: v[i:i + 1] for k, v in c.items()} for c in caches])
+        pos = torch.tensor([p.size(1) for p in prompts])
+        got = _decode(m, nxt, caches, pos, int(pos.max()) + 1)
+        assert torch.isfinite(got).all()
+        for i, p in enumerate(prompts):
+            want = m(torch.cat([p, nxt[i:i + 1]], 1))[0][:, -1, :]
+            assert torch.allclose(got[i:i + 1], want, atol=1e-5, rtol=1e-4), i
+        ids = [p[0].tolist() for p in sorted(prompts, key=lambda p: p.size(1))]
+        assert _greedy_cached(m, ids, 8, 20, "cpu") == [greedy_alone(m, p, 8) for p in ids]  # 20: no stop
 
 
 PLACES = ["Oslo", "Lima", "Quito", "Accra", "Hanoi", "Perth", "Tunis", "Riga"]

@@ -106,6 +106,23 @@ def test_inputs_and_targets_sliced_from_one_batch():
     assert torch.equal(m(x, y)[1], m(x.contiguous(), y.contiguous())[1])
 
 
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_embedding_dropout(synth):
+    """The embeddings (tokens plus positions) go through embd_pdrop's dropout in training: at p = 1 nothing
+    of the input reaches the blocks, so the logits are the same for any tokens; at p = 0.5 two training
+    forwards differ, while eval forwards stay equal."""
+    torch.manual_seed(0)
+    m = GPT(small_config(synthesizer=synth, embd_pdrop=1.0)).train()
+    x = torch.randint(0, 20, (2, 9))
+    a, _ = m(x)
+    b, _ = m((x + 1) % 20)
+    assert torch.allclose(a, b) and torch.allclose(a, a[:1, :1].expand_as(a))
+    m = GPT(small_config(synthesizer=synth, embd_pdrop=0.5)).train()
+    assert not torch.allclose(m(x)[0], m(x)[0])
+    m.eval()
+    assert torch.equal(m(x)[0], m(x)[0])
+
 @pytest.mark.parametrize("synth", [False, True])
 @pytest.mark.parametrize("fast", [False, True])
 def test_causality(synth, fast):
