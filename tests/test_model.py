@@ -106,7 +106,6 @@ def test_inputs_and_targets_sliced_from_one_batch():
     assert torch.equal(m(x, y)[1], m(x.contiguous(), y.contiguous())[1])
 
 
-
 @pytest.mark.parametrize("synth", [False, True])
 def test_embedding_dropout(synth):
     """The embeddings (tokens plus positions) go through embd_pdrop's dropout in training: at p = 1 nothing
@@ -122,6 +121,7 @@ def test_embedding_dropout(synth):
     assert not torch.allclose(m(x)[0], m(x)[0])
     m.eval()
     assert torch.equal(m(x)[0], m(x)[0])
+
 
 @pytest.mark.parametrize("synth", [False, True])
 @pytest.mark.parametrize("fast", [False, True])
