@@ -148,6 +148,8 @@ def import_problem(e):
     if isinstance(e, SyntaxError):
         return f"SyntaxError at {_rel(e.filename or '?')}:{e.lineno}: {e.msg}"
     where = _in_package(e)
+    if isinstance(e, SystemExit):
+        return "exit() or sys.exit() runs as the package is imported; remove it" + (f" ({where})" if where else "")
     return f"{type(e).__name__}: {e}" + (f" (raised at {where})" if where else "")
 
 
@@ -192,6 +194,13 @@ def model_config(vocab_size, **over):
     return sub_attr("GPTConfig")(vocab_size, BLOCK_SIZE, **kw)
 
 
+def vanilla_gpt(vocab_size):
+    """A vanilla GPT of the course's size for the helper tests, built with the package's GPT so that a
+    mistake in initialize_vanilla_model costs 1c-0 alone (with it where the package does not export GPT)."""
+    gpt = getattr(sub(), "GPT", None)
+    return gpt(model_config(vocab_size)) if gpt is not None else initialized("initialize_vanilla_model", vocab_size)
+
+
 def initialized(name, vocab_size):
     """The model that helper function `name` builds from the course's GPTConfig, checked to be one."""
     model = sub_attr(name)(model_config(vocab_size))
@@ -212,7 +221,7 @@ def _unpack_pair(ret, fn_name):
         raise Failure(f"{fn_name} must return (trainer_config, trainer), got {type(ret).__name__}"
                       + (f" of length {len(ret)}" if isinstance(ret, (tuple, list)) else ""))
     tconf, trainer = ret
-    if isinstance(tconf, sub_attr("Trainer")) and isinstance(trainer, sub_attr("TrainerConfig")):
+    if hasattr(tconf, "train_dataset") and hasattr(trainer, "max_epochs"):  # told by shape: no export needed
         raise Failure(f"{fn_name} returned (trainer, trainer_config): the order is (trainer_config, trainer)")
     for what, got, fix in (("trainer_config", tconf, "TrainerConfig(...)"),
                            ("trainer", trainer, "Trainer(model, train_dataset, None, tconf)")):
@@ -442,7 +451,7 @@ def test_1c0(ctx):
 
 def test_1c1(ctx):
     ds = ctx.pretrain_dataset()
-    model = sub_attr("GPT")(model_config(ds.vocab_size))  # not initialize_vanilla_model: that is 1c-0's
+    model = vanilla_gpt(ds.vocab_size)
     call = "finetune(None, ...)"
     tconf, trainer = _unpack_pair(sub_attr("finetune")(None, ctx.train_path(), ds, BLOCK_SIZE, model), call)
     n_items = len(ds)  # the handout's len(pretrain_dataset); 1e-2 checks that it counts every line
@@ -625,6 +634,10 @@ def span_corpus():
     return "\n".join(lines) + "\n"
 
 
+def _short_error(e):
+    return " ".join(str(e).split())[:120] or "(no message)"
+
+
 def item_problem(e, idx, doc, block):
     """Why dataset[idx] raised `e`: the exception, where in the package, the document drawn from."""
     where = _in_package(e)
@@ -632,7 +645,7 @@ def item_problem(e, idx, doc, block):
     if isinstance(e, NotImplementedError):
         what = f"raised NotImplementedError{at}: CharCorruptionDataset.__getitem__ is not written yet"
     else:
-        what = f"raised {type(e).__name__}{at}: {' '.join(str(e).split())[:120] or '(no message)'}"
+        what = f"raised {type(e).__name__}{at}: {_short_error(e)}"
     short = ("; every line must work, the shortest too: wiki.txt ends with a newline, so its last item is empty"
              if len(doc) < 4 else "")
     return f"dataset[{idx}] {what}, on a document of {len(doc)} characters (block_size {block}){short}"
@@ -656,15 +669,19 @@ class SpanDraws:
             ds = cls(self.text, block)
             self.datasets[block] = ds
             docs = self.lines
-            if len(ds) != len(self.lines):
-                require(not check_items,
-                        f"len(dataset) is {len(ds)}; the corpus has {len(self.lines)} items in text.split('\\n') "
+            if check_items:  # the length is 1e-2's alone: the others do not ask for it
+                try:
+                    n = len(ds)
+                except Exception as e:
+                    raise Failure(f"len(dataset) raised {type(e).__name__}: {_short_error(e)}") from None
+                require(n == len(self.lines),
+                        f"len(dataset) is {n}; the corpus has {len(self.lines)} items in text.split('\\n') "
                         f"(keep every line, empty ones included: final_tokens depends on it)")
-                docs = getattr(ds, "data", None)
-                require(isinstance(docs, (list, tuple)) and len(docs) == len(ds)
-                        and all(isinstance(d, str) for d in docs),
-                        f"len(dataset) is {len(ds)}, not the corpus's {len(self.lines)} lines, and it has no "
-                        f"list of its documents in .data to check its items against; see 1e-2-basic")
+            else:
+                data = getattr(ds, "data", None)  # the documents its items are drawn from, if it kept other ones
+                if (isinstance(data, (list, tuple)) and all(isinstance(d, str) for d in data)
+                        and len(data) != len(self.lines)):
+                    docs = data
             order = sorted(range(len(docs)), key=lambda i: len(docs[i]) < 4)  # ordinary documents first
             for _ in range(SPAN_ROUNDS):
                 for idx in order:
@@ -867,7 +884,7 @@ def span_place_note(places):
 # =============================================================================================
 def test_1f0(ctx):
     ds = ctx.pretrain_dataset()
-    model = sub_attr("GPT")(model_config(ds.vocab_size))  # not initialize_vanilla_model: that is 1c-0's
+    model = vanilla_gpt(ds.vocab_size)
     call = "pretrain(...)"
     tconf, trainer = _unpack_pair(sub_attr("pretrain")(ds, BLOCK_SIZE, model), call)
     n_items = len(ds)

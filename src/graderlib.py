@@ -106,10 +106,11 @@ def _code_frames(frames, own_files):
 
 def _place(frames):
     """"src/submission/attention.py:73 in _keep_mask", followed, when the code under test was entered in
-    another function, by ", called from src/submission/helper.py:45 in finetune"."""
+    another frame than that one, by the frame it was entered in: ", called from src/submission/helper.py:45
+    in finetune"."""
     inner, outer = frames[-1], frames[0]
     text = f"{_relpath(inner.filename)}:{inner.lineno} in {inner.name}"
-    if (outer.filename, outer.name) != (inner.filename, inner.name):
+    if len(frames) > 1:
         text += f", called from {_relpath(outer.filename)}:{outer.lineno} in {outer.name}"
     return text
 
@@ -270,6 +271,7 @@ class Grader:
         self.context = context
         self.own_files = tuple(own_files) + (os.path.abspath(__file__),)
         self.abandoned = []  # threads of timed-out tests that did not stop
+        self._home = os.getcwd()  # the working folder each test starts in (run() takes it again)
         self.closed_pipe = False  # run's output met a closed pipe (its reader gone); the tests went on
 
     def add(self, test_id, description, fn, timeout):
@@ -340,7 +342,6 @@ class Grader:
 
         thread = threading.Thread(target=target, name=f"grader-{test.id}", daemon=True)
         start = time.monotonic()
-        folder = os.getcwd()  # the code under test may change it (os.chdir): the next test starts here again
         try:
             with _interrupts_held():  # not inside threading's locks (see the module's docstring)
                 thread.start()
@@ -348,9 +349,13 @@ class Grader:
         except KeyboardInterrupt:
             self._halt(thread)
             raise
-        finally:
-            if os.getcwd() != folder:
-                os.chdir(folder)
+        finally:  # the code under test may change the working folder (os.chdir), even to one it then removes
+            try:
+                moved = os.getcwd() != self._home
+            except OSError:
+                moved = True
+            if moved:
+                os.chdir(self._home)
         if thread.is_alive():
             where = self._running(thread)
             self._halt(thread)
@@ -377,12 +382,13 @@ class Grader:
         if keep_working:  # a stream closed from the start (`>&-`) is None, and stays so
             sys.stdout, sys.stderr = (None if s is None else _PipeGuard(s) for s in streams)
         guards = [s for s in (sys.stdout, sys.stderr) if isinstance(s, _PipeGuard)]
-        real_exit = os._exit
+        real_exit, self._home = os._exit, os.getcwd()
         os._exit = _refused_exit(real_exit)
         try:
             return self._run(ids, sys.stdout if out == "stdout" else out, header_lines)
         finally:
-            os._exit = real_exit
+            if not self.abandoned:  # a test thread that would not stop may still call it
+                os._exit = real_exit
             if keep_working:
                 sys.stdout, sys.stderr = streams
                 self.closed_pipe = any(g.closed_pipe for g in guards)

@@ -17,8 +17,10 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import traceback
 
 import pytest
 import torch
@@ -289,6 +291,26 @@ def test_a_mistake_in_every_item_is_not_blamed_on_empty_lines(corpus, monkeypatc
         assert "is not written yet" in r.reason
 
 
+class WrongLength(SpanMutant):
+    def __len__(self):
+        return len(self.data) - 1
+
+
+class LengthRaises(SpanMutant):
+    def __len__(self):
+        raise TypeError("no length")
+
+
+@pytest.mark.parametrize("mutant, phrase", [(WrongLength, "len(dataset) is 57; the corpus has 58 items"),
+                                            (LengthRaises, "len(dataset) raised TypeError: no length")])
+def test_a_wrong_len_fails_1e2_only(corpus, monkeypatch, mutant, phrase):
+    """The span tests but 1e-2 never ask for the length: a wrong or failing __len__ cost all four."""
+    monkeypatch.setattr(submission, "CharCorruptionDataset", mutant)
+    results = run(corpus[0], SPAN_TESTS)
+    assert failing(results) == {"1e-2-basic"}, {i: r.reason for i, r in results.items()}
+    assert phrase in results["1e-2-basic"].reason
+
+
 def test_dropping_empty_lines_fails_1e2_and_costs_no_config_points(corpus, monkeypatch):
     """A dataset without wiki.txt's empty lines failed seven tests (22 points): final_tokens was expected
     from the corpus's line count, not from the handout's len(pretrain_dataset), and the span tests
@@ -525,6 +547,14 @@ def test_a_helper_returning_the_wrong_pair_is_told_so(corpus, monkeypatch, chang
     assert not r.passed and phrase in r.reason, r.reason
 
 
+def test_the_helper_tests_need_no_trainer_or_gpt_export(corpus, monkeypatch):
+    """The swapped-pair check looked Trainer and TrainerConfig up in the package: a package that does not
+    export them failed three tests it passed before; without a GPT export the initializer builds the model."""
+    for name in ("Trainer", "TrainerConfig", "GPT"):
+        monkeypatch.delattr(submission, name)
+    assert failing(run(corpus[0], ["1c-1-basic", "1f-0-basic", "1g-0-basic"])) == set()
+
+
 def test_a_wrong_attention_class_is_named_before_what_it_lacks(corpus, monkeypatch):
     """A synthesizer model built with vanilla attention: the three reasons shown were missing w1, w2, b2,
     and 'is a CausalSelfAttention, expected SynthesizerAttention' was among the '+21 more'."""
@@ -539,7 +569,8 @@ def test_exit_at_import_is_an_import_failure(corpus, monkeypatch):
         raise SystemExit(None)
     monkeypatch.setattr(grader.importlib, "import_module", exits)
     r = run(corpus[0], ["1c-0-hidden"])["1c-0-hidden"]
-    assert r.reason.startswith("cannot import the submission package: SystemExit"), r.reason
+    assert r.reason == ("cannot import the submission package: exit() or sys.exit() runs as the package is "
+                        "imported; remove it"), r.reason
 
 
 def test_os_exit_in_the_code_under_test_fails_its_test(corpus, tmp_path):
@@ -567,6 +598,31 @@ def test_a_change_of_folder_in_the_code_under_test_moves_nothing(corpus, monkeyp
     assert grader.main(["1f-0", "1c-0", "--data-dir", corpus[0], "--json", "r.json"]) == 0
     assert os.getcwd() == str(tmp_path) and (tmp_path / "r.json").is_file() and not (elsewhere / "r.json").exists()
     assert "wrote r.json" in capsys.readouterr().out
+
+
+def test_a_folder_changed_to_and_removed_by_the_code_under_test_stops_nothing(corpus, monkeypatch, tmp_path, capsys):
+    """The grader restored the working folder by comparing it with os.getcwd(), which raises once the folder
+    the code moved to is gone: a traceback, no totals, no results.json."""
+    real = submission.pretrain
+
+    def pretrain(*args):
+        with tempfile.TemporaryDirectory() as gone:
+            os.chdir(gone)
+        return real(*args)
+    monkeypatch.setattr(submission, "pretrain", pretrain)
+    monkeypatch.chdir(tmp_path)
+    assert grader.main(["1f-0", "1c-0", "--data-dir", corpus[0], "--json", "r.json"]) == 0
+    assert os.getcwd() == str(tmp_path) and (tmp_path / "r.json").is_file()
+    assert "Total points: 6/6" in capsys.readouterr().out
+
+
+def test_a_place_names_the_frame_the_code_was_entered_in():
+    """Two functions of one name in one file (GPT.forward calling Block.forward) are two frames: the outer
+    is named as the caller; one frame alone has none."""
+    f = traceback.FrameSummary
+    frames = [f("/x/model.py", 96, "forward"), f("/x/model.py", 55, "forward")]
+    assert graderlib._place(frames).endswith(", called from /x/model.py:96 in forward")
+    assert "called from" not in graderlib._place(frames[1:])
 
 
 class Float32Softmax(RealSynth):
