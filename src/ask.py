@@ -40,7 +40,8 @@ with interruptible_start("ask.py"):  # torch loads here
     import torch.nn.functional as F
     from submission.dataset import MASK_CHAR, PAD_CHAR, CharCorruptionDataset, DataError, parse_tsv, read_text
     from submission.decoding import longest_input
-    from submission.utils import get_device, load_params, predict_places, run_cli, same_place, sample_cached
+    from submission.utils import (denormals_flushed, get_device, load_params, predict_places, run_cli, same_place,
+                                  sample_cached)
 
 SPLITS = (("train", "birth_places_train.tsv"), ("dev", "birth_dev.tsv"))
 
@@ -347,4 +348,5 @@ def _lines(stdin, asking):
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main))
+    with denormals_flushed():  # the answers run.py's evaluation gives (it flushes them too)
+        sys.exit(run_cli(main))

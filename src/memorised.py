@@ -29,7 +29,7 @@ from startup import interruptible_start  # noqa: E402
 with interruptible_start("memorised.py"):  # torch loads here
     import torch
     from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
-    from submission.utils import get_device, load_params, run_cli, sample_cached
+    from submission.utils import denormals_flushed, get_device, load_params, run_cli, sample_cached
 
 
 def probes(wiki_lines, rows, block_size):
@@ -150,4 +150,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    run_cli(main)
+    with denormals_flushed():  # as run.py computes (utils.denormals_flushed)
+        run_cli(main)

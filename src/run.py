@@ -26,8 +26,8 @@ with interruptible_start("run.py"):  # torch loads here
     from submission.files import is_special_file
     from submission.model import GPTConfig
     from submission.trainer import COMPILE_MODES, step_graphs_need
-    from submission.utils import (atomic_write_text, check_output_path, evaluate_places, get_device, load_params,
-                                  is_main_process, predict_places, run_cli, set_seed)
+    from submission.utils import (atomic_write_text, check_output_path, denormals_flushed, evaluate_places,
+                                  get_device, load_params, is_main_process, predict_places, run_cli, set_seed)
 
 SHARED_FLAGS = "RUN_PY_SHARED_FLAGS"  # set: the flags are a pipeline's, given to all its steps (no notes)
 TRAINER_OVERRIDES = ("max_epochs", "batch_size", "learning_rate", "num_workers", "length_groups")
@@ -323,6 +323,14 @@ def check_outputs(args):
 
 def main(argv=None):
     args = parse_args(argv)
+    # before any tensor work starts torch's CPU threads, so that they all flush denormals (utils); the
+    # course's loops (--reference_train, --reference_eval) compute as the course's code does
+    with denormals_flushed(not (args.reference_train or args.reference_eval)):
+        return train_or_evaluate(args)
+
+
+def train_or_evaluate(args):
+    """The run main() parsed the flags of: the data and the model, then training or evaluation."""
     check_outputs(args)
     set_seed(args.seed)
     device = get_device()

@@ -150,6 +150,33 @@ def test_reference_train_trains_as_the_courses_trainer_and_attention(tmp_path, m
     assert not all(torch.equal(fast[name], p) for name, p in reference.items())
 
 
+def test_runs_flush_denormals_but_the_courses_loops_do_not(tmp_path, monkeypatch):
+    """run.py computes with denormal floats flushed to zero (a trained model's denormals slowed CPU
+    pretraining twofold by its third epoch), turned on before any tensor work and off when it ends;
+    --reference_train and --reference_eval compute as the course's code does."""
+    calls = []
+    monkeypatch.setattr(torch, "set_flush_denormal", lambda on: calls.append(on) or True)
+    monkeypatch.setattr(driver, "train_or_evaluate", lambda args: calls.append("work"))
+    base = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", f"--writing_params_path={tmp_path / 'p'}"]
+    driver.main(base)
+    assert calls == [True, "work", False]
+    calls.clear()
+    driver.main(base + ["--reference_train"])
+    assert calls == ["work"]
+
+
+def test_denormals_flushed_flushes_within_the_block_only():
+    from submission.utils import denormals_flushed
+    denormal = torch.tensor([1e-39])
+    assert float(denormal * 1.0) != 0.0
+    with denormals_flushed():
+        if float(denormal * 1.0) != 0.0:
+            pytest.skip("this CPU has no flush-to-zero mode that torch sets")
+    assert float(denormal * 1.0) != 0.0  # off again
+    with denormals_flushed(False):
+        assert float(denormal * 1.0) != 0.0
+
+
 def test_missing_required_flag_is_one_line(capsys):
     err = one_line_exit(capsys, ["--function=evaluate", "--variant=vanilla", "--pretrain_corpus_path=w"])
     assert "--function=evaluate needs --reading_params_path" in err
