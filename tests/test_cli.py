@@ -163,6 +163,17 @@ def test_runs_flush_denormals_but_the_courses_loops_do_not(tmp_path, monkeypatch
     calls.clear()
     driver.main(base + ["--reference_train"])
     assert calls == ["work"]
+    calls.clear()  # a flag of the other kind is not read, so it changes nothing
+    driver.main(base + ["--reference_eval"])
+    assert calls == [True, "work", False]
+    calls.clear()
+    evaluate = ["--function=evaluate", "--variant=vanilla", "--pretrain_corpus_path=w", "--reading_params_path=r",
+                "--eval_corpus_path=e", f"--outputs_path={tmp_path / 'o'}"]
+    driver.main(evaluate + ["--reference_eval"])
+    assert calls == ["work"]
+    calls.clear()
+    driver.main(evaluate + ["--reference_train"])
+    assert calls == [True, "work", False]
 
 
 def test_denormals_flushed_flushes_within_the_block_only():
@@ -175,6 +186,13 @@ def test_denormals_flushed_flushes_within_the_block_only():
     assert float(denormal * 1.0) != 0.0  # off again
     with denormals_flushed(False):
         assert float(denormal * 1.0) != 0.0
+        with denormals_flushed():  # inside a block, the outer decision stands (demo.py's steps)
+            assert float(denormal * 1.0) != 0.0
+    with denormals_flushed():
+        with denormals_flushed(False):
+            assert float(denormal * 1.0) == 0.0
+        assert float(denormal * 1.0) == 0.0
+    assert float(denormal * 1.0) != 0.0
 
 
 def test_missing_required_flag_is_one_line(capsys):

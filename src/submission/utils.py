@@ -120,6 +120,9 @@ def fix_threads_from_environment():
             torch.set_num_threads(n)
 
 
+_flush_decided = []  # the decision of the denormals_flushed block that is open, if one is
+
+
 @contextlib.contextmanager
 def denormals_flushed(flush=True):
     """Within the block the CPU computes floats below float32's smallest normal, 1.2e-38, as zero (x86's
@@ -131,15 +134,21 @@ def denormals_flushed(flush=True):
     to 39 s by its third; flushed, every epoch took 20-22 s. Only values the course's code would round to
     a denormal change, to zero. The mode belongs to each thread and a thread starts with its creator's:
     set before torch's first parallel operation starts its CPU threads (run.py sets it right after
-    reading its flags), it holds in every one of them; set later, only in the calling thread."""
-    if not flush:
+    reading its flags), it holds in every one of them; set later, only in the calling thread. So blocks
+    nest without effect: inside one, another keeps the outer decision (demo.py decides once for the
+    steps it runs in one process, as their threads start once)."""
+    if _flush_decided:
         yield
         return
-    torch.set_flush_denormal(True)
+    _flush_decided.append(flush)
+    if flush:
+        torch.set_flush_denormal(True)
     try:
         yield
     finally:
-        torch.set_flush_denormal(False)
+        _flush_decided.pop()
+        if flush:
+            torch.set_flush_denormal(False)
 
 
 class CpuThreads:
