@@ -635,7 +635,7 @@ def span_corpus():
 
 
 def _short_error(e):
-    return " ".join(str(e).split())[:120] or "(no message)"
+    return graderlib._short(e, 120) or "(no message)"
 
 
 def item_problem(e, idx, doc, block):
@@ -986,7 +986,7 @@ def test_1g3(ctx):
             with torch.no_grad():
                 y = att(x)
         except Exception as e:
-            short = " ".join(str(e).split())[:160]
+            short = graderlib._short(e, 160)
             slice_hint = "; slice w2 and b2 to the input's length T" if T < block - 1 else ""
             raise Failure(f"SynthesizerAttention raised {type(e).__name__} on an input of {T} positions "
                           f"(block_size {block}): {short}{slice_hint}") from None

@@ -131,8 +131,8 @@ def denormals_flushed(flush=True):
     Training makes them: as a model learns, some attention and output probabilities fall that low, and a
     matrix product given such numbers runs up to 200x slower on x86 (the 2-core Xeon: 1.43 s against
     6.4 ms for ten 512x512 products). The course's vanilla pretraining there slowed from 22 s an epoch
-    to 39 s by its third; flushed, every epoch took 20-22 s. Only values the course's code would round to
-    a denormal change, to zero. The mode belongs to each thread and a thread starts with its creator's:
+    to 39 s by its third; flushed, its first nine epochs took 20-21 s each. Only denormal numbers change:
+    they count as zero. The mode belongs to each thread and a thread starts with its creator's:
     set before torch's first parallel operation starts its CPU threads (run.py sets it right after
     reading its flags), it holds in every one of them; set later, only in the calling thread. So blocks
     nest without effect: inside one, another keeps the outer decision (demo.py decides once for the
