@@ -446,6 +446,13 @@ def test_1c0(ctx):
             f"GPT.forward on a (2, 16) batch returned logits of shape {tuple(logits.shape)}, expected (2, 16, {vocab})")
     require(loss is not None and loss.dim() == 0 and bool(torch.isfinite(loss)),
             "GPT.forward with targets must return a finite scalar loss")
+    later = idx.clone()
+    later[:, 8:] = (idx[:, 8:] + 1) % vocab  # other tokens from position 8 on, the first 8 the same
+    with torch.no_grad():
+        changed = float((model(later)[0][:, :8] - logits[:, :8]).abs().max())
+    require(changed <= 1e-4, f"GPT's logits at positions 0-7 changed by {changed:.3g} when only the tokens from "
+                             f"position 8 on changed: attention sees the future (CausalSelfAttention must mask "
+                             f"scores above the diagonal with its causal mask)")
     return f"{n:,} parameters, vocabulary {vocab}"
 
 
@@ -1009,7 +1016,7 @@ def test_1g3(ctx):
 # =============================================================================================
 TESTS = [
     # id, description, function, time limit (s)
-    ("1c-0-hidden", "vanilla model structure (module tree, parameter shapes)", test_1c0, 60),
+    ("1c-0-hidden", "vanilla model structure (module tree, parameter shapes, causal attention)", test_1c0, 60),
     ("1c-1-basic", "trainer config of finetune without pretraining", test_1c1, 60),
     ("1d-0-hidden", "vanilla without pretraining: dev predictions, at least one right",
      at_least_one_right("vanilla.nopretrain.dev.predictions"), 30),

@@ -484,9 +484,27 @@ def vanilla_relu(mconf):
     return model
 
 
+def full_attention(self, x, layer_past=None):
+    """CausalSelfAttention without its mask: every position attends to every other."""
+    B, T, C = x.size()
+    hs = C // self.n_head
+    q, k, v = (lin(x).view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+               for lin in (self.query, self.key, self.value))
+    y = F.softmax(q @ k.transpose(-2, -1) / hs ** 0.5, dim=-1) @ v  # (B, nh, T, hs)
+    return self.proj(y.transpose(1, 2).reshape(B, T, C))  # (B, T, C)
+
+
+def vanilla_not_causal(mconf):
+    model = real_init_vanilla(mconf)
+    for block in model.blocks:
+        block.attn.forward = full_attention.__get__(block.attn)
+    return model
+
+
 @pytest.mark.parametrize("mutant, phrase", [
     (vanilla_one_layer_missing, "missing module blocks.3 (Block)"),
     (vanilla_relu, "blocks.0.mlp.1 is a ReLU, expected GELU"),
+    (vanilla_not_causal, "attention sees the future"),
 ])
 def test_model_mutants_fail_1c0(corpus, monkeypatch, mutant, phrase):
     monkeypatch.setattr(submission, "initialize_vanilla_model", mutant)
