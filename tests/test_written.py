@@ -583,16 +583,27 @@ def test_p3b_merged_wqk_reproduces_causal_self_attention(fast):
         assert np.max(np.abs(p_full - p_trim)) < 1e-12
 
 
-def test_p3b_merged_matrix_rank_and_asymmetry():
-    attn = _random_attention_module(43, n_embd=32, n_head=4)
+def _merged_cores(seed):
+    """The merged query-key matrices W^QK (J x J, biases left out) of a random 4-head attention layer."""
+    attn = _random_attention_module(seed, n_embd=32, n_head=4)
     wq, wk = attn.query.weight.detach().numpy(), attn.key.weight.detach().numpy()
-    mats = checks.merged_qk(wq, np.zeros(32), wk, np.zeros(32), attn.n_head)
-    for m in mats:
-        core = m[:-1, :-1]
-        assert np.linalg.matrix_rank(core) == 32 // attn.n_head  # rank I, not J
-        assert np.max(np.abs(core - core.T)) > 1e-3  # not symmetric
-    # heads differ: a plain inner product would give every head the same pattern
-    assert np.max(np.abs(mats[0] - mats[1])) > 1e-3
+    return [m[:-1, :-1] for m in checks.merged_qk(wq, np.zeros(32), wk, np.zeros(32), attn.n_head)]
+
+
+def test_p3a_learned_scores_differ_by_head_and_are_not_symmetric():
+    cores = _merged_cores(43)
+    L = np.random.default_rng(5).standard_normal((6, 32))  # six tokens' layer vectors
+    plain = L @ L.T  # the plain inner product: one pattern for every head, symmetric
+    assert np.allclose(plain, plain.T)
+    per_head = [L @ m @ L.T for m in cores]  # (6, 6) scores, query rows, key columns
+    for s in per_head:
+        assert np.max(np.abs(s - s.T)) > 1e-3  # a head's scores are not symmetric
+    assert np.max(np.abs(per_head[0] - per_head[1])) > 1e-3  # and the heads differ
+
+
+def test_p3b_merged_matrix_has_the_rank_of_a_head():
+    for core in _merged_cores(43):
+        assert np.linalg.matrix_rank(core) == 32 // 4  # rank I (the head size), not J
 
 
 # =============================================================================================
