@@ -1,4 +1,5 @@
-"""The always-"London" baseline of part (d): the accuracy of predicting London for every question.
+"""The always-"London" baseline of part (d) of the CS224N/XCS224N Assignment 5 handout: the accuracy of
+predicting London for every question.
 
 Usage: python src/london_baseline.py data/birth_dev.tsv   (or ./run.sh london_baseline)
 """

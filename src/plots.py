@@ -408,7 +408,7 @@ def last_rows(maps):
     """Per-layer attention maps (n_head, T, T) -> (layers * heads, T): each head's last query row, the
     MASK's, layer by layer; row i is layer i // n_head + 1, head i % n_head + 1."""
     import numpy as np
-    return np.concatenate([w[:, -1, :].numpy().astype(float) for w in maps])
+    return np.concatenate([w[:, -1, :].numpy().astype(float) for w in maps])  # (layers * heads, T)
 
 
 def plot_last_rows(panels, prompt, out, title=None, dpi=100):

@@ -206,12 +206,19 @@ def test_every_block_size_from_the_smallest_gives_full_length_examples():
 
 
 def test_the_copies_kept_for_modules_that_load_before_torch_match_the_dataset():
-    """modelflags checks flags and plots labels its pictures before torch loads (standard library only),
-    each with its own copy of a dataset constant: the copies must not drift."""
+    """modelflags checks flags and plots labels its pictures before torch loads, make_world writes the
+    corpus (standard library only), and the grader keeps clear of the package it grades: each has its own
+    copy of a dataset constant or of the course's model size, and the copies must not drift."""
+    import grader
+    import make_world
     import modelflags
     import plots
-    from submission.dataset import MASK_CHAR, MIN_BLOCK
+    from submission.dataset import MIN_BLOCK
     assert modelflags.MIN_BLOCK == MIN_BLOCK and plots.MASK == MASK_CHAR
+    assert make_world.MASK_CHAR == grader.MASK_CHAR == MASK_CHAR
+    assert make_world.PAD_CHAR == grader.PAD_CHAR == PAD_CHAR
+    assert modelflags.COURSE_SIZE == dict(n_layer=grader.N_LAYER, n_head=grader.N_HEAD, n_embd=grader.N_EMBD,
+                                          block_size=grader.BLOCK_SIZE)
 
 
 def test_a_params_file_or_utf16_given_as_text_is_named_for_what_it_is(tmp_path):

@@ -33,9 +33,9 @@ def attend(q, keys, values):
     q = np.asarray(q, dtype=np.float64)
     keys = np.asarray(keys, dtype=np.float64)
     values = np.asarray(values, dtype=np.float64)
-    scores = np.einsum("...nd,...d->...n", keys, q)
+    scores = np.einsum("...nd,...d->...n", keys, q)  # (..., n)
     w = softmax(scores, axis=-1)
-    c = np.einsum("...n,...nd->...d", w, values)
+    c = np.einsum("...n,...nd->...d", w, values)  # (..., d_v)
     return w, c
 
 
@@ -49,10 +49,10 @@ def sample_perturbed_keys(rng, draws, n, d, a, alpha=1e-10, scale_var=0.5):
     if d < n:
         raise ValueError("need d >= n for n orthonormal means")
     mu = np.eye(n, d)
-    keys = mu[None, :, :] + math.sqrt(alpha) * rng.standard_normal((draws, n, d))
+    keys = mu[None, :, :] + math.sqrt(alpha) * rng.standard_normal((draws, n, d))  # (draws, n, d)
     g = rng.standard_normal(draws)
-    keys[:, a, :] += math.sqrt(scale_var) * g[:, None] * mu[a][None, :]
-    gamma = keys[:, a, :] @ mu[a]
+    keys[:, a, :] += math.sqrt(scale_var) * g[:, None] * mu[a][None, :]  # (draws, d) added to key a
+    gamma = keys[:, a, :] @ mu[a]  # (draws,)
     return keys, gamma
 
 
@@ -93,8 +93,8 @@ def merged_qk(wq, bq, wk, bk, n_head):
     mats = []
     for h in range(n_head):
         rows = slice(h * hs, (h + 1) * hs)
-        mats.append(aq[rows].T @ ak[rows] / math.sqrt(hs))
-    out = np.stack(mats)
+        mats.append(aq[rows].T @ ak[rows] / math.sqrt(hs))  # (C+1, C+1)
+    out = np.stack(mats)  # (n_head, C+1, C+1)
     assert out.shape == (n_head, c + 1, c + 1)
     return out
 
@@ -102,8 +102,8 @@ def merged_qk(wq, bq, wk, bk, n_head):
 def merged_scores(x, mats):
     """Scores (n_head, T, T) of inputs x (T, C) under merged matrices from merged_qk."""
     x = np.asarray(x, dtype=np.float64)
-    xt = np.concatenate([x, np.ones((x.shape[0], 1))], axis=1)
-    return (xt[None] @ mats) @ xt.T
+    xt = np.concatenate([x, np.ones((x.shape[0], 1))], axis=1)  # (T, C+1): a constant 1 for the biases
+    return (xt[None] @ mats) @ xt.T  # (n_head, T, T)
 
 
 # ---------------------------------------------------------------------------------------------

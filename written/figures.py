@@ -76,8 +76,8 @@ def spread_figure():
 
     g = np.linspace(-1.5, 3.5, 801)
     mu = np.eye(SPREAD_N)
-    grid = np.broadcast_to(mu, (g.size, SPREAD_N, SPREAD_N)).copy()
-    grid[:, a, :] = g[:, None] * mu[a]
+    grid = np.broadcast_to(mu, (g.size, SPREAD_N, SPREAD_N)).copy()  # (points, n, n): keys per point
+    grid[:, a, :] = g[:, None] * mu[a]  # (points, n): key a scaled by each gamma
     right.plot(g, checks.weight_on_a_one_head(grid, a, b, SPREAD_BETA), color="tab:red",
                label="one head")
     right.plot(g, checks.weight_on_a_two_heads(grid, a, b, SPREAD_BETA), color="tab:blue",

@@ -1,5 +1,6 @@
 """The assignment's solution package: GPT with vanilla or synthesizer attention, the datasets,
-the trainer and the helpers that build and run each part."""
+the trainer and the helpers that build and run each part. Its exports are the course's (the XCS224N
+starter's src/submission/__init__.py), so programs and graders written against it import unchanged."""
 from .attention import CausalSelfAttention, SynthesizerAttention
 from .dataset import CharCorruptionDataset, NameDataset
 from .helper import finetune, initialize_synthesizer_model, initialize_vanilla_model, pretrain, train

@@ -6,6 +6,9 @@ splits it into groups of rows of similar length, each cut to its own longest row
 make the groups' mean losses the batch's mean (so loss and gradients are the full batch's);
 `length_group_count` is how many groups a batch gets. Exact for a causal model whose loss skips
 ignore_index: a dropped position feeds no loss and no kept position attends to it.
+
+The project's own, not the course's (which trains every padded position); the same idea as the
+length-grouped ("bucketed") batching of sequence-to-sequence toolkits.
 """
 import torch
 

@@ -441,7 +441,7 @@ class Trainer:
             last_flush = time.time()
             if not pending:
                 return
-            values = torch.stack([row["loss"] for row in pending]).tolist()
+            values = torch.stack([row["loss"] for row in pending]).tolist()  # (len(pending),): one sync, not one a row
             for row, value in zip(pending, values):
                 row["loss"] = round(value, 6)
                 line = json.dumps(row)

@@ -482,8 +482,6 @@ class Name:
     given: str
     female: bool
     native: str = ""     # the name in its own script ("" when none)
-    given_pool: str = ""
-    family_pool: str = ""
 
 
 def _parse_entry(entry):
@@ -602,7 +600,7 @@ class NameMaker:
         native = ""
         if given_native and fam_native and gpool.key == fpool.key and rng.random() < gpool.native:
             native = f"{given_native} {fam_native}"
-        return Name(full, fam_text, given_text, female, native, gpool.key, fpool.key)
+        return Name(full, fam_text, given_text, female, native)
 
     def make(self, region, female, avoid=None, tries=200):
         """A name not used before; `avoid` is a string the name must not contain or be part of."""
