@@ -69,6 +69,61 @@ def test_token_counter_and_logged_schedule(tmp_path):
     assert log[-1]["loss"] < log[0]["loss"]
 
 
+class EveryTargetCounts(torch.nn.Module):
+    """A model of another task, as the course's Trainer serves any: causal (a running sum of embeddings),
+    and its loss counts every target, id 0 included (minGPT's original loss; the notebook's data)."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(7, 8)
+        self.head = torch.nn.Linear(8, 7)
+
+    def forward(self, x, targets=None):
+        logits = self.head(torch.cumsum(self.emb(x), dim=1))  # (B, T, 7)
+        if targets is None:
+            return logits, None
+        return logits, torch.nn.functional.cross_entropy(logits.view(-1, 7), targets.reshape(-1))
+
+
+def train_every_target_model(fast, targets_from=1, lr_decay=False):
+    torch.manual_seed(0)
+    model = EveryTargetCounts()
+    g = torch.Generator().manual_seed(1)
+    x = torch.randint(0, 7, (32, 12), generator=g)
+    y = torch.randint(targets_from, 7, (32, 12), generator=g)
+    y[:, -3:] = 0  # the last three targets of every row are id 0: a real target to this model
+    y[:5, :4] = -100  # and some cross_entropy skips (its default ignore_index)
+    trainer = Trainer(model, TensorDataset(x, y), None, TrainerConfig(
+        max_epochs=2, batch_size=16, learning_rate=0.1, fast=fast, num_threads=1, lr_decay=lr_decay,
+        warmup_tokens=100, final_tokens=1000))
+    trainer.train()
+    return model, trainer, y
+
+
+def test_a_model_whose_loss_counts_id_0_trains_as_the_courses_loop():
+    """The fast path cuts away targets of id 0 only for a model that declares its loss skips them
+    (GPT.loss_ignore_index): here it trained 0.2 away from the course's loop, dropping real targets."""
+    fast, _, _ = train_every_target_model(fast=True)
+    course, _, _ = train_every_target_model(fast=False)
+    for (name, a), b in zip(fast.named_parameters(), course.parameters()):
+        assert torch.allclose(a, b, atol=1e-6), name
+
+
+def test_the_token_counter_skips_negative_targets_as_the_courses_does():
+    """The course counts (y >= 0).sum(): PAD (0) counted, cross_entropy's -100 not."""
+    _, trainer, y = train_every_target_model(fast=True, lr_decay=True)
+    assert trainer.tokens == 2 * int((y >= 0).sum()) == 2 * (32 * 12 - 5 * 4)
+
+
+def test_the_skipped_target_comes_from_the_model_or_the_config():
+    assert trainer_module.skipped_target(TrainerConfig(), GPT(GPTConfig(9, 8, n_layer=1, n_head=1, n_embd=8))) == 0
+    assert trainer_module.skipped_target(TrainerConfig(), EveryTargetCounts()) is None
+    assert trainer_module.skipped_target(TrainerConfig(ignore_index=3), EveryTargetCounts()) == 3
+    for bad in ("0", 1.5, True):
+        with pytest.raises(ValueError, match="ignore_index must be 'auto', None or a target id"):
+            trainer_module.skipped_target(TrainerConfig(ignore_index=bad), EveryTargetCounts())
+
+
 def test_a_config_with_only_the_courses_fields_trains_as_a_trainer_config(tmp_path, monkeypatch):
     """A program's own config object holding only the course's eleven TrainerConfig fields: the
     Trainer reads the rest from TrainerConfig's defaults, and trains exactly as with a TrainerConfig."""

@@ -60,6 +60,8 @@ class Block(nn.Module):
 class GPT(nn.Module):
     """The full language model, with a context of block_size characters."""
 
+    loss_ignore_index = 0  # the target id the loss skips (PAD): the Trainer's fast path trims it
+
     def __init__(self, config):
         super().__init__()
         self.tok_emb = nn.Embedding(config.vocab_size, config.n_embd)
@@ -99,5 +101,5 @@ class GPT(nn.Module):
             # PAD (id 0) targets carry no loss
             # reshape, not view: targets sliced from a longer batch (ids[:, 1:]) are not contiguous
             loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1),  # (b*t, vocab), (b*t,)
-                                   ignore_index=0)
+                                   ignore_index=self.loss_ignore_index)
         return logits, loss

@@ -19,6 +19,9 @@ turns all of the trainer's part off, giving the course's loop that src/bench.py 
   `ignore_index` (PAD) are dropped before the forward. For a causal model whose loss skips those
   targets (this GPT) loss and gradients are unchanged; finetuning batches shrink from 127 to about
   50 columns, pretraining batches to at most 114. The token counter still counts the full batch.
+  Only for a model that declares the id its loss skips (GPT.loss_ignore_index, or the config's
+  ignore_index set): the course's Trainer serves any model, and one whose loss counts every target,
+  such as the minGPT notebook's, trains on whole batches.
 - Length groups (`length_groups`, on the CPU by default): a batch's rows are sorted by where their
   counted targets end and computed in a few groups, each cut to its own longest row, the loss being
   the groups' mean losses weighted by their share of the counted targets: the batch's mean, so loss
@@ -106,7 +109,8 @@ class TrainerConfig:
     # as <log_path>.partial while training and renamed to log_path when training ends
     log_path = None
     # beyond the course, speed (module docstring): none of these changes what is computed
-    ignore_index = 0      # the target id the model's loss skips (PAD); None: the loss counts every target
+    ignore_index = "auto"  # the target id the model's loss skips; "auto": the model's loss_ignore_index (this
+    #                        GPT's PAD, 0), and for a model without one every target counts (no trim, no groups)
     trim_padding = True   # drop trailing columns whose targets are all ignore_index
     length_groups = "auto"  # rows grouped by length, each group cut to its own width (length_group_count)
     num_threads = None    # CPU threads; None: utils.CpuThreads follows the cores other processes leave free
@@ -149,6 +153,18 @@ def with_defaults(config):
     _WithDefaults view of it."""
     fields = [name for name in vars(TrainerConfig) if not name.startswith("_")]
     return config if all(hasattr(config, name) for name in fields) else _WithDefaults(config)
+
+
+def skipped_target(config, model):
+    """The target id `model`'s loss skips, which the padding trim and the length groups cut away: the
+    config's ignore_index, or with "auto" the model's `loss_ignore_index` (GPT's PAD, 0); None (every
+    target counts: a model written for another task, such as the minGPT notebook's) without one."""
+    value = config.ignore_index
+    if value == "auto":
+        value = getattr(model, "loss_ignore_index", None)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f"ignore_index must be 'auto', None or a target id (a whole number), got {value!r}")
+    return value
 
 
 def lr_multiplier(tokens, config):
@@ -595,6 +611,7 @@ class TrainingRun:
         self.multiple = 8 if (self.cuda or self.compiled) else 1  # trimmed widths, for kernels and recompiles
         self.amp = bool(config.amp) and self.fast
         self.optimizer = trainer._optimizer(raw_model, config)
+        self.ignore_index = skipped_target(config, raw_model)
         self.graphs = None
         if config.step_graphs:
             self.use_step_graphs()
@@ -641,10 +658,10 @@ class TrainingRun:
     def groups(self, y):
         """The length groups (`length_groups`' list) a step computes target batch y (B, T) in; None: one
         group, cut by the padding trim. Groups are a finer trim: off with it (trim_padding=False)."""
-        if not (self.fast and self.config.trim_padding):
+        if not (self.fast and self.config.trim_padding) or self.ignore_index is None:
             return None
         count = length_group_count(self.config, y.size(0), self.device, self.world_size, self.compiled)
-        return length_groups(y, self.config.ignore_index, count, self.multiple) if count > 1 else None
+        return length_groups(y, self.ignore_index, count, self.multiple) if count > 1 else None
 
     def shapes(self, y):
         """[(rows, columns)] of the forwards a step computes on target batch y (B, T)."""
@@ -675,8 +692,8 @@ class TrainingRun:
         if self.world_size == 1:
             return loss, loss.detach()
         # the global batch's loss: each rank's mean weighted by its share of the counted targets
-        if config.ignore_index is not None:
-            counted = (y != config.ignore_index).sum().to(torch.float32)
+        if self.ignore_index is not None:
+            counted = (y != self.ignore_index).sum().to(torch.float32)
         else:
             counted = torch.tensor(float(y.numel()), device=y.device)
         stats = torch.stack([loss.detach().float() * counted, counted])  # (2,): summed loss, counted targets
@@ -691,7 +708,7 @@ class TrainingRun:
         if parts is not None:
             return parts
         trim = self.fast and self.config.trim_padding
-        return [(None, trim_padding(y, self.config.ignore_index, self.multiple) if trim else y.size(1), 1.0)]
+        return [(None, trim_padding(y, self.ignore_index, self.multiple) if trim else y.size(1), 1.0)]
 
     def step(self, x, y):
         """One optimisation step on batch (x, y): returns (the loss, detached; the learning rate now)."""
@@ -707,8 +724,10 @@ class TrainingRun:
         if self.threads is not None:
             self.threads.update()
         if config.lr_decay:
-            # the course's count: every target position of the (global) batch, PAD included
-            self.trainer.tokens += y.numel() * self.world_size
+            # the course's count: every target position of the (global) batch, PAD included, but not a
+            # negative target (-100, cross_entropy's default ignore_index); under DDP each rank's count
+            # times the number of ranks
+            self.trainer.tokens += int((y >= 0).sum()) * self.world_size
             lr = config.learning_rate * lr_multiplier(self.trainer.tokens, config)
             if self.graphs is not None:
                 self.graphs.set_lr(lr)  # a device tensor the captured AdamW reads
