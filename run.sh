@@ -150,9 +150,10 @@ case "$MODE" in
   synthesizer_finetrain_with_pretrain) MODE=synthesizer_finetune_with_pretrain ;;  # the handout's spelling
 esac
 
-# The course keeps its data in src/data/: files put there would otherwise go unread without a word
+# The course keeps its data in src/data/; here that is a link to data/, so that the course's own scripts
+# find it there. Replaced by a folder of its own, its files would otherwise go unread without a word.
 warn_src_data() {
-  if [ -z "${DATA_DIR:-}" ] && [ -f "$ROOT/src/data/wiki.txt" ]; then
+  if [ -z "${DATA_DIR:-}" ] && [ -f "$ROOT/src/data/wiki.txt" ] && ! [ "$ROOT/src/data" -ef "$ROOT/data" ]; then
     echo "run.sh: note: reading data/ (the embedded corpus), not src/data/; to use src/data/: DATA_DIR=$(printf '%q' "$ROOT/src/data") $ME $MODE" >&2
   fi
 }

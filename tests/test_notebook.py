@@ -1,6 +1,8 @@
 """The minGPT demo notebook, src/submission/mingpt-demo/play_char.ipynb: it is committed without
 outputs, explains each step in a markdown cell before it, uses the project's own package (no
-second copy of the model), and runs top to bottom in its tiny CI setting (PLAY_CHAR_TINY=1).
+second copy of the model), and runs top to bottom in its tiny CI setting (PLAY_CHAR_TINY=1). The
+course's own notebook imports `mingpt`: that package (mingpt-demo/mingpt/) runs its code unchanged,
+with minGPT's loss.
 
 Executing it needs nbclient and ipykernel (requirements-dev.txt); without them that test skips.
 Run:  python -m pytest -q tests/test_notebook.py
@@ -9,12 +11,15 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-NOTEBOOK = os.path.join(ROOT, "src", "submission", "mingpt-demo", "play_char.ipynb")
+DEMO = os.path.join(ROOT, "src", "submission", "mingpt-demo")
+NOTEBOOK = os.path.join(DEMO, "play_char.ipynb")
 
 
 def load():
@@ -81,3 +86,102 @@ def test_notebook_runs_in_the_tiny_setting(monkeypatch, tmp_path, writable):
     context = printed.split("the first one: ", 1)[1].split(".")[0] + "."
     greedy = printed.split("greedy:\n", 1)[1].split("\n\ntemperature 0.8", 1)[0]
     assert greedy.startswith(context) and len(greedy) == len(context) + 40
+
+
+# The course's play_char.ipynb, cell by cell as it calls the API (its Shakespeare swapped for a short
+# text, its sizes for small ones): run from mingpt-demo/, as Jupyter runs it there.
+COURSES_NOTEBOOK = r"""
+from mingpt.utils import set_seed
+set_seed(42)
+import torch
+from torch.utils.data import Dataset
+
+class CharDataset(Dataset):
+    def __init__(self, data, block_size):
+        chars = sorted(list(set(data)))
+        self.stoi = {ch: i for i, ch in enumerate(chars)}
+        self.itos = {i: ch for i, ch in enumerate(chars)}
+        self.block_size, self.vocab_size, self.data = block_size, len(chars), data
+    def __len__(self):
+        return len(self.data) - self.block_size
+    def __getitem__(self, idx):
+        dix = [self.stoi[s] for s in self.data[idx:idx + self.block_size + 1]]
+        return torch.tensor(dix[:-1], dtype=torch.long), torch.tensor(dix[1:], dtype=torch.long)
+
+block_size = 16
+text = "O God, O God! how weary, stale, flat and unprofitable\n" * 8
+train_dataset = CharDataset(text, block_size)
+from mingpt.model import GPT, GPTConfig
+mconf = GPTConfig(train_dataset.vocab_size, train_dataset.block_size, n_layer=1, n_head=2, n_embd=16)
+model = GPT(mconf)
+from mingpt.trainer import Trainer, TrainerConfig
+tconf = TrainerConfig(max_epochs=1, batch_size=64, learning_rate=6e-4, lr_decay=True, warmup_tokens=512*20,
+                      final_tokens=2*len(train_dataset)*block_size, num_workers=4)
+trainer = Trainer(model, train_dataset, None, tconf)
+trainer.train()
+from mingpt.utils import sample
+context = "O God, O God!"
+x = torch.tensor([train_dataset.stoi[s] for s in context], dtype=torch.long)[None,...].to(trainer.device)
+y = sample(model, x, 40, temperature=1.0, sample=True, top_k=10)[0]
+completion = ''.join([train_dataset.itos[int(i)] for i in y])
+print("COMPLETION", repr(completion))
+print("TOKENS", trainer.tokens)
+"""
+
+
+def test_the_courses_notebook_code_runs_unchanged_from_mingpt_demo():
+    env = dict(os.environ, GPT_NUM_THREADS="1", PYTHONPATH="")
+    done = subprocess.run([sys.executable, "-c", COURSES_NOTEBOOK], cwd=DEMO, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    completion = eval(done.stdout.split("COMPLETION ", 1)[1].split("\n", 1)[0])
+    assert completion.startswith("O God, O God!") and len(completion) == len("O God, O God!") + 40
+    n = len("O God, O God! how weary, stale, flat and unprofitable\n") * 8 - 16
+    assert int(done.stdout.split("TOKENS ", 1)[1].split()[0]) == n * 16  # every target counted, id 0 too
+
+
+@pytest.fixture
+def mingpt(monkeypatch):
+    monkeypatch.syspath_prepend(DEMO)
+    import mingpt.model
+    import mingpt.trainer
+    import mingpt.utils
+    return mingpt
+
+
+def test_mingpt_gives_the_assignments_classes_with_minGPTs_loss(mingpt):
+    import torch
+    import torch.nn.functional as F
+
+    import submission
+    assert mingpt.trainer.Trainer is submission.Trainer and mingpt.utils.sample is submission.sample
+    assert mingpt.model.GPTConfig is submission.GPTConfig
+    config = submission.GPTConfig(5, 8, n_layer=1, n_head=2, n_embd=8)
+    model = mingpt.model.GPT(config)
+    assert list(model.state_dict()) == list(submission.GPT(config).state_dict())  # params interchange
+    x = torch.randint(0, 5, (3, 8))
+    y = torch.zeros(3, 8, dtype=torch.long)  # id 0: a real character to minGPT
+    y[0, :4] = torch.tensor([1, 2, 3, 4])
+    logits, loss = model(x, y)
+    assert torch.allclose(loss, F.cross_entropy(logits.view(-1, 5), y.view(-1)))  # all 24 targets, not 4
+
+
+def test_mingpt_trains_on_id_0_targets_as_the_courses_loop(mingpt):
+    """The fast path keeps minGPT's id-0 targets: the same params as the course's loop (fast=False)."""
+    import torch
+    from torch.utils.data import TensorDataset
+
+    def train(fast):
+        torch.manual_seed(0)
+        model = mingpt.model.GPT(mingpt.model.GPTConfig(6, 12, n_layer=1, n_head=2, n_embd=16,
+                                                        embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0))
+        g = torch.Generator().manual_seed(1)
+        x, y = torch.randint(0, 6, (32, 12), generator=g), torch.randint(1, 6, (32, 12), generator=g)
+        y[:, -4:] = 0  # trailing id-0 targets: PAD to the assignment's GPT, a character to minGPT's
+        mingpt.trainer.Trainer(model, TensorDataset(x, y), None, mingpt.trainer.TrainerConfig(
+            max_epochs=2, batch_size=16, learning_rate=1e-2, fast=fast, num_threads=1)).train()
+        return model
+
+    fast, course = train(True), train(False)
+    for (name, a), b in zip(fast.named_parameters(), course.parameters()):
+        assert torch.allclose(a, b, atol=1e-5), name

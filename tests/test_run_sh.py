@@ -205,6 +205,20 @@ def test_course_data_in_src_data_is_pointed_out(world, tmp_path):
     assert p.returncode == 0 and p.stderr == ""
 
 
+def test_the_courses_data_paths_work_from_src():
+    """The course runs its scripts in src/ with ./data/... paths (its grader reads ./data/wiki.txt as it
+    is imported): src/data is a link to data/, and run.sh says nothing of it."""
+    for name in ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv"):
+        assert os.path.samefile(os.path.join(ROOT, "src", "data", name), os.path.join(ROOT, "data", name))
+    env = {k: v for k, v in os.environ.items() if k not in ("DATA_DIR", "OUT_DIR")}
+    p = subprocess.run(["./run.sh", "london_baseline"], cwd=os.path.join(ROOT, "src"), env=dict(env, PYTHON=sys.executable),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.startswith("Correct:") and p.stderr == "", p.stderr
+    p = subprocess.run([sys.executable, "london_baseline.py", "./data/birth_dev.tsv"], cwd=os.path.join(ROOT, "src"),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.startswith("Correct:"), p.stderr
+
+
 def test_relative_data_and_out_dirs_are_the_callers(world, tmp_path):
     """DATA_DIR=d ./run.sh ... run from the folder holding d reads d there, not under the repo."""
     import shutil

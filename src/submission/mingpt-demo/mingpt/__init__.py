@@ -1,0 +1,14 @@
+"""The `mingpt` package the course's play_char.ipynb imports (`from mingpt.model import GPT, GPTConfig`,
+`mingpt.trainer`, `mingpt.utils`), so that notebook runs here unchanged from this folder.
+
+It is no second minGPT: each module hands out the assignment's own classes (src/submission/), which
+are minGPT's (Karpathy, github.com/karpathy/minGPT, 2020) with the course's changes. The one
+difference kept is minGPT's loss: it counts every target, as the notebook's character data needs
+(its ids start at 0 with a real character), where the assignment's GPT skips PAD (mingpt.model).
+"""
+import os
+import sys
+
+_SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+if _SRC not in sys.path:  # src/, the folder that holds the assignment's package `submission`
+    sys.path.insert(0, _SRC)
