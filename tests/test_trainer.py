@@ -124,6 +124,24 @@ def test_the_skipped_target_comes_from_the_model_or_the_config():
             trainer_module.skipped_target(TrainerConfig(ignore_index=bad), EveryTargetCounts())
 
 
+def test_a_writer_gets_the_loss_and_rate_of_every_step(tmp_path):
+    """TrainerConfig(writer=SummaryWriter(...)), as the course's later editions pass one: train/loss and
+    train/lr at each step, the values the loss log holds."""
+    class Writer:
+        def __init__(self):
+            self.scalars = []
+
+        def add_scalar(self, tag, value, step):
+            self.scalars.append((tag, value, step))
+
+    writer = Writer()
+    _, log = tiny_run(tmp_path, writer=writer)
+    assert [s for s in writer.scalars if s[0] == "train/lr"] == [("train/lr", row["lr"], row["step"]) for row in log]
+    losses = [s for s in writer.scalars if s[0] == "train/loss"]
+    assert [step for _, _, step in losses] == [row["step"] for row in log]
+    assert [round(value, 6) for _, value, _ in losses] == [row["loss"] for row in log]
+
+
 def test_a_config_with_only_the_courses_fields_trains_as_a_trainer_config(tmp_path, monkeypatch):
     """A program's own config object holding only the course's eleven TrainerConfig fields: the
     Trainer reads the rest from TrainerConfig's defaults, and trains exactly as with a TrainerConfig."""

@@ -105,6 +105,9 @@ class TrainerConfig:
     # checkpoint settings
     ckpt_path = None
     num_workers = 0  # for DataLoader
+    # a TensorBoard SummaryWriter (or anything with add_scalar), as the course's later editions take:
+    # train/loss and train/lr at each logged step (None: none)
+    writer = None
     # beyond the course: a JSON-lines file of per-step loss and learning rate (None: no log), written
     # as <log_path>.partial while training and renamed to log_path when training ends
     log_path = None
@@ -449,6 +452,7 @@ class Trainer:
                            f"after step {step:,}")
             state = None  # the weights and moments are in place: free the copies
         pending = []  # logged rows whose loss is still a device tensor
+        writer = config.writer if self.is_main else None
         last_flush = last_write = time.time()
         epoch_start = 1  # step number of the epoch's first batch (the progress bar's iter 0)
 
@@ -463,6 +467,9 @@ class Trainer:
                 line = json.dumps(row)
                 if log is not None:
                     log.write(line + "\n")
+                if writer is not None:
+                    writer.add_scalar("train/loss", value, row["step"])
+                    writer.add_scalar("train/lr", row["lr"], row["step"])
                 if log_lines is not None:
                     log_lines.append(line)
                 if not math.isfinite(value):  # every rank sees the same global loss, so all stop here
