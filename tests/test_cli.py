@@ -617,12 +617,14 @@ def test_hints_name_what_the_caller_can_change(tmp_path, monkeypatch):
         read_text(str(tmp_path / "typo.tsv"), "dev set")
     with pytest.raises(DataError, match=r"python src/make_world.py --out data` regenerates the embedded corpus"):
         read_text(os.path.join(ROOT, "data", "not-there.tsv"), "dev set")
-    # the course's layouts (files beside the script, or in src/data/): the embedded file is named, from here
+    # the course's layouts: src/data/ is a link to data/, so its paths read the embedded corpus; a file
+    # beside the script (another edition's layout) gets the embedded file named, from here
     monkeypatch.chdir(os.path.join(ROOT, "src"))
-    for given in ("wiki.txt", os.path.join("data", "wiki.txt")):
-        with pytest.raises(DataError, match=rf"^{re.escape(given)}: pretraining corpus not found; check the path "
-                                            rf"\(the embedded corpus has it: {re.escape(os.path.join('..', 'data', 'wiki.txt'))}\)$"):
-            read_text(given, "pretraining corpus")
+    assert read_text(os.path.join("data", "wiki.txt"), "pretraining corpus") == read_text(
+        os.path.join(ROOT, "data", "wiki.txt"), "pretraining corpus")
+    with pytest.raises(DataError, match=rf"^wiki.txt: pretraining corpus not found; check the path "
+                                        rf"\(the embedded corpus has it: {re.escape(os.path.join('..', 'data', 'wiki.txt'))}\)$"):
+        read_text("wiki.txt", "pretraining corpus")
     # a folder of the user's own (the course's files, mistyped): no hint towards another vocabulary
     with pytest.raises(DataError, match=r"cs224n-data.wiki.txt: pretraining corpus not found; check the path$"):
         read_text(str(tmp_path / "cs224n-data" / "wiki.txt"), "pretraining corpus")
@@ -651,11 +653,12 @@ def test_hints_name_what_the_caller_can_change(tmp_path, monkeypatch):
     with pytest.raises(DataError, match=r"typo.tsv: dev set not found; check the path \(run.sh reads the folder "
                                         r"DATA_DIR names\)$"):
         read_text(str(tmp_path / "typo.tsv"), "dev set")
-    # `cd src; DATA_DIR=data ./run.sh ...`: src/data is the course's place, and the repo's data/ has the file
+    # `cd src; DATA_DIR=data ./run.sh ...`: src/data is the course's place, a link to the repo's data/
     monkeypatch.chdir(os.path.join(ROOT, "src"))
-    with pytest.raises(DataError, match=r"^data/birth_dev.tsv: dev set not found; check the path \(run.sh reads the "
-                                        r"folder DATA_DIR names; the embedded corpus has it: ../data/birth_dev.tsv\)$"):
-        read_text("data/birth_dev.tsv", "dev set")
+    assert read_text("data/birth_dev.tsv", "dev set") == read_text(os.path.join(ROOT, "data", "birth_dev.tsv"))
+    with pytest.raises(DataError, match=r"^data/birth_dev.tssv: dev set not found \(check the path; `python "
+                                        r"src/make_world.py --out data` regenerates the embedded corpus\)$"):
+        read_text("data/birth_dev.tssv", "dev set")
 
 
 @pytest.mark.parametrize("unbuffered", [False, True])
