@@ -23,7 +23,7 @@ with interruptible_start("run.py"):  # torch loads here
     from submission import helper, resume
     from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
     from submission.decoding import predict_places_reference
-    from submission.files import is_special_file
+    from submission.files import is_special_file, reads_as
     from submission.model import GPTConfig
     from submission.trainer import COMPILE_MODES, step_graphs_need
     from submission.utils import (atomic_write_text, check_output_path, denormals_flushed, evaluate_places,
@@ -305,11 +305,33 @@ def evaluate(args, model, pretrain_dataset, device):
     return total, correct
 
 
+def check_earlier_predictions(path, eval_path):
+    """DataError if `path` is a text file that an evaluation of `eval_path` did not write: predictions are
+    replaced when named as the course names them (*.predictions) or when they hold one line a question of
+    this corpus (an empty prediction an empty line); other text (notes of the user's, short-lined) is not."""
+    if path.endswith(".predictions") or not os.path.isfile(path) or reads_as(path) != "text":
+        return
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+        text = raw.decode("utf-16") if raw.startswith((b"\xff\xfe", b"\xfe\xff")) else raw.decode("utf-8", "replace")
+        want = len(parse_tsv(read_text(eval_path, "evaluation corpus"), eval_path, require_label=False))
+    except (OSError, UnicodeDecodeError, DataError):  # the evaluation says what is wrong with its corpus
+        return
+    have = len(text.split("\n")) - text.endswith("\n")  # lines, the last without its newline too
+    if have == want:
+        return
+    raise DataError(f"{path}: is text of {have} line{'s' if have != 1 else ''}, not the predictions an earlier "
+                    f"evaluation of {eval_path} wrote ({want} line{'s' if want != 1 else ''}), so it is not replaced; give the predictions "
+                    f"another path (the course's end in .predictions), or move the file away first")
+
+
 def check_outputs(args):
     """Before any work: every file this run writes can be written and overwrites none of its inputs."""
     inputs = [args.pretrain_corpus_path, args.reading_params_path, args.finetune_corpus_path, args.eval_corpus_path]
     if args.function == "evaluate":
         check_output_path(args.outputs_path, "predictions", inputs, replaces=("text",))
+        check_earlier_predictions(args.outputs_path, args.eval_corpus_path)
         return
     check_output_path(args.writing_params_path, "params", inputs, replaces=("torch",))
     check_output_path(default_log_path(args), "loss log", inputs + [args.writing_params_path], replaces=("log",))

@@ -773,6 +773,21 @@ def test_an_output_path_holding_another_kind_of_file_is_refused(tmp_path, capsys
         predictions.write_bytes(edited)
         driver.main(evaluate + [f"--outputs_path={predictions}"])
         assert predictions.read_text(encoding="utf-8").count("\n") == 1
+    # text under another name is replaced only when it has one line a question, as predictions of this
+    # corpus do: a user's short-lined notes were replaced as "text" (the audit's notes.txt)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("todo\nbuy milk\n", encoding="utf-8")
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:
+        driver.run_cli(lambda: driver.main(evaluate + [f"--outputs_path={notes}"]))
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and err.startswith(
+        f"error: {notes}: is text of 2 lines, not the predictions an earlier evaluation of {dev} wrote (1 line)"), err
+    assert notes.read_text(encoding="utf-8") == "todo\nbuy milk\n"
+    mine = tmp_path / "mine.txt"
+    mine.write_text("\n", encoding="utf-8")  # an earlier run's one empty prediction
+    driver.main(evaluate + [f"--outputs_path={mine}"])
+    assert mine.read_text(encoding="utf-8").count("\n") == 1
 
 
 def test_legacy_params_of_any_pickle_protocol_are_params(tmp_path):
