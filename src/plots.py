@@ -92,8 +92,11 @@ def read_log(path):
                         f"{LOG_SUFFIX}.partial while it trains)")
     if os.path.isdir(path):
         raise PlotError(f"{path}: a folder; give the log file inside it (<params>{LOG_SUFFIX})")
-    with open(path, "rb") as f:
-        data = f.read()
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:  # permissions; a FIFO or device read fails here too
+        raise PlotError(f"{path}: cannot be read ({e.strerror or e}); check the file's permissions") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -641,6 +644,11 @@ def main(argv=None):
         return 2
     except errors as e:
         print(f"plots.py: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a file the system will not open (the attention map's params, say)
+        if e.filename is None or isinstance(e, BrokenPipeError):
+            raise
+        print(f"plots.py: error: {e.filename}: {e.strerror or e}; check the file's permissions", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not interrupt the exit

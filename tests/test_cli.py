@@ -826,3 +826,39 @@ def test_paths_on_another_windows_drive_are_shown_whole(monkeypatch):
     monkeypatch.setattr(os.path, "commonpath", other_drive)
     assert startup._shown("run.sh") == os.path.join(startup.ROOT, "run.sh")
     assert grader._rel("/elsewhere/x.predictions") == "/elsewhere/x.predictions"
+
+
+def test_the_machines_limits_end_in_one_line(tmp_path, capsys):
+    """A file the system will not open, memory run out, torch.compile without a C++ compiler: each ended
+    in a traceback (the robustness audit); each is one line now, exit status 1. Anything else keeps its
+    traceback, the report of a bug."""
+    from submission.cli import machine_limit, run_cli
+    cases = [
+        (PermissionError(13, "Permission denied", "data/birth_dev.tsv"),
+         "data/birth_dev.tsv: Permission denied; check the file's permissions, or give another path"),
+        (RuntimeError("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: "
+                      "you tried to allocate 343670784 bytes. Error code 12 (Cannot allocate memory)"),
+         "out of memory on the CPU, trying to allocate 328 MiB: a smaller --batch_size, or a smaller model"),
+        (torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+                                     "capacity of 79.19 GiB"), "out of memory on the GPU, trying to allocate 2.00 GiB: "),
+        (MemoryError(), "out of memory on the CPU: a smaller --batch_size"),
+        (RuntimeError("InductorError: InvalidCxxCompiler: No working C++ compiler found in cpp_builder.py"),
+         "torch.compile found no working C++ compiler: install one (Debian: apt-get install g++), or train "
+         "without compiling (--no_compile)"),
+    ]
+    for error, says in cases:
+        assert machine_limit(error).startswith(says)
+
+        def main(error=error):
+            raise error
+        with pytest.raises(SystemExit) as e:
+            run_cli(main)
+        err = capsys.readouterr().err
+        assert e.value.code == 1 and err.startswith("error: " + says) and err.count("\n") == 1, err
+    for bug in (RuntimeError("shape mismatch"), FileNotFoundError(2, "No such file", "x"), OSError("no file")):
+        assert machine_limit(bug) is None
+
+        def main(bug=bug):
+            raise bug
+        with pytest.raises(type(bug)):
+            run_cli(main)

@@ -363,6 +363,11 @@ def test_compile_setting_reads_modes_backends_and_the_environment(monkeypatch):
     assert compile_setting(auto, "cpu", 10 ** 6) is None
     assert compile_setting(auto, "mps", 10 ** 6) is None
     assert compile_setting(auto, "cuda", 10 ** 6, world_size=2) is None  # DDP stays eager
+    monkeypatch.setenv("PATH", "")  # no C compiler: Triton could not build its launcher, so no compiling
+    monkeypatch.delenv("CC", raising=False)
+    assert compile_setting(auto, "cuda", 10 ** 6) is None
+    monkeypatch.undo()
+    monkeypatch.delenv("GPT_COMPILE", raising=False)
     monkeypatch.setattr(trainer, "_has_triton", lambda: False)
     assert compile_setting(auto, "cuda", 10 ** 6) is None
     monkeypatch.setenv("GPT_COMPILE", "max-autotune")  # the environment decides an "auto" run

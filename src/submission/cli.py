@@ -1,18 +1,19 @@
 """Command lines: running a script's main() so that it ends in one line, never a traceback.
 
 `run_cli` turns a bad input (DataError, ParamsError) into its message and exit status 2, a diverged
-training run into status 1, Ctrl-C and SIGTERM into 130 and 143 once the writes under way are done
+training run, an unreadable file, memory run out or a missing compiler into one line and status 1, Ctrl-C and SIGTERM into 130 and 143 once the writes under way are done
 (files.py holds them), and a closed stdout (`| head`) into 141. src/oneline.py's parser gives the
 scripts one-line usage errors.
 """
 import contextlib
 import os
+import re
 import signal
 import sys
 import threading
 
 from .dataset import DataError
-from .files import _held, _terminate
+from .files import _held, _reason, _terminate
 from .params import ParamsError
 
 
@@ -92,6 +93,30 @@ def lenient_streams():
             pass
 
 
+def machine_limit(e):
+    """The one-line message for an exception that is the machine's limit, not a bug: a file the system
+    will not open (permissions, too many links), memory run out on any device, or torch.compile without a
+    C++ compiler; None for anything else (its traceback is the report)."""
+    if isinstance(e, OSError) and e.filename is not None and not isinstance(e, (FileNotFoundError, BrokenPipeError)):
+        return f"{e.filename}: {_reason(e)}; check the file's permissions, or give another path"
+    text = str(e)
+    if isinstance(e, MemoryError) or (isinstance(e, RuntimeError) and (
+            "out of memory" in text or "can't allocate memory" in text)):
+        where = "the GPU" if ("CUDA" in text or "MPS" in text) else "the CPU"
+        size = re.search(r"tried to allocate (\d+ bytes|[\d.]+ ?[KMGT]i?B)", text, re.IGNORECASE)
+        if size and size.group(1).endswith("bytes"):
+            size = f"{int(size.group(1).split()[0]) / 2 ** 20:,.0f} MiB"
+        elif size:
+            size = size.group(1)
+        tried = f", trying to allocate {size}" if size else ""
+        return (f"out of memory on {where}{tried}: a smaller --batch_size, or a smaller model (--n_embd, "
+                f"--n_layer, --block_size), needs less")
+    if "InvalidCxxCompiler" in text or "No working C++ compiler" in text:
+        return ("torch.compile found no working C++ compiler: install one (Debian: apt-get install g++), or "
+                "train without compiling (--no_compile)")
+    return None
+
+
 def run_cli(main, keep_working=False):
     """Run a command-line `main()`: a bad input file (DataError, ParamsError) ends in its one-line message and
     exit status 2, a diverged training run (TrainingDiverged) in its message and status 1, Ctrl-C in exit status
@@ -133,6 +158,12 @@ def run_cli(main, keep_working=False):
         print(f"{what}: no output file was half-written" if keep_working else what,
               file=sys.stderr)
         sys.exit(status)
+    except (OSError, MemoryError, RuntimeError) as e:
+        message = machine_limit(e)
+        if message is None:
+            raise
+        print(f"error: {message}", file=sys.stderr)
+        sys.exit(1)
     finally:
         _ignore_interrupts(previous_term)
         if guards and sys.stdout is guards[0] and sys.stderr is guards[1]:

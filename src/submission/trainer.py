@@ -284,7 +284,7 @@ def compile_setting(config, device="cpu", steps=None, world_size=1):
     False, None, "" or "0": none. True or "1": torch's defaults. A mode name (COMPILE_MODES): that
     mode. Any other string names a backend ("eager" in the tests). "auto" (the default): the
     environment's GPT_COMPILE if set, else the reduce-overhead mode when the run is on one CUDA device
-    with Triton, for `steps` >= AUTO_COMPILE_STEPS optimisation steps. On an H100 a course-size step
+    with Triton and a C compiler, for `steps` >= AUTO_COMPILE_STEPS optimisation steps. On an H100 a course-size step
     took 6 ms replayed as CUDA graphs against 15 ms eager, TF32 both (a step of this small model is
     bound by launching its kernels), and the first epoch of pretraining, which compiles and records
     the graphs, 60 s: worth it for the 14,950 steps of pretraining (158 s in all), not for the 80 to
@@ -298,13 +298,20 @@ def compile_setting(config, device="cpu", steps=None, world_size=1):
             value = False  # the step's own CUDA graphs (graphs.py) replace torch.compile's
         elif value is None:
             auto = (device.startswith("cuda") and world_size == 1 and steps is not None
-                    and steps >= AUTO_COMPILE_STEPS and _has_triton())
+                    and steps >= AUTO_COMPILE_STEPS and _has_triton() and _has_c_compiler())
             value = "reduce-overhead" if auto else False
     if value in (False, None, "", "0"):
         return None
     if value in (True, "1"):
         return {}
     return {"mode": value} if value in COMPILE_MODES else {"backend": value}
+
+
+def _has_c_compiler():
+    """Whether a C compiler is on PATH ($CC, cc, gcc, clang): Triton builds its kernel launcher with one,
+    so a GPU box without it trains eagerly by default instead of failing at the first step."""
+    import shutil
+    return any(shutil.which(c) for c in (os.environ.get("CC", ""), "cc", "gcc", "clang") if c)
 
 
 def _has_triton():
