@@ -195,11 +195,15 @@ ABOUT = ("written by src/demo.py: the params, predictions and training states be
 
 
 def check_out_folder(out):
-    """DataError when `out` holds a file of the names the demo writes (OUTPUTS, and the STATES of its
-    interrupted training steps) that its RECORD does not hold as it is now: the course's runs in
-    src/submission, params a run.sh mode wrote there after the demo, an interrupted course run's state.
+    """DataError when `out` is src/submission (the course's runs go there, empty or not), or holds a file
+    of the names the demo writes (OUTPUTS, and the STATES of its interrupted training steps) that its
+    RECORD does not hold as it is now: params a run.sh mode wrote there after the demo, an interrupted
+    course run's state.
     Its runs would replace them. A folder an earlier version of the demo worked in (runs/demo
     without a record, or one with its old marker) is its own: what is there is recorded first."""
+    if os.path.realpath(out) == os.path.realpath(os.path.join(HERE, "submission")):
+        raise DataError(f"{out}: the folder of the course's own runs, which the grader and deliverables read (the "
+                        f"demo's small models would pass for them); give --out another folder (default runs/demo)")
     record = os.path.join(out, RECORD)
     if os.path.isdir(record):
         raise DataError(f"{record}: a folder where the demo keeps its record of what it wrote; remove it")

@@ -310,3 +310,16 @@ def test_a_fifo_named_as_an_output_is_refused_not_waited_on(tmp_path):
     assert ledger.sha256_of(str(out / "vanilla.nopretrain.dev.predictions")) is None
     with pytest.raises(demo.DataError, match="vanilla.nopretrain.dev.predictions: not written by the demo"):
         demo.check_out_folder(str(out))
+
+
+def test_the_course_runs_folder_is_refused_even_empty(monkeypatch, tmp_path):
+    """`--out src/submission` was refused only once course outputs were there: in a fresh clone the demo
+    wrote its small models there under the course's file names, for the grader and deliverables to read."""
+    import os
+    submission = os.path.join(demo.HERE, "submission")
+    monkeypatch.chdir(demo.HERE)
+    for out in (submission, "submission", os.path.join("submission", "..", "submission")):
+        with pytest.raises(demo.DataError, match=r"the folder of the course's own runs, which the grader and "
+                                                 r"deliverables read .*; give --out another folder"):
+            demo.check_out_folder(out)
+    assert not os.path.exists(os.path.join(submission, demo.RECORD))
