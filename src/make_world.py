@@ -34,7 +34,7 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
 import ledger  # noqa: E402
-from oneline import OneLineParser  # noqa: E402
+from oneline import OneLineParser, lenient_streams  # noqa: E402
 from world.names import NameMaker  # noqa: E402
 from world.places import conflicts, ranked_places  # noqa: E402
 from world.templates import QUESTIONS, Bio  # noqa: E402
@@ -666,6 +666,7 @@ def _check_args(ap, args):
 def main(argv=None):
     """The command line; returns the exit status: 0, 2 after a one-line error, 130 on Ctrl-C (the
     --out folder then holds its old files, unchanged)."""
+    lenient_streams()  # --stats prints the corpus's characters: a cp1252 stdout (Windows, redirected) lacks some
     ap = OneLineParser(prog=os.path.basename(__file__), description=__doc__.split("\n")[0])
     ap.add_argument("--out", help="write the world into this directory")
     ap.add_argument("--stats", nargs="+", metavar="DIR",

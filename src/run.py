@@ -136,8 +136,8 @@ def parse_args(argv=None):
         p.error(f"--dropout must be at least 0 and below 1, got {args.dropout}")
     check_model_flags(p, args)
     for name in ("max_epochs", "batch_size"):
-        if getattr(args, name) is not None and getattr(args, name) < 1:
-            p.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+        if getattr(args, name) is not None and not 1 <= getattr(args, name) < 2 ** 31:
+            p.error(f"--{name} must be at least 1 and below 2**31, got {getattr(args, name)}")
     if args.learning_rate is not None and not 0.0 < args.learning_rate < float("inf"):
         p.error(f"--learning_rate must be a positive number, got {args.learning_rate}")
     if args.length_groups is not None and args.length_groups < 1:

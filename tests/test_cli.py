@@ -32,7 +32,8 @@ def one_line_exit(capsys, argv):
 
 
 @pytest.mark.parametrize("flags, says", [
-    (["--batch_size", "0"], "--batch_size must be at least 1, got 0"),
+    (["--batch_size", "0"], "--batch_size must be at least 1 and below 2**31, got 0"),
+    (["--batch_size", str(2 ** 63)], "--batch_size must be at least 1 and below 2**31"),  # a traceback in islice
     (["--max_epochs", "-1"], "--max_epochs must be at least 1"),
     (["--n_layer", "0"], "--n_layer must be at least 1"),
     (["--n_head", "0"], "--n_head must be at least 1"),

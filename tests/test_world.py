@@ -794,3 +794,16 @@ def test_files_equal_to_the_world_about_to_be_written_are_no_loss(tmp_path, caps
     (copy / "wiki.txt").write_text("mine\n", encoding="utf-8")  # changed since the record: refused again
     code, err = run_main(["--out", str(copy), "--people", "30", "--train", "20", "--dev", "5", "--places", "10"], capsys)
     assert code == 2 and "wiki.txt: not a file make_world wrote (changed since)" in err[0], err
+
+
+def test_stats_to_a_stream_without_the_corpus_characters_gets_escapes(tmp_path):
+    """`make_world.py --stats DIR > out.txt` on Windows (a cp1252 stdout) ended in a UnicodeEncodeError
+    traceback at a row's character the stream lacks; escapes now, as the other scripts write them."""
+    (tmp_path / "wiki.txt").write_text("Ada Quill was born in Lisbon.\n", encoding="utf-8")
+    for name in ("birth_places_train.tsv", "birth_dev.tsv"):
+        (tmp_path / name).write_text("Where was Ada Quill born?\t\u0141\u00f3d\u017a\n", encoding="utf-8")
+    (tmp_path / "birth_test_inputs.tsv").write_text("Where was Ada Quill born?\n", encoding="utf-8")
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "src", "make_world.py"), "--stats", str(tmp_path)],
+                       capture_output=True, env=dict(os.environ, PYTHONIOENCODING="cp1252"), timeout=120)
+    assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr[-500:]
+    assert b"\\u0141" in p.stdout
