@@ -863,3 +863,14 @@ def test_the_machines_limits_end_in_one_line(tmp_path, capsys):
             raise bug
         with pytest.raises(type(bug)):
             run_cli(main)
+
+
+def test_a_pipe_given_as_a_corpus_is_named_as_one(tmp_path):
+    """`--eval_corpus_path <(...)`, /dev/stdin or a FIFO read as "not found", which the file is not."""
+    fifo = tmp_path / "dev.tsv"
+    os.mkfifo(fifo)
+    for path in (str(fifo), os.devnull):
+        with pytest.raises(DataError, match=r": not a regular file \(a pipe or a device\); save the dev set to a "
+                                            r"file and give that$"):
+            from submission.dataset import read_text
+            read_text(path, "dev set")

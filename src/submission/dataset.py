@@ -77,6 +77,8 @@ def read_text(path, what="file"):
     or a DataError saying what is missing and how to make it."""
     if os.path.isdir(path):
         raise DataError(f"{path}: the {what} path is a folder; give the file inside it")
+    if os.path.exists(path) and not os.path.isfile(path):  # <(...), /dev/stdin, a FIFO: "not found" before
+        raise DataError(f"{path}: not a regular file (a pipe or a device); save the {what} to a file and give that")
     if not os.path.isfile(path):
         embedded = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data")
         if os.path.realpath(os.path.dirname(os.path.abspath(path))) == os.path.realpath(embedded):
