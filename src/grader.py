@@ -44,6 +44,7 @@ with interruptible_start("grader"):  # torch loads here
     import torch
 
 import graderlib  # noqa: E402
+import ledger  # noqa: E402
 from graderlib import Failure, require  # noqa: E402
 
 BLOCK_SIZE = 128
@@ -1048,12 +1049,17 @@ EMBEDDED_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv")  # what
 
 def which_corpus(data_dir, marks="auto"):
     """Which pass marks apply: the embedded corpus's for the repo's own data/ or a copy of it (the same
-    bytes in EMBEDDED_FILES), the course's for any other --data-dir; `marks` ("course" or "embedded")
-    overrides."""
+    bytes in EMBEDDED_FILES), the course's for any other --data-dir, and for data/ once other files are
+    there than make_world wrote (the course's copied into src/data/, the course's place, which is a link
+    to data/); `marks` ("course" or "embedded") overrides."""
     if marks != "auto":
         return marks
     if os.path.realpath(data_dir) == os.path.realpath(DEFAULT_DATA_DIR):
-        return "embedded"
+        hashes, _ = ledger.read_record(DEFAULT_DATA_DIR, ".make_world.json")
+        replaced = hashes is not None and any(
+            name in hashes and ledger.sha256_of(os.path.join(DEFAULT_DATA_DIR, name)) not in (None, hashes[name])
+            for name in EMBEDDED_FILES)
+        return "course" if replaced else "embedded"
     try:
         same = all(filecmp.cmp(os.path.join(data_dir, name), os.path.join(DEFAULT_DATA_DIR, name), shallow=False)
                    for name in EMBEDDED_FILES)

@@ -844,8 +844,12 @@ def test_the_machines_limits_end_in_one_line(tmp_path, capsys):
                                      "capacity of 79.19 GiB"), "out of memory on the GPU, trying to allocate 2.00 GiB: "),
         (MemoryError(), "out of memory on the CPU: a smaller --batch_size"),
         (RuntimeError("InductorError: InvalidCxxCompiler: No working C++ compiler found in cpp_builder.py"),
-         "torch.compile found no working C++ compiler: install one (Debian: apt-get install g++), or train "
-         "without compiling (--no_compile)"),
+         "torch.compile found no working C/C++ compiler: install one (Debian: apt-get install g++; or set CC), "
+         "or train without compiling (--no_compile)"),
+        (RuntimeError("Failed to find C compiler. Please specify via CC environment variable."),  # Triton's
+         "torch.compile found no working C/C++ compiler"),
+        (OSError(30, "Read-only file system", "/mnt/ro/x.params"), "/mnt/ro/x.params: Read-only file system; give "
+                                                                   "another path"),
     ]
     for error, says in cases:
         assert machine_limit(error).startswith(says)
@@ -856,7 +860,8 @@ def test_the_machines_limits_end_in_one_line(tmp_path, capsys):
             run_cli(main)
         err = capsys.readouterr().err
         assert e.value.code == 1 and err.startswith("error: " + says) and err.count("\n") == 1, err
-    for bug in (RuntimeError("shape mismatch"), FileNotFoundError(2, "No such file", "x"), OSError("no file")):
+    for bug in (RuntimeError("shape mismatch"), FileNotFoundError(2, "No such file", "x"), OSError("no file"),
+                OSError(18, "Invalid cross-device link", "a")):
         assert machine_limit(bug) is None
 
         def main(bug=bug):

@@ -897,6 +897,19 @@ def test_marks_table_follows_the_data_dir(corpus, tmp_path):
     assert grader.which_corpus(str(tmp_path / "nowhere")) == "course"
 
 
+def test_the_courses_files_copied_over_data_get_the_courses_marks(tmp_path, monkeypatch):
+    """src/data/ is a link to data/: the course's files copied there (the course's place) replace the
+    embedded corpus, and the default folder was then graded on the embedded corpus's marks."""
+    data = tmp_path / "data"
+    shutil.copytree(grader.DEFAULT_DATA_DIR, data)
+    monkeypatch.setattr(grader, "DEFAULT_DATA_DIR", str(data))
+    assert grader.which_corpus(str(data)) == "embedded"
+    (data / "wiki.txt").write_text("Ada Quill was born in Lisbon.\n", encoding="utf-8")
+    assert grader.which_corpus(str(data)) == "course"
+    (data / ".make_world.json").unlink()  # no record (a checkout without it): data/ is taken as the embedded corpus
+    assert grader.which_corpus(str(data)) == "embedded"
+
+
 # ---------------------------------------------------------------------------------------------
 # The framework: time limits, output, Gradescope JSON, command line
 # ---------------------------------------------------------------------------------------------

@@ -140,6 +140,15 @@ def test_the_courses_notebook_code_runs_unchanged_from_mingpt_demo():
     assert int(done.stdout.split("TOKENS ", 1)[1].split()[0]) == n * 16  # every target counted, id 0 too
 
 
+def test_mingpt_finds_the_assignment_through_a_link(tmp_path):
+    """The demo folder on sys.path through a symbolic link: mingpt found `submission` only from the real path."""
+    os.symlink(DEMO, tmp_path / "demo-link")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "demo-link"))
+    done = subprocess.run([sys.executable, "-c", "from mingpt.model import GPT; print(GPT.loss_ignore_index)"],
+                          cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout == "-100\n", done.stderr[-1000:]
+
+
 @pytest.fixture
 def mingpt(monkeypatch):
     monkeypatch.syspath_prepend(DEMO)

@@ -208,6 +208,8 @@ def test_course_data_in_src_data_is_pointed_out(world, tmp_path):
 def test_the_courses_data_paths_work_from_src():
     """The course runs its scripts in src/ with ./data/... paths (its grader reads ./data/wiki.txt as it
     is imported): src/data is a link to data/, and run.sh says nothing of it."""
+    if not os.path.isdir(os.path.join(ROOT, "src", "data")):
+        pytest.skip("a checkout without symbolic links (Windows without them): src/data is a text file there")
     for name in ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv"):
         assert os.path.samefile(os.path.join(ROOT, "src", "data", name), os.path.join(ROOT, "data", name))
     env = {k: v for k, v in os.environ.items() if k not in ("DATA_DIR", "OUT_DIR")}

@@ -366,6 +366,11 @@ def test_compile_setting_reads_modes_backends_and_the_environment(monkeypatch):
     monkeypatch.setenv("PATH", "")  # no C compiler: Triton could not build its launcher, so no compiling
     monkeypatch.delenv("CC", raising=False)
     assert compile_setting(auto, "cuda", 10 ** 6) is None
+    monkeypatch.setenv("CC", sys.executable)  # Triton takes $CC as it is, from PATH or not
+    assert compile_setting(auto, "cuda", 10 ** 6) == {"mode": "reduce-overhead"}
+    monkeypatch.setenv("PATH", os.environ.get("PATH", "") or "/usr/bin")
+    monkeypatch.setenv("CC", "no-such-cc")  # named but missing: Triton would fail, as with none
+    assert compile_setting(auto, "cuda", 10 ** 6) is None
     monkeypatch.undo()
     monkeypatch.delenv("GPT_COMPILE", raising=False)
     monkeypatch.setattr(trainer, "_has_triton", lambda: False)

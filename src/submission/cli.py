@@ -6,6 +6,7 @@ training run, an unreadable file, memory run out or a missing compiler into one 
 scripts one-line usage errors.
 """
 import contextlib
+import errno
 import os
 import re
 import signal
@@ -97,8 +98,10 @@ def machine_limit(e):
     """The one-line message for an exception that is the machine's limit, not a bug: a file the system
     will not open (permissions, too many links), memory run out on any device, or torch.compile without a
     C++ compiler; None for anything else (its traceback is the report)."""
-    if isinstance(e, OSError) and e.filename is not None and not isinstance(e, (FileNotFoundError, BrokenPipeError)):
+    if isinstance(e, OSError) and e.filename is not None and e.errno in (errno.EACCES, errno.EPERM):
         return f"{e.filename}: {_reason(e)}; check the file's permissions, or give another path"
+    if isinstance(e, OSError) and e.filename is not None and e.errno in (errno.EROFS, errno.ELOOP, errno.ENAMETOOLONG):
+        return f"{e.filename}: {_reason(e)}; give another path"
     text = str(e)
     if isinstance(e, MemoryError) or (isinstance(e, RuntimeError) and (
             "out of memory" in text or "can't allocate memory" in text)):
@@ -111,9 +114,9 @@ def machine_limit(e):
         tried = f", trying to allocate {size}" if size else ""
         return (f"out of memory on {where}{tried}: a smaller --batch_size, or a smaller model (--n_embd, "
                 f"--n_layer, --block_size), needs less")
-    if "InvalidCxxCompiler" in text or "No working C++ compiler" in text:
-        return ("torch.compile found no working C++ compiler: install one (Debian: apt-get install g++), or "
-                "train without compiling (--no_compile)")
+    if "InvalidCxxCompiler" in text or "No working C++ compiler" in text or "Failed to find C compiler" in text:
+        return ("torch.compile found no working C/C++ compiler: install one (Debian: apt-get install g++; or set "
+                "CC), or train without compiling (--no_compile)")
     return None
 
 

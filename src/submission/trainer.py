@@ -308,10 +308,12 @@ def compile_setting(config, device="cpu", steps=None, world_size=1):
 
 
 def _has_c_compiler():
-    """Whether a C compiler is on PATH ($CC, cc, gcc, clang): Triton builds its kernel launcher with one,
-    so a GPU box without it trains eagerly by default instead of failing at the first step."""
+    """Whether Triton will find a C compiler, looking as it does: $CC if set, else gcc or clang on PATH.
+    It builds its kernel launcher with one, so a GPU box without it trains eagerly by default instead
+    of failing at the first step."""
     import shutil
-    return any(shutil.which(c) for c in (os.environ.get("CC", ""), "cc", "gcc", "clang") if c)
+    cc = os.environ.get("CC")
+    return shutil.which(cc) is not None if cc is not None else any(shutil.which(c) for c in ("gcc", "clang"))
 
 
 def _has_triton():
@@ -738,10 +740,14 @@ class TrainingRun:
         if self.threads is not None:
             self.threads.update()
         if config.lr_decay:
-            # the course's count: every target position of the (global) batch, PAD included, but not a
-            # negative target (-100, cross_entropy's default ignore_index); under DDP each rank's count
-            # times the number of ranks
-            self.trainer.tokens += int((y >= 0).sum()) * self.world_size
+            # the course's count: every target position of the batch, PAD included, but not a negative
+            # target (-100, cross_entropy's default ignore_index). Under DDP, every position of the global
+            # batch: the ranks must agree on the rate without another exchange a step (the same count for
+            # targets of 0 and up, as the course's and the notebook's are)
+            if self.world_size > 1:
+                self.trainer.tokens += y.numel() * self.world_size
+            else:
+                self.trainer.tokens += int((y >= 0).sum())
             lr = config.learning_rate * lr_multiplier(self.trainer.tokens, config)
             if self.graphs is not None:
                 self.graphs.set_lr(lr)  # a device tensor the captured AdamW reads

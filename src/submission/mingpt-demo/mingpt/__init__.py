@@ -9,6 +9,6 @@ difference kept is minGPT's loss: it counts every target, as the notebook's char
 import os
 import sys
 
-_SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+_SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))
 if _SRC not in sys.path:  # src/, the folder that holds the assignment's package `submission`
     sys.path.insert(0, _SRC)
