@@ -530,6 +530,23 @@ def read_labels(path):
     return answers
 
 
+def check_labels_match_inputs(labels, inputs):
+    """Failure unless the labelled test questions are those of birth_test_inputs.tsv beside them (when
+    it is there): the course's files copied over data/ (through src/data/, the course's place) leave
+    data/'s own birth_test.tsv behind, and its labels would grade the course's test predictions."""
+    if not os.path.isfile(inputs):
+        return
+    asked = [line.split("\t")[0].strip() for line in read_utf8(inputs).split("\n") if line.strip()]
+    known = [line.split("\t")[0].strip() for line in read_utf8(labels).split("\n") if line.strip()]
+    if asked == known:
+        return
+    at = next((i for i, (a, k) in enumerate(zip(asked, known)) if a != k), min(len(asked), len(known)))
+    raise Failure(f"test labels absent: {_rel(labels)} labels other questions than {_rel(inputs)} beside it "
+                  f"({len(known)} against {len(asked)}, first differing at question {at + 1}), so test accuracy "
+                  f"cannot be graded; the course's data has no test labels: give --data-dir the course's folder, "
+                  f"or restore the embedded corpus (git checkout data)")
+
+
 def prediction_lines(path, questions):
     """The predictions of a file, one a line, as the course's evaluation reads them against `questions`
     questions: a newline ends a line (an empty file has none), and blank lines past the count are an
@@ -561,6 +578,8 @@ def read_predictions(ctx, name):
                           f"only, birth_test_inputs.tsv), so test accuracy cannot be graded with this --data-dir")
         ctx.data_file(LABELS[split], f"labelled {split} questions")
     answers = read_labels(labels)
+    if split == "test":
+        check_labels_match_inputs(labels, os.path.join(ctx.data_dir, "birth_test_inputs.tsv"))
     path = os.path.join(ctx.submission_dir, name)
     if not os.path.isfile(path):
         first = f" (after {', '.join(before)})" if before else ""

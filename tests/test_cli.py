@@ -844,7 +844,7 @@ def test_the_machines_limits_end_in_one_line(tmp_path, capsys):
                                      "capacity of 79.19 GiB"), "out of memory on the GPU, trying to allocate 2.00 GiB: "),
         (MemoryError(), "out of memory on the CPU: a smaller --batch_size"),
         (RuntimeError("InductorError: InvalidCxxCompiler: No working C++ compiler found in cpp_builder.py"),
-         "torch.compile found no working C/C++ compiler: install one (Debian: apt-get install g++; or set CC), "
+         "torch.compile found no working C/C++ compiler: install one (Debian: apt-get install g++), "
          "or train without compiling (--no_compile)"),
         (RuntimeError("Failed to find C compiler. Please specify via CC environment variable."),  # Triton's
          "torch.compile found no working C/C++ compiler"),
@@ -874,8 +874,15 @@ def test_a_pipe_given_as_a_corpus_is_named_as_one(tmp_path):
     """`--eval_corpus_path <(...)`, /dev/stdin or a FIFO read as "not found", which the file is not."""
     fifo = tmp_path / "dev.tsv"
     os.mkfifo(fifo)
+    from submission.dataset import read_text
     for path in (str(fifo), os.devnull):
         with pytest.raises(DataError, match=r": not a regular file \(a pipe or a device\); save the dev set to a "
                                             r"file and give that$"):
-            from submission.dataset import read_text
             read_text(path, "dev set")
+    os.symlink(tmp_path / "b", tmp_path / "a")
+    os.symlink(tmp_path / "a", tmp_path / "b")  # a loop; and a link whose target is gone
+    os.symlink(tmp_path / "gone.tsv", tmp_path / "dangling.tsv")
+    for name in ("a", "dangling.tsv"):
+        with pytest.raises(DataError, match=rf"{name}: a symbolic link to nothing \(its target is missing, or the "
+                                            rf"links loop\); give the dev set itself$"):
+            read_text(str(tmp_path / name), "dev set")

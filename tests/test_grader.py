@@ -872,6 +872,29 @@ def test_one_place_repeated_fails_the_pass_marks(corpus, tmp_path):
     assert not failing(run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path)))
 
 
+def test_test_labels_of_other_questions_are_not_used(tmp_path):
+    """The course's files copied over data/ (src/data/ is a link to it) leave data/'s own birth_test.tsv:
+    its labels graded the course's test predictions (100% for predictions made from them)."""
+    data = str(tmp_path / "data")
+    answers = write_corpus(data)
+    write_predictions(str(tmp_path / "sub"), answers, lambda a: a)
+    assert not failing(run(data, list(ACCURACY), submission_dir=str(tmp_path / "sub")))
+    inputs = os.path.join(data, "birth_test_inputs.tsv")
+    with open(inputs, encoding="utf-8") as f:
+        asked = f.read().split("\n")
+    asked[2] = "Where was Someone Else born?"  # the course's questions, not the labels' own
+    with open(inputs, "w", encoding="utf-8") as f:
+        f.write("\n".join(asked))
+    results = run(data, list(ACCURACY), submission_dir=str(tmp_path / "sub"))
+    for test_id, r in results.items():
+        if ".test." in ACCURACY[test_id]:
+            assert not r.passed and r.points == 0 and r.reason.startswith(
+                "test labels absent: ") and "labels other questions than" in r.reason, r.reason
+            assert "first differing at question 3" in r.reason
+        else:
+            assert r.passed
+
+
 def test_absent_test_labels_score_zero_with_the_reason(tmp_path):
     data = str(tmp_path / "data")
     answers = write_corpus(data, with_test_labels=False)

@@ -115,8 +115,8 @@ def machine_limit(e):
         return (f"out of memory on {where}{tried}: a smaller --batch_size, or a smaller model (--n_embd, "
                 f"--n_layer, --block_size), needs less")
     if "InvalidCxxCompiler" in text or "No working C++ compiler" in text or "Failed to find C compiler" in text:
-        return ("torch.compile found no working C/C++ compiler: install one (Debian: apt-get install g++; or set "
-                "CC), or train without compiling (--no_compile)")
+        return ("torch.compile found no working C/C++ compiler: install one (Debian: apt-get install g++), or "
+                "train without compiling (--no_compile)")
     return None
 
 

@@ -77,6 +77,9 @@ def read_text(path, what="file"):
     or a DataError saying what is missing and how to make it."""
     if os.path.isdir(path):
         raise DataError(f"{path}: the {what} path is a folder; give the file inside it")
+    if os.path.islink(path) and not os.path.exists(path):
+        raise DataError(f"{path}: a symbolic link to nothing (its target is missing, or the links loop); give the "
+                        f"{what} itself")
     if os.path.exists(path) and not os.path.isfile(path):  # <(...), /dev/stdin, a FIFO: "not found" before
         raise DataError(f"{path}: not a regular file (a pipe or a device); save the {what} to a file and give that")
     if not os.path.isfile(path):
