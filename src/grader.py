@@ -1246,6 +1246,13 @@ def grade(g, args):
     if test_tests and not os.path.isfile(os.path.join(ctx.data_dir, LABELS["test"])):  # staff: before, not after
         header.append(f"note: no {LABELS['test']} (the labelled test questions) in {_rel(ctx.data_dir)}: "
                       f"{', '.join(test_tests)} cannot pass; give --data-dir a folder that has it")
+    elif test_tests:
+        try:
+            check_labels_match_inputs(os.path.join(ctx.data_dir, LABELS["test"]),
+                                      os.path.join(ctx.data_dir, "birth_test_inputs.tsv"))
+        except Failure:
+            header.append(f"note: {LABELS['test']} in {_rel(ctx.data_dir)} labels other questions than "
+                          f"birth_test_inputs.tsv: {', '.join(test_tests)} cannot pass")
     start = time.monotonic()
     json_path = os.path.abspath(args.json) if args.json else None  # the code under test may os.chdir
     results = g.run(args.test_ids, header_lines=header, keep_working=bool(args.json))  # `| head`: results.json still

@@ -1279,17 +1279,21 @@ def test_a_time_out_says_where_the_code_was_and_a_hung_import_is_not_retried(mon
 def test_grading_without_test_labels_says_so_before_any_test(tmp_path):
     """Staff who forget the labelled birth_test.tsv cost every student the test-accuracy tests; each
     failed with its own "test labels absent", after the run. The header says it first."""
-    bare, full = tmp_path / "bare", tmp_path / "full"
+    bare, full, other = tmp_path / "bare", tmp_path / "full", tmp_path / "other"
     write_corpus(str(bare), with_test_labels=False)
     write_corpus(str(full))
+    write_corpus(str(other))
+    (other / "birth_test_inputs.tsv").write_text("Where was Someone Else born?\n", encoding="utf-8")
     ran = {}
-    for name, folder in (("bare", bare), ("full", full)):
+    for name, folder in (("bare", bare), ("full", full), ("other", other)):
         p = subprocess.run([sys.executable, GRADER, "1d", "1f-2", "--data-dir", str(folder)], capture_output=True,
                            text=True, timeout=300, cwd=str(tmp_path))
         ran[name] = p.stdout.split("----- START")[0]
     assert f"note: no birth_test.tsv (the labelled test questions) in {bare}: 1d-1-hidden, 1f-2-hidden cannot " \
            f"pass" in ran["bare"]
     assert "note:" not in ran["full"]
+    assert f"note: birth_test.tsv in {other} labels other questions than birth_test_inputs.tsv: 1d-1-hidden, " \
+           f"1f-2-hidden cannot pass" in ran["other"]
 
 
 def test_a_bad_gpt_device_stops_the_grader_before_any_test(monkeypatch, capsys):
