@@ -359,7 +359,10 @@ class Grader:
         if thread.is_alive():
             where = self._running(thread)
             self._halt(thread)
-            return Result(test, False, f"timed out after {test.timeout} s{where}", time.monotonic() - start,
+            runs_on = ("; it did not stop when asked (code that catches every exception, BaseException or a bare "
+                       "`except:`, swallows the grader's stop) and runs on beside the tests after it"
+                       if thread.is_alive() else "")
+            return Result(test, False, f"timed out after {test.timeout} s{where}{runs_on}", time.monotonic() - start,
                           timed_out=True)
         seconds = time.monotonic() - start
         if box.get("ok"):

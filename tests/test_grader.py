@@ -953,6 +953,33 @@ def test_timeout_fails_the_test_and_the_grader_goes_on():
     assert not g.abandoned  # the looping thread was stopped
 
 
+def test_a_timed_out_test_that_swallows_the_stop_is_said_to_run_on(monkeypatch):
+    """Code that catches BaseException swallowed the grader's stop and ran on beside the later tests,
+    unsaid; the failed test now says so."""
+    import time
+    monkeypatch.setattr(os, "_exit", os._exit)  # the run leaves its guard on os._exit while a thread runs on
+
+    def stubborn(ctx):
+        end = time.monotonic() + 3.0  # longer than the grader's 2 s wait after its stop; then it ends
+        while time.monotonic() < end:
+            try:
+                time.sleep(0.01)
+            except BaseException:  # noqa: B902 -- the mistake under test
+                pass
+
+    g = graderlib.Grader({"9a-0-basic": 1, "9a-1-hidden": 2})
+    g.add("9a-0-basic", "swallows every exception", stubborn, 0.5)
+    g.add("9a-1-hidden", "passes", lambda ctx: None, 5)
+    results = g.run(out=None)
+    assert results[0].reason.startswith("timed out after 0.5 s, at ")
+    assert results[0].reason.endswith("; it did not stop when asked (code that catches every exception, "
+                                      "BaseException or a bare `except:`, swallows the grader's stop) and runs on "
+                                      "beside the tests after it")
+    assert results[1].passed and len(g.abandoned) == 1
+    g.abandoned[0].join(5)
+    assert not g.abandoned[0].is_alive()
+
+
 def test_an_id_s_leading_parts_select_the_tests_they_begin():
     """`python src/grader.py 1f-1` was an unknown id (only 1f-1-hidden worked)."""
     g = graderlib.Grader({"9a-0-basic": 1, "9a-1-hidden": 2, "9b-0-basic": 1, "9a-10-basic": 1})
