@@ -785,6 +785,13 @@ def test_an_output_path_holding_another_kind_of_file_is_refused(tmp_path, capsys
     assert e.value.code == 2 and err.count("\n") == 1 and err.startswith(
         f"error: {notes}: is text of 2 lines, not the predictions an earlier evaluation of {dev} wrote (1 line)"), err
     assert notes.read_text(encoding="utf-8") == "todo\nbuy milk\n"
+    three = tmp_path / "three.tsv"  # fewer lines than questions is no earlier run's either
+    three.write_text("Where was Bo Li born?\tOslo\n" * 3, encoding="utf-8")
+    with pytest.raises(SystemExit) as e:
+        driver.run_cli(lambda: driver.main([a for a in evaluate if not a.startswith("--eval_corpus_path")]
+                                           + [f"--eval_corpus_path={three}", f"--outputs_path={notes}"]))
+    assert e.value.code == 2 and "is text of 2 lines, not the predictions" in capsys.readouterr().err
+    assert notes.read_text(encoding="utf-8") == "todo\nbuy milk\n"
     mine = tmp_path / "mine.txt"
     mine.write_text("\n", encoding="utf-8")  # an earlier run's one empty prediction
     driver.main(evaluate + [f"--outputs_path={mine}"])
@@ -850,6 +857,12 @@ def test_the_machines_limits_end_in_one_line(tmp_path, capsys):
          "torch.compile found no working C/C++ compiler"),
         (OSError(30, "Read-only file system", "/mnt/ro/x.params"), "/mnt/ro/x.params: Read-only file system; give "
                                                                    "another path"),
+        (PermissionError(1, "Operation not permitted", "s.params"), "s.params: Operation not permitted; check the "
+                                                                     "file's permissions"),
+        (OSError(40, "Too many levels of symbolic links", "loop"), "loop: Too many levels of symbolic links; give"),
+        (OSError(36, "File name too long", "x" * 300), "x" * 300 + ": File name too long; give another path"),
+        (RuntimeError("MPS backend out of memory (MPS allocated: 17.00 GB). Tried to allocate 256.00 MB"),
+         "out of memory on the GPU, trying to allocate 256.00 MB"),
     ]
     for error, says in cases:
         assert machine_limit(error).startswith(says)
@@ -861,7 +874,7 @@ def test_the_machines_limits_end_in_one_line(tmp_path, capsys):
         err = capsys.readouterr().err
         assert e.value.code == 1 and err.startswith("error: " + says) and err.count("\n") == 1, err
     for bug in (RuntimeError("shape mismatch"), FileNotFoundError(2, "No such file", "x"), OSError("no file"),
-                OSError(18, "Invalid cross-device link", "a")):
+                OSError(18, "Invalid cross-device link", "a"), PermissionError(13, "Permission denied")):
         assert machine_limit(bug) is None
 
         def main(bug=bug):
@@ -882,6 +895,9 @@ def test_a_pipe_given_as_a_corpus_is_named_as_one(tmp_path):
     os.symlink(tmp_path / "b", tmp_path / "a")
     os.symlink(tmp_path / "a", tmp_path / "b")  # a loop; and a link whose target is gone
     os.symlink(tmp_path / "gone.tsv", tmp_path / "dangling.tsv")
+    (tmp_path / "real.tsv").write_text("Where was Bo Li born?\tOslo\n", encoding="utf-8")
+    os.symlink(tmp_path / "real.tsv", tmp_path / "link.tsv")  # a link to a file reads as the file
+    assert read_text(str(tmp_path / "link.tsv"), "dev set") == "Where was Bo Li born?\tOslo\n"
     for name in ("a", "dangling.tsv"):
         with pytest.raises(DataError, match=rf"{name}: a symbolic link to nothing \(its target is missing, or the "
                                             rf"links loop\); give the dev set itself$"):

@@ -318,7 +318,8 @@ def test_the_course_runs_folder_is_refused_even_empty(monkeypatch, tmp_path):
     import os
     submission = os.path.join(demo.HERE, "submission")
     monkeypatch.chdir(demo.HERE)
-    for out in (submission, "submission", os.path.join("submission", "..", "submission")):
+    os.symlink(submission, tmp_path / "linked")
+    for out in (submission, "submission", os.path.join("submission", "..", "submission"), str(tmp_path / "linked")):
         with pytest.raises(demo.DataError, match=r"the folder of the course's own runs, which the grader and "
                                                  r"deliverables read .*; give --out another folder"):
             demo.check_out_folder(out)

@@ -895,6 +895,19 @@ def test_test_labels_of_other_questions_are_not_used(tmp_path):
             assert r.passed
 
 
+def test_test_labels_without_an_inputs_file_are_used_as_they_are(tmp_path):
+    """A folder with birth_test.tsv and no birth_test_inputs.tsv (staff's labels alone): nothing to
+    compare the questions with, so no note and the test accuracy is graded."""
+    data = tmp_path / "data"
+    answers = write_corpus(str(data))
+    (data / "birth_test_inputs.tsv").unlink()
+    write_predictions(str(tmp_path / "sub"), answers, lambda a: a)
+    p = subprocess.run([sys.executable, GRADER, "1d", "--data-dir", str(data), "--submission-dir",
+                        str(tmp_path / "sub")], capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert p.returncode == 0 and "note:" not in p.stdout.split("----- START")[0], p.stdout + p.stderr
+    assert "1d-1-hidden" in p.stdout and "FAIL" not in p.stdout, p.stdout
+
+
 def test_absent_test_labels_score_zero_with_the_reason(tmp_path):
     data = str(tmp_path / "data")
     answers = write_corpus(data, with_test_labels=False)
@@ -926,6 +939,10 @@ def test_the_courses_files_copied_over_data_get_the_courses_marks(tmp_path, monk
     data = tmp_path / "data"
     shutil.copytree(grader.DEFAULT_DATA_DIR, data)
     monkeypatch.setattr(grader, "DEFAULT_DATA_DIR", str(data))
+    assert grader.which_corpus(str(data)) == "embedded"
+    (data / "birth_dev.tsv").write_bytes((data / "birth_dev.tsv").read_bytes() + b"Where was A born?\tLima\n")
+    assert grader.which_corpus(str(data)) == "course"  # any of the three files, not wiki.txt alone
+    shutil.copy(os.path.join(grader.ROOT, "data", "birth_dev.tsv"), data / "birth_dev.tsv")
     assert grader.which_corpus(str(data)) == "embedded"
     (data / "wiki.txt").write_text("Ada Quill was born in Lisbon.\n", encoding="utf-8")
     assert grader.which_corpus(str(data)) == "course"

@@ -175,6 +175,15 @@ def test_mingpt_gives_the_assignments_classes_with_minGPTs_loss(mingpt):
     assert torch.allclose(loss, F.cross_entropy(logits.view(-1, 5), y.view(-1)))  # all 24 targets, not 4
 
 
+def test_mingpt_logs_its_size_as_minGPT_did(mingpt, caplog):
+    """minGPT's GPT logged "number of parameters: %e" (the course's notebook shows that line)."""
+    import logging
+    with caplog.at_level(logging.INFO, logger="mingpt.model"):
+        model = mingpt.model.GPT(mingpt.model.GPTConfig(5, 8, n_layer=1, n_head=2, n_embd=8))
+    n = sum(p.numel() for p in model.parameters())
+    assert f"number of parameters: {n:e}" in caplog.text
+
+
 def test_mingpt_trains_on_id_0_targets_as_the_courses_loop(mingpt):
     """The fast path keeps minGPT's id-0 targets: the same params as the course's loop (fast=False)."""
     import torch

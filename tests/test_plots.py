@@ -614,3 +614,31 @@ def test_odd_out_paths_and_bad_tex_are_named_for_what_they_are(tmp_path, capsys)
     assert code == 2 and len(err) == 1 and "matplotlib could not draw the picture" in err[0], err
     assert "is read as TeX math: leave the $ out or write \\$" in err[0] and "give --out" not in err[0]
     assert not (tmp_path / "t.png").exists()
+
+
+def test_a_file_the_system_will_not_open_is_one_line(tmp_path, monkeypatch, capsys):
+    """An unreadable log (a permission, as for group files on a cluster) ended in a PermissionError
+    traceback; so did the attention map's params. One line now, exit 2; an OSError naming no file
+    keeps its traceback."""
+    log = tmp_path / "a.log.jsonl"
+    log.write_text('{"step": 1, "epoch": 1, "loss": 2.0, "lr": 0.1}\n', encoding="utf-8")
+    real_open = open
+
+    def refusing(path, *args, **kwargs):
+        if str(path) == str(log):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(plots, "open", refusing, raising=False)  # plots' own name lookups only
+    assert plots.main(["curves", str(log), "--out", str(tmp_path / "c.png")]) == 2
+    assert capsys.readouterr().err == (f"plots.py: error: {log}: cannot be read (Permission denied); check the "
+                                       f"file's permissions\n")
+    monkeypatch.setattr(plots, "_attention_command", lambda args: (_ for _ in ()).throw(
+        PermissionError(13, "Permission denied", "v.params")))
+    argv = ["attention", "--params", "v.params", "--variant", "vanilla", "--pretrain_corpus_path", "w",
+            "--question", "Emily Lee", "--out", str(tmp_path / "a.png")]
+    assert plots.main(argv) == 2
+    assert capsys.readouterr().err == "plots.py: error: v.params: Permission denied; check the file's permissions\n"
+    monkeypatch.setattr(plots, "_attention_command", lambda args: (_ for _ in ()).throw(OSError("no file named")))
+    with pytest.raises(OSError, match="no file named"):
+        plots.main(argv)

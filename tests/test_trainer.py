@@ -345,7 +345,7 @@ def test_checkpoint_keeps_best_test_loss(tmp_path, monkeypatch):
     assert not list(tmp_path.glob("*.tmp"))
 
 
-def test_compile_setting_reads_modes_backends_and_the_environment(monkeypatch):
+def test_compile_setting_reads_modes_backends_and_the_environment(monkeypatch, tmp_path):
     from submission import trainer
     from submission.trainer import AUTO_COMPILE_STEPS, compile_setting
     monkeypatch.delenv("GPT_COMPILE", raising=False)
@@ -366,6 +366,11 @@ def test_compile_setting_reads_modes_backends_and_the_environment(monkeypatch):
     monkeypatch.setenv("PATH", "")  # no C compiler: Triton could not build its launcher, so no compiling
     monkeypatch.delenv("CC", raising=False)
     assert compile_setting(auto, "cuda", 10 ** 6) is None
+    (tmp_path / "clang").write_text("#!/bin/sh\n", encoding="utf-8")
+    (tmp_path / "clang").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))  # clang alone, as Triton looks: gcc, else clang
+    assert compile_setting(auto, "cuda", 10 ** 6) == {"mode": "reduce-overhead"}
+    monkeypatch.setenv("PATH", "")
     monkeypatch.setenv("CC", sys.executable)  # Triton takes $CC as it is, from PATH or not
     assert compile_setting(auto, "cuda", 10 ** 6) == {"mode": "reduce-overhead"}
     monkeypatch.setenv("PATH", os.environ.get("PATH", "") or "/usr/bin")
