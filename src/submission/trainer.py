@@ -685,7 +685,6 @@ class TrainingRun:
 
     def loss(self, x, y):
         """(loss to backpropagate, the global batch's loss, detached) for a batch x, y (B, T) on CPU."""
-        config = self.config
         parts = self.plan(y)
         if parts[0][0] is not None:  # one process: the batch's mean loss as the groups' means weighted by share
             total = None
