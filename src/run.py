@@ -322,8 +322,9 @@ def check_earlier_predictions(path, eval_path):
     if have == want:
         return
     raise DataError(f"{path}: is text of {have} line{'s' if have != 1 else ''}, not the predictions an earlier "
-                    f"evaluation of {eval_path} wrote ({want} line{'s' if want != 1 else ''}), so it is not replaced; give the predictions "
-                    f"another path (the course's end in .predictions), or move the file away first")
+                    f"evaluation of {eval_path} wrote ({want} line{'s' if want != 1 else ''}), so it is not "
+                    f"replaced; give the predictions another path (the course's end in .predictions), or move the "
+                    f"file away first")
 
 
 def check_outputs(args):

@@ -352,8 +352,10 @@ class SynthesizerAttention(nn.Module):
         a = F.relu(self.w1(x)).view(B, 1, self.n_head, hs).transpose(1, 2)  # (B, nh, 1, hs)
         hidden = torch.arange(end, device=x.device).view(1, end) > pos.view(B, 1)  # (B, end)
         if self.fast:
-            bias = self.b2[:end].view(1, 1, end).expand(B, self.n_head, end).reshape(B * self.n_head, 1, end)  # (B*nh, 1, end)
-            hidden = hidden.view(B, 1, 1, end).expand(B, self.n_head, 1, end).reshape(B * self.n_head, 1, end)  # (B*nh, 1, end)
+            bias = (self.b2[:end].view(1, 1, end).expand(B, self.n_head, end)
+                    .reshape(B * self.n_head, 1, end))  # (B*nh, 1, end)
+            hidden = (hidden.view(B, 1, 1, end).expand(B, self.n_head, 1, end)
+                      .reshape(B * self.n_head, 1, end))  # (B*nh, 1, end)
         else:
             bias, hidden = None, hidden.view(B, 1, 1, end)  # (B, 1, 1, end)
         return self.proj(self._attend(a, cache["v"][:, :, :end], end, bias, hidden))

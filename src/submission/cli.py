@@ -1,8 +1,9 @@
 """Command lines: running a script's main() so that it ends in one line, never a traceback.
 
 `run_cli` turns a bad input (DataError, ParamsError) into its message and exit status 2, a diverged
-training run, an unreadable file, memory run out or a missing compiler into one line and status 1, Ctrl-C and SIGTERM into 130 and 143 once the writes under way are done
-(files.py holds them), and a closed stdout (`| head`) into 141. src/oneline.py's parser gives the
+training run and the machine's limits (an unreadable file, memory run out, a missing compiler:
+`machine_limit`) into one line and status 1, Ctrl-C and SIGTERM into 130 and 143 once the writes
+under way are done (files.py holds them), and a closed stdout (`| head`) into 141. src/oneline.py's parser gives the
 scripts one-line usage errors.
 """
 import contextlib
@@ -94,14 +95,18 @@ def lenient_streams():
             pass
 
 
+FILE_LIMITS = {errno.EACCES: "check the file's permissions, or give another path",  # errno: the fix to name
+               errno.EPERM: "check the file's permissions, or give another path",
+               errno.EROFS: "give another path", errno.ELOOP: "give another path",
+               errno.ENAMETOOLONG: "give another path"}
+
+
 def machine_limit(e):
     """The one-line message for an exception that is the machine's limit, not a bug: a file the system
     will not open (permissions, too many links), memory run out on any device, or torch.compile without a
     C++ compiler; None for anything else (its traceback is the report)."""
-    if isinstance(e, OSError) and e.filename is not None and e.errno in (errno.EACCES, errno.EPERM):
-        return f"{e.filename}: {_reason(e)}; check the file's permissions, or give another path"
-    if isinstance(e, OSError) and e.filename is not None and e.errno in (errno.EROFS, errno.ELOOP, errno.ENAMETOOLONG):
-        return f"{e.filename}: {_reason(e)}; give another path"
+    if isinstance(e, OSError) and e.filename is not None and e.errno in FILE_LIMITS:
+        return f"{e.filename}: {_reason(e)}; {FILE_LIMITS[e.errno]}"
     text = str(e)
     if isinstance(e, MemoryError) or (isinstance(e, RuntimeError) and (
             "out of memory" in text or "can't allocate memory" in text)):

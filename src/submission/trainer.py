@@ -284,8 +284,8 @@ def compile_setting(config, device="cpu", steps=None, world_size=1):
     False, None, "" or "0": none. True or "1": torch's defaults. A mode name (COMPILE_MODES): that
     mode. Any other string names a backend ("eager" in the tests). "auto" (the default): the
     environment's GPT_COMPILE if set, else the reduce-overhead mode when the run is on one CUDA device
-    with Triton and a C compiler, for `steps` >= AUTO_COMPILE_STEPS optimisation steps. On an H100 a course-size step
-    took 6 ms replayed as CUDA graphs against 15 ms eager, TF32 both (a step of this small model is
+    with Triton and a C compiler, for `steps` >= AUTO_COMPILE_STEPS optimisation steps. On an H100 a
+    course-size step took 6 ms replayed as CUDA graphs against 15 ms eager, TF32 both (a step of this small model is
     bound by launching its kernels), and the first epoch of pretraining, which compiles and records
     the graphs, 60 s: worth it for the 14,950 steps of pretraining (158 s in all), not for the 80 to
     600 of finetuning. DDP is left uncompiled (its gradient hooks and CUDA graphs do not mix), and so
