@@ -19,9 +19,10 @@ In one run it prints:
   more paths run beside them: "fast, eager" (no compiling; --no-compile makes it the fast path) and
   "fast + bf16 autocast" (eager; off by default: its casts add kernels to a launch-bound step),
   and the paths that replay whole steps, clipping and AdamW included, as CUDA graphs captured by
-  hand ("step graphs", submission/graphs.py; off by default until measured faster), with eager or
-  compiled kernels, in one or two length groups (on torch 2.2 and later; below it a line says why
-  those rows are missing).
+  hand ("step graphs", submission/graphs.py; off by default), with eager kernels in one or two
+  length groups and with compiled kernels in two (on torch 2.2 and later; below it a line says why
+  those rows are missing). Length groups under the reduce-overhead mode are not timed: a bench with
+  such rows crashed on an H100 (trainer.compiled_graphs_conflict).
 - evaluation of the dev questions: the course's loop (`sample()` one question at a time, 32
   steps each) against `predict_places` (batched, key/value cache, early stop), with the number of
   identical answers. The reference loop is timed on --ref-questions questions and scaled to the
@@ -204,6 +205,27 @@ def training_runs(pre, variant, batch, threads, paths):
     return runs, cfg
 
 
+def training_paths(cuda, compiled, quick, step_graphs, bf16):
+    """The timed training paths: (name, fast attention, fast trainer, compile mode, bf16 autocast, length
+    groups, step graphs), the later ones left out for their defaults. `compiled`: the fast path compiles
+    (CUDA, without --no-compile); `step_graphs`: this torch and device can replay whole steps (graphs.py)."""
+    paths = [("reference", False, False), ("fast", True, True, "reduce-overhead" if compiled else None)]
+    if not quick:
+        paths.insert(1, ("fast attention only", True, False))
+    if not cuda and not quick:
+        paths.append(("fast, no length groups", True, True, None, False, 1))
+    if compiled:
+        paths.append(("fast, eager", True, True, None))
+    if cuda and step_graphs:  # whole steps as CUDA graphs, off by default
+        paths.append(("fast, step graphs", True, True, None, False, 1, True))
+        paths.append(("fast, step graphs, 2 length groups", True, True, None, False, 2, True))
+        if compiled:
+            paths.append(("fast, step graphs + compile, 2 length groups", True, True, "default", False, 2, True))
+    if bf16:
+        paths.append(("fast + bf16 autocast", True, True, None, True))
+    return paths
+
+
 def make_room_for_compiles(limit=64):
     """Raise dynamo's recompile limit (8 by default) for the bench's compiled rows: GPT.forward gets a
     cache entry per variant, compile mode (reduce-overhead, default) and width (one fixed, then one
@@ -298,30 +320,14 @@ def main(argv=None):
     peak = peak_flops(device, torch.float32, 8192 if cuda else 2048)
     print(f"\npeak: {peak / 1e9:,.0f} GFLOP/s ({'TF32' if cuda else 'fp32'} matrix product)")
 
-    # training: each path is (name, fast attention, fast trainer, compile mode, bf16 autocast, length groups,
-    # step graphs), the later ones left out for their defaults
     compiled = cuda and not args.no_compile  # what compile="auto" does for a pretraining-length run
     if compiled:
         make_room_for_compiles()
-    paths = [("reference", False, False), ("fast", True, True, "reduce-overhead" if compiled else None)]
-    if not args.quick:
-        paths.insert(1, ("fast attention only", True, False))
-    if not cuda and not args.quick:
-        paths.append(("fast, no length groups", True, True, None, False, 1))
-    if compiled:
-        paths.append(("fast, eager", True, True, None))
-        for groups in (2, 4):  # length groups are off on CUDA until measured there (batching.length_group_count)
-            paths.append((f"fast, {groups} length groups", True, True, "reduce-overhead", False, groups))
     need = step_graphs_need(device) if cuda else None
     if need is not None:
         print(f"no step-graph rows: step graphs need {need}")
-    if cuda and need is None:  # whole steps as CUDA graphs (graphs.py), off by default
-        paths.append(("fast, step graphs", True, True, None, False, 1, True))
-        paths.append(("fast, step graphs, 2 length groups", True, True, None, False, 2, True))
-        if compiled:
-            paths.append(("fast, step graphs + compile", True, True, "default", False, 1, True))
-    if (cuda and torch.cuda.is_bf16_supported()) or (not cuda and not args.quick and cpu_has_bf16()):
-        paths.append(("fast + bf16 autocast", True, True, None, True))
+    bf16 = (cuda and torch.cuda.is_bf16_supported()) or (not cuda and not args.quick and cpu_has_bf16())
+    paths = training_paths(cuda, compiled, args.quick, need is None, bf16)
     batches = pretrain_batches(pre, batch, rounds + 1)
     if cuda:  # page-locked, as the trainer's DataLoader gives them: copies to the GPU do not wait
         batches = [(x.pin_memory(), y.pin_memory()) for x, y in batches]
@@ -332,8 +338,10 @@ def main(argv=None):
     for variant in ("vanilla", "synthesizer"):
         runs, cfg = training_runs(pre, variant, batch, threads, paths)
         med = time_steps(runs, batches, rounds, device, block=STEPS_PER_BLOCK if cuda else 1)
+        width = max(map(len, runs))
         for name in runs:
-            print(f"  {variant:11s} {name:34s} {med[name] * 1e3:8.0f} ms/step  "
+            ms = med[name] * 1e3
+            print(f"  {variant:11s} {name:{width}s} {ms:8.{2 if ms < 100 else 0}f} ms/step  "
                   f"{course_tokens / med[name]:9,.0f} tokens/s")
             key = name.replace(" + ", "_").replace(", ", "_").replace(" ", "_")
             summary[f"train_tokens_per_s_{variant}_{key}"] = round(course_tokens / med[name])
@@ -341,10 +349,9 @@ def main(argv=None):
         summary[f"train_speedup_{variant}"] = round(speedup, 3)
         for name, key in (("fast attention only", "attention_only"), ("fast, eager", "eager"),
                           ("fast + bf16 autocast", "bf16"), ("fast, no length groups", "no_groups"),
-                          ("fast, 2 length groups", "2_groups"), ("fast, 4 length groups", "4_groups"),
                           ("fast, step graphs", "step_graphs"),
                           ("fast, step graphs, 2 length groups", "step_graphs_2_groups"),
-                          ("fast, step graphs + compile", "step_graphs_compile")):
+                          ("fast, step graphs + compile, 2 length groups", "step_graphs_compile_2_groups")):
             if name in med:
                 summary[f"train_speedup_{variant}_{key}"] = round(med["reference"] / med[name], 3)
         print(f"  {variant:11s} speedup fast / reference: {speedup:.2f}x"

@@ -25,7 +25,7 @@ with interruptible_start("run.py"):  # torch loads here
     from submission.decoding import predict_places_reference
     from submission.files import is_special_file, reads_as
     from submission.model import GPTConfig
-    from submission.trainer import COMPILE_MODES, step_graphs_need
+    from submission.trainer import COMPILE_MODES, compiled_graphs_conflict, step_graphs_need
     from submission.utils import (atomic_write_text, check_output_path, denormals_flushed, evaluate_places,
                                   get_device, load_params, is_main_process, predict_places, run_cli, set_seed)
 
@@ -100,7 +100,8 @@ def build_parser():
     g.add_argument("--length_groups", type=int, default=None,
                    help="compute each batch in N groups of rows of similar length, each cut to its longest row "
                         "(same loss and gradients; default: on the CPU one group per 16 rows, 2 to 8, none below "
-                        "16 rows; 1: off; one process only, not under torchrun)")
+                        "16 rows; 1: off; one process only, not under torchrun; on CUDA not with compile mode "
+                        "reduce-overhead or max-autotune, so automatic compiling takes mode default)")
     g.add_argument("--step_graphs", action="store_true",
                    help="one GPU, torch 2.2+: replay whole training steps, clipping and AdamW included, as CUDA graphs "
                         "captured by hand (same computation; not with --compile_mode reduce-overhead or "
@@ -159,6 +160,11 @@ def parse_args(argv=None):
         need = step_graphs_need(get_device(), int(os.environ.get("WORLD_SIZE", "1")), compile_mode=args.compile_mode)
         if need is not None:
             p.error(f"--step_graphs needs {need}; leave it out")
+    if (args.length_groups or 1) > 1 and args.function != "evaluate" and not (args.no_compile or args.reference_train):
+        mode = args.compile_mode or (None if args.compile else os.environ.get("GPT_COMPILE"))
+        conflict = compiled_graphs_conflict(args.length_groups, get_device(), mode)
+        if conflict is not None:
+            p.error(conflict)
     if not args.pretrain_corpus_path:
         p.error("--pretrain_corpus_path is required (it defines the vocabulary)")
     needs = {"pretrain": ["writing_params_path"],

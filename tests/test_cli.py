@@ -902,3 +902,25 @@ def test_a_pipe_given_as_a_corpus_is_named_as_one(tmp_path):
         with pytest.raises(DataError, match=rf"{name}: a symbolic link to nothing \(its target is missing, or the "
                                             rf"links loop\); give the dev set itself$"):
             read_text(str(tmp_path / name), "dev set")
+
+
+def test_length_groups_with_compiles_own_cuda_graphs_is_one_line(capsys, monkeypatch):
+    """--length_groups N > 1 with a compile mode that records CUDA graphs (flag or GPT_COMPILE) on CUDA: one
+    line; on the CPU, with another mode, or with --no_compile the flags stand."""
+    monkeypatch.setattr(driver, "get_device", lambda: "cuda")
+    monkeypatch.delenv("GPT_COMPILE", raising=False)
+    argv = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "--writing_params_path=p",
+            "--length_groups", "2"]
+    err = one_line_exit(capsys, argv + ["--compile_mode", "reduce-overhead"])
+    assert ("error: length groups (2) do not train under torch.compile's reduce-overhead mode on CUDA (its CUDA "
+            "graphs per group width crashed on an H100); use step graphs (--step_graphs), whose own graphs take "
+            "length groups, or compile mode default") in err
+    monkeypatch.setenv("GPT_COMPILE", "max-autotune")
+    assert "under torch.compile's max-autotune mode" in one_line_exit(capsys, argv)
+    assert driver.parse_args(argv + ["--compile"]).compile  # --compile: torch's default mode, no graphs
+    assert driver.parse_args(argv + ["--no_compile"]).no_compile
+    monkeypatch.delenv("GPT_COMPILE")
+    assert driver.parse_args(argv).length_groups == 2  # "auto" compiling takes the default mode for it
+    assert driver.parse_args(argv + ["--compile_mode", "default"]).compile_mode == "default"
+    monkeypatch.setattr(driver, "get_device", lambda: "cpu")
+    assert driver.parse_args(argv + ["--compile_mode", "reduce-overhead"]).length_groups == 2

@@ -740,6 +740,28 @@ def test_bench_paths_carry_their_compile_and_autocast_options():
     assert not runs["reference"].model.blocks[0].attn.fast and runs["fast"].model.blocks[0].attn.fast
 
 
+def test_the_bench_times_no_path_the_trainer_refuses():
+    """Every path the bench times on CUDA passes the trainer's checks: no length groups under a compile
+    mode that records CUDA graphs of its own (such rows crashed the bench on an H100); step-graph rows
+    only where step graphs can run; the CPU's paths take no CUDA-only option."""
+    import bench
+    from submission.trainer import compiled_graphs_conflict
+    for cuda, compiled, quick, graphs, bf16 in [(True, True, False, True, True), (True, False, False, True, False),
+                                                (True, True, True, False, True), (False, False, False, False, True),
+                                                (False, False, True, False, False)]:
+        paths = bench.training_paths(cuda, compiled, quick, graphs, bf16)
+        names = [p[0] for p in paths]
+        assert names[0] == "reference" and "fast" in names and len(set(names)) == len(names)
+        for name, _, _, *options in paths:
+            mode, amp, groups, step_graphs = tuple(options) + (None, False, "auto", False)[len(options):]
+            assert compiled_graphs_conflict(groups if isinstance(groups, int) else 1,
+                                            "cuda" if cuda else "cpu", mode) is None, name
+            assert not step_graphs or (cuda and graphs), name
+            assert amp == (name == "fast + bf16 autocast") and (not amp or bf16), name
+        assert any(p[0] == "fast, step graphs + compile, 2 length groups" for p in paths) == (compiled and graphs)
+        assert ("fast attention only" in names) == (not quick)
+
+
 @COMPILE_PER_BACKEND
 def test_the_bench_makes_room_for_all_its_compiled_rows(monkeypatch):
     """Each compile mode of GPT.forward is a cache entry of its own: past dynamo's recompile limit (8) a

@@ -150,3 +150,35 @@ def test_an_ungrouped_step_after_grouped_ones_weighs_its_loss_by_one():
     with torch.no_grad():
         expected = model(x, y)[1]
     assert graphs.step(x, y, [(None, 23, 1.0)]).item() == pytest.approx(expected.item(), rel=1e-6)
+
+
+def test_length_groups_refuse_torch_compiles_own_cuda_graphs(monkeypatch):
+    """A bench with the reduce-overhead mode's rows of 2 and 4 length groups crashed on an H100 (an illegal
+    memory access), the same bench without them ran: on CUDA, groups by number and the modes that record
+    CUDA graphs of their own are refused in one sentence naming both ways out, and "auto" compiling of a
+    grouped run takes the default mode instead."""
+    from submission import trainer
+    from submission.trainer import AUTO_COMPILE_STEPS, compile_setting, compiled_graphs_conflict
+    said = compiled_graphs_conflict(2, "cuda:0", "reduce-overhead")
+    assert said == ("length groups (2) do not train under torch.compile's reduce-overhead mode on CUDA (its CUDA "
+                    "graphs per group width crashed on an H100); use step graphs (--step_graphs), whose own graphs "
+                    "take length groups, or compile mode default")
+    assert compiled_graphs_conflict(4, "cuda", "max-autotune").startswith("length groups (4) do not train")
+    assert compiled_graphs_conflict(1, "cuda", "reduce-overhead") is None  # no groups
+    assert compiled_graphs_conflict(2, "cuda", "default") is None  # no graphs of torch.compile's own
+    assert compiled_graphs_conflict(2, "cuda", "max-autotune-no-cudagraphs") is None
+    assert compiled_graphs_conflict(2, "cuda", None) is None
+    assert compiled_graphs_conflict(2, "cpu", "reduce-overhead") is None  # no CUDA graphs off CUDA
+    monkeypatch.delenv("GPT_COMPILE", raising=False)
+    monkeypatch.setattr(trainer, "_has_triton", lambda: True)
+    monkeypatch.setattr(trainer, "_has_c_compiler", lambda: True)
+    assert compile_setting(TrainerConfig(length_groups=2), "cuda", AUTO_COMPILE_STEPS) == {"mode": "default"}
+    assert compile_setting(TrainerConfig(length_groups=1), "cuda", AUTO_COMPILE_STEPS) == {"mode": "reduce-overhead"}
+    assert compile_setting(TrainerConfig(), "cuda", AUTO_COMPILE_STEPS) == {"mode": "reduce-overhead"}  # "auto"
+    # the Trainer refuses before compiling or building the optimizer (a CPU machine taken for a GPU here)
+    model = GPT(GPTConfig(20, 24, n_layer=1, n_head=2, n_embd=8))
+    fake = Trainer(model, padded_data(), None, TrainerConfig(compile="reduce-overhead", length_groups=3))
+    fake.device = "cuda"
+    monkeypatch.setattr(torch, "compile", lambda *a, **k: pytest.fail("compiled before the check"))
+    with pytest.raises(ValueError, match=r"^length groups \(3\) do not train under torch.compile's reduce-overhead"):
+        fake.prepare()

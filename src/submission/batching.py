@@ -62,10 +62,11 @@ def length_group_count(config, rows, device="cpu", world_size=1, compiled=False)
     most 8 (batches under 16 rows: 1); elsewhere 1. Measured on this project's 2-core CPU, the fast
     path's step against the same path in one group: course pretraining (batch 128, 8 groups) 2.2-2.4x,
     course finetuning (batch 256) 1.6x, the demo's small model 1.3x (pretraining, batch 16, 2 groups)
-    and 1.1x (finetuning, batch 32); with 8-row groups the small model was slower. Not on a GPU until
-    measured there (each group is a forward of its own: more launches, and CUDA graphs per width),
-    never under torch.compile (each width would recompile) nor DDP (one forward per backward), and
-    only with an ignore_index (the lengths are where the counted targets end).
+    and 1.1x (finetuning, batch 32); with 8-row groups the small model was slower. Not by default on
+    a GPU (each group is a forward of its own: more launches, and CUDA graphs per width; on an H100 2
+    groups helped only inside step graphs, graphs.py), never by default under torch.compile (each
+    width would recompile) nor ever under DDP (one forward per backward), and only with an
+    ignore_index (the lengths are where the counted targets end).
     """
     value = config.length_groups
     if value != "auto" and (isinstance(value, bool) or not isinstance(value, int) or value < 1):

@@ -232,10 +232,32 @@ def torch_version():
     return tuple(int(part) for part in re.match(r"(\d+)\.(\d+)", torch.__version__).groups())
 
 
+GRAPH_MODES = ("reduce-overhead", "max-autotune")  # torch.compile's modes that record CUDA graphs of their own
+
+
+def asked_groups(config):
+    """The length groups `config` asks for by number; 1 for "auto" (which is 1 on CUDA anyway)."""
+    value = config.length_groups
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+def compiled_graphs_conflict(groups, device, compile_mode):
+    """Why `groups` length groups cannot train under torch.compile's `compile_mode` on `device`, as words;
+    None when they can. On CUDA the modes of GRAPH_MODES record a graph per group width, and the bench's
+    rows with 2 and 4 groups in the reduce-overhead mode crashed a run on an H100 with an illegal memory
+    access (torch 2.11.0+cu130), while the same bench without them ran; step graphs (graphs.py) with
+    length groups ran, and were the fastest TF32 path measured there."""
+    if str(device).startswith("cuda") and compile_mode in GRAPH_MODES and groups > 1:
+        return (f"length groups ({groups}) do not train under torch.compile's {compile_mode} mode on CUDA (its "
+                f"CUDA graphs per group width crashed on an H100); use step graphs (--step_graphs), whose own "
+                f"graphs take length groups, or compile mode default")
+    return None
+
+
 def step_graphs_need(device, world_size=1, fast=True, compile_mode=None):
     """What step graphs (graphs.py) need that this training run lacks, as words ("a CUDA GPU (...)");
     None when it has everything. The machine's needs come before the torch version's."""
-    if compile_mode in ("reduce-overhead", "max-autotune"):
+    if compile_mode in GRAPH_MODES:
         return (f"no CUDA graphs of torch.compile's own (compile mode {compile_mode} records them: use default or "
                 f"max-autotune-no-cudagraphs)")
     if not device.startswith("cuda"):
@@ -289,7 +311,8 @@ def compile_setting(config, device="cpu", steps=None, world_size=1):
     bound by launching its kernels), and the first epoch of pretraining, which compiles and records
     the graphs, 60 s: worth it for the 14,950 steps of pretraining (158 s in all), not for the 80 to
     600 of finetuning. DDP is left uncompiled (its gradient hooks and CUDA graphs do not mix), and so
-    is a run with step_graphs (its own CUDA graphs, graphs.py) unless GPT_COMPILE says otherwise.
+    is a run with step_graphs (its own CUDA graphs, graphs.py) unless GPT_COMPILE says otherwise; a
+    run that asks for length groups gets the default mode, without torch.compile's CUDA graphs.
     """
     value = config.compile
     if value == "auto":
@@ -299,7 +322,8 @@ def compile_setting(config, device="cpu", steps=None, world_size=1):
         elif value is None:
             auto = (device.startswith("cuda") and world_size == 1 and steps is not None
                     and steps >= AUTO_COMPILE_STEPS and _has_triton() and _has_c_compiler())
-            value = "reduce-overhead" if auto else False
+            # length groups asked for by number: the default mode (compiled_graphs_conflict)
+            value = ("default" if asked_groups(config) > 1 else "reduce-overhead") if auto else False
     if value in (False, None, "", "0"):
         return None
     if value in (True, "1"):
@@ -617,6 +641,9 @@ class TrainingRun:
                                     compile_kwargs.get("mode") if compile_kwargs else None)
             if need is not None:
                 raise ValueError(f"step_graphs needs {need}; turn it off or change that setting")
+        conflict = compiled_graphs_conflict(asked_groups(config), self.device, (compile_kwargs or {}).get("mode"))
+        if conflict is not None:
+            raise ValueError(conflict)
         self.compiled = compile_kwargs is not None
         if self.compiled:
             if config.compile == "auto" and trainer.is_main and steps is not None:
