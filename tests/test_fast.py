@@ -243,11 +243,19 @@ def train_params(synth, fast, fast_trainer=True, **conf):
 
 @pytest.mark.parametrize("synth", [False, True])
 def test_fast_training_ends_at_the_reference_params(synth):
-    ref, ref_tokens = train_params(synth, fast=False, fast_trainer=False)
-    fast, fast_tokens = train_params(synth, fast=True)  # defaults: trim, fused AdamW, fast attention
+    """In float64, as the length groups' test below: in float32 the padding trim's other GEMM sizes sum in
+    another order, and AdamW amplifies that where gradients are near zero, by a CPU's own amount (the
+    synthesizer moved up to 4e-4 on a 2-core AMD EPYC, within 1e-4 on an Intel Xeon)."""
+    torch.set_default_dtype(torch.float64)
+    try:
+        ref, ref_tokens = train_params(synth, fast=False, fast_trainer=False)
+        fast, fast_tokens = train_params(synth, fast=True)  # defaults: trim, fused AdamW, fast attention
+    finally:
+        torch.set_default_dtype(torch.float32)
     assert fast_tokens == ref_tokens == 2 * 24 * 23  # the course's count, untrimmed
+    assert all(p.dtype == torch.float64 for p in ref.values() if p.is_floating_point())
     for name, p in ref.items():
-        assert torch.allclose(fast[name], p, atol=1e-4, rtol=1e-3), name
+        assert torch.allclose(fast[name], p, atol=1e-10, rtol=0), name
     start = GPT(config(synthesizer=synth)).state_dict()
     assert max((ref[n] - start[n]).abs().max().item() for n in ref if n.endswith("weight")) > 1e-2
 
