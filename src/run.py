@@ -25,7 +25,7 @@ with interruptible_start("run.py"):  # torch loads here
     from submission.decoding import predict_places_reference
     from submission.files import is_special_file, reads_as
     from submission.model import GPTConfig
-    from submission.trainer import COMPILE_MODES, compiled_graphs_conflict, step_graphs_need
+    from submission.trainer import COMPILE_MODES, GRAPH_MODES, compiled_graphs_conflict, step_graphs_need
     from submission.utils import (atomic_write_text, check_output_path, denormals_flushed, evaluate_places,
                                   get_device, load_params, is_main_process, predict_places, run_cli, set_seed)
 
@@ -156,15 +156,17 @@ def parse_args(argv=None):
                      if getattr(args, name)] + (["--length_groups"] if (args.length_groups or 1) > 1 else [])
         if fast_only:
             p.error(f"--reference_train is the course's loop, without {' or '.join(fast_only)}; give one of them")
+    mode, from_env = asked_compile_mode(args)
     if args.step_graphs and args.function != "evaluate":  # (evaluate notes below that it does not read it)
-        need = step_graphs_need(get_device(), int(os.environ.get("WORLD_SIZE", "1")), compile_mode=args.compile_mode)
+        need = step_graphs_need(get_device(), int(os.environ.get("WORLD_SIZE", "1")), compile_mode=mode)
         if need is not None:
-            p.error(f"--step_graphs needs {need}; leave it out")
-    if (args.length_groups or 1) > 1 and args.function != "evaluate" and not (args.no_compile or args.reference_train):
-        mode = args.compile_mode or (None if args.compile else os.environ.get("GPT_COMPILE"))
+            blame = from_env and mode in GRAPH_MODES  # the need is the mode, and GPT_COMPILE set it
+            p.error(f"--step_graphs needs {need}; " + (f"GPT_COMPILE={mode} sets that mode: unset it or leave "
+                                                       f"--step_graphs out" if blame else "leave it out"))
+    if (args.length_groups or 1) > 1 and args.function != "evaluate":
         conflict = compiled_graphs_conflict(args.length_groups, get_device(), mode)
         if conflict is not None:
-            p.error(conflict)
+            p.error(conflict + (f" (GPT_COMPILE={mode} sets the mode)" if from_env else ""))
     if not args.pretrain_corpus_path:
         p.error("--pretrain_corpus_path is required (it defines the vocabulary)")
     needs = {"pretrain": ["writing_params_path"],
@@ -194,6 +196,18 @@ def parse_args(argv=None):
             why = " (pretraining always starts from a new model)" if name == "reading_params_path" else ""
             print(f"run.py: note: --function={args.function} does not read --{name}{why}", file=sys.stderr)
     return args
+
+
+def asked_compile_mode(args):
+    """(the torch.compile mode a training run of `args` asks for, whether it comes from GPT_COMPILE): the
+    mode trainer.compile_setting will use, as --compile_mode gives it, else GPT_COMPILE when no compile
+    flag is given; None for no compiling, torch's default mode or a backend name."""
+    if args.no_compile or args.reference_train:
+        return None, False
+    if args.compile_mode or args.compile:
+        return args.compile_mode, False
+    value = os.environ.get("GPT_COMPILE")
+    return (value, True) if value in COMPILE_MODES else (None, False)
 
 
 def build_model(args, pretrain_dataset):

@@ -916,7 +916,7 @@ def test_length_groups_with_compiles_own_cuda_graphs_is_one_line(capsys, monkeyp
             "graphs per group width crashed on an H100); use step graphs (--step_graphs), whose own graphs take "
             "length groups, or compile mode default") in err
     monkeypatch.setenv("GPT_COMPILE", "max-autotune")
-    assert "under torch.compile's max-autotune mode" in one_line_exit(capsys, argv)
+    assert "or compile mode default (GPT_COMPILE=max-autotune sets the mode)" in one_line_exit(capsys, argv)
     assert driver.parse_args(argv + ["--compile"]).compile  # --compile: torch's default mode, no graphs
     assert driver.parse_args(argv + ["--no_compile"]).no_compile
     monkeypatch.delenv("GPT_COMPILE")
@@ -924,3 +924,45 @@ def test_length_groups_with_compiles_own_cuda_graphs_is_one_line(capsys, monkeyp
     assert driver.parse_args(argv + ["--compile_mode", "default"]).compile_mode == "default"
     monkeypatch.setattr(driver, "get_device", lambda: "cpu")
     assert driver.parse_args(argv + ["--compile_mode", "reduce-overhead"]).length_groups == 2
+
+
+def test_step_graphs_under_gpt_compiles_own_cuda_graphs_is_one_line(capsys, monkeypatch):
+    """GPT_COMPILE=reduce-overhead with --step_graphs on CUDA: the trainer would compile in that mode and refuse
+    it with a traceback; run.py says so in one line and names the variable. A compile flag decides over it."""
+    monkeypatch.setattr(torch, "__version__", "2.13.0")
+    monkeypatch.setattr(driver, "get_device", lambda: "cuda")
+    monkeypatch.setenv("GPT_COMPILE", "reduce-overhead")
+    argv = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "--writing_params_path=p",
+            "--step_graphs"]
+    err = one_line_exit(capsys, argv)
+    assert ("error: --step_graphs needs no CUDA graphs of torch.compile's own (compile mode reduce-overhead records "
+            "them: use default or max-autotune-no-cudagraphs); GPT_COMPILE=reduce-overhead sets that mode: unset it "
+            "or leave --step_graphs out") in err
+    for flags in (["--no_compile"], ["--compile"], ["--compile_mode", "default"]):
+        assert driver.parse_args(argv + flags).step_graphs
+    monkeypatch.setattr(driver, "get_device", lambda: "cpu")  # on the CPU the mode is still named first
+    assert "GPT_COMPILE=reduce-overhead sets that mode" in one_line_exit(capsys, argv)
+    monkeypatch.setenv("GPT_COMPILE", "default")  # the need is the GPU's: the variable is not blamed
+    err = one_line_exit(capsys, argv)
+    assert "--step_graphs needs a CUDA GPU (this run would train on cpu); leave it out" in err
+
+
+@pytest.mark.parametrize("env", [None, "reduce-overhead", "max-autotune", "default", "1", "0", "eager"])
+def test_run_py_refuses_exactly_the_compile_modes_the_trainer_would_use(monkeypatch, env):
+    """run.py's checks of --step_graphs and --length_groups read the compile mode as trainer.compile_setting
+    decides it (flags first, then GPT_COMPILE), so that no refused run gets past them to fail in the trainer."""
+    from submission.trainer import GRAPH_MODES, TrainerConfig, compile_setting
+    if env is None:
+        monkeypatch.delenv("GPT_COMPILE", raising=False)
+    else:
+        monkeypatch.setenv("GPT_COMPILE", env)
+    base = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "--writing_params_path=p"]
+    for flags in ([], ["--no_compile"], ["--compile"], ["--compile_mode", "reduce-overhead"],
+                  ["--compile_mode", "max-autotune"], ["--compile_mode", "default"]):
+        for asked in (["--step_graphs"], ["--length_groups", "2"]):
+            args = driver.parse_args(base + flags)  # checked without the option (on this CPU), then given it
+            args.step_graphs, args.length_groups = asked == ["--step_graphs"], 2 if "--length_groups" in asked else None
+            tconf = driver.apply_overrides(TrainerConfig(max_epochs=650, batch_size=128), args)
+            kwargs = compile_setting(tconf, "cuda", steps=14950) or {}
+            trainer_refuses = kwargs.get("mode") in GRAPH_MODES
+            assert (driver.asked_compile_mode(args)[0] in GRAPH_MODES) == trainer_refuses, (env, flags, asked)
