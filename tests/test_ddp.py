@@ -3,7 +3,8 @@ train to the same params as 1 process with the same global batch; only rank 0 wr
 
 The data has PAD targets in different numbers per row, so each rank counts a different share of
 the global batch's targets: equal params need the trainer's per-rank loss weighting, and equal
-learning rates need the token counter to count the global batch.
+learning rates need the token counter to count the global batch (also where the ranks' rows skip
+different numbers of -100 targets). Only rank 0 writes the log and checkpoint and calls the writer.
 
 Run:  python -m pytest -q tests/test_ddp.py
 """
@@ -47,13 +48,49 @@ def config(folder, tag):
                          ckpt_path=os.path.join(folder, f"{tag}.ckpt"))
 
 
+class Scalars:
+    """A SummaryWriter stand-in (TrainerConfig.writer): the (tag, step) of each add_scalar call."""
+
+    def __init__(self):
+        self.calls = []
+
+    def add_scalar(self, tag, value, step):
+        self.calls.append((tag, step))
+
+
+class Unigram(torch.nn.Module):
+    """A model whose loss skips -100 targets (cross_entropy's default), as minGPT's notebook model's does;
+    it declares no loss_ignore_index, so the trainer computes whole batches and counts targets itself."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.emb = torch.nn.Embedding(VOCAB, VOCAB)
+
+    def forward(self, x, y):
+        logits = self.emb(x)  # (B, T, vocab)
+        return logits, torch.nn.functional.cross_entropy(logits.view(-1, VOCAB), y.reshape(-1))
+
+
+def ignored_targets_dataset():
+    """dataset() with its PAD targets made -100: rank 0's rows hold other counts of them than rank 1's."""
+    x, y = dataset().tensors
+    return TensorDataset(x, torch.where(y == 0, -100, y))
+
+
 def _worker(rank, world, port, folder):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world),
                       LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world))
     model = fresh_model()
-    trainer = Trainer(model, dataset(), None, config(folder, f"ddp-rank{rank}"))
+    conf = config(folder, f"ddp-rank{rank}")
+    conf.writer = Scalars()
+    trainer = Trainer(model, dataset(), None, conf)
     trainer.train()
-    torch.save({"params": model.state_dict(), "tokens": trainer.tokens, "main": is_main_process()},
+    other = Trainer(Unigram(), ignored_targets_dataset(), None, config(folder, f"unigram-rank{rank}"))
+    other.train()
+    torch.save({"params": model.state_dict(), "tokens": trainer.tokens, "main": is_main_process(),
+                "scalars": conf.writer.calls, "unigram_tokens": other.tokens,
+                "unigram_lr": [json.loads(line)["lr"] for line in open(other.config.log_path)] if rank == 0 else None},
                os.path.join(folder, f"rank{rank}.pt"))
     dist.destroy_process_group()
 
@@ -106,3 +143,27 @@ def test_logged_loss_and_schedule_are_the_global_ones(runs):
         assert (a["step"], a["epoch"], a["tokens"]) == (b["step"], b["epoch"], b["tokens"])
         assert a["lr"] == pytest.approx(b["lr"], rel=1e-12)
         assert a["loss"] == pytest.approx(b["loss"], rel=1e-4, abs=1e-5)
+
+
+def test_only_rank_zero_calls_the_writer(runs):
+    _, _, ranks = runs
+    steps = EPOCHS * ROWS // BATCH
+    assert ranks[0]["scalars"] == [(tag, step) for step in range(1, steps + 1) for tag in ("train/loss", "train/lr")]
+    assert ranks[1]["scalars"] == []
+
+
+def test_ranks_count_the_same_tokens_when_targets_are_skipped_unevenly(runs):
+    """-100 targets, more of them in some ranks' rows than others': a count of each rank's own non-negative
+    targets would give the ranks different learning rates. Under DDP every position of the global batch
+    counts (trainer.py), on every rank alike, and the logged schedule follows that count."""
+    folder, _, ranks = runs
+    x, y = ignored_targets_dataset().tensors
+    half = BATCH // 2  # each global batch's rows: rank 0 takes the first half, rank 1 the second
+    uneven = [int((y[i:i + half] < 0).sum()) - int((y[i + half:i + BATCH] < 0).sum()) for i in range(0, ROWS, BATCH)]
+    assert any(uneven)  # the ranks do skip different numbers of targets
+    assert ranks[0]["unigram_tokens"] == ranks[1]["unigram_tokens"] == EPOCHS * ROWS * WIDTH
+    conf = config(folder, "unused")
+    from submission.trainer import lr_multiplier
+    expected = [conf.learning_rate * lr_multiplier(step * BATCH * WIDTH, conf)
+                for step in range(1, EPOCHS * ROWS // BATCH + 1)]
+    assert ranks[0]["unigram_lr"] == pytest.approx(expected, rel=1e-12)
