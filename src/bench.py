@@ -228,9 +228,9 @@ def training_paths(cuda, compiled, quick, step_graphs, bf16):
 
 def make_room_for_compiles(limit=64):
     """Raise dynamo's recompile limit (8 by default) for the bench's compiled rows: GPT.forward gets a
-    cache entry per variant, compile mode (reduce-overhead, default) and width (one fixed, then one
-    dynamic), and up to four of those rows a variant could pass 8, past which dynamo would run the rest
-    eagerly, with a warning but timed as compiled."""
+    cache entry per variant and compile mode (reduce-overhead, default; more on a torch without one
+    graph for every batch shape), and past 8 dynamo would run the rest eagerly, with a warning but timed
+    as compiled."""
     import torch._dynamo.config as dynamo_config
     name = "recompile_limit" if hasattr(dynamo_config, "recompile_limit") else "cache_size_limit"  # torch < 2.6
     setattr(dynamo_config, name, max(limit, getattr(dynamo_config, name)))

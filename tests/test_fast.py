@@ -31,7 +31,7 @@ from submission.decoding import (_decode, _greedy_cached, _greedy_full, _new_cac
                                  predict_places, predict_places_recompute, predict_places_reference, sample,
                                  sample_cached, top_k_logits)
 from submission.utils import MASK_CHAR, CpuThreads
-from torch_version import COMPILE_PER_BACKEND, EXPLAIN_FORWARD
+from torch_version import COMPILE_PER_BACKEND, EXPLAIN_FORWARD, ONE_DYNAMIC_GRAPH
 
 
 def config(**kw):
@@ -292,6 +292,33 @@ def test_length_grouped_training_ends_at_the_reference_params(synth):
     assert all(p.dtype == torch.float64 for p in ref.values() if p.is_floating_point())
     for name, p in ref.items():
         assert torch.allclose(grouped[name], p, atol=1e-10, rtol=0), name
+
+
+@ONE_DYNAMIC_GRAPH
+def test_a_compiled_run_compiles_one_graph_for_all_its_batch_shapes():
+    """Trimmed batches of 16, 8 and 23 columns, and a last batch of 4 rows: one graph (torch.compile's
+    dynamic=True). Under dynamo's automatic dynamic shapes it compiled three: the first width, then any
+    width, then also fewer rows (a minute or more of compiling on a GPU, trainer.py). (A first batch with as
+    many rows as columns would add one: dynamo's "duck sizing" then gives both one symbol; the course's
+    batches of 128 and 256 rows never have as many columns.)"""
+    pytest.importorskip("torch._dynamo")
+    from torch._dynamo.utils import counters
+    g = torch.Generator().manual_seed(5)
+    x = torch.randint(1, 20, (20, 23), generator=g)
+    y = torch.randint(1, 20, (20, 23), generator=g)
+    for i, last in enumerate([15] * 8 + [6] * 8 + [23] * 4):  # each batch of 8 rows ends at its own column
+        y[i, last - i % 3:] = 0
+    torch._dynamo.reset()
+    counters.clear()
+    torch.manual_seed(0)
+    model = GPT(config())
+    tconf = TrainerConfig(max_epochs=1, batch_size=8, num_threads=1, compile="eager")
+    run = Trainer(model, TensorDataset(x, y), None, tconf).prepare()
+    assert [run.shapes(y[i:i + 8]) for i in (0, 8, 16)] == [[(8, 16)], [(8, 8)], [(4, 23)]]
+    for i in (0, 8, 16):
+        run.step(x[i:i + 8], y[i:i + 8])
+    assert counters["stats"]["unique_graphs"] == 1
+    torch._dynamo.reset()
 
 
 def test_compiled_training_saves_raw_keys(tmp_path):

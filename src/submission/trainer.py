@@ -42,11 +42,15 @@ turns all of the trainer's part off, giving the course's loop that src/bench.py 
   compiles in the reduce-overhead mode (CUDA graphs: one launch replays a whole step) on a single
   GPU for runs of AUTO_COMPILE_STEPS steps or more, such as pretraining, where the minute of compiling
   pays back; never on the CPU (on this project's 2-core CPU a course-size step at batch 32 took 1,055
-  against 820 ms eager, plus 80 s of compiling). Checkpoints and helper.train save the raw model's
-  state_dict, so keys never carry `_orig_mod.` or `module.`.
+  against 820 ms eager, plus 80 s of compiling). Compiled with dynamic shapes: one graph serves every
+  trimmed width and the smaller last batch (dynamo's automatic dynamic shapes compiled three).
+  Checkpoints and helper.train save the raw model's state_dict, so keys never carry `_orig_mod.` or
+  `module.`.
 - `step_graphs` (off; one CUDA GPU, run.py --step_graphs): each step replayed as CUDA graphs captured
   by hand, one per length group (forward + backward) and one for clipping and AdamW, so the host
-  only copies the batch in and launches replays (graphs.py). Not yet measured on a GPU, hence off.
+  only copies the batch in and launches replays (graphs.py). Off: on an H100 (commit c47193c) a
+  vanilla step took 8.9 ms eager against the default's 6.2, and 5.4 ms compiled (default mode) with 2
+  length groups and SDPA's fused attention dropout, an experiment not kept (docs/speed.md).
 - DistributedDataParallel under torchrun (WORLD_SIZE > 1): nccl on CUDA, gloo on CPU; each rank
   takes batch_size // world_size rows of every global batch (DistributedSampler, no shuffle, so
   global batches are the single-process ones), per-rank losses are weighted by their share of the
@@ -649,7 +653,10 @@ class TrainingRun:
             if config.compile == "auto" and trainer.is_main and steps is not None:
                 tqdm.write(f"compiling the model ({compile_kwargs}) for this {steps:,}-step run: the first steps "
                            f"take about a minute, the rest run faster (--no_compile: train eagerly)")
-            model = torch.compile(model, **compile_kwargs)
+            # dynamic: one graph for every batch shape. Left to dynamo's automatic dynamic shapes, a run compiled
+            # three times (its first width, then any width, then also the last batch's fewer rows): on the 2-core
+            # CPU a small model's first epoch took 44.8 s against 19.6, the later epochs the same
+            model = torch.compile(model, dynamic=True, **compile_kwargs)
         self.model = model
         self.multiple = 8 if (self.cuda or self.compiled) else 1  # trimmed widths, for kernels and recompiles
         self.amp = bool(config.amp) and self.fast
