@@ -2,7 +2,8 @@
 length-group plan, persistent gradients, the learning rate as a device tensor, capturable AdamW)
 gives the eager fast path's params. On the CPU, `capture_rerun` stands in for recording: a
 "replay" runs the captured Python again, reading only the static buffers. With a GPU, real
-captures are compared with eager steps (skipped without one, as in CI).
+captures are compared with eager steps, and replays (step graphs and torch.compile's reduce-overhead
+mode) are checked to draw new dropout masks (skipped without one, as in CI).
 
 Run:  python -m pytest -q tests/test_graphs.py
 """
@@ -132,6 +133,47 @@ def test_captured_cuda_graphs_end_at_the_eager_params(synth, groups, monkeypatch
     assert run.graphs.lr.dtype == torch.float32 and run.graphs.lr.device.type == "cuda"
     for name, p in eager.items():
         assert torch.allclose(replayed[name], p, atol=1e-7, rtol=0), name
+
+
+def dropout_losses(monkeypatch, device, path, dropout, steps=6):
+    """The losses of one 8-row batch stepped `steps` times at learning rate 0, so that the params stay as they
+    are and the loss changes only with the dropout masks; `path`: "graphs" (step graphs) or "compiled"
+    (torch.compile: reduce-overhead on CUDA, the eager backend on the CPU, where capture_rerun records)."""
+    monkeypatch.setenv("GPT_DEVICE", device)
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(20, 24, n_layer=2, n_head=4, n_embd=32,
+                          embd_pdrop=dropout, resid_pdrop=dropout, attn_pdrop=dropout))
+    compiled = path == "compiled" and ("reduce-overhead" if device == "cuda" else "eager")
+    conf = TrainerConfig(batch_size=8, learning_rate=0.0, num_threads=1, compile=compiled,
+                         step_graphs=path == "graphs" and device == "cuda")
+    data = padded_data()
+    run = Trainer(model, data, None, conf).prepare()
+    if path == "graphs" and device == "cpu":
+        run.use_step_graphs(capture=capture_rerun)
+    x, y = data.tensors[0][:8], data.tensors[1][:8]
+    return [float(run.step(x, y)[0]) for _ in range(steps)]
+
+
+@CPU_STEP_GRAPHS
+@pytest.mark.parametrize("path", ["graphs", "compiled"])
+def test_the_dropout_check_tells_new_masks_from_frozen_ones(path, monkeypatch):
+    """The CPU stand-in of the GPU test below: with dropout, every step of the same batch at learning rate 0
+    has a loss of its own; without, all are equal, as replays of frozen masks would be."""
+    pytest.importorskip("torch._dynamo")
+    new = dropout_losses(monkeypatch, "cpu", path, 0.1)
+    assert len(set(new)) == len(new), new
+    frozen = dropout_losses(monkeypatch, "cpu", path, 0.0)
+    assert len(set(frozen)) == 1, frozen
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("path", ["graphs", "compiled"])
+def test_replayed_cuda_graphs_draw_new_dropout_masks(path, monkeypatch):
+    """A CUDA graph replays the kernels it recorded, the random ones too: each replay must still draw new
+    masks (PyTorch moves on the Philox offset a graph reserves). Step graphs, and torch.compile's
+    reduce-overhead mode (the CUDA default): every step after the warm-up and capture ones has its own loss."""
+    losses = dropout_losses(monkeypatch, "cuda", path, 0.1, steps=8)
+    assert len(set(losses[3:])) == 5, losses
 
 
 @CPU_STEP_GRAPHS
