@@ -798,18 +798,17 @@ def test_the_bench_times_no_path_the_trainer_refuses():
 
 
 @COMPILE_PER_BACKEND
-def test_the_bench_makes_room_for_all_its_compiled_rows(monkeypatch):
+def test_the_bench_makes_room_for_all_its_compiled_rows():
     """Each compile mode of GPT.forward is a cache entry of its own: past dynamo's recompile limit (8) a
     compiled row would run eagerly and be timed as compiled. Ten distinct backends here, each must run."""
     import bench
     import torch._dynamo as dynamo
     import torch._dynamo.config as dynamo_config
     name = "recompile_limit" if hasattr(dynamo_config, "recompile_limit") else "cache_size_limit"
-    monkeypatch.setattr(dynamo_config, name, 8)
-    bench.make_room_for_compiles(16)
-    assert getattr(dynamo_config, name) == 16
-    bench.make_room_for_compiles(4)  # never lowered
-    assert getattr(dynamo_config, name) == 16
+    # set and restored by hand: pytest 9's monkeypatch restores an attribute missing from the object's
+    # __dict__ by deleting it, which hides a torch config entry from every later compile
+    old = getattr(dynamo_config, name)
+    setattr(dynamo_config, name, 8)
     compiled = []
 
     def backend(k):
@@ -819,13 +818,18 @@ def test_the_bench_makes_room_for_all_its_compiled_rows(monkeypatch):
         return compile_fx
 
     dynamo.reset()
-    model = GPT(config())
-    x = torch.randint(0, 20, (2, 8))
     try:
+        bench.make_room_for_compiles(16)
+        assert getattr(dynamo_config, name) == 16
+        bench.make_room_for_compiles(4)  # never lowered
+        assert getattr(dynamo_config, name) == 16
+        model = GPT(config())
+        x = torch.randint(0, 20, (2, 8))
         for k in range(10):
             torch.compile(model, backend=backend(k))(x)
     finally:
         dynamo.reset()
+        setattr(dynamo_config, name, old)
     assert sorted(set(compiled)) == list(range(10))
 
 
