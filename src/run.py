@@ -25,7 +25,8 @@ with interruptible_start("run.py"):  # torch loads here
     from submission.decoding import predict_places_reference
     from submission.files import is_special_file, reads_as
     from submission.model import GPTConfig
-    from submission.trainer import COMPILE_MODES, GRAPH_MODES, compiled_graphs_conflict, step_graphs_need
+    from submission.trainer import (COMPILE_MODES, GRAPH_MODES, TrainerConfig, compile_setting,
+                                    compiled_graphs_conflict, step_graphs_need)
     from submission.utils import (atomic_write_text, check_output_path, denormals_flushed, evaluate_places,
                                   get_device, load_params, is_main_process, predict_places, run_cli, set_seed)
 
@@ -198,16 +199,23 @@ def parse_args(argv=None):
     return args
 
 
+def compile_flag(args):
+    """TrainerConfig.compile as the compile flags set it: False, a mode, True, or "auto" (none given)."""
+    if args.no_compile:
+        return False
+    return (args.compile_mode or True) if (args.compile or args.compile_mode) else "auto"
+
+
 def asked_compile_mode(args):
-    """(the torch.compile mode a training run of `args` asks for, whether it comes from GPT_COMPILE): the
-    mode trainer.compile_setting will use, as --compile_mode gives it, else GPT_COMPILE when no compile
-    flag is given; None for no compiling, torch's default mode or a backend name."""
-    if args.no_compile or args.reference_train:
+    """(the torch.compile mode a training run of `args` asks for, whether GPT_COMPILE chose it), as
+    trainer.compile_setting decides it with the run's length unknown (so "auto" reads only GPT_COMPILE);
+    None for no compiling, torch's default mode or a backend name."""
+    if args.reference_train:  # the course's loop never compiles
         return None, False
-    if args.compile_mode or args.compile:
-        return args.compile_mode, False
-    value = os.environ.get("GPT_COMPILE")
-    return (value, True) if value in COMPILE_MODES else (None, False)
+    config = TrainerConfig(compile=compile_flag(args), step_graphs=args.step_graphs,
+                           length_groups=args.length_groups or "auto")
+    mode = (compile_setting(config) or {}).get("mode")
+    return mode, mode is not None and config.compile == "auto"
 
 
 def build_model(args, pretrain_dataset):
@@ -248,10 +256,8 @@ def apply_overrides(tconf, args):
     tconf.state_path, tconf.resume = state_path(args), args.resume
     if args.state_every is not None:
         tconf.state_every = args.state_every
-    if args.compile or args.compile_mode:
-        tconf.compile = args.compile_mode or True
-    if args.no_compile:
-        tconf.compile = False
+    if compile_flag(args) != "auto":
+        tconf.compile = compile_flag(args)
     if args.bf16:
         tconf.amp = True
     if args.step_graphs:
