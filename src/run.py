@@ -357,7 +357,10 @@ def check_outputs(args):
     """Before any work: every file this run writes can be written and overwrites none of its inputs."""
     inputs = [args.pretrain_corpus_path, args.reading_params_path, args.finetune_corpus_path, args.eval_corpus_path]
     if args.function == "evaluate":
-        check_output_path(args.outputs_path, "predictions", inputs, replaces=("text",))
+        # under the course's name (*.predictions) an earlier run's answers are replaced whatever they read
+        # like: a first answer ending "born?" or opening with "{" made them "a corpus" or "a loss log"
+        kinds = ("text", "corpus", "log") if args.outputs_path.endswith(".predictions") else ("text",)
+        check_output_path(args.outputs_path, "predictions", inputs, replaces=kinds)
         check_earlier_predictions(args.outputs_path, args.eval_corpus_path)
         return
     check_output_path(args.writing_params_path, "params", inputs, replaces=("torch",))

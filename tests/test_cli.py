@@ -770,7 +770,9 @@ def test_an_output_path_holding_another_kind_of_file_is_refused(tmp_path, capsys
     driver.main(finetune + [f"--writing_params_path={out}"])
     driver.main(finetune + [f"--writing_params_path={out}"])
     predictions = tmp_path / "dev.predictions"
-    for edited in ("Oslo\n".encode("utf-16"), "Oslo\n".encode("utf-16-le"), b"Oslo\r\n", b""):  # by hand
+    # edited by hand, or answers that read as a corpus line or a log row: refused as such before
+    for edited in ("Oslo\n".encode("utf-16"), "Oslo\n".encode("utf-16-le"), b"Oslo\r\n", b"",
+                   b"Where was Ada born?\n", b"{x} Lisbon\n", b"Oslo\tOslo\n"):
         predictions.write_bytes(edited)
         driver.main(evaluate + [f"--outputs_path={predictions}"])
         assert predictions.read_text(encoding="utf-8").count("\n") == 1
