@@ -67,6 +67,20 @@ def test_bad_flags_stop_with_one_line(capsys, flags, says):
     assert ": error: " in err and says in err and "(--help lists the options)" in err
 
 
+def test_the_courses_positionals_are_checked_against_the_flags(capsys):
+    """CS224N's form (function, variant and corpus as positionals): a flag that says otherwise, or a fourth
+    positional, is a usage error, not a run of another variant or a word silently dropped."""
+    flags = ["--writing_params_path=p", "--finetune_corpus_path=t"]
+    err = one_line_exit(capsys, ["finetune", "synthesizer", "w", "--variant=vanilla"] + flags)
+    assert "variant given twice, as 'synthesizer' and as --variant='vanilla'" in err
+    err = one_line_exit(capsys, ["finetune", "vanilla", "w", "--pretrain_corpus_path=other"] + flags)
+    assert "pretrain_corpus_path given twice, as 'w' and as --pretrain_corpus_path='other'" in err
+    err = one_line_exit(capsys, ["finetune", "vanilla", "w", "t.tsv"] + flags)
+    assert "at most 3 positionals (function, variant, corpus), got 4" in err
+    args = driver.parse_args(["finetune", "vanilla", "w", "--variant=vanilla"] + flags)  # alike: accepted
+    assert (args.function, args.variant, args.pretrain_corpus_path) == ("finetune", "vanilla", "w")
+
+
 def test_a_flag_given_twice_alike_is_accepted_and_leaves_no_trace():
     args = driver.parse_args(["--function=pretrain", "--variant=vanilla", "--variant", "vanilla",
                               "--pretrain_corpus_path=w", "--writing_params_path=p"])
@@ -149,6 +163,21 @@ def test_reference_train_trains_as_the_courses_trainer_and_attention(tmp_path, m
     for name, p in model.state_dict().items():
         assert torch.equal(reference[name], p), name
     assert not all(torch.equal(fast[name], p) for name, p in reference.items())
+
+
+def test_a_run_without_a_seed_is_the_seed_0_run(tmp_path, monkeypatch):
+    """--seed defaults to 0: a run given none draws what a `--seed 0` run draws (the runs the docs report)."""
+    monkeypatch.setenv("GPT_DEVICE", "cpu")
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")  # the thread count changes the last bits
+    wiki = tmp_path / "wiki.txt"
+    wiki.write_text(WIKI * 4, encoding="utf-8")
+    base = ["--function=pretrain", "--variant=vanilla", *TINY, "--block_size", "32", f"--pretrain_corpus_path={wiki}"]
+    params = {}
+    for name, seed in (("none", []), ("zero", ["--seed", "0"]), ("one", ["--seed", "1"])):
+        driver.main(base + seed + [f"--writing_params_path={tmp_path / name}"])
+        params[name] = torch.load(tmp_path / name, weights_only=True)
+    assert all(torch.equal(params["none"][k], v) for k, v in params["zero"].items())
+    assert not all(torch.equal(params["none"][k], v) for k, v in params["one"].items())
 
 
 def test_runs_flush_denormals_but_the_courses_loops_do_not(tmp_path, monkeypatch):
@@ -271,6 +300,7 @@ def test_evaluation_never_overwrites_its_own_input(tmp_path):
     ("\n\n", "no questions to answer"),
     ("Where was Ada Quill born?\tLisbon\nWhere was Bo Li born?\n", ":2: no tab-separated place, unlike line 1"),
     ("Where was Ada Quill born?\nWhere was Bo Li born?\tOslo\n", ":2: a tab-separated place, unlike line 1"),
+    ("\nWhere was Ada Quill born?\tLisbon\n\nWhere was Bo Li born?\n", ":4: no tab-separated place, unlike line 2;"),
     ("Where was Ada Quill born?\t \n", ":1: expected .* found a blank question or place"),
     ("Where was Bo Li born?\n" + "Where was Ada Quill born?" * 6 + "\n",
      ":2: the question has 151 characters; .* block of 128, the size the params were trained with; shorten"),
@@ -281,6 +311,24 @@ def test_evaluation_corpus_errors(tmp_path, text, says):
     stoi = CharCorruptionDataset(WIKI, 128).stoi
     with pytest.raises(DataError, match=says):
         driver.read_questions(str(path), stoi, 128)
+
+
+def test_a_question_that_fills_the_block_with_its_mask_is_refused(tmp_path):
+    """The question and its MASK must leave at least one position of the block for the answer; a test
+    input's question keeps its newline (as the course reads it), which counts too."""
+    stoi = CharCorruptionDataset(WIKI, 128).stoi
+    q = "Where was Ada Quill born?"
+    dev, inputs = tmp_path / "dev.tsv", tmp_path / "inputs.tsv"
+    dev.write_text(f"{q}\tLisbon\n", encoding="utf-8")
+    inputs.write_text(f"{q}\n", encoding="utf-8")
+    assert driver.read_questions(str(dev), stoi, len(q) + 2) == [q]  # one position left to answer in
+    with pytest.raises(DataError, match=rf"dev.tsv:1: the question has {len(q)} characters; with its MASK it leaves "
+                                        rf"no room to answer in a block of {len(q) + 1},"):
+        driver.read_questions(str(dev), stoi, len(q) + 1)
+    assert driver.read_questions(str(inputs), stoi, len(q) + 3) == [q + "\n"]
+    with pytest.raises(DataError, match=rf"inputs.tsv:1: the question has {len(q) + 1} characters; .* block of "
+                                        rf"{len(q) + 2},"):
+        driver.read_questions(str(inputs), stoi, len(q) + 2)
 
 
 def test_finetuning_needs_examples_and_real_places():
@@ -530,6 +578,32 @@ def test_an_answer_with_a_newline_keeps_one_prediction_a_line(tmp_path, capsys):
     lines = out.read_text(encoding="utf-8").split("\n")
     assert len(lines) == 3 and lines[2] == "" and lines[0].strip() == "" and len(lines[0]) > 10
     assert "Correct: 0.0 out of 2.0" in capsys.readouterr().out
+
+
+def test_predictions_are_one_answer_a_line_in_the_corpus_order(tmp_path, capsys, monkeypatch):
+    """The grader reads the predictions file line by line against the questions: the answer to the n-th
+    question on the n-th line, each line ending in "\\n" on every system, blank lines of the corpus
+    skipped; a test-inputs file gets its predictions and the course's no-targets line."""
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    dev, inputs = tmp_path / "dev.tsv", tmp_path / "inputs.tsv"
+    dev.write_text("Where was Bo Li born?\tOslo\nWhere was Ada Quill born?\tLisbon\n\nWhere was Ada born?\tOslo\n",
+                   encoding="utf-8")
+    inputs.write_text("Where was Ada born?\nWhere was Bo Li born?\nWhere was Ada Quill born?\n", encoding="utf-8")
+    answers = {"Where was Bo Li born?": "Oslo", "Where was Ada Quill born?": "Lisbon", "Where was Ada born?": "Quill"}
+    monkeypatch.setattr(driver, "predict_places",  # the model's answers, known: here the file's format is tested
+                        lambda model, questions, stoi, itos: [answers[q.rstrip("\n")] for q in questions])
+    torch.save(GPT(GPTConfig(CharCorruptionDataset(WIKI, 128).vocab_size, 128, n_layer=1, n_head=2,
+                             n_embd=16)).state_dict(), tmp_path / "m.params")
+    argv = ["--function=evaluate", "--variant=vanilla", *TINY[:6], f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+            f"--reading_params_path={tmp_path / 'm.params'}"]
+    out = tmp_path / "dev.predictions"
+    assert driver.main(argv + [f"--eval_corpus_path={dev}", f"--outputs_path={out}"]) == (3.0, 2.0)
+    assert out.read_bytes() == b"Oslo\nLisbon\nQuill\n"
+    assert capsys.readouterr().out.endswith(f"Correct: 2.0 out of 3.0: {2 / 3 * 100}%\nPredictions written to {out}\n")
+    out = tmp_path / "test.predictions"
+    assert driver.main(argv + [f"--eval_corpus_path={inputs}", f"--outputs_path={out}"]) == (0, 0)
+    assert out.read_bytes() == b"Quill\nOslo\nLisbon\n"
+    assert capsys.readouterr().out.endswith(f"Predictions written to {out}; no targets provided\n")
 
 
 @pytest.mark.parametrize("unbuffered", ["1", None])
@@ -883,6 +957,40 @@ def test_the_machines_limits_end_in_one_line(tmp_path, capsys):
             raise bug
         with pytest.raises(type(bug)):
             run_cli(main)
+
+
+def test_a_diverged_training_run_is_one_line_and_status_1(capsys):
+    """A NaN loss is no bad input (status 2) but a run that failed: status 1, its message in one line."""
+    from submission.cli import TrainingDiverged, run_cli
+
+    said = "the training loss is nan at step 3 (epoch 1); try a smaller --learning_rate"
+
+    def main():
+        raise TrainingDiverged(said)
+    with pytest.raises(SystemExit) as e:
+        run_cli(main, keep_working=True)
+    assert e.value.code == 1 and capsys.readouterr().err == f"error: {said}\n"
+
+
+def test_run_cli_gives_back_the_streams_it_guarded(capsys):
+    """keep_working guards stdout and stderr against a closed pipe while main runs; a program that calls
+    run_cli in its own process (a notebook, a script of the user's) gets its own streams back afterwards,
+    whether main returned or stopped at a bad input."""
+    import signal
+    from submission.cli import run_cli
+    streams = (sys.stdout, sys.stderr)
+
+    def bad_input():
+        raise DataError("dev.tsv:2: a bad line")
+    try:
+        assert run_cli(lambda: 7, keep_working=True) == 7
+        assert sys.stdout is streams[0] and sys.stderr is streams[1]
+        with pytest.raises(SystemExit):
+            run_cli(bad_input, keep_working=True)
+        assert sys.stdout is streams[0] and sys.stderr is streams[1]
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # run_cli ignores Ctrl-C once it has answered
+    assert capsys.readouterr().err == "error: dev.tsv:2: a bad line\n"
 
 
 def test_a_pipe_given_as_a_corpus_is_named_as_one(tmp_path):

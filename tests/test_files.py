@@ -8,6 +8,7 @@ Run:  python -m pytest -q tests/test_files.py
 """
 import errno
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -211,3 +212,95 @@ def test_a_resumed_run_on_an_apple_gpu_gets_its_random_stream_back(monkeypatch):
     stream["now"] = torch.tensor([9, 9, 9], dtype=torch.uint8)
     resume.set_rng_state(state)
     assert torch.equal(stream["now"], torch.tensor([1, 2, 3], dtype=torch.uint8))
+
+
+def test_a_write_replaces_the_file_and_never_rewrites_it_in_place(tmp_path):
+    """Readers see the old file or the whole new one: a reader that opened the predictions or the params
+    before a write (the grader, a second evaluation) reads the old file whole, where a write in place
+    would truncate it under the reader."""
+    predictions, params = tmp_path / "dev.predictions", tmp_path / "p.params"
+    atomic_write_text(str(predictions), "Lisbon\nOslo\n")
+    atomic_torch_save({"w": torch.zeros(2)}, str(params))
+    old_params = params.read_bytes()
+    with open(predictions, "rb") as reader, open(params, "rb") as params_reader:
+        atomic_write_text(str(predictions), "Paris\n")
+        atomic_torch_save({"w": torch.ones(3)}, str(params))
+        assert reader.read() == b"Lisbon\nOslo\n" and params_reader.read() == old_params
+    assert predictions.read_bytes() == b"Paris\n" and torch.equal(torch.load(params)["w"], torch.ones(3))
+    assert sorted(os.listdir(tmp_path)) == ["dev.predictions", "p.params"]
+
+
+def test_an_output_over_an_input_named_another_way_is_refused(tmp_path, monkeypatch):
+    """Finetuning that would write its params over the params it reads, named another way (`./x` for `x`,
+    an absolute path for a relative one, a link): the pretrained params were replaced at the end."""
+    monkeypatch.chdir(tmp_path)
+    pretrained = tmp_path / "vanilla.pretrain.params"
+    torch.save({"w": torch.zeros(2)}, pretrained)
+    before = pretrained.read_bytes()
+    os.symlink("vanilla.pretrain.params", tmp_path / "link.params")
+    base = ["--function=finetune", "--variant=vanilla", "--pretrain_corpus_path=wiki.txt",
+            "--finetune_corpus_path=train.tsv"]
+    for reading, writing in (("vanilla.pretrain.params", "./vanilla.pretrain.params"),
+                             (str(pretrained), "vanilla.pretrain.params"),
+                             ("link.params", "vanilla.pretrain.params"), ("vanilla.pretrain.params", "link.params")):
+        args = driver.parse_args(base + [f"--reading_params_path={reading}", f"--writing_params_path={writing}"])
+        with pytest.raises(DataError, match=rf"^{re.escape(writing)}: the params would overwrite an input of this "
+                                            r"run; write it elsewhere$"):
+            driver.check_outputs(args)
+    assert pretrained.read_bytes() == before
+
+
+def test_a_zip_archive_that_torch_did_not_write_is_not_replaced_by_params(tmp_path):
+    """torch.save writes a zip too, but one holding data.pkl: another zip (deliverables' submission.zip,
+    given as --writing_params_path by a slip) is no earlier run's params and is not replaced."""
+    import zipfile
+    from submission.files import reads_as
+    archive = tmp_path / "submission.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("vanilla.nopretrain.dev.predictions", "Lisbon\n")
+        z.writestr("vanilla.model.params", b"PK\x03\x04 a params file")
+    before = archive.read_bytes()
+    assert reads_as(str(archive)) == "zip"
+    with pytest.raises(DataError, match=r"submission.zip: is a zip archive, not the params an earlier run wrote, so "
+                                        r"it is not replaced"):
+        check_output_path(str(archive), "params", replaces=("torch",))
+    assert archive.read_bytes() == before
+    params = tmp_path / "p.params"
+    torch.save({"w": torch.zeros(2)}, params)
+    assert reads_as(str(params)) == "torch"
+    check_output_path(str(params), "params", replaces=("torch",))  # an earlier run's params: replaced
+
+
+def test_params_keep_the_metadata_torch_save_keeps(tmp_path):
+    """The course saves model.state_dict() as it is, with its `_metadata` (each module's version, which
+    load_state_dict hands to the modules): the params written here hold the same."""
+    from submission import helper
+    from submission.files import cpu_state_dict
+    from submission.model import GPT, GPTConfig
+    model = GPT(GPTConfig(10, 8, n_layer=1, n_head=2, n_embd=8))
+    metadata = model.state_dict()._metadata
+    assert metadata and cpu_state_dict(model)._metadata == metadata
+    path = tmp_path / "w.params"
+
+    class Ran:  # a trainer that has run: helper.train saves after its train()
+        def train(self):
+            pass
+    helper.train(model, str(path), Ran())
+    assert torch.load(path, weights_only=True)._metadata == metadata
+
+
+def test_a_training_state_path_that_cannot_take_the_state_is_refused_up_front(tmp_path):
+    """<writing_params_path>.state is written at an epoch's end: a folder there would fail the run only
+    then, and another kind of file there (a corpus) would be replaced by a run given --restart."""
+    params = tmp_path / "p.params"
+    state = tmp_path / "p.params.state"
+    argv = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", f"--writing_params_path={params}"]
+    state.mkdir()
+    with pytest.raises(DataError, match=r"p.params.state: the training state path is a folder; give a file path$"):
+        driver.check_outputs(driver.parse_args(argv))
+    state.rmdir()
+    state.write_text("Where was Bo Li born?\tOslo\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"p.params.state: is a corpus \(questions or biographies\), not the training "
+                                        r"state an earlier run wrote, so it is not replaced"):
+        driver.check_outputs(driver.parse_args(argv + ["--restart"]))
+    assert state.read_text(encoding="utf-8") == "Where was Bo Li born?\tOslo\n" and not params.exists()

@@ -172,6 +172,9 @@ def test_torch_2_0s_words_for_a_cut_pre_1_6_file_are_read_as_cut_short(tmp_path)
     (lambda: b"\x93NUMPY\x01\x00v\x00{'descr'", "a NumPy array file"),
     (lambda: "Where was Ada born?\tLondon\n".encode(), "a text file"),
     (lambda: bytes(range(256)) * 4, "neither a PyTorch file nor text"),
+    # UTF-8 text whose first 512 bytes (all that is read) end inside a character: still text
+    (lambda: (b"Where was Ada born?\tLondon\n" * 19)[:511] + "\u00e9, Lisbon\n".encode(),
+     "a text file, not a PyTorch one"),
     (lambda: _zip_of_text(), "a zip archive, but not one torch.save wrote"),
 ])
 def test_an_unloadable_params_file_is_named_for_what_it_is(content, why, tmp_path):
@@ -224,6 +227,16 @@ def test_a_dict_that_is_not_of_named_tensors_is_one_line(tmp_path, state, says):
     with pytest.raises(ParamsError, match=rf"x.params: not a state_dict of tensors \({re.escape(says)}\); pass a "
                                           r"params file that run.py wrote$"):
         load_params(small(), str(p))
+
+
+def test_params_that_do_not_fit_name_three_keys_and_count_the_rest(tmp_path):
+    p = tmp_path / "x.params"
+    state = small().state_dict()
+    gone = sorted(state)[-5:]
+    torch.save({k: v for k, v in state.items() if k not in gone}, p)
+    with pytest.raises(ParamsError) as e:
+        load_params(small(), str(p))
+    assert e.value.problem == f"params do not fit this model (missing {gone[0]!r}, {gone[1]!r}, {gone[2]!r} and 2 more)"
 
 
 def test_params_load_into_a_wrapped_model(tmp_path):
