@@ -172,6 +172,7 @@ def test_torch_2_0s_words_for_a_cut_pre_1_6_file_are_read_as_cut_short(tmp_path)
     (lambda: b"\x93NUMPY\x01\x00v\x00{'descr'", "a NumPy array file"),
     (lambda: "Where was Ada born?\tLondon\n".encode(), "a text file"),
     (lambda: bytes(range(256)) * 4, "neither a PyTorch file nor text"),
+    (lambda: "Where was Ada born?\tLondon\n".encode("utf-16"), "a text file (UTF-16), not a PyTorch one"),
     # UTF-8 text whose first 512 bytes (all that is read) end inside a character: still text
     (lambda: (b"Where was Ada born?\tLondon\n" * 19)[:511] + "\u00e9, Lisbon\n".encode(),
      "a text file, not a PyTorch one"),

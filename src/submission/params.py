@@ -144,6 +144,8 @@ def _unloadable(path, error):
         return "a NumPy array file, not a PyTorch one"
     elif head[:1] == b"\x80":
         return "a Python pickle, not a PyTorch file"
+    elif head.startswith((b"\xff\xfe", b"\xfe\xff")):  # the byte-order mark a Windows editor's UTF-16 opens with
+        return "a text file (UTF-16), not a PyTorch one"
     else:
         try:
             head.decode("utf-8")
