@@ -357,6 +357,8 @@ def test_thread_counts_from_the_environment(monkeypatch):
     assert CpuThreads().fixed == 1
     monkeypatch.setenv("OMP_NUM_THREADS", "auto")  # not ours to judge: the trainer chooses
     assert CpuThreads().fixed is None
+    monkeypatch.setenv("OMP_NUM_THREADS", "0")  # no count either: not one thread
+    assert CpuThreads().fixed is None
 
 
 def test_load_on_cpus_this_process_may_not_use_is_not_counted(tmp_path, monkeypatch):
@@ -385,6 +387,17 @@ def test_load_on_cpus_this_process_may_not_use_is_not_counted(tmp_path, monkeypa
     # from 0): the machine-wide line, over the 4 CPUs listed; readings over other CPU sets never compared
     assert utils._cpu_ticks({3, 7}, str(stat), str(own)) == (200, 400, 10, 4)
     assert threads._free((0, 200, 10, 2), (200, 800, 10, 4)) is None and threads._free(None, (0, 1, 0, 1)) is None
+
+
+def test_time_waiting_for_the_disk_is_not_busy(tmp_path):
+    """/proc/stat's idle and iowait columns are both time a CPU did no work: neither counts as busy."""
+    from submission import utils
+    stat, own = tmp_path / "stat", tmp_path / "self-stat"
+    own.write_text("1 (python) S " + " ".join(["0"] * 10) + " 7 3 " + " ".join(["0"] * 30))  # utime 7, stime 3
+    # user nice system idle iowait irq softirq steal: 40 busy of 200, 60 of them waiting for the disk
+    stat.write_text("cpu 30 0 10 100 60 0 0 0 0 0\ncpu0 30 0 10 100 60 0 0 0 0 0\nintr 1\n")
+    assert utils._cpu_ticks(None, str(stat), str(own)) == (40, 200, 10, 1)
+    assert utils._cpu_ticks({0}, str(stat), str(own)) == (40, 200, 10, 1)
 
 
 def test_thread_policy_leaves_the_cores_other_processes_use(monkeypatch):
@@ -599,6 +612,94 @@ def test_greedy_full_runs_until_every_row_has_stopped(synth):
     with torch.no_grad():
         got = _greedy_full(m, torch.tensor(prompts), 14, stop_id)
     assert [cut_at(g, stop_id) for g in got] == want
+
+
+def all_stop_apart(synth, rows=6, length=5, steps=14):
+    """(model, prompts, stop id, their greedy continuations alone): a stop id that every row's continuation
+    produces before its last step, rows stopping at 3 or more different steps; from the first seed that gives one."""
+    for seed in range(20):
+        torch.manual_seed(seed)
+        m = scrambled(GPT(config(synthesizer=synth)), std=0.3).eval()
+        prompts = torch.randint(0, 20, (rows, length)).tolist()
+        alone = [greedy_alone(m, p, steps) for p in prompts]
+        for stop_id in range(20):
+            ends = [a.index(stop_id) + 1 if stop_id in a else steps for a in alone]
+            if max(ends) < steps and len(set(ends)) >= 3:
+                return m, prompts, stop_id, alone
+    raise AssertionError("no seed gives rows that all stop, at different steps")
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_greedy_full_stops_at_the_step_the_last_row_stops(synth, monkeypatch):
+    """The recomputing decoder stops as soon as every row has produced the stop id, whichever step each did
+    it at: one full forward a step up to the last row's stop, not `steps` of them."""
+    m, prompts, stop_id, alone = all_stop_apart(synth)
+    last = max(a.index(stop_id) + 1 for a in alone)
+    calls = []
+    forward = m.forward
+    monkeypatch.setattr(m, "forward", lambda idx, targets=None: (calls.append(idx.size(1)), forward(idx, targets))[1])
+    with torch.no_grad():
+        got = _greedy_full(m, torch.tensor(prompts), 14, stop_id)
+    assert last < 14 and len(calls) == last
+    assert got == [a[:last] for a in alone]
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_questions_that_fit_decode_from_the_cache(synth, monkeypatch):
+    """predict_places and sample_cached decode a GPT from its key/value cache (the prompt once, then one
+    position a step), never by the full forward of `sample`; a model without cache-capable attention
+    decodes through full forwards, with the same results."""
+    torch.manual_seed(0)
+    chars = [PAD_CHAR, MASK_CHAR] + [chr(ord("a") + i) for i in range(18)]
+    stoi, itos = {c: i for i, c in enumerate(chars)}, dict(enumerate(chars))
+    m = scrambled(GPT(config(synthesizer=synth)), std=0.2).eval()
+    questions = ["abc", "hello", "dig", "kilojam"]
+    x = torch.randint(0, 20, (2, 5))
+    reference = predict_places_reference(m, questions, stoi, itos, steps=8)
+    want = sample(m, x, 8)
+    calls = []
+    forward = m.forward
+    monkeypatch.setattr(m, "forward", lambda idx, targets=None: (calls.append(idx.size(1)), forward(idx, targets))[1])
+    assert predict_places(m, questions, stoi, itos, steps=8) == reference
+    assert torch.equal(sample_cached(m, x, 8), want)
+    assert calls == []
+    monkeypatch.delattr(type(m.blocks[0].attn), "prefill")  # attention without a cache: every step a full forward
+    assert torch.equal(sample_cached(m, x, 8), want) and len(calls) == 8
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_decoding_turns_dropout_off(synth):
+    """A model left in training mode (as Trainer.train leaves it) decodes as in eval mode: sample,
+    sample_cached and predict_places set eval mode themselves, as the course's sample does."""
+    torch.manual_seed(0)
+    chars = [PAD_CHAR, MASK_CHAR] + [chr(ord("a") + i) for i in range(18)]
+    stoi, itos = {c: i for i, c in enumerate(chars)}, dict(enumerate(chars))
+    m = scrambled(GPT(config(synthesizer=synth, attn_pdrop=0.5, resid_pdrop=0.5, embd_pdrop=0.5)), std=0.2).eval()
+    questions = ["abc", "hello", "dig", "kilojam"]
+    x = torch.randint(0, 20, (3, 5))
+    want = [sample(m, x, 10), predict_places_reference(m, questions, stoi, itos, steps=8)]
+    decodes = [lambda: sample(m, x, 10), lambda: sample_cached(m, x, 10),
+               lambda: predict_places(m, questions, stoi, itos, steps=8),
+               lambda: predict_places_recompute(m, questions, stoi, itos, steps=8),
+               lambda: predict_places_reference(m, questions, stoi, itos, steps=8)]
+    for i, decode in enumerate(decodes):
+        m.train()
+        got = decode()
+        assert (torch.equal(got, want[0]) if i < 2 else got == want[1]), i
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_no_steps_decode_nothing(synth):
+    """steps=0: sample_cached returns the prompt as `sample` does, and every answer is empty."""
+    torch.manual_seed(0)
+    chars = [PAD_CHAR, MASK_CHAR] + [chr(ord("a") + i) for i in range(18)]
+    stoi, itos = {c: i for i, c in enumerate(chars)}, dict(enumerate(chars))
+    m = scrambled(GPT(config(synthesizer=synth)), std=0.2).eval()
+    x = torch.randint(0, 20, (2, 5))
+    assert torch.equal(sample_cached(m, x, 0), x) and torch.equal(sample(m, x, 0), x)
+    questions = ["abc", "hello"]
+    assert predict_places(m, questions, stoi, itos, steps=0) == ["", ""]
+    assert predict_places_recompute(m, questions, stoi, itos, steps=0) == ["", ""]
 
 
 def never_emits(model, token):

@@ -366,3 +366,115 @@ def test_a_saved_optimizer_state_is_loaded_with_this_runs_kernel_flags(monkeypat
     assert not any(g.get("fused") for g in saved["param_groups"])  # the caller's dict is left as it was
     assert [g.get("fused") for g in fused.optimizer.param_groups] == [want, want]
     fused.step(x[:8], y[:8])
+
+
+def steps_take(monkeypatch, seconds):
+    """A clock that stands still but for `seconds` at each optimisation step, so a run's times and its saves'
+    timing are the same every time it runs."""
+    clock = [1000.0]
+    original = TrainingRun.step
+
+    def step(self, x, y):
+        clock[0] += seconds
+        return original(self, x, y)
+    monkeypatch.setattr(TrainingRun, "step", step)
+    monkeypatch.setattr("submission.trainer.time.time", lambda: clock[0])
+
+
+def test_a_resumed_run_goes_on_with_the_interrupted_runs_clock_and_pace_line(tmp_path, monkeypatch, capsys):
+    """The log's times of a resumed run go on from the time its state was saved at (its rows are the
+    uninterrupted run's, times included, when every step takes 10 s), and it prints its pace line after its
+    own second epoch, as a fresh run does."""
+    monkeypatch.setattr("submission.trainer.PACE_LINE_SECONDS", 0)
+    data = corpus()
+    steps_per_epoch = -(-len(data) // 8)
+    with monkeypatch.context() as m:
+        steps_take(m, 10.0)
+        trainer(tmp_path / "whole", data).train()
+    expected = [json.loads(line) for line in open(tmp_path / "whole" / "log.jsonl", encoding="utf-8")]
+    assert [row["time"] for row in expected] == [10.0 * (i + 1) for i in range(5 * steps_per_epoch)]
+    capsys.readouterr()
+    with monkeypatch.context() as m:
+        steps_take(m, 10.0)
+        interrupt_at(m, 2 * steps_per_epoch + 2)  # in epoch 3: the state after epoch 2 is kept
+        with pytest.raises(KeyboardInterrupt):
+            trainer(tmp_path / "cut", data).train()
+    with monkeypatch.context() as m:
+        steps_take(m, 10.0)
+        trainer(tmp_path / "cut", data, resume=True).train()
+    assert [json.loads(line) for line in open(tmp_path / "cut" / "log.jsonl", encoding="utf-8")] == expected
+    paces = [line for line in capsys.readouterr().out.splitlines() if " took " in line]
+    assert [line.split(":")[0] for line in paces] == [
+        f"epoch 2 of 5 took {10.0 * steps_per_epoch:.1f} s", f"epoch 4 of 5 took {10.0 * steps_per_epoch:.1f} s"]
+
+
+def test_the_state_is_saved_every_state_every_seconds(tmp_path, monkeypatch):
+    """The interval runs from the last save: with epochs of 10 s a step and saves due every 1.5 epochs,
+    the state is saved after epochs 2 and 4, not after every epoch once the first interval has passed."""
+    saves = []
+    monkeypatch.setattr("submission.resume.save", lambda path, **kw: saves.append(kw["epoch"]))
+    data = corpus()
+    steps_take(monkeypatch, 10.0)
+    trainer(tmp_path, data, max_epochs=6, state_every=1.5 * 10.0 * -(-len(data) // 8)).train()
+    assert saves == [2, 4]
+
+
+def test_the_state_is_saved_with_every_checkpoint_and_keeps_the_best_test_loss(tmp_path, monkeypatch, capsys):
+    """With a test set, the state is saved with each new best checkpoint (its best test loss goes along,
+    however long the interval), and a resumed run checkpoints only a model that beats the saved best."""
+    def run(**conf):
+        t = trainer(tmp_path, data, ckpt_path=str(tmp_path / "ckpt.params"), **conf)
+        t.test_dataset = CharCorruptionDataset(WIKI[:400], 32)
+        return t
+
+    data = corpus()
+    saves = []
+    with monkeypatch.context() as m:
+        m.setattr("submission.resume.save", lambda path, **kw: saves.append((kw["epoch"], kw["best_loss"])))
+        run(state_every=1e9).train()
+    losses = [float(line.split()[-1]) for line in capsys.readouterr().out.splitlines()
+              if re.match(r"epoch \d+: test loss", line)]
+    best = [(e + 1, loss) for e, loss in enumerate(losses[:-1]) if loss < min(losses[:e], default=float("inf"))]
+    assert len(losses) == 5 and best and [e for e, _ in saves] == [e for e, _ in best]
+    assert [loss for _, loss in saves] == pytest.approx([loss for _, loss in best], abs=1e-5)
+
+    cut = run(state_every=0)
+    with monkeypatch.context() as m:
+        interrupt_at(m, 2 * -(-len(data) // 8) + 2)  # in epoch 3: the state after epoch 2 is kept
+        with pytest.raises(KeyboardInterrupt):
+            cut.train()
+    state = torch.load(tmp_path / "params.state", weights_only=True)
+    losses = [float(line.split()[-1]) for line in capsys.readouterr().out.splitlines()
+              if re.match(r"epoch \d+: test loss", line)]
+    assert state["best_loss"] == pytest.approx(min(losses), abs=1e-5)
+    state["best_loss"] = 0.0  # no model beats it: the resumed run writes no checkpoint
+    torch.save(state, tmp_path / "params.state")
+    checkpoint = (tmp_path / "ckpt.params").read_bytes()
+    run(state_every=0, resume=True).train()
+    assert (tmp_path / "ckpt.params").read_bytes() == checkpoint
+
+
+def test_a_state_of_the_courses_loop_resumes_with_it(tmp_path, monkeypatch, capsys):
+    """A state saved by run.py --reference_train (fast=False) resumes in a run with the same flag: the
+    defaults of settings added later fill in only what a state lacks."""
+    data = cut_run(tmp_path, monkeypatch, fast=False)
+    capsys.readouterr()
+    trainer(tmp_path, data, resume=True, fast=False).train()
+    assert f"resuming from {tmp_path / 'params.state'}: epoch 2 of 5" in capsys.readouterr().out
+
+
+def test_resume_needs_a_state_path(tmp_path):
+    with pytest.raises(ValueError, match="resume=True needs state_path, the training state to continue from"):
+        trainer(tmp_path, corpus(), resume=True, state_path=None).train()
+
+
+def test_a_saved_optimizer_state_holds_a_plain_learning_rate():
+    """Step graphs keep the rate in a device tensor the captured AdamW reads; the state saves it as a number,
+    which any run loads (the run's own optimizer keeps its tensor)."""
+    from submission.resume import portable_optimizer_state
+    model = torch.nn.Linear(3, 2)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=0.1)
+    optimizer.param_groups[0]["lr"] = torch.tensor(0.5)
+    state = portable_optimizer_state(optimizer)
+    assert [type(g["lr"]) for g in state["param_groups"]] == [float] and state["param_groups"][0]["lr"] == 0.5
+    assert isinstance(optimizer.param_groups[0]["lr"], torch.Tensor)

@@ -450,6 +450,7 @@ def test_pace_line_says_how_long_the_remaining_epochs_take():
     assert pace_line(2, 9.6, 75, resumable=0.0).endswith("(its state is saved at every epoch's end: after Ctrl-C "
                                                          "the same command with --resume goes on from there)")
     assert "saved at an epoch's end every 30 s:" in pace_line(2, 9.6, 75, resumable=30.0)  # every ~3 epochs
+    assert "saved at every epoch's end:" in pace_line(2, 30.0, 75, resumable=30.0)  # an epoch as long as the wait
     assert pace_line(2, 9.6, 75) == "epoch 2 of 75 took 9.6 s: the remaining 73 epochs take about 12 min at this pace"
     assert pace_line(3, 400.0, 4).startswith("epoch 3 of 4 took 400.0 s: the remaining 1 epoch takes about 7 min")
     assert pace_line(2, 4.0, 75) is None  # under 5 minutes left: the progress bars say enough
@@ -481,3 +482,81 @@ def test_importing_the_package_seeds_random_as_the_courses_helper_does():
     env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(os.path.dirname(__file__)), "src"))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+def test_a_step_clips_the_gradient_to_grad_norm_clip():
+    """Each step scales the gradient down to a total norm of grad_norm_clip before AdamW (the course's
+    clip_grad_norm_); a gradient already within the bound is left as it is."""
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (16, 9))
+    y = torch.roll(x, -1, 1)
+    for fast in (True, False):
+        norms = []
+        for clip in (1e-3, 1e6):
+            torch.manual_seed(1)
+            model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+            run = Trainer(model, TensorDataset(x, y), None, TrainerConfig(grad_norm_clip=clip, fast=fast,
+                                                                          num_threads=1)).prepare()
+            run.step(x, y)  # the gradient stays on the parameters until the next step
+            norms.append(float(torch.norm(torch.stack([p.grad.norm() for p in model.parameters()]))))
+        assert norms[1] > 0.01, fast  # unclipped: the loss's own gradient, far above 1e-3
+        assert norms[0] == pytest.approx(1e-3, rel=1e-3), fast
+
+
+def test_the_diverged_message_names_the_rate_of_the_step_that_diverged():
+    """The rate in the message is the schedule's at that step (warm-up or decay), beside the configured one."""
+    config = TrainerConfig(learning_rate=6e-4, log_path="out/log.jsonl")
+    row = {"step": 7, "epoch": 2, "lr": 1.5e-4, "loss": float("nan")}
+    assert trainer_module.diverged_message(row, config, True) == (
+        "the training loss is nan at step 7 (epoch 2, learning rate 0.00015): training stopped and no params were "
+        "written; the loss log up to it is out/log.jsonl.partial; lower --learning_rate (this run's is 0.0006)")
+    assert "no params were written; lower --learning_rate" in trainer_module.diverged_message(row, config, False)
+
+
+def test_the_progress_bar_counts_iterations_from_0_in_each_epoch(tmp_path, monkeypatch):
+    """As the course's bar: "epoch E iter I: train loss L. lr R", I counting each epoch's batches from 0, the
+    logged loss and rate of that step."""
+    described = []
+
+    class Bar(trainer_module.tqdm):
+        def set_description(self, desc=None, refresh=True):
+            described.append(desc)
+            return super().set_description(desc, refresh)
+    monkeypatch.setattr(trainer_module, "tqdm", Bar)
+    _, log = tiny_run(tmp_path, max_epochs=2, num_threads=1)  # 3 steps an epoch, each shown (CPU)
+    assert [d.split(":")[0] for d in described] == [f"epoch {e} iter {i}" for e in (1, 2) for i in range(3)]
+    assert described == [f"epoch {r['epoch']} iter {(r['step'] - 1) % 3}: train loss {r['loss']:.5f}. lr {r['lr']:e}"
+                         for r in log]
+
+
+def test_the_processes_must_divide_the_batch(monkeypatch):
+    """Under torchrun each process takes batch_size // world_size rows of every batch: a batch the processes
+    do not divide is refused before training, not trained on fewer rows."""
+    monkeypatch.setenv("WORLD_SIZE", "3")
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    x = torch.randint(1, 12, (12, 9))
+    data = TensorDataset(x, x)
+    for batch_size, rows in ((66, 22), (64, None), (2, None)):
+        config = TrainerConfig(batch_size=batch_size)
+        trainer = Trainer(GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8)), data, None, config)
+        if rows is None:
+            with pytest.raises(ValueError, match=rf"batch_size {batch_size} is not divisible by the 3 processes; "
+                                                 r"pick a multiple of 3"):
+                trainer._loader(data, config)
+        else:
+            assert trainer._loader(data, config).batch_size == rows
+
+
+def test_loader_workers_leave_a_core_for_each_training_process(monkeypatch):
+    """DataLoader workers: as many as asked, up to the cores each process has less one (the process's own);
+    none on the CPU."""
+    monkeypatch.setattr(trainer_module, "usable_cores", lambda: 8)
+    monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
+    loader_workers = trainer_module.loader_workers
+    assert [loader_workers(n, "cuda") for n in (0, 2, 7, 16)] == [0, 2, 7, 7]
+    assert loader_workers(16, "cpu") == 0
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "4")  # 2 cores a process
+    assert loader_workers(16, "cuda") == 1
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "8")  # one core a process: no worker
+    assert loader_workers(16, "cuda") == 0

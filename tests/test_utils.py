@@ -376,6 +376,14 @@ def test_the_writing_process_is_the_trainers_rank_zero(monkeypatch):
         trainer = Trainer(model, None, None, TrainerConfig())
         assert distributed_env()[0] == trainer.rank == rank, env
         assert is_main_process() is trainer.is_main is (rank == 0), env
+    # two machines of 4 processes: the global rank decides who writes, the machine's own number picks the GPU
+    for rank, local in ((4, 0), (5, 1)):
+        monkeypatch.setenv("RANK", str(rank))
+        monkeypatch.setenv("WORLD_SIZE", "8")
+        monkeypatch.setenv("LOCAL_RANK", str(local))
+        trainer = Trainer(model, None, None, TrainerConfig())
+        assert distributed_env() == (trainer.rank, trainer.world_size, trainer.local_rank) == (rank, 8, local)
+        assert not is_main_process() and not trainer.is_main
 
 
 def test_helper_train_runs_any_trainer_then_writes_the_params(tmp_path):
@@ -421,3 +429,16 @@ def test_torchrun_with_more_processes_than_gpus_is_one_line(monkeypatch):
     with pytest.raises(DataError, match=r"^torchrun started process 1 of this machine, but it has 1 GPU: one "
                                         r"process a GPU; give torchrun --nproc_per_node=1 or less$"):
         Trainer(model, None, None, TrainerConfig())
+
+
+def test_set_seed_seeds_every_stream_the_courses_does():
+    """The course's set_seed seeds Python's random, numpy's and torch's streams: the same seed, the same draws."""
+    import random
+
+    import numpy as np
+    from submission.utils import set_seed
+    draws = []
+    for _ in range(2):
+        set_seed(7)
+        draws.append((random.random(), float(np.random.rand()), float(torch.rand(1))))
+    assert draws[0] == draws[1]
