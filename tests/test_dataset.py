@@ -113,6 +113,19 @@ def test_masked_span_position_varies(ds):
     assert 0 in starts and len(starts) > 40
 
 
+def test_masked_span_starts_anywhere_it_fits():
+    """The span's start is drawn from all of [0, n - m]: from the document's first character (empty prefix) to
+    the start that ends the span at the truncated document's end (empty suffix)."""
+    ds = CharCorruptionDataset("abcdefg", 128)  # truncated to 4..7 characters, 1..3 of them masked
+    starts = {}
+    for x, y in draws(ds, 0, 3000, seed=1):
+        prefix, masked, suffix = split_body(ds, x, y)
+        starts.setdefault((len(prefix + masked + suffix), len(masked)), set()).add(len(prefix))
+    assert len(starts) == 8
+    for (n, m), seen in starts.items():
+        assert seen == set(range(n - m + 1)), (n, m, seen)
+
+
 def test_namedataset_alignment(ds):
     text = "Where was Bo Li born?\tHanoi\nWhere was Zoë Ñandú born?\tGenève\n"
     nd = NameDataset(text, ds)
@@ -160,6 +173,15 @@ def test_parse_tsv_unlabelled():
     assert rows == [("q1", None, 1), ("q2", None, 2)]
 
 
+def test_parse_tsv_drops_carriage_returns(ds):
+    """Windows line ends in a string (not read through read_text's text mode): the \\r is no part of the place."""
+    text = "Where was Bo Li born?\tHanoi\r\nWhere was Zoë Ñandú born?\tGenève\r\n\r\n"
+    assert parse_tsv(text, "t.tsv") == [("Where was Bo Li born?", "Hanoi", 1),
+                                        ("Where was Zoë Ñandú born?", "Genève", 2)]
+    x, _ = NameDataset(text, ds)[0]
+    assert decode(ds, x).startswith("Where was Bo Li born?" + MASK_CHAR + "Hanoi" + MASK_CHAR + PAD_CHAR)
+
+
 def test_encode_matches_the_per_character_loop():
     """dataset.encode (str.translate + UTF-32) gives the ids of [stoi[c] for c in text], for every
     character class (accents, CJK, outside the BMP), and rejects a character outside the vocabulary."""
@@ -175,6 +197,14 @@ def test_encode_matches_the_per_character_loop():
         encode("Zoë?", id_table(stoi))
     big = {chr(0x4E00 + i): i for i in range(0xD800)}  # ids reach the surrogates: the plain loop
     assert encode(chr(0x4E00 + 0xD7FF) + chr(0x4E01), id_table(big)).tolist() == [0xD7FF, 1]
+
+
+def test_encode_a_vocabulary_whose_ids_reach_the_surrogates():
+    """0xD801 characters give the id 0xD800, a UTF-16 surrogate that str.translate's UTF-32 pass cannot write:
+    encode must read such a vocabulary with the plain loop."""
+    from submission.dataset import encode, id_table
+    big = {chr(0x4E00 + i): i for i in range(0xD801)}
+    assert encode(chr(0x4E00 + 0xD800) + chr(0x4E01), id_table(big)).tolist() == [0xD800, 1]
 
 
 def test_examples_have_their_own_storage(ds):

@@ -146,6 +146,21 @@ def test_training_mode_dropout_is_unbiased(synth, fast):
 
 
 @pytest.mark.parametrize("synth", [False, True])
+def test_cpu_training_path_keeps_a_causal_bias_per_dtype(synth):
+    """The explicit path's memoised causal bias is per width, device and dtype: a layer trained in float32, then
+    cast to float64 (and back), must not add the float32 bias (baddbmm refuses mixed dtypes). Attention dropout
+    of 1e-9 takes the explicit path while dropping (almost surely) nothing: training equals eval."""
+    torch.manual_seed(0)
+    att = scrambled(GPT(config(synthesizer=synth, attn_pdrop=1e-9))).blocks[0].attn
+    x = torch.randn(2, 10, 32)
+    for dtype in (torch.float32, torch.float64, torch.float32):
+        att.to(dtype)
+        with torch.no_grad():
+            got, want = att.train()(x.to(dtype)), att.eval()(x.to(dtype))
+        assert got.dtype == dtype and torch.allclose(got, want, atol=1e-5, rtol=1e-4), dtype
+
+
+@pytest.mark.parametrize("synth", [False, True])
 def test_dropout_of_one_drops_everything_on_both_paths(synth):
     # nn.Dropout(p=1) gives zeros; the fast path's own dropouts must too (they divided by 1 - p)
     x = torch.randn(2, 10, 32)

@@ -85,6 +85,14 @@ def test_initialisation():
     assert s.w2.abs().max() <= 0.001 and torch.all(s.b2 == 0)
 
 
+def test_synthesizer_w2_is_drawn_uniformly_within_a_thousandth():
+    """The course's init: w2 ~ U(-0.001, 0.001), not zeros (with which every head starts out attending evenly)."""
+    torch.manual_seed(0)
+    w2 = SynthesizerAttention(GPTConfig(10, 129, n_embd=256, n_head=8)).w2  # (32, 128): 4096 draws
+    assert 0.00099 < w2.abs().max().item() <= 0.001
+    assert abs(w2.std().item() - 0.001 / 3 ** 0.5) < 3e-5 and abs(w2.mean().item()) < 3e-5
+
+
 def test_loss_ignores_pad():
     torch.manual_seed(0)
     m = GPT(small_config()).eval()
@@ -121,6 +129,33 @@ def test_embedding_dropout(synth):
     assert not torch.allclose(m(x)[0], m(x)[0])
     m.eval()
     assert torch.equal(m(x)[0], m(x)[0])
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_embedding_dropout_covers_the_position_embeddings(synth):
+    """Dropout acts on tokens plus positions together: at embd_pdrop = 1 no position embedding reaches the
+    blocks either, so every position of every row gets the same logits."""
+    torch.manual_seed(0)
+    m = GPT(small_config(synthesizer=synth, embd_pdrop=1.0)).train()
+    m.pos_emb.data.normal_(0, 1.0)  # (zero at init: positions would look alike anyway)
+    logits, _ = m(torch.randint(0, 20, (2, 9)))
+    assert torch.allclose(logits, logits[:1, :1].expand_as(logits), atol=1e-6)
+
+
+def test_block_is_pre_ln_attention_then_a_gelu_mlp_with_its_dropout():
+    """x + attn(ln1(x)), then + mlp(ln2(x)) with mlp = Linear, GELU, Linear, Dropout(resid_pdrop): at
+    resid_pdrop = 1 both branches are dropped in training, leaving x."""
+    from submission.model import Block
+    torch.manual_seed(0)
+    block = Block(small_config()).eval()
+    for p in block.parameters():  # LayerNorms unlike each other, so ln1 and ln2 are told apart
+        p.data.normal_(0, 0.3)
+    x = torch.randn(2, 7, 16)
+    h = x + block.attn(block.ln1(x))
+    want = h + block.mlp[2](F.gelu(block.mlp[0](block.ln2(h))))
+    assert torch.allclose(block(x), want, atol=1e-6)
+    dropped = Block(small_config(resid_pdrop=1.0)).train()
+    assert torch.equal(dropped(x), x)
 
 
 @pytest.mark.parametrize("synth", [False, True])
@@ -186,6 +221,21 @@ def test_synthesizer_rejects_full_block():
     att = SynthesizerAttention(GPTConfig(10, 8, n_embd=6, n_head=3))
     with pytest.raises(ValueError, match="block_size - 1"):
         att(torch.randn(1, 8, 6))
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_synthesizer_cached_decoding_rejects_a_full_block(fast):
+    """prefill and decode, as forward, take at most block_size - 1 positions (w2 and b2 cover no more): a
+    ValueError naming the limit, not a shape error from inside."""
+    att = SynthesizerAttention(GPTConfig(10, 8, n_embd=6, n_head=3)).eval()
+    att.fast = fast
+    cache = att.new_cache(1, 8, torch.zeros(1))
+    with torch.no_grad():
+        with pytest.raises(ValueError, match="block_size - 1 = 7 positions, got 8"):
+            att.prefill(torch.randn(1, 8, 6), cache)
+        att.prefill(torch.randn(1, 7, 6), cache)  # a prompt of block_size - 1 is fine
+        with pytest.raises(ValueError, match="block_size - 1 = 7 positions, got 8"):
+            att.decode(torch.randn(1, 1, 6), cache, torch.tensor([7]), 8)
 
 
 def test_block_size_enforced():
