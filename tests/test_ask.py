@@ -238,6 +238,76 @@ def test_an_answer_that_would_print_misleadingly_is_quoted():
     assert lines[1] == "  answer: Oslo   (not a question of birth_dev.tsv: no place to check it against)"
 
 
+def test_the_lines_give_small_shares_as_under_a_hundredth_and_the_total_of_every_place():
+    """A share that would print as 0.00% says <0.01% (the model gives it something); the last line
+    totals every place scored, not only the --top listed."""
+    result = {"prompt": "Where was Ann Bo born?", "answer": "Oslo", "known": None, "extra": [], "complete": False,
+              "probabilities": [("Oslo", 0.6), ("Rome", 0.25), ("Lima", 0.00004)]}
+    assert ask.format_result(result, top=3).splitlines() == [
+        "Where was Ann Bo born?", "  answer: Oslo", "   60.00%  Oslo", "   25.00%  Rome", "   <0.01%  Lima",
+        "  the 3 places of birth_places_train.tsv: 85.00% of the model's probability"]
+    assert ask.format_result(result, top=1).splitlines()[2:] == [
+        "   60.00%  Oslo", "  the 3 places of birth_places_train.tsv: 85.00% of the model's probability"]
+
+
+def test_places_are_read_most_frequent_first_and_those_the_vocabulary_cannot_spell_are_counted(tmp_path):
+    (tmp_path / "birth_places_train.tsv").write_text("".join(
+        f"Where was P{i} born?\t{p}\n" for i, p in enumerate(["Oslo", "Lima", "Rome", "Lima", "Rome", "Lima"])),
+        encoding="utf-8")
+    assert ask.read_places(str(tmp_path)) == ["Lima", "Rome", "Oslo"]
+    (tmp_path / "world").mkdir()
+    vocab = write_world(tmp_path / "world")
+    model = random_model(vocab=vocab.vocab_size, block=48)
+    asker = ask.Asker(model, vocab, ["Rome", "Zürich", "Lima"])  # 'ü' is not in wiki.txt
+    assert asker.places == ["Rome", "Lima"] and asker.left_out == 1
+    result = asker.ask("Ann Bo")
+    assert {p for p, _ in result["probabilities"]} >= {"Rome", "Lima"}
+    last = ask.format_result(result, top=1, left_out=asker.left_out).splitlines()[-1]
+    assert last.startswith("  the 2 places of birth_places_train.tsv (1 spelled outside the vocabulary left out)")
+
+
+def bigram_model(vocab, follows, block):
+    """A GPT whose greedy next character is follows[c] after c, whatever came before: one-hot token
+    embeddings, blocks that add nothing (zero output layers), and a head that maps c to follows[c]."""
+    n = vocab.vocab_size
+    model = GPT(GPTConfig(n, block, n_layer=1, n_head=1, n_embd=n))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.zero_()
+        model.tok_emb.weight.copy_(10 * torch.eye(n))
+        model.ln_f.weight.fill_(1.0)
+        for c, after in follows.items():
+            model.head.weight[vocab.stoi[after], vocab.stoi[c]] = 10.0
+    return model.eval()
+
+
+def test_complete_stops_at_the_end_of_the_line_and_of_the_block(tmp_path):
+    """--complete shows the continuation up to its first newline (the end of a biography), and at most
+    what fits in the block after the text, whatever --chars asks for."""
+    vocab = write_world(tmp_path)
+    # after a space: "Lima.", a newline, "Ed " and so on; after an "o": "kso" over and over
+    follows = dict(zip(" Lima.\nEdoks", "Lima.\nEd kso"))
+    model = bigram_model(vocab, follows, block=24)
+    asker = ask.Asker(model, vocab, ["Rome", "Lima"], complete=True, chars=40)
+    assert asker.ask("Ed Fa was born in ")["answer"] == "Lima."  # not "Lima.\nEd Lima.\nEd ..."
+    text = "Ann Bo wrote bo"  # 15 characters: 9 more fit in the block of 24
+    assert asker.ask(text)["answer"] == "kso" * 3
+    assert ask.Asker(model, vocab, ["Rome", "Lima"], complete=True, chars=4).ask(text)["answer"] == "ksok"
+
+
+def test_an_answer_that_just_fits_the_block_is_scored_beside_the_places(tmp_path):
+    """The greedy answer, when it is none of the places, is scored too if question + MASK + answer
+    fits the input: at exactly the block it does."""
+    vocab = write_world(tmp_path)
+    model = bigram_model(vocab, dict(zip(MASK_CHAR + "Oslo", "Oslo" + MASK_CHAR)), block=24)
+    asker = ask.Asker(model, vocab, ["Rome", "Lima"])
+    question = "W" * (asker.room - 1) + "?"  # the longest question: with its MASK and "Oslo", 24 ids
+    assert len(question) + 1 + len("Oslo") == 24
+    result = asker.ask(question)
+    assert result["answer"] == "Oslo" and result["extra"] == ["Oslo"]
+    assert result["probabilities"][0][0] == "Oslo" and result["probabilities"][0][1] > 0.99
+
+
 def test_a_finetuning_file_without_questions_is_one_line(tmp_path, capsys):
     from submission.utils import run_cli
     write_world(tmp_path)

@@ -57,6 +57,23 @@ def test_retrieved_counts_right_answers_among_the_memorised_dev_rows(tmp_path):
     assert demo.retrieved(str(preds), str(tmp_path / "d"), []) == 0
 
 
+def test_stored_is_the_share_of_train_and_dev_together_and_the_dev_rows(tmp_path, monkeypatch, capsys):
+    """The table's memorised column counts the train and dev birthplaces together; the retrieved column
+    looks at the dev rows memorised (indices into birth_dev.tsv), not the train ones."""
+    import memorised
+    asked = []
+
+    def rows_for_params(params, data, args):
+        asked.append((params, data, args.variant, args.n_layer, args.n_embd))
+        return {"train": ([0], 4), "dev": ([1, 3], 4)}
+    monkeypatch.setattr(memorised, "rows_for_params", rows_for_params)
+    params = str(tmp_path / "synthesizer.pretrain.params")
+    share, dev_rows = demo.stored(params, "synthesizer", "d", ["--n_layer", "2", "--n_embd", "64", "--seed", "0"])
+    assert (share, dev_rows) == (37.5, [1, 3])  # 3 of the 8 probed
+    assert asked == [(params, "d", "synthesizer", 2, 64)]
+    assert "memorised by synthesizer.pretrain.params: 3 of 8 birthplaces" in capsys.readouterr().out
+
+
 def test_a_corpus_without_dev_questions_is_one_error_not_a_division_by_zero(tmp_path):
     write(tmp_path / "d", ["x"], [("Ann Bo", "Oslo")], [])
     with pytest.raises(demo.DataError, match=r"birth_dev.tsv: no `question<TAB>place` lines; give a labelled file"):
@@ -81,6 +98,21 @@ def test_pick_corpus_takes_a_whole_corpus_at_full_size_and_a_subset_otherwise(tm
     (tmp_path / "src" / "birth_dev.tsv").unlink()
     with pytest.raises(demo.DataError, match="birth_dev.tsv not found"):
         demo.pick_corpus(whole, "full", str(tmp_path / "o4"))
+
+
+def test_a_subset_without_train_splits_people_as_the_size_does(tmp_path):
+    """--people without --train: the size's train share (60 of 100 at --size cpu) of the people are train
+    people, the rest dev."""
+    from argparse import Namespace
+    people = [(f"P{i} Q", p) for i, p in enumerate(["Oslo", "Rome", "Lima", "Kiev", "Baku", "Riga", "Bern", "Doha"])]
+    write(tmp_path / "src", [f"{n}. Where was {n} born? {p}." for n, p in people], people[:5], people[5:])
+    data, source = demo.pick_corpus(Namespace(data_dir=str(tmp_path / "src"), people=5, train=None, seed=0), "cpu",
+                                    str(tmp_path / "out"))
+    assert source == f"{tmp_path / 'src'} (first 3 train + 2 dev people)"
+    assert [ln.split("\t")[1] for ln in (tmp_path / "out" / "data" / "birth_places_train.tsv").read_text(
+        encoding="utf-8").splitlines()] == ["Oslo", "Rome", "Lima"]
+    assert [ln.split("\t")[1] for ln in (tmp_path / "out" / "data" / "birth_dev.tsv").read_text(
+        encoding="utf-8").splitlines()] == ["Riga", "Bern"]
 
 
 def test_cpu_demo_world_keeps_every_dev_answer_among_the_finetuning_answers():
@@ -152,6 +184,35 @@ def test_flags_for_run_py_are_named_where_the_demo_starts_and_in_its_table(tmp_p
     out = capsys.readouterr().out
     assert "; run.py flags given: --n_layer 1 --n_head 2 --n_embd 16 --max_epochs 1\n" in out.splitlines(True)[0]
     assert "cpu settings with --n_layer 1 --n_head 2 --n_embd 16 --max_epochs 1, cpu, " in out
+
+
+def test_the_table_gives_each_runs_accuracy_memorised_share_and_retrieved_count(tmp_path, capsys, monkeypatch):
+    """Each row's figures are its own: always-London's share of the dev questions, each run's evaluation
+    (correct of total), the pretrained model's memorised share and the dev people it retrieves, in percent
+    where a percent sign says so (training stubbed: the figures, not the models, are checked here)."""
+    import make_world
+    import plots
+    data = tmp_path / "world"
+    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))  # 2 of 8 London
+    evaluated = iter([(8.0, 3.0), (8.0, 5.0)])
+    monkeypatch.setattr(demo.driver, "main", lambda argv: next(evaluated) if "--function=evaluate" in argv else None)
+    monkeypatch.setattr(demo, "stored", lambda params, variant, folder, run_args: (62.5, [1, 4]))
+    monkeypatch.setattr(demo, "retrieved", lambda predictions, folder, dev_rows: len(dev_rows) - 1)
+    monkeypatch.setattr(plots, "plot_demo_runs", lambda *a, **k: [])
+    monkeypatch.setattr(demo, "ask_hint", lambda *a: None)
+    results = demo.main(["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16",
+                         "--variants", "nopretrain,vanilla", "--out", str(tmp_path / "out")])
+    assert [row[:4] for row in results] == [("always London", 25.0, None, None),
+                                           ("vanilla, no pretraining", 37.5, None, None),
+                                           ("vanilla, pretrained + finetuned", 62.5, 62.5, "1 of 2")]
+    out = capsys.readouterr().out
+    assert "\nDev accuracy (8 questions, " in out
+    table = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| --")]
+    rows = [[cell.strip() for cell in line.split("|")[1:5]] for line in table]
+    assert rows == [["run", "dev accuracy", "memorised", "retrieved"],
+                    ["always London", "25.0%", "-", "-"],
+                    ["vanilla, no pretraining", "37.5%", "-", "-"],
+                    ["vanilla, pretrained + finetuned", "62.5%", "62.5%", "1 of 2"]]
 
 
 def test_an_interrupted_demos_training_state_is_started_over(tmp_path, capsys, monkeypatch):

@@ -40,6 +40,30 @@ def test_memorised_counts_what_greedy_sample_reproduces():
     assert memorised.memorised(model, items, stoi, itos) == [k % 2 == 0 for k in range(12)]
 
 
+def test_prefixes_of_one_length_decode_in_batches_each_item_keeping_its_own_answer():
+    """Items whose prefixes and places have the same lengths decode together, batch_size at a time: the
+    full data has groups larger than a batch, and every item, in every batch, is judged by its own
+    continuation."""
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(12, 32, n_layer=2, n_head=2, n_embd=16))
+    for p in model.parameters():
+        p.data.normal_(0, 0.5)
+    model.eval()
+    itos = {i: chr(ord("a") + i) for i in range(12)}
+    stoi = {c: i for i, c in itos.items()}
+    g = torch.Generator().manual_seed(2)
+    items, want = [], []
+    for k in range(7):  # one group: prefixes of 4, places of 3
+        prefix = [int(t) for t in torch.randint(0, 12, (4,), generator=g)]
+        place = "".join(itos[t] for t in sample(model, torch.tensor([prefix]), 3)[0, 4:].tolist())
+        if k in (1, 5):  # not what the model says
+            place = place[:-1] + itos[(stoi[place[-1]] + 1) % 12]
+        items.append((k, "".join(itos[t] for t in prefix), place))
+        want.append(k not in (1, 5))
+    for batch_size in (256, 3, 1):
+        assert memorised.memorised(model, items, stoi, itos, batch_size=batch_size) == want, batch_size
+
+
 def test_memorised_rows_name_the_rows_per_split_and_counts_add_them_up(tmp_path):
     # a "model" that always continues with "Oslo": it memorises exactly the Oslo people
     wiki = ["Ann Bo. Born in Oslo.", "Cy Du. Born in Rome.", "Ed Fa. Never said.", "Gu Ha. Born in Oslo.",
@@ -133,3 +157,21 @@ def test_rows_out_of_the_courses_layout_or_none_are_refused(tmp_path):
     tsv("birth_places_train.tsv", [])
     with pytest.raises(DataError, match=r"birth_places_train.tsv: no questions, so no birthplace to probe"):
         memorised.splits(str(tmp_path), wiki)
+
+
+def test_a_place_ending_at_the_truncation_limit_is_probed_and_rows_past_the_lines_are_not():
+    """Span corruption keeps at most int(block_size * 7/8) characters of a line: a place that ends
+    exactly there was read in pretraining and is probed; one character later it never was. A row with
+    no wiki line (more questions than lines) is skipped, not an IndexError."""
+    limit = int(128 * 7 / 8)  # 112
+    at_limit = "Ann Bo. " + "x" * (limit - len("Ann Bo. ") - len(" Oslo")) + " Oslo"
+    assert len(at_limit) == limit
+    rows = [("q", "Oslo"), ("q", "Oslo"), ("q", "Rome")]
+    items = memorised.probes([at_limit, "y" + at_limit], rows, block_size=128)  # row 2 has no wiki line
+    assert items == [(0, at_limit[:-len("Oslo")], "Oslo")]
+
+
+def test_the_report_gives_hits_of_probed_and_their_share():
+    report = memorised.format_report({"train": (3, 4), "dev": (0, 0), "all": (1, 8)})
+    assert report.splitlines() == ["memorised (train): 3 of 4 (75.0%)", "memorised (dev): 0 of 0 (0.0%)",
+                                   "memorised (all): 1 of 8 (12.5%)"]

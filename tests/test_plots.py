@@ -183,6 +183,36 @@ def test_curves_command_writes_a_png(runs, tmp_path):
     assert_png(out)
 
 
+def saved_figures(monkeypatch):
+    """The figures plots.py saves, kept for a test to read what was drawn (they are saved as usual)."""
+    figures = []
+    real_save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, out, dpi: (figures.append(fig), real_save(fig, out, dpi))[1])
+    return figures
+
+
+def test_curves_draw_the_logged_losses_their_trailing_mean_and_the_learning_rate(tmp_path, monkeypatch):
+    """The faint line is each step's loss, the bold one its trailing mean over len(rows) // 40 steps (as its
+    label says), the lower panel the logged learning rate: not just some non-empty PNG."""
+    needs_matplotlib()
+    figures = saved_figures(monkeypatch)
+    steps = list(range(1, 121))  # 120 rows: a mean of 3 steps
+    losses = [3.0 / s + (s % 4) * 0.1 for s in steps]
+    lrs = [1e-3 * min(1.0, s / 10) for s in steps]
+    log = tmp_path / "a.params.log.jsonl"
+    log.write_text("".join(json.dumps({"step": s, "loss": v, "lr": r}) + "\n" for s, v, r in zip(steps, losses, lrs)))
+    assert plots.main(["curves", str(log), "--out", str(tmp_path / "c.png")]) == 0
+    (fig,) = figures
+    ax_loss, ax_lr = fig.axes
+    raw, smooth = ax_loss.get_lines()
+    assert list(raw.get_xdata()) == steps and list(raw.get_ydata()) == losses
+    assert list(smooth.get_xdata()) == steps
+    assert list(smooth.get_ydata()) == pytest.approx(plots.moving_average(losses, 3))
+    assert smooth.get_label() == "a (120 steps, mean of 3 steps)"
+    (rate,) = ax_lr.get_lines()
+    assert list(rate.get_xdata()) == steps and list(rate.get_ydata()) == lrs
+
+
 def test_without_matplotlib_the_commands_say_how_to_install_it(tmp_path):
     log = tmp_path / "a.log.jsonl"
     log.write_text('{"step": 1, "loss": 2.0, "lr": 0.1}\n')
@@ -265,6 +295,53 @@ def test_last_row_view_draws_the_masks_row_of_every_head(runs, tmp_path):
         assert (row == maps[i // n_head][i % n_head, -1].numpy()).all()
 
 
+def made_up_maps(seed, n_layer=2, n_head=3, T=5):
+    """Per layer (n_head, T, T): causal rows summing to 1, every entry distinct, so a map drawn in the
+    wrong cell (another layer, head or model) shows."""
+    g = torch.Generator().manual_seed(seed)
+    maps = []
+    for _ in range(n_layer):
+        w = torch.rand(n_head, T, T, generator=g).tril()
+        maps.append(w / w.sum(-1, keepdim=True))
+    return maps
+
+
+def test_each_attention_map_is_its_own_layer_and_head_with_only_the_future_greyed(tmp_path, monkeypatch):
+    needs_matplotlib()
+    import numpy as np
+    figures = saved_figures(monkeypatch)
+    prompt = "Ab c" + plots.MASK
+    panels = [{"label": "first", "maps": made_up_maps(1)}, {"label": "second", "maps": made_up_maps(2)}]
+    plots.plot_attention(panels, prompt, str(tmp_path / "a.png"))
+    (fig,) = figures
+    future = np.triu(np.ones((5, 5), dtype=bool), k=1)
+    for sub, panel in zip(fig.subfigs, panels):
+        axes = sub.axes  # row-major: layers down, heads across
+        assert len(axes) == 2 * 3
+        for k, ax in enumerate(axes):
+            (image,) = ax.get_images()
+            shown = image.get_array()
+            assert np.array_equal(np.ma.getmaskarray(shown), future), (panel["label"], k)
+            assert np.allclose(shown.data[~future], panel["maps"][k // 3][k % 3].numpy()[~future]), (panel["label"], k)
+
+
+def test_last_row_strips_write_each_strips_largest_weight_in_its_cell(tmp_path, monkeypatch):
+    needs_matplotlib()
+    figures = saved_figures(monkeypatch)
+    prompt = "Ab c" + plots.MASK
+    maps = made_up_maps(3)
+    plots.plot_last_rows([{"label": "one", "maps": maps}], prompt, str(tmp_path / "a.png"))
+    (fig,) = figures
+    ax = fig.axes[0]
+    want = []
+    for w in maps:
+        for head in range(w.shape[0]):
+            row = w[head, -1].numpy().astype(float)
+            c = int(row.argmax())
+            want.append(((c, len(want)), f"{row[c]:.0%}".replace("%", "")))
+    assert [(tuple(t.get_position()), t.get_text()) for t in ax.texts] == want
+
+
 @pytest.mark.parametrize("view", [[], ["--last-row"]])
 def test_both_attention_views_say_what_the_space_and_mask_glyphs_are(runs, tmp_path, monkeypatch, view):
     """The prompt's space is drawn as an open box and the MASK is the course's glyph: a reader of the
@@ -321,6 +398,28 @@ def test_attention_command_explains_bad_inputs(runs, tmp_path, capsys):
         plots.main(args)
     assert "--question is empty" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_the_longest_question_fits_the_block_with_its_mask():
+    """question + MASK must fit in block_size - 1 positions, what the synthesizer can forward (the
+    vanilla model the same, as both panels share the prompt): one character more is refused."""
+    vocab = CharCorruptionDataset(TEXT, SIZE["block_size"])
+    longest = "W" + "a" * (SIZE["block_size"] - 4) + "?"  # 30 characters, 31 with the MASK
+    prompt, idx = plots.encode_prompt(longest, vocab)
+    assert prompt == longest + plots.MASK and idx.shape == (1, SIZE["block_size"] - 1)
+    with pytest.raises(plots.PlotError, match=r"is 31 characters; with its MASK it must fit in block_size - 1 = 31"):
+        plots.encode_prompt("W" + "a" * (SIZE["block_size"] - 3) + "?", vocab)
+
+
+def test_a_panel_names_the_model_its_greedy_answer_and_the_true_place(runs):
+    size = dict(plots.COURSE_SIZE, **SIZE)
+    wiki = os.path.join(runs["folder"], "wiki.txt")
+    prompt, panel = plots.attention_panel(runs["vanilla"][0], "vanilla", wiki, QUESTION, size, expected="Penang")
+    assert prompt == QUESTION + plots.MASK and len(panel["maps"]) == SIZE["n_layer"]
+    assert panel["label"] == (f"vanilla (causal self-attention): vanilla.pretrain.params, greedy answer "
+                              f"{panel['answer']!r} (true: 'Penang')")
+    _, panel = plots.attention_panel(runs["synthesizer"][0], "synthesizer", wiki, QUESTION, size)
+    assert panel["label"] == f"dense synthesizer: synthesizer.pretrain.params, greedy answer {panel['answer']!r}"
 
 
 def test_params_of_the_other_variant_name_the_flag_that_chose_it(runs, tmp_path, capsys):
@@ -434,6 +533,31 @@ def test_plot_demo_runs_names_an_earlier_runs_pictures(tmp_path, monkeypatch, ca
     (tmp_path / "attention.png").unlink()
     plots.plot_demo_runs(str(tmp_path), variants=["nopretrain", "vanilla"])
     assert "kept from an earlier run" not in capsys.readouterr().out
+
+
+def test_the_demos_attention_map_asks_the_shortest_dev_question_with_its_place(tmp_path, monkeypatch):
+    """The most readable axes: the shortest dev question, drawn with its true place beside the answers; a
+    question given is drawn with its dev place when it has one."""
+    drawn = []
+    monkeypatch.setattr(plots, "draw_attention", lambda question, corpus, models, out, size=None, expected=None:
+                        drawn.append((question, expected, corpus, models, size)))
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "wiki.txt").write_text(TEXT, encoding="utf-8")
+    (tmp_path / "data" / "birth_dev.tsv").write_text(
+        "Where was Ada Lovell born?\tLeeds\nWhere was Mei Tan born?\tPenang\nWhere was Ivo Marek born?\tBrno\n",
+        encoding="utf-8")
+    for v in ("vanilla", "synthesizer"):
+        (tmp_path / f"{v}.finetune.params").write_bytes(b"params")
+    written = []
+    plots._demo_attention(str(tmp_path), ["--n_layer", "2"], None, None, written)
+    models = [(str(tmp_path / "vanilla.finetune.params"), "vanilla"),
+              (str(tmp_path / "synthesizer.finetune.params"), "synthesizer")]
+    size = dict(plots.COURSE_SIZE, n_layer=2)
+    assert drawn == [("Where was Mei Tan born?", "Penang", str(tmp_path / "data" / "wiki.txt"), models, size)]
+    assert written == [str(tmp_path / "attention.png")]
+    drawn.clear()
+    plots._demo_attention(str(tmp_path), [], "Where was Ivo Marek born?", None, [])
+    assert [(q, place) for q, place, *_ in drawn] == [("Where was Ivo Marek born?", "Brno")]
 
 
 # ----------------------------------------------------------------------------- the attention weights

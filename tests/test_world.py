@@ -378,6 +378,29 @@ def test_tiny_and_edge_worlds():
             mw.build_world(**bad)
 
 
+def test_smaller_worlds_have_proportionally_fewer_places_rounded():
+    """Without --places, a world has DEFAULT_PLACES places per DEFAULT_PEOPLE people, rounded (24 people:
+    4.58, so 5), every one of them a birthplace when there are people enough."""
+    for people in (24, 30, 200):
+        world = mw.build_world(people=people, train=people * 2 // 3, dev=people // 6)
+        want = round(mw.DEFAULT_PLACES * people / mw.DEFAULT_PEOPLE)
+        assert len({p for _, p in world.rows}) == want, people
+
+
+def test_a_place_added_for_a_missing_character_never_states_someones_birthplace():
+    """A tiny world whose lines lack a character of a place gets "SURNAME later travelled to PLACE."
+    on the first line it cannot mislead: never the line of a person born there, which would then
+    state the birthplace it is meant to keep back."""
+    from types import SimpleNamespace
+    people = [("Ann Bo", "Zürich"), ("Cy Du", "Oslo")]
+    persons = [SimpleNamespace(name=SimpleNamespace(full=n, family=n.split()[-1]), birthplace=p) for n, p in people]
+    wiki = ["Ann Bo. Ann Bo never said where she came from.", "Cy Du. Where was he born? In Oslo, with rich hills."]
+    world = mw.World(wiki=list(wiki), train=people, dev=[], test=[])
+    mw._cover_question_chars(world, persons)
+    assert world.wiki[0] == wiki[0]  # Ann Bo's line still keeps her birthplace back
+    assert world.wiki[1] == wiki[1] + " Du later travelled to Zürich."
+
+
 def test_stats_cli_prints_a_table(tmp_path, capsys):
     mw.write_world(mw.build_world(people=60, train=40, dev=10), str(tmp_path))
     assert mw.main(["--stats", str(tmp_path), str(tmp_path)]) == 0
@@ -391,6 +414,17 @@ def test_stats_of_a_world_without_test_split(tmp_path):
     s = mw.stats(str(tmp_path))
     assert (s["people"], s["train"], s["dev"], s["test"]) == (60, 40, 20, 0)
     assert s["names_match_lines"] == 1.0 and s["test_top"] is None
+
+
+def test_stats_count_the_names_of_each_split_found_in_train(tmp_path):
+    mw.write_world(mw.build_world(people=60, train=40, dev=10), str(tmp_path))
+    s = mw.stats(str(tmp_path))
+    assert (s["dev_names_in_train"], s["test_names_in_train"], s["duplicate_names"]) == (0, 0, 0)
+    train = (tmp_path / "birth_places_train.tsv").read_text(encoding="utf-8").splitlines()
+    with open(tmp_path / "birth_test.tsv", "a", encoding="utf-8") as f:
+        f.write(train[0] + "\n" + train[1] + "\n")  # two train people asked again in test
+    s = mw.stats(str(tmp_path))
+    assert (s["dev_names_in_train"], s["test_names_in_train"], s["duplicate_names"]) == (0, 2, 2)
 
 
 def test_stats_skip_blank_lines_and_name_a_line_without_a_tab(tmp_path, capsys):
