@@ -111,6 +111,29 @@ def test_files_older_than_the_params_they_are_made_from_are_named_stale(complete
                         f"they are in the zip: if those params were made again, remake them as their lines say\n")
 
 
+def test_files_as_old_as_their_params_are_not_stale(complete, tmp_path, capsys):
+    """A folder unzipped or copied with times to the second can give params and what was made from them
+    the same time: that is not older, so nothing is stale."""
+    code, folder = complete
+    now = int(os.path.getmtime(folder / "vanilla.model.params"))
+    for name in os.listdir(folder):
+        os.utime(folder / name, (now, now))
+    status, lines, err = run(complete, tmp_path / "s.zip", capsys)
+    assert status == 0 and not any("older than" in line for line in lines) and "stale" not in err
+    assert [line.split()[1] for line in lines[:18]] == ["ok"] * 12 + ["low"] * 2 + ["ok"] * 4
+
+
+def test_an_earlier_zip_under_another_name_is_replaced(complete, tmp_path, capsys):
+    """--zip refuses a file that is neither named .zip nor a zip; a zip named otherwise is replaced."""
+    out = tmp_path / "handin"
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("old.txt", "an earlier submission")
+    status, _, _ = run(complete, out, capsys)
+    with zipfile.ZipFile(out) as z:
+        names = z.namelist()
+    assert status == 0 and "old.txt" not in names and "src/submission/model.py" in names
+
+
 def test_missing_and_bad_files_name_their_fix_and_no_zip_is_written(complete, tmp_path, capsys):
     code, folder = complete
     out = tmp_path / "submission.zip"

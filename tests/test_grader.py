@@ -8,6 +8,7 @@ Everything runs on a small biography corpus written into a temporary folder, so 
 neither the embedded corpus nor trained models; one test also grades the repo's data/ when it is
 there.
 """
+import copy
 import json
 import os
 import random
@@ -149,6 +150,7 @@ class SpanMutant(RealDataset):
     """Span corruption written here, with one knob each for the masked length, its start and the padding."""
     masked_length = staticmethod(lambda n, rng: rng.randint(1, max(1, n // 2 - 1)))
     span_start = staticmethod(lambda room, rng: rng.randint(0, room))  # room = n - m
+    truncated_length = staticmethod(lambda cap, rng: rng.randint(4, cap))  # cap = min(len(doc), int(block*7/8))
     pad_in_middle = False
     closing_mask = True
 
@@ -157,7 +159,7 @@ class SpanMutant(RealDataset):
         doc = self.data[idx]
         cap = min(len(doc), int(self.block_size * 7 / 8))
         if cap >= 4:
-            doc = doc[:rng.randint(4, cap)]
+            doc = doc[:self.truncated_length(cap, rng)]
         n = len(doc)
         m = self.masked_length(n, rng) if n >= 4 else min(n, 1)
         start = self.span_start(n - m, rng)
@@ -181,6 +183,36 @@ class FixedQuarter(SpanMutant):
 class RoundedQuarter(SpanMutant):
     """Averages a quarter and is sometimes above, sometimes below, but is not random."""
     masked_length = staticmethod(lambda n, rng: int(n / 4 + 0.5))
+
+
+class AThirdOnAverage(SpanMutant):
+    """Random, above and below a quarter, but a third of the truncated length on average."""
+    masked_length = staticmethod(lambda n, rng: rng.randint(1, max(1, 2 * n // 3)))
+
+
+class NeverAboveAQuarter(SpanMutant):
+    """Random, about a quarter on average, but never longer than a quarter."""
+    masked_length = staticmethod(lambda n, rng: max(1, n // 4 - (rng.random() < 0.25)))
+
+
+class NeverBelowAQuarter(SpanMutant):
+    """Random, about a quarter on average, but never shorter than a quarter."""
+    masked_length = staticmethod(lambda n, rng: -(-n // 4) + (rng.random() < 0.25))
+
+
+class ShortOfTheCap(SpanMutant):
+    """random.randrange(4, cap): the upper end int(block_size*7/8) left out."""
+    truncated_length = staticmethod(lambda cap, rng: rng.randrange(4, cap) if cap > 4 else 4)
+
+
+class NeverFour(SpanMutant):
+    """random.randint(5, cap): the lower end 4 left out."""
+    truncated_length = staticmethod(lambda cap, rng: rng.randint(5, cap) if cap > 4 else 4)
+
+
+class EitherEnd(SpanMutant):
+    """Both ends of [4, cap] drawn, but nothing between them."""
+    truncated_length = staticmethod(lambda cap, rng: rng.choice((4, cap)))
 
 
 class MiddlePad(SpanMutant):
@@ -360,12 +392,63 @@ def test_a_length_fixed_for_some_lengths_is_named(corpus, monkeypatch):
     (MaskedSecond, "1e-1-basic"),
     (RandomWindow, "1e-1-basic"),
     (AlwaysLongest, "1e-0-basic"),
+    (ShortOfTheCap, "1e-0-basic"),
+    (NeverFour, "1e-0-basic"),
+    (EitherEnd, "1e-0-basic"),
+    (AThirdOnAverage, "1e-3-basic"),
+    (NeverAboveAQuarter, "1e-3-basic"),
+    (NeverBelowAQuarter, "1e-3-basic"),
 ])
 def test_span_mutants_fail_their_test(corpus, monkeypatch, mutant, wrong):
     monkeypatch.setattr(submission, "CharCorruptionDataset", mutant)
     results = run(corpus[0], SPAN_TESTS)
     assert failing(results) == {wrong}, {i: r.reason for i, r in results.items()}
     assert results[wrong].points == 0 and results[wrong].reason
+
+
+class Int32Items(SpanMutant):
+    def __getitem__(self, idx):
+        x, y = super().__getitem__(idx)
+        return x.int(), y.int()
+
+
+class NotPadded(SpanMutant):
+    """The masked string without its PADs: x and y shorter than block_size - 1."""
+    def __getitem__(self, idx):
+        x, y = super().__getitem__(idx)
+        pad = self.stoi[self.PAD_CHAR]
+        keep = int((x != pad).sum()) + int(y[-1] != pad) - 1
+        return x[:keep], y[:keep]
+
+
+class NotShifted(SpanMutant):
+    """y = x: the targets are the inputs, not the next characters."""
+    def __getitem__(self, idx):
+        x, _ = super().__getitem__(idx)
+        return x, x.clone()
+
+
+@pytest.mark.parametrize("mutant, phrase", [
+    (Int32Items, "x has dtype torch.int32, expected torch.long"),
+    (NotPadded, "expected (127,): x = masked_string[:-1]"),
+    (NotShifted, "x[1:] != y[:-1] (first at position"),
+])
+def test_item_mutants_fail_1e2_only(corpus, monkeypatch, mutant, phrase):
+    """1e-2 alone checks the items' types, shapes and shift: the other span tests read the string they spell."""
+    monkeypatch.setattr(submission, "CharCorruptionDataset", mutant)
+    results = run(corpus[0], SPAN_TESTS)
+    assert failing(results) == {"1e-2-basic"}, {i: r.reason for i, r in results.items()}
+    assert phrase in results["1e-2-basic"].reason
+
+
+def test_ids_outside_the_vocabulary_fail_1e2(corpus, monkeypatch):
+    class IdsOffByOne(SpanMutant):  # stoi counted from 1: the last character's id is vocab_size
+        def __getitem__(self, idx):
+            x, y = super().__getitem__(idx)
+            return x + 1, y + 1
+    monkeypatch.setattr(submission, "CharCorruptionDataset", IdsOffByOne)
+    r = run(corpus[0], ["1e-2-basic"])["1e-2-basic"]
+    assert not r.passed and "has ids outside the vocabulary" in r.reason, r.reason
 
 
 RealSynth = submission.SynthesizerAttention
@@ -405,8 +488,15 @@ class ReluMissing(RealSynth):
         return self.resid_drop(self.proj(y))
 
 
+class SlightlyOff(RealSynth):
+    """Right but for its output scaled by 1.001: a thousandth off is a mistake, not float rounding."""
+    def forward(self, x, layer_past=None):
+        return super().forward(x) * 1.001
+
+
 @pytest.mark.parametrize("mutant, phrase", [
     (NoCausalMask, "differs from the handout's equation"),
+    (SlightlyOff, "differs from the handout's equation"),
     (W2NotSliced, "slice w2 and b2"),
     (ReluMissing, "differs from the handout's equation"),
 ])
@@ -454,8 +544,53 @@ def pretrain_fixed_final_tokens(*args):
     return tconf, trainer
 
 
+def finetune_with_a_checkpoint(reading_params_path, *args):
+    tconf, trainer = real_finetune(reading_params_path, *args)
+    if reading_params_path is None:
+        tconf.ckpt_path = "vanilla.model.params"
+    return tconf, trainer
+
+
+def pretrain_clip_as_a_flag(*args):
+    tconf, trainer = real_pretrain(*args)
+    tconf.grad_norm_clip = True  # == 1.0 to Python, but a flag, not the clipping norm
+    return tconf, trainer
+
+
+def finetune_a_copy_of_the_model(reading_params_path, path, pretrain_dataset, block_size, model):
+    return real_finetune(reading_params_path, path, pretrain_dataset, block_size,
+                         copy.deepcopy(model) if reading_params_path is None else model)
+
+
+def finetune_trainer_with_the_default_config(reading_params_path, *args):
+    tconf, trainer = real_finetune(reading_params_path, *args)
+    if reading_params_path is None:
+        trainer.config = submission.TrainerConfig()  # the config returned is not the one that trains
+    return tconf, trainer
+
+
+def finetune_on_the_pretraining_corpus(reading_params_path, path, pretrain_dataset, block_size, model):
+    tconf, trainer = real_finetune(reading_params_path, path, pretrain_dataset, block_size, model)
+    if reading_params_path is None:
+        trainer.train_dataset = pretrain_dataset
+    return tconf, trainer
+
+
+def pretrain_on_part_of_the_corpus(pretrain_dataset, block_size, model):
+    tconf, trainer = real_pretrain(pretrain_dataset, block_size, model)
+    trainer.train_dataset = type(pretrain_dataset)("\n".join(pretrain_dataset.data[:10]), block_size)
+    return tconf, trainer
+
+
 @pytest.mark.parametrize("name, mutant, wrong, phrase", [
     ("finetune", finetune_wrong_lr, "1c-1-basic", "learning_rate is 0.006, expected 0.0006"),
+    ("finetune", finetune_with_a_checkpoint, "1c-1-basic", "ckpt_path is 'vanilla.model.params', expected None"),
+    ("pretrain", pretrain_clip_as_a_flag, "1f-0-basic", "grad_norm_clip is True, expected 1.0"),
+    ("finetune", finetune_a_copy_of_the_model, "1c-1-basic", "a trainer of another model than the one passed in"),
+    ("finetune", finetune_trainer_with_the_default_config, "1c-1-basic",
+     "a trainer whose config is not the returned TrainerConfig"),
+    ("finetune", finetune_on_the_pretraining_corpus, "1c-1-basic", "examples; the finetuning corpus has 40"),
+    ("pretrain", pretrain_on_part_of_the_corpus, "1f-0-basic", "a trainer that does not train on pretrain_dataset"),
     ("finetune", finetune_ignores_params, "1g-0-basic", "did not load the params"),
     ("finetune", finetune_wrong_epochs, "1g-0-basic", "max_epochs is 75, expected 10"),
     ("pretrain", pretrain_wrong_epochs, "1f-0-basic", "max_epochs is 600, expected 650"),
@@ -501,8 +636,34 @@ def vanilla_not_causal(mconf):
     return model
 
 
+def vanilla_attention_dropout_off(mconf):
+    model = real_init_vanilla(mconf)
+    for block in model.blocks:
+        block.attn.attn_drop.p = 0.0
+    return model
+
+
+def vanilla_mask_not_saved(mconf):
+    """The causal mask as a non-persistent buffer: it masks, but is not in the state_dict params files hold."""
+    model = real_init_vanilla(mconf)
+    for block in model.blocks:
+        mask = block.attn._buffers.pop("mask")
+        block.attn.register_buffer("mask", mask, persistent=False)
+    return model
+
+
+def vanilla_without_loss(mconf):
+    model = real_init_vanilla(mconf)
+    forward = model.forward
+    model.forward = lambda idx, targets=None: (forward(idx)[0], None)
+    return model
+
+
 @pytest.mark.parametrize("mutant, phrase", [
     (vanilla_one_layer_missing, "missing module blocks.3 (Block)"),
+    (vanilla_attention_dropout_off, "blocks.0.attn.attn_drop.p is 0.0, expected 0.1"),
+    (vanilla_mask_not_saved, "missing buffer blocks.0.attn.mask (1, 1, 128, 128)"),
+    (vanilla_without_loss, "GPT.forward with targets must return a finite scalar loss"),
     (vanilla_relu, "blocks.0.mlp.1 is a ReLU, expected GELU"),
     (vanilla_not_causal, "attention sees the future"),
 ])
@@ -692,6 +853,15 @@ def test_all_wrong_predictions_score_zero(corpus, tmp_path):
             assert "accuracy 0.00%" in r.reason and "below the pass mark" in r.reason
 
 
+def test_a_place_in_another_case_is_a_wrong_answer(corpus, tmp_path):
+    """The course compares places exactly: "london" does not answer "London" (only spaces around are forgiven)."""
+    write_predictions(str(tmp_path), corpus[1], lambda a: [p.lower() for p in a])
+    results = run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path))
+    assert failing(results) == set(ACCURACY), {i: r.reason for i, r in results.items() if r.passed}
+    assert "is right (0/20)" in results["1d-0-hidden"].reason
+    assert grader.count_right(["LONDON", "Paris ", "lima"], ["London", "Paris", "Lima"]) == 1
+
+
 def test_a_failing_accuracy_names_params_trained_short_of_the_courses_epochs(corpus, tmp_path):
     """A quick run (--max_epochs 1) graded: "below the pass mark" alone read as a broken model. The loss
     logs beside the params say how many epochs each trained."""
@@ -847,28 +1017,49 @@ def test_pass_mark_boundary(corpus, tmp_path):
         assert r.passed is passes and len(dev) == 20
 
 
+def test_each_pass_mark_test_takes_its_own_mark(tmp_path):
+    """On 20 questions the marks 9% and 10% (or 4% and 5%) both need the same number right: on 100 dev and
+    100 test questions, each pass-mark test passes at exactly its own course mark and fails one answer below."""
+    data = str(tmp_path / "data")
+    answers = write_corpus(data, n_people=220, n_train=20, n_dev=100)
+    marks = {"1f-1-hidden": 10, "1f-2-hidden": 9, "1g-1-hidden": 5, "1g-2-hidden": 4}  # the course's, in percent
+    for below in (0, 1):
+        sub = tmp_path / f"sub{below}"
+        sub.mkdir()
+        for test_id, percent in marks.items():
+            places = answers["dev" if ".dev." in ACCURACY[test_id] else "test"]
+            assert len(places) == 100
+            right = percent - below
+            lines = places[:right] + ["Atlantis"] * (len(places) - right)
+            (sub / ACCURACY[test_id]).write_text("".join(p + "\n" for p in lines), encoding="utf-8")
+        results = run(data, list(marks), submission_dir=str(sub))
+        assert failing(results) == (set(marks) if below else set()), {i: r.reason for i, r in results.items()}
+
+
 def test_one_place_repeated_fails_the_pass_marks(corpus, tmp_path):
     """Always answering the commonest place scored above the synthesizer's marks (on the course's data
     and on data/, always "London" gets 5.0%, the marks 4-5%): a file of one place repeated passed 1g-1
     without any model. It fails every pass mark now, naming the mode that makes the file; the tests
-    without pretraining (at least one right) still count it, and one other answer among them is enough."""
-    def write(last_other):
+    without pretraining (at least one right) still count it, and one other answer among them is enough.
+    An empty line is no other answer (one blank line let the repeated place pass)."""
+    def write(last):
         for test_id, name in ACCURACY.items():
             places = corpus[1]["dev" if ".dev." in name else "test"]
             commonest = max(PLACES, key=places.count)
             assert places.count(commonest) / len(places) >= 0.1  # above every mark by accuracy alone
             lines = [commonest] * len(places)
-            if last_other:
-                lines[-1] = "Atlantis"
+            if last is not None:
+                lines[-1] = last
             (tmp_path / name).write_text("".join(p + "\n" for p in lines), encoding="utf-8")
-    write(last_other=False)
-    for test_id, r in run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path)).items():
-        if test_id.startswith("1d"):
-            assert r.passed
-        else:
-            assert not r.passed and f"predictions in {ACCURACY[test_id]} are " in r.reason, r.reason
-            assert "one answer to every question is a baseline" in r.reason and "./run.sh " in r.reason
-    write(last_other=True)
+    for last in (None, "", " "):
+        write(last)
+        for test_id, r in run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path)).items():
+            if test_id.startswith("1d"):
+                assert r.passed
+            else:
+                assert not r.passed and f"predictions in {ACCURACY[test_id]} name no place but " in r.reason, r.reason
+                assert "one answer to every question is a baseline" in r.reason and "./run.sh " in r.reason
+    write("Atlantis")
     assert not failing(run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path)))
 
 
@@ -931,6 +1122,29 @@ def test_marks_table_follows_the_data_dir(corpus, tmp_path):
     (copy / "birth_dev.tsv").write_bytes((copy / "birth_dev.tsv").read_bytes() + b"Where was A born?\tLima\n")
     assert grader.which_corpus(str(copy)) == "course"
     assert grader.which_corpus(str(tmp_path / "nowhere")) == "course"
+
+
+@pytest.mark.skipif(not os.path.isfile(os.path.join(ROOT, "data", "birth_test.tsv")),
+                    reason="the embedded corpus is not in data/ yet")
+def test_the_repo_data_is_graded_on_the_embedded_marks(tmp_path):
+    """data/ takes points.json's embedded table, set from measured runs on it (a pretrained synthesizer scored
+    3.9% on its test set): a file at each embedded mark passes there; the course's higher marks would fail it."""
+    with open(grader.POINTS_PATH, encoding="utf-8") as f:
+        embedded = json.load(f)["pass_marks"]["embedded"]
+    keys = {"1f-1-hidden": "vanilla_dev", "1f-2-hidden": "vanilla_test", "1g-1-hidden": "synthesizer_dev",
+            "1g-2-hidden": "synthesizer_test"}
+    for test_id, key in keys.items():
+        name = ACCURACY[test_id]
+        split = "dev" if ".dev." in name else "test"
+        places = grader.read_labels(os.path.join(grader.DEFAULT_DATA_DIR, grader.LABELS[split]))
+        right = next(k for k in range(len(places) + 1) if k / len(places) >= embedded[key] - 1e-12)  # the fewest
+        lines = places[:right] + ["Atlantis"] * (len(places) - right)
+        (tmp_path / name).write_text("".join(p + "\n" for p in lines), encoding="utf-8")
+    results = run(grader.DEFAULT_DATA_DIR, list(keys), submission_dir=str(tmp_path), marks="auto")
+    assert not failing(results), {i: r.reason for i, r in results.items()}
+    assert "(embedded corpus)" in results["1g-2-hidden"].note
+    course = run(grader.DEFAULT_DATA_DIR, list(keys), submission_dir=str(tmp_path), marks="course")
+    assert failing(course) == {"1f-2-hidden", "1g-1-hidden", "1g-2-hidden"}  # the course's 9%, 5%, 4%
 
 
 def test_the_courses_files_copied_over_data_get_the_courses_marks(tmp_path, monkeypatch):
@@ -1035,6 +1249,43 @@ def test_output_frame_and_json(tmp_path, capsys):
     assert doc["tests"][1]["output"] == "FAIL: the reason"
 
 
+def test_json_names_numbers_and_notes_each_test():
+    """Gradescope orders and labels the tests by "number" and "name", and shows a passing test's note."""
+    g = graderlib.Grader({"9a-0-basic": 1, "9a-1-hidden": 2})
+    g.add("9a-0-basic", "passes with a note", lambda ctx: "accuracy 12.5%\n", 5)
+    g.add("9a-1-hidden", "passes", lambda ctx: None, 5)
+    doc = graderlib.gradescope_json(g.run(out=None))
+    assert doc == {"score": 3, "tests": [
+        {"name": "9a-0-basic: passes with a note", "number": "9a-0-basic", "score": 1, "max_score": 1,
+         "output": "passed: accuracy 12.5%", "visibility": "visible"},
+        {"name": "9a-1-hidden: passes", "number": "9a-1-hidden", "score": 2, "max_score": 2, "output": "passed",
+         "visibility": "after_published"}]}
+
+
+def test_every_test_starts_from_the_same_random_state():
+    """A test's draws must not depend on the tests run before it: alone or after others, it draws the same."""
+    seen = []
+
+    def draws(ctx):
+        seen.append((random.random(), float(torch.rand(1))))
+
+    def draws_more(ctx):
+        random.random()
+        torch.rand(5)
+
+    g = graderlib.Grader({"9a-0-basic": 1, "9a-1-basic": 1, "9a-2-basic": 1})
+    g.add("9a-0-basic", "draws", draws, 5)
+    g.add("9a-1-basic", "draws more", draws_more, 5)
+    g.add("9a-2-basic", "draws again", draws, 5)
+    random.seed(1)
+    torch.manual_seed(1)
+    g.run(out=None)
+    random.seed(2)
+    torch.manual_seed(2)
+    g.run(["9a-2-basic"], out=None)
+    assert len(seen) == 3 and seen[0] == seen[1] == seen[2], seen
+
+
 def test_command_line_from_another_directory(corpus, tmp_path):
     out_json = str(tmp_path / "r.json")
     p = subprocess.run([sys.executable, GRADER, "1g-3-hidden", "--data-dir", corpus[0], "--json", out_json],
@@ -1128,6 +1379,10 @@ def test_json_replaces_a_report_the_grader_wrote_or_an_empty_file(tmp_path, corp
     ("[1, 2]", "{p}: expected an object with a \"points\" object"),
     ('{"points": {"1c-0-hidden": "two"}}', "{p}: points of 1c-0-hidden must be a non-negative number, got 'two'"),
     ('{"points": {"1c-0-hidden": true}}', "{p}: points of 1c-0-hidden must be a non-negative number, got True"),
+    ('{"points": {"1c-0-hidden": -2}}', "{p}: points of 1c-0-hidden must be a non-negative number, got -2"),
+    ('{"points": {}, "pass_marks": {"course": {"vanilla_dev": 10, "vanilla_test": 9, "synthesizer_dev": 5, '
+     '"synthesizer_test": 4}}}', "{p}: pass_marks.course must give vanilla_dev, vanilla_test, synthesizer_dev, "
+                                 "synthesizer_test as fractions"),  # percent, not fractions
     ('{"points": {}}', "{p}: pass_marks.course must give vanilla_dev"),
     ("\xff", "{p}: not valid UTF-8 at byte 0"),
     ("MARKS", "{p}: no points for 1c-0-hidden; add it"),
