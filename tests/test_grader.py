@@ -333,10 +333,36 @@ class LengthRaises(SpanMutant):
         raise TypeError("no length")
 
 
+class Int32Items(SpanMutant):
+    def __getitem__(self, idx):
+        x, y = super().__getitem__(idx)
+        return x.int(), y.int()
+
+
+class NotPadded(SpanMutant):
+    """The masked string without its PADs: x and y shorter than block_size - 1."""
+    def __getitem__(self, idx):
+        x, y = super().__getitem__(idx)
+        pad = self.stoi[self.PAD_CHAR]
+        keep = int((x != pad).sum()) + int(y[-1] != pad) - 1
+        return x[:keep], y[:keep]
+
+
+class NotShifted(SpanMutant):
+    """y = x: the targets are the inputs, not the next characters."""
+    def __getitem__(self, idx):
+        x, _ = super().__getitem__(idx)
+        return x, x.clone()
+
+
 @pytest.mark.parametrize("mutant, phrase", [(WrongLength, "len(dataset) is 57; the corpus has 58 items"),
-                                            (LengthRaises, "len(dataset) raised TypeError: no length")])
-def test_a_wrong_len_fails_1e2_only(corpus, monkeypatch, mutant, phrase):
-    """The span tests but 1e-2 never ask for the length: a wrong or failing __len__ cost all four."""
+                                            (LengthRaises, "len(dataset) raised TypeError: no length"),
+                                            (Int32Items, "x has dtype torch.int32, expected torch.long"),
+                                            (NotPadded, "expected (127,): x = masked_string[:-1]"),
+                                            (NotShifted, "x[1:] != y[:-1] (first at position")])
+def test_length_and_item_mutants_fail_1e2_only(corpus, monkeypatch, mutant, phrase):
+    """The span tests but 1e-2 never ask for the length: a wrong or failing __len__ cost all four. 1e-2
+    alone checks the items' types, shapes and shift too: the other span tests read the string they spell."""
     monkeypatch.setattr(submission, "CharCorruptionDataset", mutant)
     results = run(corpus[0], SPAN_TESTS)
     assert failing(results) == {"1e-2-basic"}, {i: r.reason for i, r in results.items()}
@@ -404,41 +430,6 @@ def test_span_mutants_fail_their_test(corpus, monkeypatch, mutant, wrong):
     results = run(corpus[0], SPAN_TESTS)
     assert failing(results) == {wrong}, {i: r.reason for i, r in results.items()}
     assert results[wrong].points == 0 and results[wrong].reason
-
-
-class Int32Items(SpanMutant):
-    def __getitem__(self, idx):
-        x, y = super().__getitem__(idx)
-        return x.int(), y.int()
-
-
-class NotPadded(SpanMutant):
-    """The masked string without its PADs: x and y shorter than block_size - 1."""
-    def __getitem__(self, idx):
-        x, y = super().__getitem__(idx)
-        pad = self.stoi[self.PAD_CHAR]
-        keep = int((x != pad).sum()) + int(y[-1] != pad) - 1
-        return x[:keep], y[:keep]
-
-
-class NotShifted(SpanMutant):
-    """y = x: the targets are the inputs, not the next characters."""
-    def __getitem__(self, idx):
-        x, _ = super().__getitem__(idx)
-        return x, x.clone()
-
-
-@pytest.mark.parametrize("mutant, phrase", [
-    (Int32Items, "x has dtype torch.int32, expected torch.long"),
-    (NotPadded, "expected (127,): x = masked_string[:-1]"),
-    (NotShifted, "x[1:] != y[:-1] (first at position"),
-])
-def test_item_mutants_fail_1e2_only(corpus, monkeypatch, mutant, phrase):
-    """1e-2 alone checks the items' types, shapes and shift: the other span tests read the string they spell."""
-    monkeypatch.setattr(submission, "CharCorruptionDataset", mutant)
-    results = run(corpus[0], SPAN_TESTS)
-    assert failing(results) == {"1e-2-basic"}, {i: r.reason for i, r in results.items()}
-    assert phrase in results["1e-2-basic"].reason
 
 
 def test_ids_outside_the_vocabulary_fail_1e2(corpus, monkeypatch):
