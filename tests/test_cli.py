@@ -67,6 +67,27 @@ def test_bad_flags_stop_with_one_line(capsys, flags, says):
     assert ": error: " in err and says in err and "(--help lists the options)" in err
 
 
+def test_model_size_limits_are_inclusive_and_size_flags_name_only_what_differs(capsys):
+    """modelflags: block 17 and 2048 and 1.8 billion weights are sizes a GPT can have, 2.01 billion is not;
+    size_flags gives back only the flags away from the course's size, size_from_flags reads them back."""
+    import modelflags
+    from oneline import OneLineParser
+
+    def check(*flags):
+        p = modelflags.add_model_flags(OneLineParser(prog="prog"))
+        modelflags.check_model_flags(p, p.parse_args(list(flags)))
+
+    for flags in (["--block_size", "17"], ["--block_size", "2048"], ["--n_layer", "9", "--n_embd", "4096"]):
+        check(*flags)
+    with pytest.raises(SystemExit) as e:
+        check("--n_layer", "10", "--n_embd", "4096")
+    assert e.value.code == 2 and "make a model of about 2,013,265,920 parameters" in capsys.readouterr().err
+    assert modelflags.size_flags(modelflags.COURSE_SIZE) == []
+    size = dict(modelflags.COURSE_SIZE, n_layer=2, block_size=64)
+    assert modelflags.size_flags(size) == ["--n_layer", "2", "--block_size", "64"]
+    assert modelflags.size_from_flags(modelflags.size_flags(size) + ["--seed", "3"]) == size
+
+
 def test_the_courses_positionals_are_checked_against_the_flags(capsys):
     """CS224N's form (function, variant and corpus as positionals): a flag that says otherwise, or a fourth
     positional, is a usage error, not a run of another variant or a word silently dropped."""
@@ -374,12 +395,16 @@ def test_run_sh_takes_folders_with_spaces(tmp_path):
     assert (out / "vanilla.nopretrain.dev.predictions").read_text(encoding="utf-8").count("\n") == 6
 
 
-def test_bench_flags_are_checked(capsys):
+def test_bench_flags_are_checked(capsys, monkeypatch):
     import bench
-    with pytest.raises(SystemExit) as e:
-        bench.main(["--rounds", "0"])
-    err = capsys.readouterr().err
-    assert e.value.code == 2 and err.count("\n") == 1 and "--rounds must be at least 1" in err
+    monkeypatch.setattr(bench, "get_device", lambda: pytest.fail("the bench went past its flag checks"))
+    for flags, says in ((["--rounds", "0"], "--rounds must be at least 1"),
+                        (["--batch", "-1"], "--batch must be at least 1, got -1"),
+                        (["--ref-questions", "-1"], "--ref-questions must be 0 (all) or more, got -1")):
+        with pytest.raises(SystemExit) as e:
+            bench.main(flags)
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and err.count("\n") == 1 and says in err, flags
 
 
 def test_bench_refuses_a_data_dir_without_the_files_and_params_that_do_not_fit(capsys, tmp_path, monkeypatch):

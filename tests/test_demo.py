@@ -373,6 +373,21 @@ def test_a_fifo_named_as_an_output_is_refused_not_waited_on(tmp_path):
         demo.check_out_folder(str(out))
 
 
+def test_a_record_is_an_ordinary_file_that_keeps_its_other_entries(tmp_path):
+    """mkstemp makes its file 0600: the record renamed from it must have the mode any new file gets."""
+    import os
+    import ledger
+    (tmp_path / "a.txt").write_text("a")
+    (tmp_path / "b.txt").write_text("b")
+    ledger.add_to_record(str(tmp_path), ".record.json", ["a.txt"], "test")
+    ledger.add_to_record(str(tmp_path), ".record.json", ["b.txt"], "test")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert (tmp_path / ".record.json").stat().st_mode & 0o777 == 0o666 & ~mask
+    assert sorted(ledger.read_record(str(tmp_path), ".record.json")[0]) == ["a.txt", "b.txt"]
+    assert ledger.foreign(str(tmp_path), ".record.json", ["a.txt", "b.txt"]) is None
+
+
 def test_the_course_runs_folder_is_refused_even_empty(monkeypatch, tmp_path):
     """`--out src/submission` was refused only once course outputs were there: in a fresh clone the demo
     wrote its small models there under the course's file names, for the grader and deliverables to read."""

@@ -858,6 +858,77 @@ def test_bench_prints_its_summary(tmp_path, capsys):
     assert summary["eval_questions"] == "12" and summary["eval_model"] == "vanilla untrained"
 
 
+def test_bench_scales_its_timings_and_checks_each_target_against_its_own_figure(tmp_path, capsys, monkeypatch):
+    """With the timings stubbed every figure of the summary is known: vanilla trains 1.125x faster than the
+    reference (>= 1.1x, the CPU's target), the synthesizer 1.05x (not); the reference decodes 3 of the 12
+    questions, spread over the set, in 0.625 s, scaled to 2.5 s for all 12, against 0.125 s batched: exactly the
+    20x target; one of its answers differs, so the answers are not identical."""
+    import bench
+    import make_world
+    make_world.write_world(make_world.build_world(people=60, train=40, dev=12, seed=3), str(tmp_path))
+    medians = iter([{"reference": 0.45, "fast attention only": 0.5, "fast, no length groups": 0.3},
+                    {"reference": 0.42}])  # vanilla, then synthesizer; every other path 0.4 s a step
+    monkeypatch.setattr(bench, "time_steps", lambda runs, *a, **k: (lambda m: {n: m.get(n, 0.4) for n in runs})(
+        next(medians, {})))
+    monkeypatch.setattr(bench, "cpu_has_bf16", lambda: False)
+    last, seen = [], {}
+
+    def batched(model, questions, *args, **kwargs):
+        last.append("batched")
+        seen["all"] = list(questions)
+        return real_batched(model, questions, *args, **kwargs)
+
+    def reference(model, questions, *args, **kwargs):
+        last.append("reference")
+        seen["sub"] = list(questions)
+        return ["(not the batched answer)"] + real_reference(model, questions, *args, **kwargs)[1:]
+
+    def clock(fn, device):
+        last.clear()
+        out = fn()
+        return {"batched": 0.125, "reference": 0.625}.get(last[0] if last else None, 0.01), out
+
+    real_batched, real_reference = bench.predict_places, bench.predict_places_reference
+    monkeypatch.setattr(bench, "predict_places", batched)
+    monkeypatch.setattr(bench, "predict_places_reference", reference)
+    monkeypatch.setattr(bench, "clock", clock)
+    before = torch.get_num_threads()
+    try:
+        bench.main(["--data-dir", str(tmp_path), "--batch", "4", "--rounds", "1", "--ref-questions", "3",
+                    "--threads", "1"])
+    finally:
+        torch.set_num_threads(before)
+    out = capsys.readouterr().out
+    summary = dict(line.split(": ", 1) for line in out.split("== summary ==")[1].strip().splitlines())
+    tokens = 4 * (bench.BLOCK - 1)  # the course's tokens of a batch of 4
+    assert (summary["train_speedup_vanilla"], summary["train_speedup_synthesizer"]) == ("1.125", "1.05")
+    assert summary["train_tokens_per_s_vanilla_reference"] == str(round(tokens / 0.45))
+    assert summary["train_tokens_per_s_vanilla_fast"] == str(round(tokens / 0.4))
+    assert summary["train_tokens_per_s_vanilla_fast_no_length_groups"] == str(round(tokens / 0.3))
+    assert summary["train_speedup_vanilla_attention_only"] == "0.9"
+    assert summary["train_speedup_vanilla_no_groups"] == "1.5"
+    assert seen["sub"] == [seen["all"][i] for i in (0, 4, 8)] and len(seen["all"]) == 12
+    assert (summary["eval_seconds_reference"], summary["eval_seconds_batched"]) == ("2.5", "0.125")
+    assert (summary["eval_speedup"], summary["eval_identical"]) == ("20.0", "2/3")
+    assert summary["target train >= 1.1x (vanilla)"] == "met"
+    assert summary["target train >= 1.1x (synthesizer)"] == "NOT met"
+    assert summary["target eval >= 20x"] == "met" and summary["eval answers identical"] == "NOT met"
+
+
+def test_bench_counts_the_flops_of_a_training_step():
+    """Per position and layer a matmul does 2 FLOPs a weight: attention's projections (query, key, value,
+    output: 4 C^2; the synthesizer's 3, its scores coming from a C x width map instead of keys), the MLP's
+    8 C^2, then the scores and the weighted sum over `width` positions (2 x 2 width C); the head 2 C V once.
+    Backward costs twice the forward."""
+    import types
+    import bench
+    C, L, V, width, batch = 256, 4, 100, 64, 2
+    for synthesizer, projections in ((False, 4), (True, 3)):
+        cfg = types.SimpleNamespace(n_embd=C, n_layer=L, vocab_size=V, synthesizer=synthesizer)
+        forward = L * (2 * (projections + 8) * C * C + 2 * 2 * width * C) + 2 * C * V
+        assert bench.train_flops(cfg, batch, width) == 3 * forward * batch * width, synthesizer
+
+
 @EXPLAIN_FORWARD
 @pytest.mark.parametrize("synth", [False, True])
 def test_forward_traces_as_one_graph(synth):
@@ -909,6 +980,8 @@ def test_the_bench_times_no_path_the_trainer_refuses():
                                             "cuda" if cuda else "cpu", mode) is None, name
             assert not step_graphs or (cuda and graphs), name
             assert amp == (name == "fast + bf16 autocast") and (not amp or bf16), name
+            if "length groups" in name or "step graphs" in name:  # the rows' names say their groups
+                assert groups == (2 if "2 length groups" in name else 1), name
         assert any(p[0] == "fast, step graphs + compile, 2 length groups" for p in paths) == (compiled and graphs)
         assert ("fast attention only" in names) == (not quick)
 

@@ -194,6 +194,43 @@ def test_an_ungrouped_step_after_grouped_ones_weighs_its_loss_by_one():
     assert graphs.step(x, y, [(None, 23, 1.0)]).item() == pytest.approx(expected.item(), rel=1e-6)
 
 
+@CPU_STEP_GRAPHS
+def test_a_grouped_step_returns_the_loss_of_the_whole_batch():
+    """Each group's graph writes its own slot: the step's loss is the share-weighted sum over the groups,
+    as the eager step's, computed before the update; a plan of more groups than were made for is refused."""
+    from submission.graphs import StepGraphs
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(20, 24, n_layer=1, n_head=2, n_embd=8, attn_pdrop=0.0, resid_pdrop=0.0, embd_pdrop=0.0))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)
+    graphs = StepGraphs(model, opt, 1.0, "cpu", groups=2, capture=capture_rerun)
+    x, y = padded_data().tensors
+    x, y = x[:8], y[:8]
+    rows = torch.arange(8)
+    plan = [(rows[:3], 23, 0.3), (rows[3:], 20, 0.7)]
+    for _ in range(3):  # eager and recorded, then replayed
+        with torch.no_grad():
+            expected = 0.3 * model(x[:3, :23], y[:3, :23])[1] + 0.7 * model(x[3:, :20], y[3:, :20])[1]
+        assert graphs.step(x, y, plan).item() == pytest.approx(expected.item(), rel=1e-6)
+    assert graphs.eager_steps == 1
+    with pytest.raises(ValueError, match="3 groups planned, StepGraphs was made for 2"):
+        graphs.step(x, y, [(rows[:2], 23, 0.2), (rows[2:5], 23, 0.3), (rows[5:], 23, 0.5)])
+
+
+@CPU_STEP_GRAPHS
+def test_replayed_steps_clip_at_the_runs_own_norm(monkeypatch):
+    """A clip well under the gradients' norm changes every step: the replayed clip must be the run's."""
+    torch.set_default_dtype(torch.float64)
+    try:
+        eager, _ = train(False, None, monkeypatch, grad_norm_clip=0.05)
+        replayed, _ = train(False, capture_rerun, monkeypatch, grad_norm_clip=0.05)
+        unclipped, _ = train(False, None, monkeypatch, grad_norm_clip=1e9)
+    finally:
+        torch.set_default_dtype(torch.float32)
+    for name, p in eager.items():
+        assert torch.allclose(replayed[name], p, atol=1e-10, rtol=0), name
+    assert max((eager[n] - unclipped[n]).abs().max().item() for n in eager) > 1e-6
+
+
 def test_length_groups_refuse_torch_compiles_own_cuda_graphs(monkeypatch):
     """A bench with the reduce-overhead mode's rows of 2 and 4 length groups crashed on an H100 (an illegal
     memory access), the same bench without them ran: on CUDA, groups by number and the modes that record

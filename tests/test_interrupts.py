@@ -60,6 +60,23 @@ def test_a_start_without_ctrl_c_goes_on_with_the_handler_it_had(tmp_path):
     assert status == 1 and "ImportError: no module named torch" in err and STARTING not in err
 
 
+def test_a_ctrl_c_ignored_from_the_start_stays_ignored_while_starting(tmp_path):
+    """A script's background job starts with SIGINT ignored: a Ctrl-C meant for the foreground job neither
+    stops its start nor leaves a handler of the start's behind."""
+    script = textwrap.dedent("""
+        import signal, sys
+        sys.path.insert(0, {src!r})
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        from startup import interruptible_start
+        with interruptible_start("prog"):
+            signal.raise_signal(signal.SIGINT)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        print("went on")
+    """).format(src=SRC)
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert (p.returncode, p.stdout, p.stderr) == (0, "went on\n", "")
+
+
 CTRL_C_AT_IMPORT = """
 import runpy, signal, sys
 module, script = sys.argv[1:3]
