@@ -176,17 +176,22 @@ def test_replayed_cuda_graphs_draw_new_dropout_masks(path, monkeypatch):
     assert len(set(losses[3:])) == 5, losses
 
 
-@CPU_STEP_GRAPHS
-def test_an_ungrouped_step_after_grouped_ones_weighs_its_loss_by_one():
-    """A batch with no counted target is planned ungrouped (length_groups gives None) between grouped
-    ones of the same shape: its replay must not read a grouped step's share."""
+def two_group_graphs():
+    """(model, StepGraphs of up to 2 groups replayed by the CPU stand-in, x and y of 8 padded rows)."""
     from submission.graphs import StepGraphs
     torch.manual_seed(0)
     model = GPT(GPTConfig(20, 24, n_layer=1, n_head=2, n_embd=8, attn_pdrop=0.0, resid_pdrop=0.0, embd_pdrop=0.0))
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)
     graphs = StepGraphs(model, opt, 1.0, "cpu", groups=2, capture=capture_rerun)
     x, y = padded_data().tensors
-    x, y = x[:8], y[:8]
+    return model, graphs, x[:8], y[:8]
+
+
+@CPU_STEP_GRAPHS
+def test_an_ungrouped_step_after_grouped_ones_weighs_its_loss_by_one():
+    """A batch with no counted target is planned ungrouped (length_groups gives None) between grouped
+    ones of the same shape: its replay must not read a grouped step's share."""
+    model, graphs, x, y = two_group_graphs()
     rows = torch.arange(8)
     graphs.step(x, y, [(rows[:4], 23, 0.6), (rows[4:], 23, 0.4)])
     with torch.no_grad():
@@ -198,13 +203,7 @@ def test_an_ungrouped_step_after_grouped_ones_weighs_its_loss_by_one():
 def test_a_grouped_step_returns_the_loss_of_the_whole_batch():
     """Each group's graph writes its own slot: the step's loss is the share-weighted sum over the groups,
     as the eager step's, computed before the update; a plan of more groups than were made for is refused."""
-    from submission.graphs import StepGraphs
-    torch.manual_seed(0)
-    model = GPT(GPTConfig(20, 24, n_layer=1, n_head=2, n_embd=8, attn_pdrop=0.0, resid_pdrop=0.0, embd_pdrop=0.0))
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)
-    graphs = StepGraphs(model, opt, 1.0, "cpu", groups=2, capture=capture_rerun)
-    x, y = padded_data().tensors
-    x, y = x[:8], y[:8]
+    model, graphs, x, y = two_group_graphs()
     rows = torch.arange(8)
     plan = [(rows[:3], 23, 0.3), (rows[3:], 20, 0.7)]
     for _ in range(3):  # eager and recorded, then replayed
