@@ -331,11 +331,18 @@ def evaluate(args, model, pretrain_dataset, device):
     return total, correct
 
 
-def check_earlier_predictions(path, eval_path):
-    """DataError if `path` is a text file that an evaluation of `eval_path` did not write: predictions are
-    replaced when named as the course names them (*.predictions) or when they hold one line a question of
-    this corpus (an empty prediction an empty line); other text (notes of the user's, short-lined) is not."""
-    if path.endswith(".predictions") or not os.path.isfile(path) or reads_as(path) != "text":
+def check_predictions_path(path, eval_path, inputs):
+    """DataError unless `path` can take the predictions of an evaluation of `eval_path`: as any output
+    (check_output_path), and over an existing file only when an evaluation wrote it. A file named as the
+    course names predictions (*.predictions) is replaced whatever its answers read like (a first answer
+    ending "born?" or opening with "{" reads as a corpus or a loss log); under another name, text only
+    when it holds one line a question of this corpus (an empty prediction an empty line), so that notes
+    of the user's (short-lined text) are not."""
+    if path.endswith(".predictions"):
+        check_output_path(path, "predictions", inputs, replaces=("text", "corpus", "log"))
+        return
+    check_output_path(path, "predictions", inputs, replaces=("text",))
+    if not os.path.isfile(path) or reads_as(path) != "text":
         return
     try:
         with open(path, "rb") as f:
@@ -357,11 +364,7 @@ def check_outputs(args):
     """Before any work: every file this run writes can be written and overwrites none of its inputs."""
     inputs = [args.pretrain_corpus_path, args.reading_params_path, args.finetune_corpus_path, args.eval_corpus_path]
     if args.function == "evaluate":
-        # under the course's name (*.predictions) an earlier run's answers are replaced whatever they read
-        # like: a first answer ending "born?" or opening with "{" made them "a corpus" or "a loss log"
-        kinds = ("text", "corpus", "log") if args.outputs_path.endswith(".predictions") else ("text",)
-        check_output_path(args.outputs_path, "predictions", inputs, replaces=kinds)
-        check_earlier_predictions(args.outputs_path, args.eval_corpus_path)
+        check_predictions_path(args.outputs_path, args.eval_corpus_path, inputs)
         return
     check_output_path(args.writing_params_path, "params", inputs, replaces=("torch",))
     check_output_path(default_log_path(args), "loss log", inputs + [args.writing_params_path], replaces=("log",))

@@ -629,6 +629,12 @@ def test_greedy_full_runs_until_every_row_has_stopped(synth):
     assert [cut_at(g, stop_id) for g in got] == want
 
 
+def letter_vocab():
+    """(chars, stoi, itos) of the 20-id models here: PAD, MASK and the letters a to r."""
+    chars = [PAD_CHAR, MASK_CHAR] + [chr(ord("a") + i) for i in range(18)]
+    return chars, {c: i for i, c in enumerate(chars)}, dict(enumerate(chars))
+
+
 def all_stop_apart(synth, rows=6, length=5, steps=14):
     """(model, prompts, stop id, their greedy continuations alone): a stop id that every row's continuation
     produces before its last step, rows stopping at 3 or more different steps; from the first seed that gives one."""
@@ -665,8 +671,7 @@ def test_questions_that_fit_decode_from_the_cache(synth, monkeypatch):
     position a step), never by the full forward of `sample`; a model without cache-capable attention
     decodes through full forwards, with the same results."""
     torch.manual_seed(0)
-    chars = [PAD_CHAR, MASK_CHAR] + [chr(ord("a") + i) for i in range(18)]
-    stoi, itos = {c: i for i, c in enumerate(chars)}, dict(enumerate(chars))
+    _, stoi, itos = letter_vocab()
     m = scrambled(GPT(config(synthesizer=synth)), std=0.2).eval()
     questions = ["abc", "hello", "dig", "kilojam"]
     x = torch.randint(0, 20, (2, 5))
@@ -687,8 +692,7 @@ def test_decoding_turns_dropout_off(synth):
     """A model left in training mode (as Trainer.train leaves it) decodes as in eval mode: sample,
     sample_cached and predict_places set eval mode themselves, as the course's sample does."""
     torch.manual_seed(0)
-    chars = [PAD_CHAR, MASK_CHAR] + [chr(ord("a") + i) for i in range(18)]
-    stoi, itos = {c: i for i, c in enumerate(chars)}, dict(enumerate(chars))
+    _, stoi, itos = letter_vocab()
     m = scrambled(GPT(config(synthesizer=synth, attn_pdrop=0.5, resid_pdrop=0.5, embd_pdrop=0.5)), std=0.2).eval()
     questions = ["abc", "hello", "dig", "kilojam"]
     x = torch.randint(0, 20, (3, 5))
@@ -707,8 +711,7 @@ def test_decoding_turns_dropout_off(synth):
 def test_no_steps_decode_nothing(synth):
     """steps=0: sample_cached returns the prompt as `sample` does, and every answer is empty."""
     torch.manual_seed(0)
-    chars = [PAD_CHAR, MASK_CHAR] + [chr(ord("a") + i) for i in range(18)]
-    stoi, itos = {c: i for i, c in enumerate(chars)}, dict(enumerate(chars))
+    _, stoi, itos = letter_vocab()
     m = scrambled(GPT(config(synthesizer=synth)), std=0.2).eval()
     x = torch.randint(0, 20, (2, 5))
     assert torch.equal(sample_cached(m, x, 0), x) and torch.equal(sample(m, x, 0), x)
@@ -733,8 +736,7 @@ def test_predict_places_at_the_edge_of_the_cache(synth):
     one a position longer is too long for the cache and decodes by recomputation. With a model that never
     closes its answer (every row decodes all `steps`), both equal the course's loop and nothing raises."""
     torch.manual_seed(0)
-    chars = [PAD_CHAR, MASK_CHAR] + [chr(ord("a") + i) for i in range(18)]
-    stoi, itos = {c: i for i, c in enumerate(chars)}, dict(enumerate(chars))
+    chars, stoi, itos = letter_vocab()
     m = never_emits(scrambled(GPT(config(synthesizer=synth)), std=0.2), stoi[MASK_CHAR]).eval()
     limit, steps = longest_input(m), 6
     # prompt lengths limit - steps .. limit - steps + 3 (the prompt is the question and its MASK)
