@@ -110,7 +110,8 @@ Beyond the course:
 
 Environment: DATA_DIR (inputs, default data/), OUT_DIR (outputs, default src/submission/),
 GPT_NUM_THREADS (CPU threads of training, evaluation, ask, memorised), GPT_DEVICE (cpu, cuda or mps;
-default the first there of cuda, mps, cpu), PYTHON (the interpreter when there is no .venv).
+default the first there of cuda, mps, cpu), GPT_COMPILE (0, 1, a torch.compile mode or backend:
+whether training compiles, when no --compile flag says), PYTHON (the interpreter without .venv).
 An interrupted training run goes on with the same command and --resume (--restart: starts over).
 TEXT
   exit 0
