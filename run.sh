@@ -209,8 +209,9 @@ case "$MODE" in
     # input is done (a stopped `all` continues where it stopped: the same command with --resume); an
     # `all` started without --resume leaves a stamp, and outputs older than it are not done (they are
     # an earlier run's, which that `all` was making again)
-    # --restart: each mode with an interrupted run's state starts over (without it or --resume, such a
-    # state stops `all` before any mode runs, as it would stop that mode: hours of training in it)
+    # --restart: each training mode starts over, replacing an interrupted run's state (without it or
+    # --resume, such a state stops `all` before any mode runs, as it would stop that mode: hours of
+    # training in it) or the params of a run of more epochs (which run.py refuses to replace without it)
     RESUME=0; RESTART=0; ARGS=()
     for a in "$@"; do
       case "$a" in --resume) RESUME=1 ;; --restart) RESTART=1 ;; *) ARGS+=("$a") ;; esac
@@ -242,7 +243,7 @@ case "$MODE" in
     for m in $MODES; do
       mode_files "$m"
       FLAGS=()
-      if [ "$RESTART" = 1 ] && [ -f "$WRITES.state" ]; then
+      if [ "$RESTART" = 1 ] && [ "${WRITES%.params}" != "$WRITES" ]; then
         FLAGS=(--restart)
       elif [ "$RESUME" = 1 ]; then
         if [ -f "$WRITES.state" ]; then

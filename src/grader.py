@@ -22,7 +22,6 @@ marks in points.json.
 """
 import filecmp
 import importlib
-import json
 import math
 import os
 import random
@@ -502,13 +501,8 @@ def short_training(ctx, name):
     notes = []
     for mode in PREDICTIONS[name][2]:
         params, run = TRAINED_BY[mode]
-        try:
-            with open(os.path.join(ctx.submission_dir, params + ".log.jsonl"), encoding="utf-8") as f:
-                last = None
-                for line in f:
-                    last = line if line.strip() else last
-            epoch = int(json.loads(last)["epoch"])
-        except (OSError, ValueError, TypeError, KeyError):  # no log, another format: nothing to say
+        epoch = ledger.logged_epochs(os.path.join(ctx.submission_dir, params + ".log.jsonl"))
+        if epoch is None:  # no log, another format: nothing to say
             continue
         want = EXPECTED_CONFIGS[run]["max_epochs"]
         if epoch < want:

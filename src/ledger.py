@@ -4,7 +4,9 @@ make_world keeps `.make_world.json` beside the corpus it writes, the demo `.made
 work folder. Before writing, a tool asks `foreign()` for the first file of the names it is about to
 write that the record does not hold as it is now: a file the tool never wrote (the course's data, a
 student's params), or one changed since (edited by hand, remade by another command). Such a file is
-refused, not replaced. Standard library only (make_world runs without torch).
+refused, not replaced. `logged_epochs` reads how long the training run behind a params file was, from
+its loss log: run.py keeps a longer run's params from a shorter run, the grader names short runs.
+Standard library only (make_world runs without torch).
 """
 import contextlib
 import hashlib
@@ -17,6 +19,21 @@ try:
     import fcntl
 except ImportError:  # Windows: records are updated without a lock
     fcntl = None
+
+
+def logged_epochs(log_path):
+    """The epoch of a loss log's last row (`<params>.log.jsonl`, one JSON object a line): how many epochs the
+    run that wrote it trained; None when it cannot be read or has no such row."""
+    try:
+        with open(log_path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 4096))  # rows are about 100 bytes
+            lines = f.read().decode("utf-8", "replace").split("\n")
+        row = json.loads(next(line for line in reversed(lines) if line.strip()))
+    except (OSError, ValueError, StopIteration):
+        return None
+    epoch = row.get("epoch") if isinstance(row, dict) else None
+    return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else None
 
 
 def sha256_of(path):

@@ -15,6 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from ledger import logged_epochs  # noqa: E402
 from modelflags import add_model_flags, check_model_flags  # noqa: E402
 from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
@@ -87,7 +88,8 @@ def build_parser():
                         "(saved at an epoch's end every --state_every seconds, removed when training ends)")
     g.add_argument("--restart", action="store_true",
                    help="start training afresh where <writing_params_path>.state holds an interrupted run's state "
-                        "(refused without --resume or this; the new run replaces it at its first save)")
+                        "(refused without --resume or this; the new run replaces it at its first save), or where "
+                        "<writing_params_path> holds the params of a run of more epochs (refused without this)")
     g.add_argument("--state_every", type=float, default=None, metavar="SECONDS",
                    help="save the training state at the first epoch's end after this many seconds since the last "
                         "save (default 300; 0: every epoch)")
@@ -376,6 +378,27 @@ def check_outputs(args):
                             f"to go on from it, or --restart to start over (this run then replaces it)")
 
 
+LOG_LAG = 60.0  # seconds a finished run's loss log may be older than its params (written just before it)
+
+
+def check_longer_run_kept(args, max_epochs):
+    """Before training: refuse to replace params that a longer finished run wrote, as its loss log beside them
+    (<params>.log.jsonl, not older than they are) says, so that a trial run (`./run.sh all --max_epochs 1`)
+    cannot replace hours of training. --restart replaces them; --resume goes on with a run that was checked
+    when it started."""
+    params = args.writing_params_path
+    log = params + ".log.jsonl"
+    if args.restart or args.resume or not (os.path.isfile(params) and os.path.isfile(log)):
+        return
+    if os.path.getmtime(log) < os.path.getmtime(params) - LOG_LAG:  # params written since: the log is not theirs
+        return
+    epochs = logged_epochs(log)
+    if epochs is not None and epochs > max_epochs:
+        raise DataError(f"{params}: the params of a finished {epochs}-epoch run (its loss log {log} says), which this "
+                        f"{max_epochs}-epoch run would replace; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), move "
+                        f"the file away, or add --restart to replace it")
+
+
 def main(argv=None):
     args = parse_args(argv)
     # before any tensor work starts torch's CPU threads, so that they all flush denormals (utils); the
@@ -400,6 +423,7 @@ def train_or_evaluate(args):
     if args.function == "pretrain":
         tconf, trainer = helper.pretrain(pretrain_dataset, args.block_size, model)
         apply_overrides(tconf, args)
+        check_longer_run_kept(args, tconf.max_epochs)
         helper.train(model, args.writing_params_path, trainer)
     elif args.function == "finetune":
         if args.reading_params_path is not None and params_hints():  # checked here in run.sh's words
@@ -407,6 +431,7 @@ def train_or_evaluate(args):
         tconf, trainer = helper.finetune(args.reading_params_path, args.finetune_corpus_path,
                                          pretrain_dataset, args.block_size, model)
         apply_overrides(tconf, args)
+        check_longer_run_kept(args, tconf.max_epochs)
         helper.train(model, args.writing_params_path, trainer)
     else:
         return evaluate(args, model, pretrain_dataset, device)

@@ -14,6 +14,7 @@ import re
 import pytest
 import torch
 
+import ledger
 import run as driver
 from submission import GPT, GPTConfig, Trainer, TrainerConfig
 from submission.dataset import CharCorruptionDataset, DataError, NameDataset
@@ -325,6 +326,51 @@ def test_a_fresh_run_over_an_interrupted_runs_state_needs_restart(tmp_path, monk
     with pytest.raises(SystemExit):
         driver.parse_args(argv + ["--restart", "--resume"])
     assert "--resume goes on from the interrupted run's state, --restart starts over" in capsys.readouterr().err
+
+
+def test_a_shorter_run_over_a_longer_finished_runs_params_needs_restart(tmp_path, monkeypatch, capsys):
+    """A trial run (`./run.sh all --max_epochs 1`) over the params of a finished run of more epochs, as
+    their loss log says, replaced hours of training without a word. It is refused before any work; a run
+    of as many epochs or more, --restart, or a log older than the params (not theirs) lets it write."""
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    params, log = tmp_path / "p.params", tmp_path / "p.params.log.jsonl"
+    argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+            "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--block_size", "32", "--batch_size", "8",
+            f"--writing_params_path={params}"]
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")
+
+    def run(epochs, *extra):
+        driver.main(argv + ["--max_epochs", str(epochs), *extra])
+        return ledger.logged_epochs(str(log))
+
+    assert run(3) == 3
+    kept = params.read_bytes(), log.read_bytes()
+    with pytest.raises(DataError) as e:
+        run(2)
+    assert str(e.value) == (f"{params}: the params of a finished 3-epoch run (its loss log {log} says), which this "
+                            f"2-epoch run would replace; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), move the "
+                            f"file away, or add --restart to replace it")
+    assert (params.read_bytes(), log.read_bytes()) == kept
+    assert run(3) == 3 and run(2, "--restart") == 2 and run(4) == 4
+    with pytest.raises(DataError, match="finished 4-epoch run"):
+        run(3)
+    now = os.path.getmtime(params)
+    os.utime(log, (now - driver.LOG_LAG - 1,) * 2)  # params written since the log: it is not theirs
+    assert run(1) == 1
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("text, epochs", [
+    ('{"step": 1, "epoch": 1}\n{"step": 2, "epoch": 7}\n', 7), ('{"epoch": 2}\n\n\n', 2), ('{"epoch": 5}', 5),
+    ("", None), ('{"epoch": 1}\nnot json\n', None), ('{"epoch": true}\n', None), ('{"epoch": "3"}\n', None),
+    ("[3]\n", None), ('{"epoch": 1}\n' + '{"step": 2}\n', None)])
+def test_logged_epochs_reads_the_last_row(tmp_path, text, epochs):
+    """ledger.logged_epochs: the last row's epoch, a whole number, or None; one long log read from its end."""
+    path = tmp_path / "x.log.jsonl"
+    path.write_text(text, encoding="utf-8")
+    assert ledger.logged_epochs(str(path)) == epochs
+    path.write_text("".join(f'{{"step": {i}, "epoch": {i // 23 + 1}, "loss": 0.5}}\n' for i in range(14950)))
+    assert ledger.logged_epochs(str(path)) == 650 and ledger.logged_epochs(str(tmp_path / "none")) is None
 
 
 def test_run_py_resume_flags_are_checked(capsys):
