@@ -587,9 +587,24 @@ def read_predictions(ctx, name):
         raise Failure(f"{name}: {tabbed} of its {len(lines)} lines hold a tab (line 1: {_show(lines[0], 60)}): a "
                       f"predictions file holds the predicted place alone, one a line; remake it with {ctx.run_sh(mode)}")
     require(len(lines) == len(answers),
-            f"{name} has {len(lines)} line{'' if len(lines) == 1 else 's'} for the {len(answers)} questions of {LABELS[split]}: it must hold one "
-            f"prediction a line, in order; remake it with {ctx.run_sh(mode)}")
+            f"{name} has {len(lines)} line{'' if len(lines) == 1 else 's'} for the {len(answers)} questions of "
+            f"{LABELS[split]}: it must hold one prediction a line, in order; {count_fix(ctx, split, mode, len(lines))}")
     return lines, answers
+
+
+def count_fix(ctx, split, mode, count):
+    """What to do about a predictions file of `count` lines for another number of questions: grade it with
+    the data folder it answers, where the submission folder holds one whose questions are as many (the
+    demo keeps its world in runs/demo/data), else make it again from this grading's data."""
+    data = os.path.join(ctx.submission_dir, "data")
+    try:
+        if os.path.realpath(data) != os.path.realpath(ctx.data_dir) and len(read_labels(os.path.join(
+                data, LABELS[split]))) == count:
+            return f"it answers the {count} questions of {_rel(data)}: grade it with --data-dir {_rel(data)}"
+    except (OSError, Failure):
+        pass
+    return f"if it answers another data folder's questions, give that folder with --data-dir, else remake it with " \
+           f"{ctx.run_sh(mode)}"
 
 
 def count_right(lines, answers):

@@ -883,6 +883,25 @@ def test_a_missing_line_scores_zero(corpus, tmp_path):
         assert f"has {n[split] - 1} lines for the {n[split]} questions" in r.reason
 
 
+def test_predictions_of_another_data_folder_name_it(corpus, tmp_path):
+    """`grader.py --submission-dir runs/demo` graded the demo's 40 answers against data/'s questions and
+    said to remake them with OUT_DIR=runs/demo, a course-size run into the demo's folder; the demo's own
+    questions, in runs/demo/data, were what they answer. A folder of as many questions there is named."""
+    name = ACCURACY["1f-1-hidden"]
+    (tmp_path / name).write_text("Lima\nOslo\n", encoding="utf-8")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "birth_dev.tsv").write_text("Where was A born?\tLima\nWhere was B born?\tOslo\n",
+                                                      encoding="utf-8")
+    r = run(corpus[0], ["1f-1-hidden"], submission_dir=str(tmp_path))["1f-1-hidden"]
+    data = tmp_path / "data"
+    assert r.reason.endswith(f"in order; it answers the 2 questions of {data}: grade it with --data-dir {data}")
+    (tmp_path / name).write_text("Lima\n", encoding="utf-8")  # as many as neither: the general hint
+    r = run(corpus[0], ["1f-1-hidden"], submission_dir=str(tmp_path))["1f-1-hidden"]
+    assert re.search(r"in order; if it answers another data folder's questions, give that folder with --data-dir, "
+                     r"else remake it with DATA_DIR=\S+ OUT_DIR=\S+ \./run\.sh vanilla_eval_dev_with_pretrain$",
+                     r.reason), r.reason
+
+
 @pytest.mark.parametrize("text, count", [("", "0 lines"), ("London\n", "1 line"), ("London", "1 line"),
                                          ("London\n\n", "2 lines")])
 def test_line_count_of_short_prediction_files(corpus, tmp_path, text, count):
