@@ -330,6 +330,10 @@ def evaluate(args, model, pretrain_dataset, device):
         print(f"Predictions written to {args.outputs_path}")  # beyond the course, which names only the test's
     else:
         print(f"Predictions written to {args.outputs_path}; no targets provided")
+    if predictions and not any(predictions):
+        print(f"run.py: note: all {len(predictions)} answers are empty (the model writes the closing MASK at once): "
+              f"it has not learned to answer yet; train it longer (the course's epochs, without --max_epochs)",
+              file=sys.stderr)
     return total, correct
 
 

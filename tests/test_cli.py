@@ -605,6 +605,25 @@ def test_an_answer_with_a_newline_keeps_one_prediction_a_line(tmp_path, capsys):
     assert "Correct: 0.0 out of 2.0" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("answers, note", [(["", ""], True), (["", "Oslo"], False), ([" ", ""], False)])
+def test_all_answers_empty_says_the_model_has_not_learned_to_answer(tmp_path, capsys, monkeypatch, answers, note):
+    """After `--max_epochs 1` every answer was empty and the run said only "Correct: 0.0 out of 500.0", a
+    file of blank lines beside it: a note says why (the closing MASK written at once) and what to do."""
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    dev = tmp_path / "dev.tsv"
+    dev.write_text("Where was Bo Li born?\tOslo\nWhere was Ada Quill born?\tLisbon\n", encoding="utf-8")
+    monkeypatch.setattr(driver, "predict_places", lambda model, questions, stoi, itos: answers)
+    torch.save(GPT(GPTConfig(CharCorruptionDataset(WIKI, 128).vocab_size, 128, n_layer=1, n_head=2,
+                             n_embd=16)).state_dict(), tmp_path / "m.params")
+    driver.main(["--function=evaluate", "--variant=vanilla", *TINY[:6],
+                 f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}", f"--reading_params_path={tmp_path / 'm.params'}",
+                 f"--eval_corpus_path={dev}", f"--outputs_path={tmp_path / 'dev.predictions'}"])
+    err = capsys.readouterr().err
+    said = ("run.py: note: all 2 answers are empty (the model writes the closing MASK at once): it has not learned "
+            "to answer yet; train it longer (the course's epochs, without --max_epochs)\n")
+    assert err == said if note else said not in err
+
+
 def test_predictions_are_one_answer_a_line_in_the_corpus_order(tmp_path, capsys, monkeypatch):
     """The grader reads the predictions file line by line against the questions: the answer to the n-th
     question on the n-th line, each line ending in "\\n" on every system, blank lines of the corpus
