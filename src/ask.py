@@ -292,7 +292,7 @@ def main(argv=None, stdin=None):
     else:
         texts = ((f"line {n}", ("standard input", n), t)
                  for n, t in _lines(stdin, "text to continue" if args.complete else "question or name"))
-    status, asked, answered = 0, 0, 0
+    status, asked, answered, checked = 0, 0, 0, []
     try:
         for where, source, text in texts:
             asked += 1
@@ -304,9 +304,13 @@ def main(argv=None, stdin=None):
                 continue
             print(("\n" if answered else "") + format_result(result, args.top, left_out=asker.left_out), flush=True)
             answered += 1
+            if result["known"]:
+                checked.append(same_place(result["answer"], result["known"][2]))
     except NotUTF8 as e:  # the lines before it were answered; the rest is read no further
         print(f"ask.py: {e}", file=sys.stderr)
         return 2
+    if not args.texts and len(checked) > 1:  # a file of questions (< data/birth_dev.tsv): the evaluation's tally
+        print(f"\n{sum(checked)} of the {len(checked)} answers checked are right ({sum(checked) / len(checked):.1%})")
     if not asked:
         print("ask.py: nothing to ask: give questions or names as arguments, or one a line on standard input",
               file=sys.stderr)

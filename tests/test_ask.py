@@ -160,12 +160,29 @@ def test_standard_input_gives_one_text_a_line_and_bad_ones_name_their_line(train
     stdin = io.StringIO("Ann Bo\n\nAnn Bø\n" + "Ann " * 20 + "\nWhere was Ed Fa born?\r\n")
     status, out, err = run_main(argv, capsys, stdin=stdin)
     assert status == 2
-    assert [ln for ln in out.splitlines() if not ln.startswith("  ")] == ["Where was Ann Bo born?", "",
-                                                                       "Where was Ed Fa born?"]
+    assert [ln for ln in out.splitlines() if not ln.startswith("  ")] == [
+        "Where was Ann Bo born?", "", "Where was Ed Fa born?", "", "2 of the 2 answers checked are right (100.0%)"]
     errs = err.splitlines()
     assert len(errs) == 2
     assert errs[0].startswith("ask.py: line 3: characters outside the vocabulary of wiki.txt: 'ø'")
     assert errs[1].startswith("ask.py: line 4: the question 'Where was Ann Ann ") and "shorten it" in errs[1]
+
+
+def test_a_file_of_questions_ends_with_the_tally_of_right_answers(trained, capsys):
+    """`ask < data/birth_dev.tsv` marked each answer right or wrong and left the counting to the reader;
+    the last line counts them (a question without a place to check is not counted; one question alone, or
+    questions given as arguments, get no tally)."""
+    folder, params = trained
+    argv = ["--params", str(params), "--data-dir", str(folder), *SIZE_FLAGS, "--top", "1"]
+    lines = "".join(f"Where was {n} born?\t{p}\n" for n, p in PEOPLE) + f"Where was {PEOPLE[0][0]} born?\tRome\n"
+    status, out, err = run_main(argv, capsys, stdin=io.StringIO(lines + "Ed Bo\n"))  # a name of no file
+    assert status == 0 and out.count("; right)") == len(PEOPLE) and out.count("; wrong)") == 1, out
+    n = len(PEOPLE) + 1
+    assert out.endswith(f"\n\n{len(PEOPLE)} of the {n} answers checked are right ({len(PEOPLE) / n:.1%})\n")
+    status, out, err = run_main(argv, capsys, stdin=io.StringIO(lines.split("\n")[0] + "\n"))
+    assert "answers checked" not in out and "; right)" in out
+    status, out, err = run_main(argv + [n for n, _ in PEOPLE], capsys)
+    assert "answers checked" not in out and out.count("; right)") == len(PEOPLE)
 
 
 @pytest.mark.parametrize("text, says", [
