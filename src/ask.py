@@ -283,7 +283,8 @@ def main(argv=None, stdin=None):
     vocab = CharCorruptionDataset(read_text(wiki, "pretraining corpus"), args.block_size, wiki)
     places = read_places(args.data_dir)
     model = driver.build_model(args, vocab)
-    load_params(model, args.params, variant_flag="--variant ", corpus_flag="--data-dir (the folder of the wiki.txt)")
+    load_params(model, args.params, variant_flag="--variant ", corpus_flag="--data-dir (the folder of the wiki.txt)",
+                itos=vocab.itos)
     asker = Asker(model.to(get_device()).eval(), vocab, places, known=read_known(args.data_dir),
                   complete=args.complete, chars=args.chars)
     stdin = stdin or sys.stdin

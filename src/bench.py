@@ -304,7 +304,8 @@ def main(argv=None):
     if args.params:
         load_params(eval_model, args.params, variant_flag="--variant ",
                     corpus_flag="--data-dir (the folder of the wiki.txt)",
-                    size_fix="the bench evaluates the course's model size (4 layers, 8 heads, 256 dims, block 128)")
+                    size_fix="the bench evaluates the course's model size (4 layers, 8 heads, 256 dims, block 128)",
+                    itos=pre.itos)
     summary = {"hardware": hardware(device), "device": device, "torch": torch.__version__, "commit": commit()}
     if threads is not None:
         summary["threads"] = threads

@@ -119,7 +119,7 @@ def check_params(path, variant, vocab, data_dir):
     args = argparse.Namespace(variant=variant, **{k: v for k, v in COURSE_SIZE.items() if k != "block_size"})
     model = driver.build_model(args, vocab)
     try:
-        load_params(model, path)
+        load_params(model, path, itos=vocab.itos)
     except ParamsError as e:  # its fix names run.py's flags; deliverables words its own
         what = e.problem or str(e)
         course = f"--n_layer {COURSE_SIZE['n_layer']} --n_embd {COURSE_SIZE['n_embd']} " \

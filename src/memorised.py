@@ -127,7 +127,8 @@ def rows_for_params(params, data_dir, args):
     import run as driver
     corpus = read_corpus(data_dir, args.block_size)
     model = driver.build_model(args, corpus[1])
-    load_params(model, params, variant_flag="--variant ", corpus_flag="--data-dir (the folder of the wiki.txt)")
+    load_params(model, params, variant_flag="--variant ", corpus_flag="--data-dir (the folder of the wiki.txt)",
+                itos=corpus[1].itos)
     return memorised_rows(model.to(get_device()), data_dir, args.block_size, corpus)
 
 

@@ -310,7 +310,7 @@ def load_model(params, variant, corpus_path, n_layer, n_head, n_embd, block_size
     vocab = CharCorruptionDataset(read_text(corpus_path, "pretraining corpus"), block_size, corpus_path)
     model = driver.build_model(argparse.Namespace(variant=variant, n_layer=n_layer, n_head=n_head, n_embd=n_embd),
                                vocab)
-    load_params(model, params, variant_flag=variant_flag, corpus_flag="--pretrain_corpus_path")
+    load_params(model, params, variant_flag=variant_flag, corpus_flag="--pretrain_corpus_path", itos=vocab.itos)
     return model.eval(), vocab
 
 

@@ -22,6 +22,7 @@ from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("run.py"):  # torch loads here
     from submission import helper, resume
+    from submission.card import write_card
     from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
     from submission.decoding import predict_places_reference
     from submission.files import is_special_file, reads_as
@@ -312,7 +313,7 @@ def params_hints():
 
 
 def evaluate(args, model, pretrain_dataset, device):
-    load_params(model, args.reading_params_path, **params_hints())
+    load_params(model, args.reading_params_path, itos=pretrain_dataset.itos, **params_hints())
     model = model.to(device)
     questions = read_questions(args.eval_corpus_path, pretrain_dataset.stoi, pretrain_dataset.block_size)
     start = time.time()
@@ -431,7 +432,8 @@ def train_or_evaluate(args):
         helper.train(model, args.writing_params_path, trainer)
     elif args.function == "finetune":
         if args.reading_params_path is not None and params_hints():  # checked here in run.sh's words
-            load_params(model, args.reading_params_path, **params_hints())  # (the course's helper loads them)
+            # (the course's helper loads them)
+            load_params(model, args.reading_params_path, itos=pretrain_dataset.itos, **params_hints())
         tconf, trainer = helper.finetune(args.reading_params_path, args.finetune_corpus_path,
                                          pretrain_dataset, args.block_size, model)
         apply_overrides(tconf, args)
@@ -440,6 +442,7 @@ def train_or_evaluate(args):
     else:
         return evaluate(args, model, pretrain_dataset, device)
     if is_main_process():  # (under torchrun, rank 0 writes them)
+        write_card(args.writing_params_path, model, pretrain_dataset.itos)  # what their shapes do not say
         print(f"Params written to {args.writing_params_path}")
 
 

@@ -14,6 +14,8 @@ import zipfile
 
 import torch
 
+from .card import card_mismatch
+
 
 class ParamsError(ValueError):
     """A params file that cannot be loaded into the model at hand; the message says why and what to do.
@@ -159,12 +161,14 @@ def _unloadable(path, error):
 
 
 def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_corpus_path",
-                size_fix="use the model size they were trained with", variant_fix=None):
+                size_fix="use the model size they were trained with", variant_fix=None, itos=None):
     """Load a params file into `model` on any device, refusing code and explaining mismatches.
     `variant_flag` and `corpus_flag` are how the caller's command line chooses the variant and the
     corpus (run.py's by default), named in the errors that send the user to them; `size_fix` is the
     fix of params of another model size (the size flags by default), and `variant_fix` that of the
-    other variant's params, with {have} and {want} for the variants (default: pass `variant_flag`)."""
+    other variant's params, with {have} and {want} for the variants (default: pass `variant_flag`).
+    Where the params have a card (card.py), its heads are checked against the model's, and its
+    vocabulary against `itos` (the pretraining corpus's), when given."""
     if not os.path.exists(path):
         raise ParamsError(_not_found(path), problem="params file not found")
     if not os.path.isfile(path):  # a folder, /dev/null, a FIFO
@@ -235,5 +239,10 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
         if v.shape != own[k].shape:
             raise _size_error(path, f"{k} has shape {tuple(v.shape)}, the model wants {tuple(own[k].shape)}",
                               size_fix, state)
+    mismatch = card_mismatch(path, target, itos)
+    if mismatch is not None:
+        problem, flag = mismatch
+        fix = f"{size_fix} ({flag})" if flag else f"use the same {corpus_flag} the params were trained with"
+        raise ParamsError(f"{path}: {problem}; {fix}", problem=problem, looks_like=flag)
     target.load_state_dict(state)
     return model

@@ -1,0 +1,91 @@
+"""The card beside a params file: what the model was trained as, where its tensors' shapes do not say.
+
+A params file is the course's bare state_dict, so that it stays interchangeable with the course's. Its
+shapes record the vocabulary's size, the block, the layers and the width (params.py names a mismatch of
+any), but not two things that change every answer: the number of heads of vanilla attention (its
+key, query and value are n_embd x n_embd whatever the heads), and which characters the vocabulary's
+ids stand for (another corpus of as many characters loads silently). run.py writes them, with the
+params' sha256, to `<params>.card.json` after training; `load_params` refuses params whose card
+disagrees with the model or the corpus at hand. A card is read only while the sha256 is the params'
+own: params copied in or written since without a card are loaded unchecked, as the course's are.
+Standard library and torch only.
+"""
+import hashlib
+import json
+import os
+import sys
+
+CARD_SUFFIX = ".card.json"
+
+
+def card_path(params_path):
+    return params_path + CARD_SUFFIX
+
+
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def model_heads(model):
+    """The heads of the model's attention (its first attention module's n_head), or None."""
+    return next((m.n_head for m in model.modules() if isinstance(getattr(m, "n_head", None), int)), None)
+
+
+def vocab_text(itos):
+    """The vocabulary as one string, the character of id 0 first (a dataset's itos)."""
+    return "".join(itos[i] for i in range(len(itos)))
+
+
+def write_card(params_path, model, itos):
+    """Write the card of params just written by `model` (unwrapped), whose vocabulary is `itos`. A card
+    that cannot be written costs only its checks: one line on stderr, and the run goes on."""
+    from .files import atomic_write_text  # files.py imports params.py, which imports this module
+    if not os.path.isfile(params_path):  # /dev/null, a FIFO: nothing to describe
+        return
+    card = {"about": "written by src/run.py beside its params: what they were trained as, checked when they are "
+                     "loaded while params_sha256 is theirs",
+            "params_sha256": _sha256(params_path), "n_head": model_heads(model), "vocab": vocab_text(itos)}
+    try:
+        atomic_write_text(card_path(params_path), json.dumps(card, ensure_ascii=False, indent=1) + "\n")
+    except (OSError, ValueError) as e:  # files.py's DataError (a ValueError) names the path and the reason
+        print(f"note: {card_path(params_path)} not written, so loading {params_path} will not check its --n_head "
+              f"and vocabulary ({e})", file=sys.stderr)
+
+
+def read_card(params_path):
+    """The card of a params file as a dict, or None: no card, one that cannot be read, or one of other
+    params (its sha256 is not theirs)."""
+    path = card_path(params_path)
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            card = json.load(f)
+        if not isinstance(card, dict) or card.get("params_sha256") != _sha256(params_path):
+            return None
+    except (OSError, ValueError):
+        return None
+    return card
+
+
+def card_mismatch(params_path, model, itos=None):
+    """(problem, the flag to fix it) when the card of `params_path` disagrees with `model` (its heads) or,
+    given, the vocabulary `itos`; None when they agree or there is no card to go by."""
+    card = read_card(params_path)
+    if card is None:
+        return None
+    heads, trained = model_heads(model), card.get("n_head")
+    if isinstance(trained, int) and heads is not None and trained != heads:
+        return (f"trained with {trained} attention heads ({card_path(params_path)} says), the model has {heads}",
+                f"--n_head {trained}")
+    vocab = card.get("vocab")
+    if itos is not None and isinstance(vocab, str) and vocab != vocab_text(itos):
+        ours = vocab_text(itos)
+        at = next(i for i, (a, b) in enumerate(zip(vocab + "\0", ours + "\0")) if a != b)
+        return (f"trained with another vocabulary of as many characters ({card_path(params_path)} says: id {at} "
+                f"was {vocab[at:at + 1]!r} there, {ours[at:at + 1]!r} here)", None)
+    return None

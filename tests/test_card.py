@@ -1,0 +1,114 @@
+"""The card beside params (src/submission/card.py): run.py writes what a model was trained as that its
+shapes do not record (vanilla's heads, the vocabulary's characters), and loading refuses params whose
+card disagrees, in one line naming the flag; a card of other params, a damaged one, or none at all
+checks nothing, as the course's bare params are loaded.
+
+Run:  ./run.sh test tests/test_card.py
+"""
+import json
+import os
+
+import pytest
+import torch
+
+import run as driver
+from submission import GPT, GPTConfig
+from submission.card import card_path, read_card
+from submission.dataset import CharCorruptionDataset
+from submission.utils import ParamsError, load_params
+
+WIKI = "Ada Quill was born in Lisbon.\nBo Li was born in Oslo.\nWhere was Ada Quill born?\n"
+SIZE = ["--n_layer", "1", "--n_embd", "16", "--block_size", "32"]
+
+
+@pytest.fixture()
+def trained(tmp_path, monkeypatch, capsys):
+    """(folder, params path, argv of an evaluation without --n_head) after a 1-epoch run with 2 heads."""
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    (tmp_path / "dev.tsv").write_text("Where was Bo Li born?\tOslo\n", encoding="utf-8")
+    params = tmp_path / "m.params"
+    driver.main(["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+                 f"--writing_params_path={params}", "--max_epochs", "1", "--batch_size", "4", "--n_head", "2", *SIZE])
+    capsys.readouterr()
+    evaluate = ["--function=evaluate", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+                f"--reading_params_path={params}", f"--eval_corpus_path={tmp_path / 'dev.tsv'}",
+                f"--outputs_path={tmp_path / 'dev.predictions'}", *SIZE]
+    return tmp_path, params, evaluate
+
+
+def test_run_py_writes_the_card_of_its_params(trained):
+    folder, params, _ = trained
+    card = read_card(str(params))
+    vocab = CharCorruptionDataset(WIKI, 32).itos
+    assert card["n_head"] == 2 and card["vocab"] == "".join(vocab[i] for i in range(len(vocab)))
+    assert sorted(os.listdir(folder)) == ["dev.tsv", "m.params", "m.params.card.json", "m.params.log.jsonl",
+                                          "wiki.txt"]
+
+
+def test_params_read_with_other_heads_are_refused_in_one_line(trained, capsys):
+    """Vanilla params loaded with another --n_head loaded silently (key, query and value are n_embd x n_embd
+    whatever the heads) and answered otherwise: the demo's --n_head 4 left out gave other answers."""
+    folder, params, evaluate = trained
+    with pytest.raises(ParamsError) as e:
+        driver.main(evaluate + ["--n_head", "4"])
+    assert str(e.value) == (f"{params}: trained with 2 attention heads ({params}.card.json says), the model has 4; "
+                            f"use the model size they were trained with (--n_head 2)")
+    assert not (folder / "dev.predictions").exists()
+    total, _ = driver.main(evaluate + ["--n_head", "2"])
+    assert total == 1.0 and (folder / "dev.predictions").exists()
+
+
+def test_params_of_another_vocabulary_of_as_many_characters_are_refused(trained, capsys):
+    """A corpus whose characters differ but not their count gave the params' ids other characters."""
+    folder, params, evaluate = trained
+    other = WIKI.replace("Q", "Z")  # one character for another
+    assert len(set(other)) == len(set(WIKI)) and set(other) != set(WIKI)
+    (folder / "wiki.txt").write_text(other, encoding="utf-8")
+    with pytest.raises(ParamsError, match=r"m\.params: trained with another vocabulary of as many characters "
+                                          r"\(.*m\.params\.card\.json says: id \d+ was '.' there, '.' here\); use the "
+                                          r"same --pretrain_corpus_path the params were trained with$"):
+        driver.main(evaluate + ["--n_head", "2"])
+
+
+@pytest.mark.parametrize("damage", ["other params", "not json", "a list", "no card"])
+def test_a_card_of_other_params_or_a_damaged_one_checks_nothing(trained, capsys, damage):
+    """Params written since without a card (the course's, copied in) load as the course's would."""
+    folder, params, evaluate = trained
+    card = folder / "m.params.card.json"
+    if damage == "other params":
+        state = torch.load(params)
+        torch.save({k: v + 1 for k, v in state.items()}, params)
+    elif damage == "no card":
+        card.unlink()
+    else:
+        card.write_text("{not json" if damage == "not json" else json.dumps([2]), encoding="utf-8")
+    assert read_card(str(params)) is None
+    driver.main(evaluate + ["--n_head", "4"])  # unchecked: it loads
+    assert (folder / "dev.predictions").exists()
+
+
+def test_a_card_that_cannot_be_written_costs_only_its_checks(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    params = tmp_path / "m.params"
+    (tmp_path / "m.params.card.json").mkdir()
+    driver.main(["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+                 f"--writing_params_path={params}", "--max_epochs", "1", "--batch_size", "4", "--n_head", "2", *SIZE])
+    out, err = capsys.readouterr()
+    assert params.is_file() and f"Params written to {params}" in out
+    note = [line for line in err.splitlines() if line.startswith("note:")]  # (tqdm's bar is on stderr too)
+    assert len(note) == 1 and note[0].startswith(f"note: {params}.card.json not written, so loading {params} will not "
+                                                 f"check its --n_head and vocabulary ({params}.card.json: "), err
+
+
+def test_load_params_checks_the_vocabulary_only_when_given(trained):
+    """The course's helper loads without a vocabulary (itos): only the heads are checked there."""
+    folder, params, _ = trained
+    vocab = CharCorruptionDataset(WIKI, 32)
+    model = GPT(GPTConfig(vocab.vocab_size, 32, n_layer=1, n_head=2, n_embd=16))
+    shifted = {**vocab.itos, 1: vocab.itos[2], 2: vocab.itos[1]}  # two ids swapped
+    load_params(model, str(params))
+    with pytest.raises(ParamsError, match="another vocabulary"):
+        load_params(model, str(params), itos=shifted)
+    assert card_path(str(params)) == str(params) + ".card.json"
