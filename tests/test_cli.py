@@ -688,7 +688,7 @@ def test_training_into_a_closed_pipe_with_its_stderr_still_writes_its_params(tmp
     p.stdout.close()
     assert p.wait(timeout=120) == 141
     assert out.exists() and (tmp_path / "p.params.log.jsonl").exists()
-    assert sorted(os.listdir(tmp_path)) == ["p.params", "p.params.log.jsonl", "wiki.txt"]
+    assert sorted(os.listdir(tmp_path)) == ["p.params", "p.params.card.json", "p.params.log.jsonl", "wiki.txt"]
 
 
 def test_a_tool_that_only_prints_stops_at_a_closed_pipe(tmp_path):

@@ -176,6 +176,12 @@ def test_no_state_or_not_a_state_is_one_line(tmp_path):
     data = corpus()
     with pytest.raises(ParamsError, match="params.state: no training state to resume .* leave out --resume"):
         trainer(tmp_path, data, resume=True).train()
+    (tmp_path / "params").write_bytes(b"a finished run's")  # --resume after the run ended: its params are there
+    with pytest.raises(ParamsError) as e:
+        trainer(tmp_path, data, resume=True).train()
+    assert str(e.value) == (f"{tmp_path / 'params.state'}: no training state to resume, and {tmp_path / 'params'} is "
+                            f"there: the params of a run that ended (it removes its state then); leave out --resume "
+                            f"to train again")
     for content in (b"not a zip", b""):
         (tmp_path / "params.state").write_bytes(content)
         with pytest.raises(ParamsError, match="params.state: not a training state this project can read"):

@@ -69,7 +69,8 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
                 "vanilla.finetune.params", "vanilla.model.params", "vanilla.nopretrain.dev.predictions",
                 "vanilla.nopretrain.test.predictions", "vanilla.pretrain.dev.predictions",
                 "vanilla.pretrain.params", "vanilla.pretrain.test.predictions"]
-    assert [n for n in names if not n.endswith(".log.jsonl")] == expected  # no state, no .partial, no .tmp
+    assert [n for n in names if not n.endswith((".log.jsonl", ".card.json"))] == expected  # no state, .partial, .tmp
+    assert [n for n in names if n.endswith(".card.json")] == [n + ".card.json" for n in expected if n.endswith("params")]
     dev_q = open(world / "birth_dev.tsv", encoding="utf-8").read().count("\n")
     test_q = open(world / "birth_test_inputs.tsv", encoding="utf-8").read().count("\n")
     for n in names:

@@ -127,8 +127,16 @@ def test_load_params_errors(tmp_path, monkeypatch):
     with pytest.raises(ParamsError, match=f"^{tmp_path}: is not a regular file; give the params file run.py wrote"):
         load_params(small(), str(tmp_path))
     p.write_bytes(b"\x00truncated")
-    with pytest.raises(ParamsError, match="not a loadable params file"):
+    with pytest.raises(ParamsError, match="not a loadable params file.*; re-create it with the run.sh mode that "
+                                          "writes it$"):
         load_params(small(), str(p))
+    # a course file cut short or empty names the mode that remakes it, as a missing one does
+    course = tmp_path / "vanilla.finetune.params"
+    for content in (b"\x00truncated", None):
+        course.write_bytes(content) if content else torch.save({}, course)
+        with pytest.raises(ParamsError, match=f"; re-create it with OUT_DIR={re.escape(str(tmp_path))} ./run.sh "
+                                              "vanilla_finetune_with_pretrain \\(after vanilla_pretrain\\)$"):
+            load_params(small(), str(course))
 
 
 def _zip_of_text():

@@ -83,18 +83,30 @@ PARAMS_FILES = {  # the course's params files: (variant, the run.sh mode that wr
 }
 
 
-def _not_found(path):
-    """The error of a params file that is not there, naming the run.sh mode that makes a course file:
-    with OUT_DIR set to the file's folder when that is not src/submission/, where the modes write."""
+def _make_with(path):
+    """`./run.sh MODE (after ...)`, the command that makes a course params file (with OUT_DIR set to the
+    file's folder when that is not src/submission/, where the modes write); None for another file."""
     made = PARAMS_FILES.get(os.path.basename(path))
     if made is None:
-        return f"{path}: params file not found"
+        return None
     _, mode, before = made
     after = f" (after {', '.join(before)})" if before else ""
     folder = os.path.dirname(path) or "."
     here = os.path.dirname(os.path.abspath(__file__))  # src/submission/, run.sh's default OUT_DIR
     env = "" if os.path.realpath(folder) == os.path.realpath(here) else f"OUT_DIR={shlex.quote(folder)} "
-    return f"{path}: params file not found; make it with {env}./run.sh {mode}{after}"
+    return f"{env}./run.sh {mode}{after}"
+
+
+def _not_found(path):
+    """The error of a params file that is not there, naming the run.sh mode that makes a course file."""
+    command = _make_with(path)
+    return f"{path}: params file not found" + (f"; make it with {command}" if command else "")
+
+
+def _remake(path):
+    """The fix of a params file that holds no usable weights: the run.sh mode that makes it, if a course file."""
+    command = _make_with(path)
+    return f"re-create it with {command}" if command else "re-create it with the run.sh mode that writes it"
 
 
 _LEGACY_MAGIC = b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19."  # torch.save's pre-1.6 format opens with this
@@ -180,7 +192,7 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
             state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # pickle with code, truncated file, not a torch file
         problem = f"not a loadable params file ({_unloadable(path, e)})"
-        raise ParamsError(f"{path}: {problem}; re-create it with the run.sh mode that writes it",
+        raise ParamsError(f"{path}: {problem}; {_remake(path)}",
                           problem=problem) from None
     if not isinstance(state, dict):
         problem = f"holds a {type(state).__name__}, not a state_dict (a dict of tensors)"
@@ -199,7 +211,7 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
             raise ParamsError(f"{path}: {problem}; save torch.load({path!r})[{key!r}] to a file of its own and "
                               f"pass that", problem=problem)
     if not state:
-        raise ParamsError(f"{path}: an empty state_dict, no weights; re-create it with the run.sh mode that writes it",
+        raise ParamsError(f"{path}: an empty state_dict, no weights; {_remake(path)}",
                           problem="an empty state_dict, no weights")
     for k, v in state.items():  # before clean_state_dict and the shape checks, which take these for granted
         if not isinstance(k, str) or not torch.is_tensor(v):

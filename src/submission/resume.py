@@ -143,6 +143,10 @@ def _first_difference(saved, now):
 def load(path, settings):
     """The state at `path`, checked against this run's `settings` (run_settings); one-line errors."""
     if not os.path.exists(path):
+        params = path[:-len(".state")] if path.endswith(".state") else None
+        if params and os.path.isfile(params):  # the run ended (and removed its state) or never saved one
+            raise ParamsError(f"{path}: no training state to resume, and {params} is there: the params of a run "
+                              f"that ended (it removes its state then); leave out --resume to train again")
         raise ParamsError(f"{path}: no training state to resume (a run writes it at an epoch's end every few "
                           f"minutes and removes it when it ends); leave out --resume to start over")
     try:
