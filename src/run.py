@@ -65,22 +65,29 @@ def build_parser():
     p = OneLineParser(description="Pretrain, finetune or evaluate the assignment's GPT.", hints=FOLDER_HINTS)
     p.add_argument("positional", nargs="*", metavar="FUNCTION VARIANT CORPUS",
                    help="CS224N style: function, variant and pretraining corpus as positionals")
-    p.add_argument("--function", choices=["pretrain", "finetune", "evaluate"], action=GivenOnce)
-    p.add_argument("--variant", choices=["vanilla", "synthesizer"], action=GivenOnce)
+    p.add_argument("--function", choices=["pretrain", "finetune", "evaluate"], action=GivenOnce,
+                   help="what to run (run.sh's modes give it)")
+    p.add_argument("--variant", choices=["vanilla", "synthesizer"], action=GivenOnce,
+                   help="the attention: vanilla causal self-attention or the dense synthesizer")
     p.add_argument("--pretrain_corpus_path", action=GivenOnce,
                    help="the pretraining text; it also defines the vocabulary")
-    for name in ("reading_params_path", "writing_params_path", "finetune_corpus_path", "eval_corpus_path",
-                 "outputs_path"):
-        p.add_argument(f"--{name}", default=None, action=GivenOnce)
+    for name, text in (("reading_params_path", "params to start from (finetune) or to evaluate"),
+                       ("writing_params_path", "where training writes its params (its loss log, state and card "
+                                               "go beside them)"),
+                       ("finetune_corpus_path", "question<TAB>place lines to finetune on"),
+                       ("eval_corpus_path", "the questions to answer (evaluate), with places to score when given"),
+                       ("outputs_path", "where evaluate writes its predictions, one a line")):
+        p.add_argument(f"--{name}", default=None, action=GivenOnce, help=text)
     g = p.add_argument_group("beyond the course (defaults are the course's settings)")
     add_model_flags(g)
     g.add_argument("--dropout", type=float, default=None,
                    help="embedding, residual and attention dropout (default: GPTConfig's 0.1, the course's)")
     g.add_argument("--max_epochs", type=int, default=None, help="override the part's epoch count")
-    g.add_argument("--batch_size", type=int, default=None)
-    g.add_argument("--learning_rate", type=float, default=None)
-    g.add_argument("--num_workers", type=int, default=None)
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--batch_size", type=int, default=None, help="override the part's batch size")
+    g.add_argument("--learning_rate", type=float, default=None, help="override the part's learning rate")
+    g.add_argument("--num_workers", type=int, default=None,
+                   help="DataLoader worker processes (default: the part's, at most the cores less one; none on a CPU)")
+    g.add_argument("--seed", type=int, default=0, help="seed of torch's and Python's random streams (default 0)")
     g.add_argument("--log_path", default=None,
                    help="per-step loss/lr log (JSON lines); default: <writing_params_path>.log.jsonl (os.devnull when the "
                         "params go to a special file such as /dev/null)")
