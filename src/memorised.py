@@ -13,7 +13,7 @@ slight under-estimate on lines that name the place twice.
         --data-dir data                    # model size flags as trained: --n_layer --n_head --n_embd
 
 Wiki line i is train row i, then dev (the course's layout), so both splits are probed; it prints
-`memorised (train): X of Y (Z%)`, then the same for dev and all.
+`memorised (train): X of Y (Z%)`, then the same for dev and all, and which people were probed.
 """
 import os
 import sys
@@ -132,8 +132,14 @@ def rows_for_params(params, data_dir, args):
     return memorised_rows(model.to(get_device()), data_dir, args.block_size, corpus)
 
 
-def format_report(result):
-    return "\n".join(f"memorised ({name}): {h} of {n} ({(h / n if n else 0):.1%})" for name, (h, n) in result.items())
+def format_report(result, block_size=None):
+    """`memorised (split): hits of probed (share)` a line; with `block_size`, a last line saying which people
+    are probed (why a split of 60 people may probe 57)."""
+    lines = [f"memorised ({name}): {h} of {n} ({(h / n if n else 0):.1%})" for name, (h, n) in result.items()]
+    if block_size is not None:
+        lines.append(f"(probed: the people whose wiki line names their birthplace, ending within its first "
+                     f"{int(block_size * 7 / 8)} characters; pretraining reads no further)")
+    return "\n".join(lines)
 
 
 def main(argv=None):
@@ -146,7 +152,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     check_model_flags(p, args)
     result = counts(rows_for_params(args.params, args.data_dir, args))
-    print(format_report(result))
+    print(format_report(result, args.block_size))
     return result
 
 

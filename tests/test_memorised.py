@@ -175,3 +175,6 @@ def test_the_report_gives_hits_of_probed_and_their_share():
     report = memorised.format_report({"train": (3, 4), "dev": (0, 0), "all": (1, 8)})
     assert report.splitlines() == ["memorised (train): 3 of 4 (75.0%)", "memorised (dev): 0 of 0 (0.0%)",
                                    "memorised (all): 1 of 8 (12.5%)"]
+    with_limit = memorised.format_report({"all": (1, 8)}, block_size=128).splitlines()
+    assert with_limit == ["memorised (all): 1 of 8 (12.5%)", "(probed: the people whose wiki line names their "
+                          "birthplace, ending within its first 112 characters; pretraining reads no further)"]
