@@ -307,7 +307,12 @@ case "$MODE" in
     pick_python; "$PY" "${R}src/deliverables.py" --submission-dir "$OUT" --data-dir "$DATA" "$@" ;;
   *)
     GUESS="$(closest "$MODE")"
-    echo "run.sh: unknown mode '$MODE'${GUESS:+; did you mean $GUESS?}" >&2; usage ;;
+    if [ -z "$GUESS" ]; then echo "run.sh: unknown mode '$MODE'" >&2; usage; fi
+    case "$GUESS" in  # a guess: one line (the list of modes would bury it)
+      *"(./run.sh help"*) echo "run.sh: unknown mode '$MODE'; did you mean $GUESS?" >&2 ;;
+      *) echo "run.sh: unknown mode '$MODE'; did you mean $GUESS? (./run.sh help lists every mode)" >&2 ;;
+    esac
+    exit 2 ;;
 esac
 exit
 }
