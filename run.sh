@@ -220,7 +220,10 @@ case "$MODE" in
       echo "run.sh all: --resume goes on from the interrupted runs' states, --restart starts over; give one of them" >&2
       exit 2
     fi
+    # the stamp: its time, when the last `all` without --resume began; "restart" in it, that it had --restart
+    # (a stopped `all --restart`, continued with --resume, starts its undone training modes over too)
     STAMP="$OUT/.all-started"
+    PREV=""  # the stamp before this `all` replaced it ("none": there was none), put back if it changes nothing
     if [ "$RESUME" = 0 ]; then
       for m in $MODES; do
         mode_files "$m"
@@ -234,7 +237,9 @@ case "$MODE" in
           exit 2
         fi
       done
-      mkdir -p "$OUT" && touch "$STAMP"
+      mkdir -p "$OUT" || exit 1
+      if [ -f "$STAMP" ]; then PREV="$(mktemp)" && cp -p "$STAMP" "$PREV" || PREV=""; else PREV=none; fi
+      if [ "$RESTART" = 1 ]; then echo restart > "$STAMP"; else : > "$STAMP"; fi
     fi
     # a closed stdout or stderr (| head) stops no mode (each writes its files, then exits 141): the
     # rest of the modes run too, and `all` exits 141 at the end; its own lines to a closed pipe are lost
@@ -253,11 +258,23 @@ case "$MODE" in
           echo "=== ./run.sh $m: done ($WRITES is there${READS:+, newer than $READS};" \
             "remove it to make it again, as with other flags or data)" >&2 || true
           continue
+        elif [ "${WRITES%.params}" != "$WRITES" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = restart ]; then
+          FLAGS=(--restart)
         fi
       fi
       echo "=== ./run.sh $m${FLAGS[*]:+ ${FLAGS[*]}}" >&2 || true
       RUN_PY_SHARED_FLAGS=1 "$ROOT/run.sh" "$m" ${ARGS[@]+"${ARGS[@]}"} ${FLAGS[@]+"${FLAGS[@]}"} || {
-        STATUS=$?; if [ "$STATUS" = 141 ]; then PIPED=1; else exit "$STATUS"; fi; }
+        STATUS=$?
+        if [ "$STATUS" = 141 ]; then PIPED=1; else
+          # the first mode stopped before any work (refused, or Ctrl-C before a state was saved): this `all`
+          # changed nothing, and the earlier stamp stands (else `all --resume` would make everything again)
+          if [ -n "$PREV" ] && [ ! -e "$WRITES.state" ] && ! [ "$WRITES" -nt "$STAMP" ]; then
+            if [ "$PREV" = none ]; then rm -f "$STAMP"; else mv "$PREV" "$STAMP"; fi
+          elif [ -n "$PREV" ] && [ "$PREV" != none ]; then rm -f "$PREV"; fi
+          exit "$STATUS"
+        fi; }
+      if [ -n "$PREV" ] && [ "$PREV" != none ]; then rm -f "$PREV"; fi
+      PREV=""  # a mode has run: the new stamp stays
     done
     if [ "$PIPED" = 1 ]; then exit 141; fi ;;
   demo)  # its own corpus unless DATA_DIR is set (--data-dir wins); always runs/demo/ or --out, never

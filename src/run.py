@@ -438,8 +438,8 @@ def train_or_evaluate(args):
         check_longer_run_kept(args, tconf.max_epochs)
         helper.train(model, args.writing_params_path, trainer)
     elif args.function == "finetune":
-        if args.reading_params_path is not None and params_hints():  # checked here in run.sh's words
-            # (the course's helper loads them)
+        if args.reading_params_path is not None:  # checked here, against the corpus's vocabulary (their card) and in
+            # run.sh's words under run.sh; the course's helper then loads them again, knowing no vocabulary
             load_params(model, args.reading_params_path, itos=pretrain_dataset.itos, **params_hints())
         tconf, trainer = helper.finetune(args.reading_params_path, args.finetune_corpus_path,
                                          pretrain_dataset, args.block_size, model)

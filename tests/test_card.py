@@ -71,6 +71,21 @@ def test_params_of_another_vocabulary_of_as_many_characters_are_refused(trained,
         driver.main(evaluate + ["--n_head", "2"])
 
 
+def test_finetuning_from_params_of_another_vocabulary_is_refused(trained, capsys, monkeypatch):
+    """run.py's finetuning checked the card's vocabulary only under run.sh; run directly, the course's
+    helper loaded the params with every id shifted, and the finetuned params' card then recorded the new
+    vocabulary, hiding the mismatch from every later load."""
+    folder, params, _ = trained
+    monkeypatch.delenv("RUN_SH_MODE", raising=False)
+    (folder / "other.txt").write_text(WIKI.replace("Q", "Z"), encoding="utf-8")
+    (folder / "train.tsv").write_text("Where was Bo Li born?\tOslo\n", encoding="utf-8")
+    with pytest.raises(ParamsError, match="trained with another vocabulary of as many characters"):
+        driver.main(["--function=finetune", "--variant=vanilla", f"--pretrain_corpus_path={folder / 'other.txt'}",
+                     f"--finetune_corpus_path={folder / 'train.tsv'}", f"--reading_params_path={params}",
+                     f"--writing_params_path={folder / 'f.params'}", "--max_epochs", "1", "--n_head", "2", *SIZE])
+    assert not (folder / "f.params").exists()
+
+
 @pytest.mark.parametrize("damage", ["other params", "not json", "a list", "no card"])
 def test_a_card_of_other_params_or_a_damaged_one_checks_nothing(trained, capsys, damage):
     """Params written since without a card (the course's, copied in) load as the course's would."""

@@ -259,7 +259,7 @@ def test_every_commit_named_is_in_the_history():
 def test_every_environment_variable_named_is_read():
     code = "\n".join(read(p) for p in ["run.sh", "src/run.sh", "src/submission/mingpt-demo/play_char.ipynb"]
                      + [os.path.relpath(p, ROOT) for p in glob.glob(f"{ROOT}/src/**/*.py", recursive=True)])
-    bad = []
+    bad, named = [], set()
     for doc, text in texts():
         for m in re.finditer(r"\b([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=|\b(GPT_[A-Z0-9_]+|[A-Z]+_DIR|PLAY_CHAR_\w+)\b", text):
             name = m.group(1) or m.group(2)
@@ -267,8 +267,9 @@ def test_every_environment_variable_named_is_read():
             if name not in EXTERNAL_ENV and not re.search(rf"environ(\.get)?[\[(]\s*{q}{name}{q}|getenv\(\s*{q}{name}"
                                                           rf"{q}|\$\{{?{name}\b", code):
                 bad.append(f"{doc}:{text.count(chr(10), 0, m.start()) + 1}: {name}")
+            named.add(name)
     assert not bad, "environment variables no code reads:\n" + "\n".join(bad)
-
+    assert {"DATA_DIR", "OUT_DIR", "GPT_NUM_THREADS"} <= named, f"only {sorted(named)} found: the pattern is wrong"
 
 
 def test_every_gpt_variable_the_code_reads_is_documented():
@@ -311,9 +312,10 @@ def test_functions_and_keywords_cited_exist():
     for path in sorted(modules):
         if path.startswith("src/submission/"):
             classes.update({k: v for k, v in definitions(path).items() if isinstance(v, ast.ClassDef)})
-    bad = []
+    bad, cited = [], 0
     for doc, text in docs():
         for m in re.finditer(r"`([A-Za-z_]\w*)` in `(src/[\w/]+\.py)`", text):
+            cited += 1
             if m.group(1) not in definitions(m.group(2)):
                 bad.append(f"{doc}: {m.group(1)} is not defined in {m.group(2)}")
         for line, code in code_chunks(text):
@@ -342,6 +344,7 @@ def test_functions_and_keywords_cited_exist():
             bad += [f"{doc}:{line}: {name}({k}=...): not a keyword it takes" for k in sorted(given - taken)
                     if taken is not None]
     assert not bad, "\n".join(bad)
+    assert cited > 0, "no `name` in `src/...py` found in the docs: the pattern is wrong"
 
 
 def stated(pattern, text):
@@ -358,28 +361,33 @@ def test_counts_and_defaults_stated_are_the_codes():
     parts = {}
     for test_id, n in points["points"].items():
         parts[test_id[1]] = parts.get(test_id[1], 0) + n
-    bad = []
+    bad, seen = [], set()  # seen: the kinds of statement found (a reworded doc must not pass unchecked)
     for doc, text in texts():
         for (word,) in stated(r"\bthe (\w+) modes\b", text):
+            seen.add("modes")
             if word in NUMBERS and NUMBERS[word] != len(MODES):
                 bad.append(f"{doc}: the {word} modes, run.sh has {len(MODES)}")
         files = len(deliverables.HANDOUT_ORDER)
         for a, b in stated(r"handout's (\d+) files|(\d+) files of the handout", text):
+            seen.add("files")
             if int(a or b) != files:
                 bad.append(f"{doc}: {a or b} files of the handout, deliverables.py lists {files}")
         for (word,) in stated(r"handout's (\w+) code files", text):
             if NUMBERS.get(word) != len(deliverables.CODE):
                 bad.append(f"{doc}: {word} code files, deliverables.py has {len(deliverables.CODE)}")
         for (n,) in stated(r"(?:vocabulary of|vocabulary has) (\d+) characters", text):
+            seen.add("vocabulary")
             if int(n) != vocab:
                 bad.append(f"{doc}: a vocabulary of {n} characters, data/wiki.txt gives {vocab}")
         sizes = stated(r"block (\d+), (\d+) layers, (\d+) heads, (\d+) dim", text)
         sizes += [(b, n, h, d) for n, h, d, b in stated(r"(\d+) layers, (\d+) heads, (\d+) dims?, block (\d+)", text)]
         for block, layers, heads, dims in sizes:
+            seen.add("sizes")
             said = dict(block_size=block, n_layer=layers, n_head=heads, n_embd=dims)
             bad += [f"{doc}: {k} {v}, run.py's default is {defaults[k]}" for k, v in said.items()
                     if int(v) != defaults[k]]
         for part, n in stated(r"\(([c-g])\) (\d+)\b", text):
+            seen.add("points")
             if parts.get(part) != int(n):
                 bad.append(f"{doc}: part ({part}) {n} points, src/points.json gives {parts.get(part)}")
         for table, *marks in stated(r"`(course|embedded)` \([^)]*?vanilla dev (\d+)% / test (\d+)%, "
@@ -388,3 +396,4 @@ def test_counts_and_defaults_stated_are_the_codes():
             bad += [f"{doc}: {table} {k} {n}%, src/points.json has {points['pass_marks'][table][k]}"
                     for k, n in zip(keys, marks) if abs(int(n) / 100 - points["pass_marks"][table][k]) > 1e-9]
     assert not bad, "\n".join(bad)
+    assert seen == {"modes", "files", "vocabulary", "sizes", "points"}, f"only {sorted(seen)} found: a pattern is wrong"

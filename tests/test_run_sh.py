@@ -112,6 +112,8 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
     # --restart` passes --restart on, which replaces them
     model = out / "vanilla.model.params"
     before = model.read_bytes()
+    stamp = out / ".all-started"
+    os.utime(stamp, (1, 1))  # an old stamp: every output is newer, so `all --resume` finds all done
     p = sh(["all"] + TINY, world, out, check=False)
     assert p.returncode == 2 and re.findall(r"^=== \./run\.sh (.*)$", p.stderr, re.M) == [
         "vanilla_finetune_without_pretrain"], p.stderr
@@ -120,8 +122,25 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
         f"1-epoch run would replace; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), move the file away, or add "
         f"--restart to replace it"), p.stderr
     assert model.read_bytes() == before
+    # the refused `all` changed nothing, so its stamp did not stay: `all --resume` still finds everything done
+    assert os.stat(stamp).st_mtime == 1 and stamp.read_text() == ""
+    p = sh(["all", "--resume"] + flags, world, out)
+    assert len(re.findall(r"^=== .*: done \(", p.stderr, re.M)) == 11, p.stderr
     p = sh(["all", "--restart"] + TINY + ["--max_epochs", "0"], world, out, check=False)  # stops at its first mode
     assert re.findall(r"^=== \./run\.sh (.*)$", p.stderr, re.M) == ["vanilla_finetune_without_pretrain --restart"]
+    # an `all --restart` stopped after its first modes, continued with --resume: the training modes it had not
+    # made yet start over too (refused otherwise, and --resume with --restart is refused)
+    stamp.write_text("restart\n")
+    now = os.path.getmtime(model)
+    for name in os.listdir(out):  # an earlier run's outputs, then the stamp, then what the stopped `all` made
+        os.utime(out / name, (now - 100,) * 2)
+    os.utime(stamp, (now - 50,) * 2)
+    for name, t in (("vanilla.model.params", now - 20), ("vanilla.nopretrain.dev.predictions", now - 10),
+                    ("vanilla.nopretrain.test.predictions", now - 10)):
+        os.utime(out / name, (t, t))
+    p = sh(["all", "--resume"] + TINY + ["--max_epochs", "0"], world, out, check=False)
+    ran = re.findall(r"^=== \./run\.sh (\S+)(.*)$", p.stderr, re.M)
+    assert len(ran) > 3 and ran[3] == ("vanilla_pretrain", " --restart"), p.stderr
 
     # the handout's spellings of two modes
     for m, made in (("vanilla_finetime_without_pretrain", "vanilla.model.params"),
