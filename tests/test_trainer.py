@@ -529,6 +529,14 @@ def test_the_progress_bar_counts_iterations_from_0_in_each_epoch(tmp_path, monke
                          for r in log]
 
 
+def test_the_progress_bar_writes_no_line_a_step_to_a_log_file(tmp_path, capfd):
+    """Each step's description forced a redraw: written to a file (nohup, a cluster job, `| tee`), a line a
+    step, 620 KB for the 2-minute CPU demo. The bar draws it at its own pace (mininterval, 1 s) instead."""
+    tiny_run(tmp_path, max_epochs=1, batch_size=1, num_threads=1)  # 40 steps in well under a second
+    err = capfd.readouterr().err
+    assert 1 <= err.count("train loss") <= 3, err
+
+
 def test_the_processes_must_divide_the_batch(monkeypatch):
     """Under torchrun each process takes batch_size // world_size rows of every batch: a batch the processes
     do not divide is refused before training, not trained on fewer rows."""
