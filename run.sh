@@ -276,7 +276,11 @@ case "$MODE" in
       if [ -n "$PREV" ] && [ "$PREV" != none ]; then rm -f "$PREV"; fi
       PREV=""  # a mode has run: the new stamp stays
     done
-    if [ "$PIPED" = 1 ]; then exit 141; fi ;;
+    if [ "$PIPED" = 1 ]; then exit 141; fi
+    GRADE="python ${R}src/grader.py${DATA_DIR:+ --data-dir $DATA}${OUT_DIR:+ --submission-dir $OUT}"
+    SUBMIT="${DATA_DIR:+DATA_DIR=$DATA_DIR }${OUT_DIR:+OUT_DIR=$OUT_DIR }./run.sh deliverables"
+    echo "=== run.sh all: the eleven modes are done; next: $GRADE (the autograder), $SUBMIT (the files to submit)" \
+      >&2 || true ;;
   demo)  # its own corpus unless DATA_DIR is set (--data-dir wins); always runs/demo/ or --out, never
     # OUT_DIR, which holds the course modes' params: the demo's own of the same names would replace them
     pick_python; "$PY" "${R}src/demo.py" ${DATA_DIR:+--data-dir "$DATA"} "$@" ;;

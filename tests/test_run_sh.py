@@ -63,6 +63,10 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
                    "synthesizer_finetune_with_pretrain", "synthesizer_eval_dev_with_pretrain",
                    "synthesizer_eval_test_with_pretrain"], p.stderr[-2000:]
     assert f"resuming from {pretrain}.state: epoch 2 of 2" in p.stdout  # from the state, not afresh
+    assert p.stderr.splitlines()[-1] == (  # what to do next, with the run's folders
+        f"=== run.sh all: the eleven modes are done; next: python {ROOT}/src/grader.py --data-dir {world} "
+        f"--submission-dir {out} (the autograder), DATA_DIR={world} OUT_DIR={out} ./run.sh deliverables (the files "
+        f"to submit)")
     names = sorted(os.listdir(out))
     expected = ["synthesizer.finetune.params", "synthesizer.pretrain.dev.predictions",
                 "synthesizer.pretrain.params", "synthesizer.pretrain.test.predictions",
