@@ -8,7 +8,7 @@ ids stand for (another corpus of as many characters loads silently). run.py writ
 params' sha256, to `<params>.card.json` after training; `load_params` refuses params whose card
 disagrees with the model or the corpus at hand. A card is read only while the sha256 is the params'
 own: params copied in or written since without a card are loaded unchecked, as the course's are.
-Standard library and torch only.
+Standard library only (the package imports nothing from outside itself, so not ledger.sha256_of).
 """
 import hashlib
 import json
