@@ -4,17 +4,20 @@
 #   apt-get install -y --no-install-recommends latexmk texlive-latex-base \
 #       texlive-latex-recommended poppler-utils
 #   pip install numpy matplotlib
-# No network is used. latexmk runs pdflatex as often as needed, quietly: the first pass's "undefined
-# reference" warnings are normal and go unshown; a warning still there in the last pass is printed, and
-# a failed build prints LaTeX's file:line: error. Auxiliary files are removed after a successful build (a
-# failed build keeps submission.log for reading).
+# No network is used. latexmk runs pdflatex as often as needed, quietly, in a fresh .latex-build/;
+# the PDF is moved into place only when the build succeeds, so a failed or interrupted build leaves the
+# previous submission.pdf as it was. The first pass's "undefined reference" warnings are normal and go
+# unshown; a warning still there in the last pass is printed, and a failed build prints LaTeX's
+# file:line: error (its whole log stays in .latex-build/ for reading).
 
 # the first of the project's .venv (made by ./run.sh) and python3 that has numpy and matplotlib
 PYTHON ?= $(firstword $(foreach p,$(wildcard .venv/bin/python) python3,$(if $(shell $(p) -c "import numpy, matplotlib" 2>/dev/null && echo ok),$(p))) python3)
 LATEXMK ?= latexmk
 LATEXMK_FLAGS = -pdf -silent -interaction=nonstopmode -halt-on-error -file-line-error
 
-# One run of written/figures.py writes all of figures/; its last file stands for the whole set.
+BUILD = .latex-build
+# What written/figures.py writes, all in one run; its last file stands for the whole set.
+FIGURE_FILES = figures/spread.pdf figures/temperature.pdf figures/spread_stats.tex
 FIGURES_DONE = figures/spread_stats.tex
 
 .PHONY: all figures clean
@@ -32,15 +35,22 @@ $(FIGURES_DONE): written/figures.py written/checks.py
 submission.pdf: submission.tex written/results.tex docs/attention_last.png $(FIGURES_DONE)
 	@command -v $(LATEXMK) >/dev/null 2>&1 || { echo "make: no $(LATEXMK) (LaTeX); install it: apt-get install" \
 	  "latexmk texlive-latex-base texlive-latex-recommended (the list CI uses: .ci/apt-packages.txt)" >&2; exit 2; }
-	@$(LATEXMK) $(LATEXMK_FLAGS) submission.tex >/dev/null || { grep -A2 -E '^[^ ]+\.(tex|sty|cls):[0-9]+: ' submission.log >&2; \
-	  echo "make: LaTeX stopped at the error above; the whole log is submission.log" >&2; exit 1; }
-	@! grep -E '^(LaTeX|Package [a-zA-Z]+) Warning' submission.log >&2 || echo "make: the warnings above are" \
-	  "from LaTeX's last pass (submission.log)" >&2
-	@$(LATEXMK) -c -silent submission.tex >/dev/null
+	@rm -rf $(BUILD)
+	@$(LATEXMK) $(LATEXMK_FLAGS) -outdir=$(BUILD) submission.tex >/dev/null || { \
+	  grep -A2 -E '^[^ ]+\.(tex|sty|cls):[0-9]+: ' $(BUILD)/submission.log >&2; \
+	  echo "make: LaTeX stopped at the error above (the whole log: $(BUILD)/submission.log);" \
+	  "submission.pdf is as it was" >&2; exit 1; }
+	@! grep -E '^(LaTeX|Package [a-zA-Z]+) Warning' $(BUILD)/submission.log >&2 || echo "make: the" \
+	  "warnings above are from LaTeX's last pass ($(BUILD)/submission.log)" >&2
+	@mv -f $(BUILD)/submission.pdf submission.pdf
+	@rm -rf $(BUILD)
 	@echo "make: wrote submission.pdf"
 
+# What make made, and nothing else: a file of the user's in figures/ stays (and so does the folder).
+# The LaTeX files beside submission.tex are those of builds before .latex-build/.
 clean:
-	-$(LATEXMK) -C submission.tex
+	rm -rf $(BUILD)
 	rm -f submission.pdf submission.aux submission.log submission.out submission.fls \
 	      submission.fdb_latexmk submission.synctex.gz
-	rm -rf figures
+	rm -f $(FIGURE_FILES) $(addsuffix .tmp,$(FIGURE_FILES))
+	@rmdir figures 2>/dev/null || true

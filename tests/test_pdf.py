@@ -34,19 +34,44 @@ def test_pdf_builds_with_every_question(tmp_path):
 
 
 @pytest.mark.skipif(not shutil.which("latexmk"), reason="needs latexmk (apt-get install $(cat .ci/apt-packages.txt))")
-def test_a_latex_error_is_shown_with_its_file_and_line(tmp_path):
-    """latexmk quietened must still say where LaTeX stopped, not only "gave return code 1"."""
+def test_a_latex_error_is_shown_and_keeps_the_last_pdf(tmp_path):
+    """latexmk quietened must still say where LaTeX stopped, not only "gave return code 1"; a failed (or
+    interrupted) build used to delete submission.pdf, and latexmk's record of it then made every later
+    `make` fail until submission.tex changed again."""
     work = tmp_path / "tree"
     shutil.copytree(ROOT, work, ignore=shutil.ignore_patterns(".git", ".venv", "runs", "figures", "*.pdf",
                                                               "*.params", "__pycache__"))
-    lines = (work / "submission.tex").read_text().splitlines()
+    make = ["make", f"PYTHON={sys.executable}"]
+    assert subprocess.run(make, cwd=work, capture_output=True, timeout=600).returncode == 0
+    made = (work / "submission.pdf").read_bytes()
+    good = (work / "submission.tex").read_text()
+    lines = good.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("\\section"))
     lines.insert(at, "\\nosuchmacro")
     (work / "submission.tex").write_text("\n".join(lines) + "\n")
-    p = subprocess.run(["make", f"PYTHON={sys.executable}"], cwd=work, capture_output=True, text=True, timeout=600)
-    assert p.returncode != 0 and not (work / "submission.pdf").exists()
+    p = subprocess.run(make, cwd=work, capture_output=True, text=True, timeout=600)
+    assert p.returncode != 0 and (work / "submission.pdf").read_bytes() == made
     assert f"submission.tex:{at + 1}: Undefined control sequence." in p.stderr, p.stderr
-    assert "make: LaTeX stopped at the error above; the whole log is submission.log" in p.stderr
+    assert "make: LaTeX stopped at the error above" in p.stderr and "submission.pdf is as it was" in p.stderr
+    (work / "submission.tex").write_text(good)
+    p = subprocess.run(make, cwd=work, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0 and "make: wrote submission.pdf" in p.stdout, p.stdout + p.stderr
+    assert not (work / ".latex-build").exists()
+
+
+@pytest.mark.skipif(not shutil.which("make"), reason="needs make")
+def test_make_clean_removes_only_what_make_made(tmp_path):
+    """`make clean` ran `rm -rf figures`: a file of the user's there went with it."""
+    work = tmp_path / "tree"
+    shutil.copytree(ROOT, work, ignore=shutil.ignore_patterns(".git", ".venv", "runs", "figures", "*.pdf",
+                                                              "*.params", "__pycache__"))
+    (work / "figures").mkdir()
+    for name in ("spread.pdf", "temperature.pdf", "spread_stats.tex", "my_diagram.tex"):
+        (work / "figures" / name).write_text("x")
+    (work / "submission.pdf").write_text("x")
+    p = subprocess.run(["make", "clean", "LATEXMK=no-such-latexmk"], cwd=work, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert sorted(os.listdir(work / "figures")) == ["my_diagram.tex"] and not (work / "submission.pdf").exists()
 
 
 @pytest.mark.skipif(not shutil.which("make"), reason="needs make")

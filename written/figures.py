@@ -47,8 +47,10 @@ plt.rcParams.update({
 def _save(fig, name):
     os.makedirs(OUT, exist_ok=True)
     path = os.path.join(OUT, name)
-    # No CreationDate: the same inputs give the same bytes.
-    fig.savefig(path, bbox_inches="tight", metadata={"CreationDate": None})
+    # No CreationDate: the same inputs give the same bytes. Written whole, then renamed: a figure cut short
+    # by Ctrl-C is never taken for a made one.
+    fig.savefig(path + ".tmp", format="pdf", bbox_inches="tight", metadata={"CreationDate": None})
+    os.replace(path + ".tmp", path)
     plt.close(fig)
     return path
 
@@ -115,8 +117,9 @@ def _write_spread_stats(one, two, gamma):
     lines = ["% Written by written/figures.py from the draws of figures/spread.pdf; do not edit."]
     lines += [f"\\newcommand{{\\{k}}}{{{v}}}" for k, v in macros.items()]
     path = os.path.join(OUT, "spread_stats.tex")
-    with open(path, "w") as f:
+    with open(path + ".tmp", "w") as f:  # renamed when whole: make takes this file as the sign figures/ is made
         f.write("\n".join(lines) + "\n")
+    os.replace(path + ".tmp", path)
     return path
 
 
