@@ -168,6 +168,9 @@ def parse_args(argv=None):
         if fast_only:
             p.error(f"--reference_train is the course's loop, without {' or '.join(fast_only)}; give one of them")
     mode, from_env = asked_compile_mode(args)
+    unknown = unknown_compile_backend(args)
+    if unknown is not None:
+        p.error(unknown)
     if args.step_graphs and args.function != "evaluate":  # (evaluate notes below that it does not read it)
         need = step_graphs_need(get_device(), int(os.environ.get("WORLD_SIZE", "1")), compile_mode=mode)
         if need is not None:
@@ -226,6 +229,27 @@ def asked_compile_mode(args):
                            length_groups=args.length_groups or "auto")
     mode = (compile_setting(config) or {}).get("mode")
     return mode, mode is not None and config.compile == "auto"
+
+
+def unknown_compile_backend(args):
+    """A line naming GPT_COMPILE when a training run would read it and torch knows no backend of its name
+    (`yes`, a typo); None otherwise. compile_setting takes any string that is not a mode for a backend's
+    name, and torch.compile then failed at the first step with a traceback."""
+    if args.reference_train or args.function == "evaluate" or compile_flag(args) != "auto":
+        return None
+    value = os.environ.get("GPT_COMPILE")
+    backend = (compile_setting(TrainerConfig(compile="auto")) or {}).get("backend") if value is not None else None
+    if backend is None:
+        return None
+    try:
+        import torch._dynamo
+        known = torch._dynamo.list_backends(exclude_tags=())
+    except Exception:  # a torch without the list: let torch.compile judge the name
+        return None
+    if backend in known:
+        return None
+    return (f"GPT_COMPILE={value}: not 0 or 1, a torch.compile mode ({', '.join(COMPILE_MODES)}) or a backend "
+            f"torch knows (inductor, eager, aot_eager, ...); fix it or unset it")
 
 
 def build_model(args, pretrain_dataset):

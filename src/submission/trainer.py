@@ -563,15 +563,13 @@ class Trainer:
                     test_loss = run_epoch("test", epoch)
                     if self.is_main:
                         tqdm.write(f"epoch {epoch + 1}: test loss {test_loss:.5f}")
-                # keep the best model on the test loss, or always save without a test set
-                good_model = self.test_dataset is None or test_loss < best_loss
-                checkpointed = self.config.ckpt_path is not None and good_model
-                if checkpointed:
-                    best_loss = test_loss if test_loss is not None else best_loss
+                # the course's loop checkpoints after every epoch, a test set or not (minGPT's own kept the
+                # model of the best test loss); the best is still recorded, in the state
+                if test_loss is not None:
+                    best_loss = min(best_loss, test_loss)
+                if self.config.ckpt_path is not None:
                     self.save_checkpoint()
-                # the state: every state_every seconds, and with each checkpoint (its best_loss goes along)
-                due = (time.time() - last_save >= config.state_every
-                       or (checkpointed and self.test_dataset is not None))
+                due = time.time() - last_save >= config.state_every  # the state, for --resume
                 if log_lines is not None and due and epoch + 1 < config.max_epochs:
                     resume.save(state_path, model=self.model, optimizer=run.optimizer, settings=settings,
                                 epoch=epoch + 1, step=step, tokens=self.tokens, best_loss=best_loss,
