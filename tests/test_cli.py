@@ -1120,3 +1120,22 @@ def test_run_py_refuses_exactly_the_compile_modes_the_trainer_would_use(monkeypa
             kwargs = compile_setting(tconf, "cuda", steps=14950) or {}
             trainer_refuses = kwargs.get("mode") in GRAPH_MODES
             assert (driver.asked_compile_mode(args)[0] in GRAPH_MODES) == trainer_refuses, (env, flags, asked)
+
+
+def test_an_unknown_gpt_compile_backend_is_one_line(capsys, monkeypatch):
+    """GPT_COMPILE=yes (or a typo of a mode) was taken for a backend's name, and torch.compile failed at the first
+    step with a traceback; run.py names the variable and its values before any work. A compile flag, evaluation
+    and the course's loop do not read the variable, and a backend torch knows passes."""
+    monkeypatch.setenv("GPT_COMPILE", "yes")
+    argv = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "--writing_params_path=p"]
+    err = one_line_exit(capsys, argv)
+    assert ("error: GPT_COMPILE=yes: not 0 or 1, a torch.compile mode (default, reduce-overhead, max-autotune, "
+            "max-autotune-no-cudagraphs) or a backend torch knows (inductor, eager, aot_eager, ...); fix it or unset "
+            "it") in err
+    for flags in (["--no_compile"], ["--compile"], ["--reference_train"]):
+        driver.parse_args(argv + flags)
+    driver.parse_args(["--function=evaluate", "--variant=vanilla", "--pretrain_corpus_path=w",
+                       "--reading_params_path=p", "--eval_corpus_path=e", "--outputs_path=o"])
+    for known in ("eager", "inductor", "reduce-overhead", "0", "1"):
+        monkeypatch.setenv("GPT_COMPILE", known)
+        driver.parse_args(argv)
