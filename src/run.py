@@ -404,11 +404,11 @@ def check_outputs(args):
     if args.function == "evaluate":
         check_predictions_path(args.outputs_path, args.eval_corpus_path, inputs)
         return
-    check_output_path(args.writing_params_path, "params", inputs, replaces=("torch",))
+    check_output_path(args.writing_params_path, "params", inputs, replaces=("params",))
     check_output_path(default_log_path(args), "loss log", inputs + [args.writing_params_path], replaces=("log",))
     state = state_path(args)
     if state:
-        check_output_path(state, "training state", inputs + [args.writing_params_path], replaces=("torch",))
+        check_output_path(state, "training state", inputs + [args.writing_params_path], replaces=("state",))
         if os.path.isfile(state) and not (args.resume or args.restart):  # hours of training, lost at the first save
             raise DataError(f"{state}: the training state of an interrupted run{resume.describe(state)}; add --resume "
                             f"to go on from it, or --restart to start over (this run then replaces it)")

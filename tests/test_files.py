@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import run as driver
-from submission import TrainerConfig
+from submission import GPT, GPTConfig, TrainerConfig
 from submission.files import DataError, atomic_torch_save, atomic_write_text, check_output_path
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
@@ -179,11 +179,11 @@ def test_a_refused_output_says_what_run_sh_users_can_change(tmp_path, monkeypatc
     corpus.write_text("Where was Bo Li born?\tOslo\n", encoding="utf-8")
     with pytest.raises(DataError, match=r"not the params an earlier run wrote, so it is not replaced; give the "
                                         r"params another path, or move the file away first$"):
-        check_output_path(str(corpus), "params", replaces=("torch",))
+        check_output_path(str(corpus), "params", replaces=("params",))
     monkeypatch.setenv("RUN_SH_MODE", "vanilla_finetune_without_pretrain")
     with pytest.raises(DataError, match=r"so it is not replaced; run.sh names the file: use another OUT_DIR, or "
                                         r"move the file away first$"):
-        check_output_path(str(corpus), "params", replaces=("torch",))
+        check_output_path(str(corpus), "params", replaces=("params",))
 
 
 def test_windows_never_signals_a_writer_to_see_whether_it_lives(monkeypatch):
@@ -263,12 +263,41 @@ def test_a_zip_archive_that_torch_did_not_write_is_not_replaced_by_params(tmp_pa
     assert reads_as(str(archive)) == "zip"
     with pytest.raises(DataError, match=r"submission.zip: is a zip archive, not the params an earlier run wrote, so "
                                         r"it is not replaced"):
-        check_output_path(str(archive), "params", replaces=("torch",))
+        check_output_path(str(archive), "params", replaces=("params",))
     assert archive.read_bytes() == before
     params = tmp_path / "p.params"
-    torch.save({"w": torch.zeros(2)}, params)
+    torch.save({"tok_emb.weight": torch.zeros(2, 2)}, params)
     assert reads_as(str(params)) == "torch"
-    check_output_path(str(params), "params", replaces=("torch",))  # an earlier run's params: replaced
+    check_output_path(str(params), "params", replaces=("params",))  # an earlier run's params: replaced
+
+
+def test_params_replace_params_and_states_states_but_no_checkpoint_of_the_users(tmp_path):
+    """Any torch file passed as params was replaced: a checkpoint of the user's own ({'model': ..., 'epoch':
+    3}, another model's weights) went without a word. Params of any GPT (another variant or size, keys
+    of a compiled or DataParallel model) and a file cut short still are; a state only by a state."""
+    from submission.files import torch_content
+    gpt = GPT(GPTConfig(10, 8, n_layer=1, n_head=2, n_embd=8)).state_dict()
+    files = {"vanilla": gpt, "wrapped": {"module." + k: v for k, v in gpt.items()},
+             "checkpoint": {"model": gpt, "epoch": 3}, "resnet": {"conv1.weight": torch.zeros(2)},
+             "state": {"settings": {}, "model": gpt, "optimizer": {}, "epoch": 2, "step": 4},
+             "list": [torch.zeros(1)]}
+    for name, obj in files.items():
+        torch.save(obj, tmp_path / name)
+    whole = (tmp_path / "vanilla").read_bytes()
+    (tmp_path / "cut").write_bytes(whole[:len(whole) // 2])
+    said = {name: torch_content(str(tmp_path / name)) for name in list(files) + ["cut"]}
+    assert said == {"vanilla": "params", "wrapped": "params", "checkpoint": "other", "resnet": "other",
+                    "state": "state", "list": "other", "cut": "damaged"}
+    for name in ("vanilla", "wrapped", "cut"):
+        check_output_path(str(tmp_path / name), "params", replaces=("params",))
+    for name in ("checkpoint", "resnet", "state", "list"):
+        with pytest.raises(DataError, match=rf"{name}: is (a torch file of another kind \(a checkpoint or another "
+                                            rf"model's weights\)|a training state), not the params an earlier run "
+                                            rf"wrote, so it is not replaced"):
+            check_output_path(str(tmp_path / name), "params", replaces=("params",))
+    check_output_path(str(tmp_path / "state"), "training state", replaces=("state",))
+    with pytest.raises(DataError, match="vanilla: is params, not the training state an earlier run wrote"):
+        check_output_path(str(tmp_path / "vanilla"), "training state", replaces=("state",))
 
 
 def test_params_keep_the_metadata_torch_save_keeps(tmp_path):

@@ -273,6 +273,28 @@ def reads_as(path):
     return "text"
 
 
+def torch_content(path):
+    """What a torch file holds, for deciding whether an output may replace it: "params" (a GPT's state_dict:
+    names to tensors, `tok_emb.weight` among them, as the course's and this package's params are, of either
+    variant and any size), "state" (a training state of resume.py), "damaged" (no complete torch file: cut
+    short) or "other" (a checkpoint of the user's own, another model's weights). Read memory-mapped where
+    torch can (2.1 and later), so a large file costs little."""
+    try:
+        try:
+            obj = torch.load(path, map_location="cpu", weights_only=True, mmap=zipfile.is_zipfile(path))
+        except TypeError:  # torch 2.0: no mmap
+            obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception:  # noqa: BLE001 - a zip that does not load holds pickled objects weights_only refuses
+        return "other" if zipfile.is_zipfile(path) else "damaged"
+    if not isinstance(obj, dict):
+        return "other"
+    if obj and all(isinstance(k, str) and torch.is_tensor(v) for k, v in obj.items()):
+        return "params" if any(k.split(".")[-2:] == ["tok_emb", "weight"] for k in obj) else "other"
+    return "state" if {"settings", "model", "optimizer", "epoch"} <= set(obj) else "other"
+
+
+TORCH_CONTENT = {"params": "params", "state": "a training state",
+                 "other": "a torch file of another kind (a checkpoint or another model's weights)"}
 MAX_PREDICTION = 64  # characters: evaluation decodes at most 32 a question, so a longer line is no prediction
 READS_AS = {"torch": "a torch file (params or a training state)", "zip": "a zip archive", "pickle": "a pickle",
             "log": "a loss log (JSON lines)", "corpus": "a corpus (questions or biographies)", "text": "text",
@@ -283,7 +305,8 @@ def check_output_path(path, what, inputs=(), replaces=None):
     """DataError unless `path` can take an output file: not a folder (nor spelled as one, `out/`), not
     one of the `inputs`, nor an existing file whose content (`reads_as`) is not among `replaces` (the
     kinds this output may replace: an earlier run's, so a mistyped path never overwrites a corpus or
-    other params; None: any), in a folder where a file can be made (tried: os.access says yes to /sys, NFS
+    a checkpoint of the user's; "params" and "state" are torch files of that content, `torch_content`;
+    None: any), in a folder where a file can be made (tried: os.access says yes to /sys, NFS
     with root-squash, a full quota), or that can be made in the nearest folder there is (the writers
     make it: nothing is made here, so a run that stops at a bad input leaves no empty folder). Called
     before a run, so a long run is never lost at its final write."""
@@ -305,11 +328,17 @@ def check_output_path(path, what, inputs=(), replaces=None):
             kind = reads_as(full)
         except OSError:
             kind = "empty"  # unreadable: the trial write below says what is wrong
-        if kind not in ("empty",) + tuple(replaces):
-            other = ("run.sh names the file: use another OUT_DIR" if os.environ.get("RUN_SH_MODE")
-                     else f"give the {what} another path")
+        other = ("run.sh names the file: use another OUT_DIR" if os.environ.get("RUN_SH_MODE")
+                 else f"give the {what} another path")
+        contents = [r for r in replaces if r in TORCH_CONTENT]  # "params", "state": torch files of that content
+        if kind not in ("empty",) + tuple(replaces) + (("torch",) if contents else ()):
             raise DataError(f"{path}: is {READS_AS[kind]}, not the {what} an earlier run wrote, so it is not "
                             f"replaced; {other}, or move the file away first")
+        if kind == "torch" and contents:
+            content = torch_content(full)
+            if content not in contents + ["damaged"]:
+                raise DataError(f"{path}: is {TORCH_CONTENT[content]}, not the {what} an earlier run wrote, so it is "
+                                f"not replaced; {other}, or move the file away first")
     folder = os.path.dirname(full)
     existing = folder
     while not os.path.exists(existing):  # the nearest folder that is there: the rest are made in it
