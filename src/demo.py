@@ -18,6 +18,7 @@ The table gives each pretrained model's memorised share too (src/memorised.py): 
 it reproduces from the biographies before finetuning, which bounds what finetuning can retrieve; and
 how many of the memorised dev birthplaces the finetuned model then retrieves for the question.
 """
+import contextlib
 import os
 import shlex
 import sys
@@ -33,6 +34,8 @@ from oneline import OneLineParser, nearest  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("demo.py"):  # torch loads here
+    import make_world
+    import plots
     import run as driver
     from london_baseline import london_accuracy
     from submission.dataset import DataError, parse_tsv, read_text
@@ -108,11 +111,10 @@ def subset_corpus(src_dir, out_dir, train, dev):
 
 
 def make_corpus(out_dir, size, seed):
-    """Write the size's generated world into out_dir, the demo's own work folder (--out's data/): what is
-    there is the demo's, written by an earlier run (a world, possibly from before make_world recorded what
-    it writes, or subset_corpus's copy), so it is replaced without make_world's check;
+    """Write the size's generated world into out_dir, --out's data/: check_out_folder has found what is
+    there the demo's (its record holds them: an earlier run's world, or subset_corpus's copy, which
+    make_world's own record does not know), so it is replaced without make_world's check;
     refuse_an_input_folder keeps it off the input corpora."""
-    import make_world
     world = make_world.build_world(people=size.people, train=size.train, dev=size.dev, seed=seed, **size.world_args)
     make_world.write_world(world, out_dir, replace=True)
 
@@ -139,7 +141,8 @@ def pick_corpus(args, size_name, out):
         people = args.people or size.people
         train = args.train or round(people * size.train / size.people)
         refuse_an_input_folder(data, args.data_dir)
-        subset_corpus(args.data_dir, data, train, people - train)
+        with recorded(out, CORPUS):
+            subset_corpus(args.data_dir, data, train, people - train)
         return data, f"{args.data_dir} (first {train} train + {people - train} dev people)"
     if args.data_dir:
         for name in ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv"):
@@ -150,7 +153,8 @@ def pick_corpus(args, size_name, out):
     if size_name == "full" and os.path.exists(os.path.join(HERE, "..", "data", "wiki.txt")):
         return os.path.join(HERE, "..", "data"), "data/ (the embedded corpus)"
     refuse_an_input_folder(data, args.data_dir)
-    make_corpus(data, size, args.seed)
+    with recorded(out, CORPUS):
+        make_corpus(data, size, args.seed)
     return data, f"a generated world of {size.people} people ({size.train} train, {size.dev} dev)"
 
 
@@ -185,22 +189,51 @@ OUTPUTS = ("vanilla.model.params", "vanilla.pretrain.params", "vanilla.finetune.
            "synthesizer.finetune.params", "vanilla.nopretrain.dev.predictions", "vanilla.pretrain.dev.predictions",
            "synthesizer.pretrain.dev.predictions")  # what its runs write, the course's names
 STATES = tuple(n + ".state" for n in OUTPUTS if n.endswith(".params"))  # an interrupted training step's (resume.py)
+CORPUS = tuple("data/" + n for n in make_world.FILES)  # the world it makes, or subset_corpus's copy
+KEPT = OUTPUTS + STATES + CORPUS + plots.DEMO_PICTURES  # what it replaces only while its record holds them
 SETS = ("--function", "--variant", "--pretrain_corpus_path", "--finetune_corpus_path", "--eval_corpus_path",
         "--reading_params_path", "--writing_params_path", "--outputs_path", "--log_path")  # per step, in step()
 
 
 OLD_MARKER = ".made-by-demo"  # the one-line marker of the demo before RECORD: its folder is the demo's
-ABOUT = ("written by src/demo.py: the params, predictions and training states below, which its runs replace only "
-         "while they keep these sha256")
+ABOUT = ("written by src/demo.py: the params, predictions, training states, corpus and pictures below, which its "
+         "runs replace only while they keep these sha256")
+
+
+def _signature(out, name):
+    """What changes when a file is replaced (os.replace gives it a new inode) or written; None: no file."""
+    try:
+        st = os.stat(os.path.join(out, name))
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+@contextlib.contextmanager
+def recorded(out, names):
+    """Record in `out`'s RECORD those of `names` the block writes, also when it ends in Ctrl-C or an error
+    after a write: what the demo wrote is the demo's to replace."""
+    before = {name: _signature(out, name) for name in names}
+    try:
+        yield
+    finally:
+        written = [name for name in names if _signature(out, name) not in (None, before[name])]
+        if written:
+            try:
+                ledger.add_to_record(out, RECORD, written, ABOUT)
+            except OSError as e:
+                raise DataError(f"{os.path.join(out, RECORD)}: cannot be written ({e.strerror or e}); give "
+                                f"--out a folder you can write to") from None
 
 
 def check_out_folder(out):
     """DataError when `out` is src/submission (the course's runs go there, empty or not), or holds a file
-    of the names the demo writes (OUTPUTS, and the STATES of its interrupted training steps) that its
-    RECORD does not hold as it is now: params a run.sh mode wrote there after the demo, an interrupted
-    course run's state.
+    of the names the demo writes (KEPT: params, predictions, the states of interrupted training steps, the
+    corpus in data/, the pictures) that its RECORD does not hold as it is now: params a run.sh mode wrote
+    there after the demo, an interrupted course run's state, a corpus or a picture of the user's.
     Its runs would replace them. A folder an earlier version of the demo worked in (runs/demo
-    without a record, or one with its old marker) is its own: what is there is recorded first."""
+    without a record, or one with its old marker) is its own: what is there is recorded first; so are the
+    corpus and pictures of a record from before the demo recorded those."""
     if os.path.realpath(out) == os.path.realpath(os.path.join(HERE, "submission")):
         raise DataError(f"{out}: the folder of the course's own runs, which the grader and deliverables read (the "
                         f"demo's small models would pass for them); give --out another folder (default runs/demo)")
@@ -208,15 +241,21 @@ def check_out_folder(out):
     if os.path.isdir(record):
         raise DataError(f"{record}: a folder where the demo keeps its record of what it wrote; remove it")
     default = os.path.realpath(out) == os.path.realpath(DEFAULT_OUT)
+    hashes, _ = ledger.read_record(out, RECORD)
+    adopt = None
     if os.path.isfile(os.path.join(out, OLD_MARKER)) or (default and os.path.isdir(out) and not os.path.exists(record)):
+        adopt = KEPT
+    elif hashes is not None and not any(name in hashes for name in CORPUS + plots.DEMO_PICTURES):
+        adopt = CORPUS + plots.DEMO_PICTURES  # a record of the demo before it kept these
+    if adopt:
         try:
-            ledger.add_to_record(out, RECORD, OUTPUTS + STATES, ABOUT)
+            ledger.add_to_record(out, RECORD, adopt, ABOUT)
         except OSError as e:
             raise DataError(f"{record}: cannot be written ({e.strerror or e}); give --out a folder you can write "
                             f"to") from None
         if os.path.isfile(os.path.join(out, OLD_MARKER)):
             os.unlink(os.path.join(out, OLD_MARKER))
-    found = ledger.foreign(out, RECORD, OUTPUTS + STATES)
+    found = ledger.foreign(out, RECORD, KEPT)
     if found:
         path, why = found
         what = "changed since the demo wrote it" if why == "changed since" else "not written by the demo"
@@ -302,37 +341,23 @@ def main(argv=None):
     right, total = london(data)
     results.append(("always London", right / total * 100, None, None, 0.0))
 
-    def signature(name):  # a replaced file (os.replace) has a new inode
-        try:
-            st = os.stat(os.path.join(out, name))
-        except OSError:
-            return None
-        return st.st_ino, st.st_mtime_ns, st.st_size
-
     def step(*a):
         names = [os.path.basename(a[a.index(flag) + 1]) for flag in ("--writing_params_path", "--outputs_path")
                  if flag in a]
         names += [name + ".state" for name in names if name.endswith(".params")]  # left by a Ctrl-C
-        before = {name: signature(name) for name in names}
         # the demo starts its training runs over: a state in --out is an interrupted demo's (check_out_folder
         # refused any other), unless its flags say --resume
         fresh = [] if "--function=evaluate" in a or {"--resume", "--restart"} & set(common) else ["--restart"]
         shared = os.environ.get(driver.SHARED_FLAGS)
         os.environ[driver.SHARED_FLAGS] = "1"  # its flags go to every step: no notes of those an evaluation skips
         try:
-            return driver.main(list(a) + common + fresh)
-        finally:  # also after Ctrl-C or an error past the write: what was written is recorded as the demo's
+            with recorded(out, names):
+                return driver.main(list(a) + common + fresh)
+        finally:
             if shared is None:
                 os.environ.pop(driver.SHARED_FLAGS)
             else:
                 os.environ[driver.SHARED_FLAGS] = shared
-            written = [name for name in names if signature(name) not in (None, before[name])]
-            if written:
-                try:
-                    ledger.add_to_record(out, RECORD, written, ABOUT)
-                except OSError as e:
-                    raise DataError(f"{os.path.join(out, RECORD)}: cannot be written ({e.strerror or e}); give "
-                                    f"--out a folder you can write to") from None
 
     def par(name):
         return os.path.join(out, name)
@@ -370,8 +395,8 @@ def main(argv=None):
     for label, acc, share, found, secs in results:
         shown = "-" if share is None else f"{share:.1f}%"
         print(f"| {label:{w}s} | {acc:11.1f}% | {shown:>9s} | {found or '-':>9s} | {secs / 60:7.1f} |")
-    import plots
-    plots.plot_demo_runs(out, model_args=common, data_dir=data, variants=args.variants.split(","))
+    with recorded(out, plots.DEMO_PICTURES):
+        plots.plot_demo_runs(out, model_args=common, data_dir=data, variants=args.variants.split(","))
     hint = ask_hint(out, data, common) if "vanilla" in args.variants.split(",") else None  # this run's model
     if hint:
         print(hint)

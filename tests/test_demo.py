@@ -340,10 +340,10 @@ def test_a_folder_of_an_earlier_demo_is_its_own(tmp_path, capsys, monkeypatch):
     old = tmp_path / "old"
     old.mkdir()
     (old / demo.OLD_MARKER).write_text("src/demo.py works here\n", encoding="utf-8")
-    torch.save({"w": torch.zeros(1)}, old / "vanilla.model.params")  # an earlier demo's params
+    torch.save({"tok_emb.weight": torch.zeros(1)}, old / "vanilla.model.params")  # an earlier demo's params
     default = tmp_path / "runs" / "demo"
     default.mkdir(parents=True)
-    torch.save({"w": torch.ones(1)}, default / "vanilla.pretrain.params")  # an earlier demo's
+    torch.save({"tok_emb.weight": torch.ones(1)}, default / "vanilla.pretrain.params")  # an earlier demo's
     monkeypatch.setattr(demo, "DEFAULT_OUT", str(default))
     for folder in (old, default):
         demo.main(argv + ["--variants", "nopretrain", "--out", str(folder)])
@@ -400,3 +400,45 @@ def test_the_course_runs_folder_is_refused_even_empty(monkeypatch, tmp_path):
                                                  r"deliverables read .*; give --out another folder"):
             demo.check_out_folder(out)
     assert not os.path.exists(os.path.join(submission, demo.RECORD))
+
+
+@pytest.mark.parametrize("name", ["data/wiki.txt", "data/birth_dev.tsv", "curves.pretrain.png", "attention.png"])
+def test_a_corpus_or_picture_of_the_users_in_out_is_refused(tmp_path, name):
+    """The demo's record held its params and predictions only: a corpus of the user's in --out's data/ (the
+    course's files copied there) and a picture under a demo picture's name were overwritten without a word."""
+    out = tmp_path / "out"
+    (out / "data").mkdir(parents=True)
+    (out / name).write_bytes(b"the user's own")
+    with pytest.raises(demo.DataError, match=rf"{name}: not written by the demo, and the demo's runs would replace "
+                                             rf"it; give --out an empty or new folder \(default runs/demo\), or "
+                                             rf"move the file away$"):
+        demo.check_out_folder(str(out))
+    assert (out / name).read_bytes() == b"the user's own"
+
+
+def test_the_corpus_and_pictures_the_demo_writes_are_recorded_and_replaced(tmp_path):
+    """What pick_corpus and the pictures write goes into the record (also when Ctrl-C ends the block after the
+    write), so the next run replaces it; a record of the demo from before it recorded these adopts them."""
+    import os
+    from argparse import Namespace
+    import ledger
+    out = tmp_path / "out"
+    demo.check_out_folder(str(out))
+    demo.pick_corpus(Namespace(data_dir=None, people=None, train=None, seed=0), "cpu", str(out))
+    with pytest.raises(KeyboardInterrupt):
+        with demo.recorded(str(out), ["curves.pretrain.png"]):
+            (out / "curves.pretrain.png").write_bytes(b"a picture")
+            raise KeyboardInterrupt
+    hashes, _ = ledger.read_record(str(out), demo.RECORD)
+    assert set(hashes) == set(demo.CORPUS) | {"curves.pretrain.png"}
+    demo.check_out_folder(str(out))  # all the demo's own
+    demo.pick_corpus(Namespace(data_dir=None, people=None, train=None, seed=1), "cpu", str(out))
+    demo.check_out_folder(str(out))  # the new world recorded too
+    old = {name: digest for name, digest in hashes.items() if name not in demo.CORPUS + ("curves.pretrain.png",)}
+    (out / demo.RECORD).write_text(ledger.record_text(old, "a demo before it recorded its corpus"), encoding="utf-8")
+    demo.check_out_folder(str(out))
+    assert set(demo.CORPUS) <= set(ledger.read_record(str(out), demo.RECORD)[0])
+    (out / "data" / "wiki.txt").write_text("edited by hand\n", encoding="utf-8")
+    with pytest.raises(demo.DataError, match="wiki.txt: changed since the demo wrote it"):
+        demo.check_out_folder(str(out))
+    assert os.path.isfile(out / "curves.pretrain.png")
