@@ -237,9 +237,21 @@ case "$MODE" in
           exit 2
         fi
       done
-      mkdir -p "$OUT" || exit 1
+      if [ -e "$OUT" ] && [ ! -d "$OUT" ]; then
+        echo "run.sh all: $OUT (OUT_DIR) is a file, not a folder; give OUT_DIR a folder" >&2
+        exit 2
+      fi
+      if ! WHY="$(mkdir -p "$OUT" 2>&1)"; then
+        echo "run.sh all: the folder $OUT (OUT_DIR) cannot be made (${WHY##*: }); give OUT_DIR a folder you can" \
+          "write to" >&2
+        exit 2
+      fi
       if [ -f "$STAMP" ]; then PREV="$(mktemp)" && cp -p "$STAMP" "$PREV" || PREV=""; else PREV=none; fi
-      if [ "$RESTART" = 1 ]; then echo restart > "$STAMP"; else : > "$STAMP"; fi
+      if ! { if [ "$RESTART" = 1 ]; then echo restart; fi > "$STAMP"; } 2>/dev/null; then
+        if [ "$PREV" != none ]; then rm -f "$PREV"; fi
+        echo "run.sh all: the folder $OUT (OUT_DIR) is not writable; give OUT_DIR a folder you can write to" >&2
+        exit 2
+      fi
     fi
     # a closed stdout or stderr (| head) stops no mode (each writes its files, then exits 141): the
     # rest of the modes run too, and `all` exits 141 at the end; its own lines to a closed pipe are lost

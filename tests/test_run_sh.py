@@ -176,6 +176,26 @@ def test_all_with_an_interrupted_runs_state_stops_before_any_mode(world, tmp_pat
                                               f"or rename it\n")
 
 
+def test_all_with_an_out_dir_it_cannot_write_to_is_one_line(world, tmp_path):
+    """OUT_DIR a file, below a file, or a folder that cannot be written: `all` ended in mkdir's or bash's own
+    words ("./run.sh: line 242: .../.all-started: Permission denied"), without what to change."""
+    afile = tmp_path / "afile"
+    afile.write_text("mine\n")
+    p = sh(["all"] + TINY, world, afile, check=False)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr == f"run.sh all: {afile} (OUT_DIR) is a file, not a folder; give OUT_DIR a folder\n"
+    p = sh(["all"] + TINY, world, afile / "sub", check=False)
+    assert p.returncode == 2 and p.stderr == (f"run.sh all: the folder {afile / 'sub'} (OUT_DIR) cannot be made "
+                                              f"(Not a directory); give OUT_DIR a folder you can write to\n")
+    assert afile.read_text() == "mine\n"
+    if os.geteuid() != 0:  # root writes into any folder
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o555)
+        p = sh(["all"] + TINY, world, locked, check=False)
+        assert p.returncode == 2 and p.stderr == (f"run.sh all: the folder {locked} (OUT_DIR) is not writable; give "
+                                                  f"OUT_DIR a folder you can write to\n")
+
+
 def test_london_baseline(world):
     p = sh(["london_baseline"], world, world)
     rows = [line.split("\t")[1] for line in open(world / "birth_dev.tsv", encoding="utf-8").read().split("\n") if line]
