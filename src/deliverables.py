@@ -276,6 +276,19 @@ def write_zip(out, files):
     atomic_write(out, write)
 
 
+def foreign_member(path):
+    """The first member of the zip at `path` that this command never writes (all of its files go under
+    src/submission/), or None: no such zip, one of this command's, or one cut short (nothing to keep)."""
+    if not zipfile.is_zipfile(path):
+        return None
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = z.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return None
+    return next((n for n in names if not n.startswith("src/submission/") or n.endswith("/")), None)
+
+
 def main(argv=None):
     p = OneLineParser(prog="deliverables.py", description="Check the handout's 18 deliverables and zip them.")
     p.add_argument("--submission-dir", default=os.path.join(HERE, "submission"),
@@ -299,7 +312,11 @@ def main(argv=None):
     if (os.path.isfile(target) and os.path.getsize(target) and not target.lower().endswith(".zip")
             and not zipfile.is_zipfile(target)):  # the written answers, a corpus, notes: not a zip's place
         raise DataError(f"{args.zip}: exists and is not a zip file, so it is not replaced (a typo for another "
-                        f"--zip path?); give --zip a new path, or an old zip to replace")
+                        f"--zip path?); give --zip a new path, or an old zip of this command to replace")
+    other = foreign_member(target)
+    if other is not None:
+        raise DataError(f"{args.zip}: a zip of other files ({other} in it), not one this command wrote, so it is not "
+                        f"replaced; give --zip a new path, or move that zip away")
     rows = check(args.code_dir, args.submission_dir, args.data_dir)
     width = max(len(n) for n in HANDOUT_ORDER)
     for i, (name, status, note) in enumerate(rows, start=1):

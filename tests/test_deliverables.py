@@ -16,7 +16,7 @@ import torch
 
 import deliverables
 from submission import GPT, GPTConfig
-from submission.dataset import CharCorruptionDataset, read_text
+from submission.dataset import CharCorruptionDataset, DataError, read_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "data")
@@ -123,15 +123,26 @@ def test_files_as_old_as_their_params_are_not_stale(complete, tmp_path, capsys):
     assert [line.split()[1] for line in lines[:18]] == ["ok"] * 12 + ["low"] * 2 + ["ok"] * 4
 
 
-def test_an_earlier_zip_under_another_name_is_replaced(complete, tmp_path, capsys):
-    """--zip refuses a file that is neither named .zip nor a zip; a zip named otherwise is replaced."""
+def test_an_earlier_zip_under_another_name_is_replaced_and_a_zip_of_other_files_kept(complete, tmp_path, capsys):
+    """--zip refuses a file that is neither named .zip nor a zip; an earlier zip of this command (its files
+    all under src/submission/) is replaced whatever its name, and a zip of other files (an unrelated archive
+    given as --zip by a slip) is refused: it was overwritten without a word."""
     out = tmp_path / "handin"
     with zipfile.ZipFile(out, "w") as z:
-        z.writestr("old.txt", "an earlier submission")
+        z.writestr("src/submission/old.py", "an earlier submission")
     status, _, _ = run(complete, out, capsys)
     with zipfile.ZipFile(out) as z:
         names = z.namelist()
-    assert status == 0 and "old.txt" not in names and "src/submission/model.py" in names
+    assert status == 0 and "src/submission/old.py" not in names and "src/submission/model.py" in names
+    photos = tmp_path / "photos.zip"
+    with zipfile.ZipFile(photos, "w") as z:
+        z.writestr("holiday/1.jpg", "a photo")
+    before = photos.read_bytes()
+    with pytest.raises(DataError, match=r"photos.zip: a zip of other files \(holiday/1.jpg in it\), not one this "
+                                        r"command wrote, so it is not replaced; give --zip a new path, or move that "
+                                        r"zip away$"):
+        run(complete, photos, capsys)
+    assert photos.read_bytes() == before
 
 
 def test_missing_and_bad_files_name_their_fix_and_no_zip_is_written(complete, tmp_path, capsys):
