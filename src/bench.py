@@ -281,6 +281,10 @@ def main(argv=None):
     for name in ("batch", "rounds", "threads"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             p.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+    cap = 64 * (os.cpu_count() or 1)  # torch's thread pool crashed (a segmentation fault) at 100,000
+    if args.threads is not None and args.threads > cap:
+        p.error(f"--threads {args.threads}: more than 64 a CPU ({cap} on this machine), which only wait on each "
+                f"other; give {os.cpu_count() or 1} or so")
     if args.ref_questions is not None and args.ref_questions < 0:
         p.error(f"--ref-questions must be 0 (all) or more, got {args.ref_questions}")
     batch = args.batch or (32 if args.quick else 128)

@@ -1066,3 +1066,14 @@ def test_every_tool_under_run_cli_takes_the_thread_count_from_the_environment(mo
         assert err.count("\n") == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_bench_refuses_a_thread_count_torch_crashes_on(capsys):
+    """`bench --threads 100000` ended in a segmentation fault (exit 139) inside torch's thread pool."""
+    import os
+    import bench
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--quick", "--threads", "100000"])
+    cap = 64 * (os.cpu_count() or 1)
+    assert e.value.code == 2 and (f"bench.py: error: --threads 100000: more than 64 a CPU ({cap} on this machine), "
+                                  f"which only wait on each other") in capsys.readouterr().err
