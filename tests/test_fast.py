@@ -1075,5 +1075,5 @@ def test_the_bench_refuses_a_thread_count_torch_crashes_on(capsys):
     with pytest.raises(SystemExit) as e:
         bench.main(["--quick", "--threads", "100000"])
     cap = 64 * (os.cpu_count() or 1)
-    assert e.value.code == 2 and (f"bench.py: error: --threads 100000: more than 64 a CPU ({cap} on this machine), "
+    assert e.value.code == 2 and (f"error: --threads 100000: more than 64 a CPU ({cap} on this machine), "
                                   f"which only wait on each other") in capsys.readouterr().err
