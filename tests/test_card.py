@@ -127,3 +127,16 @@ def test_load_params_checks_the_vocabulary_only_when_given(trained):
     with pytest.raises(ParamsError, match="another vocabulary"):
         load_params(model, str(params), itos=shifted)
     assert card_path(str(params)) == str(params) + ".card.json"
+
+
+def test_params_of_another_size_name_the_heads_their_card_records(trained):
+    """A size mismatch named the flags the file's shapes show and, for vanilla, "the --n_head it was trained
+    with: a vanilla file does not record it", when its card beside it did."""
+    folder, params, evaluate = trained
+    with pytest.raises(ParamsError) as e:
+        driver.main(evaluate[:-len(SIZE)] + ["--n_layer", "2", "--n_embd", "16", "--block_size", "32"])
+    assert "(the file looks like --n_layer 1 --n_embd 16 --block_size 32 --n_head 2)" in str(e.value)
+    os.unlink(card_path(str(params)))
+    with pytest.raises(ParamsError) as e:
+        driver.main(evaluate[:-len(SIZE)] + ["--n_layer", "2", "--n_embd", "16", "--block_size", "32"])
+    assert "--block_size 32, with the --n_head it was trained with: a vanilla file does not record it)" in str(e.value)

@@ -14,7 +14,7 @@ import zipfile
 
 import torch
 
-from .card import card_mismatch
+from .card import card_mismatch, read_card
 
 
 class ParamsError(ValueError):
@@ -69,6 +69,9 @@ def _looks_like(state):
 def _size_error(path, problem, size_fix, state):
     """The ParamsError of params of another model size, with the size flags they look like."""
     looks = _looks_like(state)
+    heads = (read_card(path) or {}).get("n_head") if looks is not None and "--n_head" not in looks else None
+    if isinstance(heads, int) and not isinstance(heads, bool):  # a vanilla file's heads, from its card
+        looks += f" --n_head {heads}"
     hint = "" if looks is None else f" (the file looks like {looks})" if "--n_head" in looks else \
         f" (the file looks like {looks}, with the --n_head it was trained with: a vanilla file does not record it)"
     return ParamsError(f"{path}: {problem}; {size_fix}{hint}", problem=problem, looks_like=looks)
