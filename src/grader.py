@@ -96,10 +96,20 @@ def run_sh_command(mode, data_dir, submission_dir):
     """`./run.sh MODE`, with DATA_DIR and OUT_DIR set where the folders are not the defaults."""
     env = []  # quoted: the student pastes it into a shell, and a folder may have a space in its name
     if os.path.abspath(data_dir) != os.path.abspath(DEFAULT_DATA_DIR):
-        env.append(f"DATA_DIR={shlex.quote(os.path.abspath(data_dir))}")
+        env.append(f"DATA_DIR={shlex.quote(_typed(data_dir))}")
     if os.path.abspath(submission_dir) != os.path.abspath(DEFAULT_SUBMISSION_DIR):
-        env.append(f"OUT_DIR={shlex.quote(os.path.abspath(submission_dir))}")
+        env.append(f"OUT_DIR={shlex.quote(_typed(submission_dir))}")
     return " ".join(env + ["./run.sh", mode])
+
+
+def _typed(path):
+    """A folder as a command pasted where the grader runs reads it: relative (runs/demo) when the grader runs
+    in the repo root, where `./run.sh` is, and the folder is below it; else absolute (from anywhere else
+    the command is pasted after a cd)."""
+    path = os.path.abspath(path)
+    if os.path.abspath(os.getcwd()) == os.path.abspath(ROOT) and _rel(path) != path:
+        return _rel(path)
+    return path
 
 
 def _rel(path):

@@ -1019,6 +1019,22 @@ def test_the_run_sh_hint_quotes_folders_for_the_shell(corpus, tmp_path):
     assert shlex.split(command) == [f"DATA_DIR={data}", f"OUT_DIR={sub}", "./run.sh", "vanilla_eval_dev_with_pretrain"]
 
 
+def test_the_run_sh_hint_names_folders_below_the_repo_as_typed_there(monkeypatch, tmp_path):
+    """Run in the repo root, the hint named runs/demo as /home/.../runs/demo, twice a command and up to three
+    commands a line (deliverables' lines ran to 600 characters); from any other folder it stays absolute, as
+    the command is pasted there after a cd."""
+    import grader
+    demo = os.path.join(grader.ROOT, "runs", "demo")
+    monkeypatch.chdir(grader.ROOT)
+    assert grader.run_sh_command("vanilla_pretrain", os.path.join(demo, "data"), demo) == \
+        "DATA_DIR=runs/demo/data OUT_DIR=runs/demo ./run.sh vanilla_pretrain"
+    assert grader.run_sh_command("vanilla_pretrain", str(tmp_path), demo) == \
+        f"DATA_DIR={shlex.quote(str(tmp_path))} OUT_DIR=runs/demo ./run.sh vanilla_pretrain"
+    monkeypatch.chdir(os.path.join(grader.ROOT, "src"))
+    assert grader.run_sh_command("vanilla_pretrain", grader.DEFAULT_DATA_DIR, demo) == \
+        f"OUT_DIR={shlex.quote(demo)} ./run.sh vanilla_pretrain"
+
+
 def test_pass_mark_boundary(corpus, tmp_path):
     dev = corpus[1]["dev"]  # 20 questions: 2 right is exactly the vanilla mark (10%), 1 right is below
     for right, passes in ((2, True), (1, False)):
