@@ -219,11 +219,16 @@ def recorded(out, names):
     finally:
         written = [name for name in names if _signature(out, name) not in (None, before[name])]
         if written:
-            try:
-                ledger.add_to_record(out, RECORD, written, ABOUT)
-            except OSError as e:
-                raise DataError(f"{os.path.join(out, RECORD)}: cannot be written ({e.strerror or e}); give "
-                                f"--out a folder you can write to") from None
+            _record(out, written)
+
+
+def _record(out, names):
+    """Add `names` (files in `out`) to its RECORD as they are now; a DataError when it cannot be written."""
+    try:
+        ledger.add_to_record(out, RECORD, names, ABOUT)
+    except OSError as e:
+        raise DataError(f"{os.path.join(out, RECORD)}: cannot be written ({e.strerror or e}); give --out a folder "
+                        f"you can write to") from None
 
 
 def check_out_folder(out):
@@ -248,11 +253,7 @@ def check_out_folder(out):
     elif hashes is not None and not any(name in hashes for name in CORPUS + plots.DEMO_PICTURES):
         adopt = CORPUS + plots.DEMO_PICTURES  # a record of the demo before it kept these
     if adopt:
-        try:
-            ledger.add_to_record(out, RECORD, adopt, ABOUT)
-        except OSError as e:
-            raise DataError(f"{record}: cannot be written ({e.strerror or e}); give --out a folder you can write "
-                            f"to") from None
+        _record(out, adopt)
         if os.path.isfile(os.path.join(out, OLD_MARKER)):
             os.unlink(os.path.join(out, OLD_MARKER))
     found = ledger.foreign(out, RECORD, KEPT)
