@@ -19,6 +19,7 @@ it reproduces from the biographies before finetuning, which bounds what finetuni
 how many of the memorised dev birthplaces the finetuned model then retrieves for the question.
 """
 import contextlib
+import json
 import os
 import shlex
 import sys
@@ -141,6 +142,7 @@ def pick_corpus(args, size_name, out):
         people = args.people or size.people
         train = args.train or round(people * size.train / size.people)
         refuse_an_input_folder(data, args.data_dir)
+        refuse_foreign(out, CORPUS)
         with recorded(out, CORPUS):
             subset_corpus(args.data_dir, data, train, people - train)
         return data, f"{args.data_dir} (first {train} train + {people - train} dev people)"
@@ -153,6 +155,7 @@ def pick_corpus(args, size_name, out):
     if size_name == "full" and os.path.exists(os.path.join(HERE, "..", "data", "wiki.txt")):
         return os.path.join(HERE, "..", "data"), "data/ (the embedded corpus)"
     refuse_an_input_folder(data, args.data_dir)
+    refuse_foreign(out, CORPUS)
     with recorded(out, CORPUS):
         make_corpus(data, size, args.seed)
     return data, f"a generated world of {size.people} people ({size.train} train, {size.dev} dev)"
@@ -198,6 +201,8 @@ SETS = ("--function", "--variant", "--pretrain_corpus_path", "--finetune_corpus_
 OLD_MARKER = ".made-by-demo"  # the one-line marker of the demo before RECORD: its folder is the demo's
 ABOUT = ("written by src/demo.py: the params, predictions, training states, corpus and pictures below, which its "
          "runs replace only while they keep these sha256")
+EARLIER_ABOUT = ("written by src/demo.py: the params, predictions and training states below, which its runs replace "
+                 "only while they keep these sha256")  # a record of the demo before it kept its corpus and pictures
 
 
 def _signature(out, name):
@@ -233,12 +238,13 @@ def _record(out, names):
 
 def check_out_folder(out):
     """DataError when `out` is src/submission (the course's runs go there, empty or not), or holds a file
-    of the names the demo writes (KEPT: params, predictions, the states of interrupted training steps, the
-    corpus in data/, the pictures) that its RECORD does not hold as it is now: params a run.sh mode wrote
-    there after the demo, an interrupted course run's state, a corpus or a picture of the user's.
-    Its runs would replace them. A folder an earlier version of the demo worked in (runs/demo
-    without a record, or one with its old marker) is its own: what is there is recorded first; so are the
-    corpus and pictures of a record from before the demo recorded those."""
+    of the names the demo writes (params, predictions, the states of interrupted training steps, the
+    pictures) that its RECORD does not hold as it is now: params a run.sh mode wrote there after the demo, an
+    interrupted course run's state, a picture of the user's; pick_corpus does the same for the corpus in
+    data/, when it is about to write one. Its runs would replace them. A folder an earlier version of the
+    demo worked in (runs/demo without a record, or one with its old marker) is its own: what is there is
+    recorded first; so are the corpus and pictures of a record that names the earlier version (its
+    EARLIER_ABOUT), which recorded neither."""
     if os.path.realpath(out) == os.path.realpath(os.path.join(HERE, "submission")):
         raise DataError(f"{out}: the folder of the course's own runs, which the grader and deliverables read (the "
                         f"demo's small models would pass for them); give --out another folder (default runs/demo)")
@@ -246,20 +252,35 @@ def check_out_folder(out):
     if os.path.isdir(record):
         raise DataError(f"{record}: a folder where the demo keeps its record of what it wrote; remove it")
     default = os.path.realpath(out) == os.path.realpath(DEFAULT_OUT)
-    hashes, _ = ledger.read_record(out, RECORD)
     adopt = None
     if os.path.isfile(os.path.join(out, OLD_MARKER)) or (default and os.path.isdir(out) and not os.path.exists(record)):
         adopt = KEPT
-    elif hashes is not None and not any(name in hashes for name in CORPUS + plots.DEMO_PICTURES):
-        adopt = CORPUS + plots.DEMO_PICTURES  # a record of the demo before it kept these
+    elif _record_about(out) == EARLIER_ABOUT:
+        adopt = CORPUS + plots.DEMO_PICTURES
     if adopt:
         _record(out, adopt)
         if os.path.isfile(os.path.join(out, OLD_MARKER)):
             os.unlink(os.path.join(out, OLD_MARKER))
-    found = ledger.foreign(out, RECORD, KEPT)
+    refuse_foreign(out, OUTPUTS + STATES + plots.DEMO_PICTURES)  # the corpus: where it is written (pick_corpus)
+
+
+def _record_about(out):
+    """The "about" text of `out`'s RECORD, or None: it tells a record of an earlier version of the demo."""
+    try:
+        with open(os.path.join(out, RECORD), encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return doc.get("about") if isinstance(doc, dict) else None
+
+
+def refuse_foreign(out, names):
+    """DataError naming the first of `names` in `out` that the demo's RECORD does not hold as it is now."""
+    found = ledger.foreign(out, RECORD, names)
     if found:
         path, why = found
         what = "changed since the demo wrote it" if why == "changed since" else "not written by the demo"
+        default = os.path.realpath(out) == os.path.realpath(DEFAULT_OUT)
         elsewhere = "an empty or new folder" + ("" if default else " (default runs/demo)")
         raise DataError(f"{path}: {what}, and the demo's runs would replace it; give --out {elsewhere}, or move "
                         f"the file away")

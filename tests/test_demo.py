@@ -298,7 +298,7 @@ def test_a_run_py_flag_the_demo_sets_is_refused_before_any_work(tmp_path, capsys
 
 
 @pytest.mark.parametrize("earlier", ["a world from before the record", "a subset of another corpus"])
-def test_the_demo_replaces_its_own_earlier_corpus(tmp_path, earlier):
+def test_the_demo_replaces_its_own_earlier_corpus(tmp_path, earlier, monkeypatch):
     """make_world now refuses to replace files it has no record of writing; the demo's own work folder
     (--out's data/) holds what an earlier demo run wrote there without such a record, a generated world
     from before make_world kept one or subset_corpus's copy of --data-dir, and a demo run again must
@@ -318,6 +318,8 @@ def test_the_demo_replaces_its_own_earlier_corpus(tmp_path, earlier):
         (data / make_world.MARKER).unlink()
     with pytest.raises(make_world.WorldError, match="not a file make_world wrote"):
         make_world.check_replaceable(str(data))
+    monkeypatch.setattr(demo, "DEFAULT_OUT", str(out))  # runs/demo of a demo before its record: the demo's own
+    demo.check_out_folder(str(out))
     folder, _ = demo.pick_corpus(Namespace(data_dir=None, people=None, train=None, seed=0), "cpu", str(out))
     assert folder == str(data)
     size = demo.SIZES["cpu"]
@@ -405,21 +407,42 @@ def test_the_course_runs_folder_is_refused_even_empty(monkeypatch, tmp_path):
 @pytest.mark.parametrize("name", ["data/wiki.txt", "data/birth_dev.tsv", "curves.pretrain.png", "attention.png"])
 def test_a_corpus_or_picture_of_the_users_in_out_is_refused(tmp_path, name):
     """The demo's record held its params and predictions only: a corpus of the user's in --out's data/ (the
-    course's files copied there) and a picture under a demo picture's name were overwritten without a word."""
+    course's files copied there) and a picture under a demo picture's name were overwritten without a word.
+    A picture is refused before any work, a corpus where the demo is about to write one."""
+    from argparse import Namespace
     out = tmp_path / "out"
     (out / "data").mkdir(parents=True)
     (out / name).write_bytes(b"the user's own")
-    with pytest.raises(demo.DataError, match=rf"{name}: not written by the demo, and the demo's runs would replace "
-                                             rf"it; give --out an empty or new folder \(default runs/demo\), or "
-                                             rf"move the file away$"):
+    refused = rf"{name}: not written by the demo, and the demo's runs would replace it; give --out an empty or new " \
+              rf"folder \(default runs/demo\), or move the file away$"
+    if name.startswith("data/"):
         demo.check_out_folder(str(out))
+        with pytest.raises(demo.DataError, match=refused):
+            demo.pick_corpus(Namespace(data_dir=None, people=None, train=None, seed=0), "cpu", str(out))
+    else:
+        with pytest.raises(demo.DataError, match=refused):
+            demo.check_out_folder(str(out))
     assert (out / name).read_bytes() == b"the user's own"
+
+
+def test_a_corpus_the_demo_only_reads_is_not_refused(tmp_path):
+    """At full size with --data-dir the demo reads that corpus and writes none: --out's own data/ given as
+    --data-dir was refused as "not written by the demo", which it would not have written."""
+    from argparse import Namespace
+    import make_world
+    out = tmp_path / "out"
+    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(out / "data"))
+    before = (out / "data" / "wiki.txt").read_bytes()
+    demo.check_out_folder(str(out))
+    folder, _ = demo.pick_corpus(Namespace(data_dir=str(out / "data"), people=None, train=None, seed=0), "full",
+                                 str(out))
+    assert folder == str(out / "data") and (out / "data" / "wiki.txt").read_bytes() == before
 
 
 def test_the_corpus_and_pictures_the_demo_writes_are_recorded_and_replaced(tmp_path):
     """What pick_corpus and the pictures write goes into the record (also when Ctrl-C ends the block after the
-    write), so the next run replaces it; a record of the demo from before it recorded these adopts them."""
-    import os
+    write), so the next run replaces it; a record of the earlier demo (its about text), which recorded
+    neither, adopts them, and a record of this version that lacks them (a run that wrote neither) does not."""
     from argparse import Namespace
     import ledger
     out = tmp_path / "out"
@@ -432,13 +455,16 @@ def test_the_corpus_and_pictures_the_demo_writes_are_recorded_and_replaced(tmp_p
     hashes, _ = ledger.read_record(str(out), demo.RECORD)
     assert set(hashes) == set(demo.CORPUS) | {"curves.pretrain.png"}
     demo.check_out_folder(str(out))  # all the demo's own
-    demo.pick_corpus(Namespace(data_dir=None, people=None, train=None, seed=1), "cpu", str(out))
-    demo.check_out_folder(str(out))  # the new world recorded too
-    old = {name: digest for name, digest in hashes.items() if name not in demo.CORPUS + ("curves.pretrain.png",)}
-    (out / demo.RECORD).write_text(ledger.record_text(old, "a demo before it recorded its corpus"), encoding="utf-8")
-    demo.check_out_folder(str(out))
-    assert set(demo.CORPUS) <= set(ledger.read_record(str(out), demo.RECORD)[0])
+    demo.pick_corpus(Namespace(data_dir=None, people=None, train=None, seed=1), "cpu", str(out))  # replaced
+    kept = {name: digest for name, digest in hashes.items() if name not in demo.CORPUS + ("curves.pretrain.png",)}
+    for about, adopted in ((demo.ABOUT, False), (demo.EARLIER_ABOUT, True)):
+        (out / demo.RECORD).write_text(ledger.record_text(kept, about), encoding="utf-8")
+        if adopted:
+            demo.check_out_folder(str(out))
+            demo.pick_corpus(Namespace(data_dir=None, people=None, train=None, seed=0), "cpu", str(out))
+        else:
+            with pytest.raises(demo.DataError, match="curves.pretrain.png: not written by the demo"):
+                demo.check_out_folder(str(out))
     (out / "data" / "wiki.txt").write_text("edited by hand\n", encoding="utf-8")
     with pytest.raises(demo.DataError, match="wiki.txt: changed since the demo wrote it"):
-        demo.check_out_folder(str(out))
-    assert os.path.isfile(out / "curves.pretrain.png")
+        demo.pick_corpus(Namespace(data_dir=None, people=None, train=None, seed=0), "cpu", str(out))
