@@ -278,7 +278,8 @@ def write_zip(out, files):
 
 def foreign_member(path):
     """The first member of the zip at `path` that this command never writes (all of its files go under
-    src/submission/), or None: no such zip, one of this command's, or one cut short (nothing to keep)."""
+    src/submission/; the folder entries `zip -r` adds, src/ and src/submission/, are not counted), or None:
+    no such zip, one of this command's, or one cut short (nothing to keep)."""
     if not zipfile.is_zipfile(path):
         return None
     try:
@@ -286,7 +287,7 @@ def foreign_member(path):
             names = z.namelist()
     except (OSError, zipfile.BadZipFile):
         return None
-    return next((n for n in names if not n.startswith("src/submission/") or n.endswith("/")), None)
+    return next((n for n in names if not (n.startswith("src/submission/") or n == "src/")), None)
 
 
 def main(argv=None):

@@ -128,8 +128,9 @@ def test_an_earlier_zip_under_another_name_is_replaced_and_a_zip_of_other_files_
     all under src/submission/) is replaced whatever its name, and a zip of other files (an unrelated archive
     given as --zip by a slip) is refused: it was overwritten without a word."""
     out = tmp_path / "handin"
-    with zipfile.ZipFile(out, "w") as z:
-        z.writestr("src/submission/old.py", "an earlier submission")
+    with zipfile.ZipFile(out, "w") as z:  # with the folder entries of `zip -r handin src/submission`
+        for name in ("src/", "src/submission/", "src/submission/old.py"):
+            z.writestr(name, "" if name.endswith("/") else "an earlier submission")
     status, _, _ = run(complete, out, capsys)
     with zipfile.ZipFile(out) as z:
         names = z.namelist()
