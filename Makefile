@@ -37,9 +37,11 @@ submission.pdf: submission.tex written/results.tex docs/attention_last.png $(FIG
 	  "latexmk texlive-latex-base texlive-latex-recommended (the list CI uses: .ci/apt-packages.txt)" >&2; exit 2; }
 	@rm -rf $(BUILD)
 	@$(LATEXMK) $(LATEXMK_FLAGS) -outdir=$(BUILD) submission.tex >/dev/null || { \
-	  grep -A2 -E '^[^ ]+\.(tex|sty|cls):[0-9]+: ' $(BUILD)/submission.log >&2; \
+	  if [ -f $(BUILD)/submission.log ]; then grep -A2 -E '^[^ ]+\.(tex|sty|cls):[0-9]+: ' $(BUILD)/submission.log >&2; \
 	  echo "make: LaTeX stopped at the error above (the whole log: $(BUILD)/submission.log);" \
-	  "submission.pdf is as it was" >&2; exit 1; }
+	  "submission.pdf is as it was" >&2; else echo "make: $(LATEXMK) stopped before LaTeX ran (its message" \
+	  "above; is pdflatex installed? apt-get install texlive-latex-base); submission.pdf is as it was" >&2; fi; \
+	  exit 1; }
 	@! grep -E '^(LaTeX|Package [a-zA-Z]+) Warning' $(BUILD)/submission.log >&2 || echo "make: the" \
 	  "warnings above are from LaTeX's last pass ($(BUILD)/submission.log)" >&2
 	@mv -f $(BUILD)/submission.pdf submission.pdf
