@@ -19,7 +19,6 @@ it reproduces from the biographies before finetuning, which bounds what finetuni
 how many of the memorised dev birthplaces the finetuned model then retrieves for the question.
 """
 import contextlib
-import json
 import os
 import shlex
 import sys
@@ -255,23 +254,13 @@ def check_out_folder(out):
     adopt = None
     if os.path.isfile(os.path.join(out, OLD_MARKER)) or (default and os.path.isdir(out) and not os.path.exists(record)):
         adopt = KEPT
-    elif _record_about(out) == EARLIER_ABOUT:
+    elif ledger.record_about(out, RECORD) == EARLIER_ABOUT:
         adopt = CORPUS + plots.DEMO_PICTURES
     if adopt:
         _record(out, adopt)
         if os.path.isfile(os.path.join(out, OLD_MARKER)):
             os.unlink(os.path.join(out, OLD_MARKER))
     refuse_foreign(out, OUTPUTS + STATES + plots.DEMO_PICTURES)  # the corpus: where it is written (pick_corpus)
-
-
-def _record_about(out):
-    """The "about" text of `out`'s RECORD, or None: it tells a record of an earlier version of the demo."""
-    try:
-        with open(os.path.join(out, RECORD), encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return doc.get("about") if isinstance(doc, dict) else None
 
 
 def refuse_foreign(out, names):

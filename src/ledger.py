@@ -51,9 +51,8 @@ def sha256_of(path):
     return digest.hexdigest()
 
 
-def read_record(folder, record):
-    """({file name: sha256} of `folder`'s record file, or None when there is none or it cannot be read;
-    why it is None, for an error message)."""
+def _read_document(folder, record):
+    """(the JSON object of `folder`'s record file, or None when there is none or it cannot be read; why)."""
     try:
         with open(os.path.join(folder, record), encoding="utf-8") as f:
             doc = json.load(f)
@@ -61,10 +60,23 @@ def read_record(folder, record):
         return None, f"no {record} beside it"
     except (OSError, ValueError):
         return None, f"{record} beside it cannot be read"
-    hashes = doc.get("sha256") if isinstance(doc, dict) else None
+    return (doc, None) if isinstance(doc, dict) else (None, f"{record} beside it cannot be read")
+
+
+def read_record(folder, record):
+    """({file name: sha256} of `folder`'s record file, or None when there is none or it cannot be read;
+    why it is None, for an error message)."""
+    doc, why = _read_document(folder, record)
+    hashes = doc.get("sha256") if doc is not None else None
     if not isinstance(hashes, dict):
-        return None, f"{record} beside it cannot be read"
+        return None, why or f"{record} beside it cannot be read"
     return hashes, None
+
+
+def record_about(folder, record):
+    """The "about" text of `folder`'s record file (which tool, and which version of it, wrote it), or None."""
+    doc, _ = _read_document(folder, record)
+    return doc.get("about") if doc is not None else None
 
 
 def foreign(folder, record, names, harmless=None):
