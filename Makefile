@@ -18,7 +18,7 @@ LATEXMK_FLAGS = -pdf -silent -interaction=nonstopmode -halt-on-error -file-line-
 BUILD = .latex-build
 # What written/figures.py writes, all in one run; its last file stands for the whole set.
 FIGURE_FILES = figures/spread.pdf figures/temperature.pdf figures/spread_stats.tex
-FIGURES_DONE = figures/spread_stats.tex
+FIGURES_DONE = $(lastword $(FIGURE_FILES))
 
 .PHONY: all figures clean
 
