@@ -211,7 +211,7 @@ def _percent(p):
     return f"{p:7.2%}" if p >= 0.00005 else " <0.01%"
 
 
-def format_result(result, top, places_file="birth_places_train.tsv", left_out=0):
+def format_result(result, top, left_out=0):
     """The lines printed for one `Asker.ask` result."""
     lines = [result["prompt"]]
     said = result["answer"]
@@ -234,7 +234,7 @@ def format_result(result, top, places_file="birth_places_train.tsv", left_out=0)
     if rank is not None and rank >= top:  # the file's place (or the text's own), wherever it ranks
         whose = "the file's place" if result["known"][0] in {name for _, name in SPLITS} else "the place given"
         lines.append(f"  {_percent(probs[rank][1])}  {true}   ({whose}, {rank + 1} of {len(probs)})")
-    what = f"the {len(probs) - len(result['extra'])} places of {places_file}"
+    what = f"the {len(probs) - len(result['extra'])} places of birth_places_train.tsv"
     if left_out:
         what += f" ({left_out} spelled outside the vocabulary left out)"
     if result["extra"]:  # the answer, the file's place: scored although the finetuning data lacks them

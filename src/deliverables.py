@@ -181,14 +181,10 @@ def check(code_dir, submission_dir, data_dir):
     rows = []
     for name in HANDOUT_ORDER:
         path = os.path.join(code_dir if name in CODE else submission_dir, name)
-        mode, before = None, []
-        if name in PARAMS:
-            _, mode, before = PARAMS[name]
-        elif name in PREDICTIONS:
-            _, mode, before = PREDICTIONS[name]
+        _, mode, before = PARAMS.get(name) or PREDICTIONS.get(name) or (None, None, [])
         if not os.path.isfile(path):
-            fix = (f"make it with {grader.run_sh_command(mode, data_dir, submission_dir)}"
-                   + (f" (after {', '.join(before)})" if before else "")) if mode else "restore it from git"
+            fix = (f"make it with {grader.run_sh_command(mode, data_dir, submission_dir, before)}" if mode
+                   else "restore it from git")
             if os.path.isdir(path):  # the mode that makes it refuses a folder's path: say so first
                 rows.append((name, "bad", f"a folder, not a file; remove or rename it, then {fix}"))
             else:

@@ -31,7 +31,7 @@ sys.path.insert(0, HERE)
 import ledger  # noqa: E402
 from modelflags import size_flags, size_from_flags  # noqa: E402
 from oneline import OneLineParser, nearest  # noqa: E402
-from startup import interruptible_start  # noqa: E402
+from startup import as_typed, interruptible_start  # noqa: E402
 
 with interruptible_start("demo.py"):  # torch loads here
     import make_world
@@ -426,16 +426,11 @@ def ask_hint(out, data, model_args):
     said = read_text(predictions).split("\n") if os.path.isfile(predictions) else []
     right = [q for (q, place, _), answer in zip(rows, said) if same_place(answer, place)]
     question = (right or [rows[0][0]])[0] if rows else "Where was Emily Lee born?"
-
-    def shown(path):  # run.sh runs Python in the caller's folder: paths below it are shown from there
-        try:
-            rel = os.path.relpath(path)
-        except ValueError:  # Windows: on another drive than the current folder
-            rel = ".."
-        return shlex.quote(path if rel.startswith("..") else rel)
     flags = size_flags(size_from_flags(model_args))
-    return (f"Ask the models yourself (docs/learners.md, \"Asking a model\"):\n  ./run.sh ask --params {shown(params)} "
-            + "".join(f"{f} " for f in flags) + f"--data-dir {shown(data)} {shlex.quote(question)}")
+    # run.sh runs Python in the caller's folder: paths below it are shown from there
+    return (f"Ask the models yourself (docs/learners.md, \"Asking a model\"):\n  ./run.sh ask --params "
+            f"{shlex.quote(as_typed(params))} " + "".join(f"{f} " for f in flags)
+            + f"--data-dir {shlex.quote(as_typed(data))} {shlex.quote(question)}")
 
 
 if __name__ == "__main__":

@@ -83,33 +83,30 @@ class Context:
         read_utf8(path)
         return path
 
-    def pretrain_dataset(self, text=None):
-        text = self.wiki_text() if text is None else text
-        return sub_attr("CharCorruptionDataset")(text, BLOCK_SIZE)
+    def pretrain_dataset(self):
+        return sub_attr("CharCorruptionDataset")(self.wiki_text(), BLOCK_SIZE)
 
-    def run_sh(self, mode):
+    def run_sh(self, mode, before=()):
         """The command that makes a missing file, with the folders this grading run uses."""
-        return run_sh_command(mode, self.data_dir, self.submission_dir)
+        return run_sh_command(mode, self.data_dir, self.submission_dir, before)
 
 
-def run_sh_command(mode, data_dir, submission_dir):
-    """`./run.sh MODE`, with DATA_DIR and OUT_DIR set where the folders are not the defaults."""
+def run_sh_command(mode, data_dir, submission_dir, before=()):
+    """`./run.sh MODE`, with DATA_DIR and OUT_DIR set where the folders are not the defaults, and
+    ` (after MODE1, ...)` naming the modes `before` it."""
     env = []  # quoted: the student pastes it into a shell, and a folder may have a space in its name
     if os.path.abspath(data_dir) != os.path.abspath(DEFAULT_DATA_DIR):
         env.append(f"DATA_DIR={shlex.quote(_typed(data_dir))}")
     if os.path.abspath(submission_dir) != os.path.abspath(DEFAULT_SUBMISSION_DIR):
         env.append(f"OUT_DIR={shlex.quote(_typed(submission_dir))}")
-    return " ".join(env + ["./run.sh", mode])
+    return " ".join(env + ["./run.sh", mode]) + (f" (after {', '.join(before)})" if before else "")
 
 
 def _typed(path):
     """A folder as a command pasted where the grader runs reads it: relative (runs/demo) when the grader runs
     in the repo root, where `./run.sh` is, and the folder is below it; else absolute (from anywhere else
     the command is pasted after a cd)."""
-    path = os.path.abspath(path)
-    if os.path.abspath(os.getcwd()) == os.path.abspath(ROOT) and _rel(path) != path:
-        return _rel(path)
-    return path
+    return _rel(path) if os.path.abspath(os.getcwd()) == ROOT else os.path.abspath(path)
 
 
 def _rel(path):
@@ -586,11 +583,10 @@ def read_predictions(ctx, name):
         check_labels_match_inputs(labels, os.path.join(ctx.data_dir, "birth_test_inputs.tsv"))
     path = os.path.join(ctx.submission_dir, name)
     if not os.path.isfile(path):
-        first = f" (after {', '.join(before)})" if before else ""
         if os.path.isdir(path):  # "make it" alone sent the user round: run.py refuses a folder's path
             raise Failure(f"{_rel(path)} is a folder, not a predictions file: remove or rename it, then make it "
-                          f"with {ctx.run_sh(mode)}{first}")
-        raise Failure(f"{_rel(path)} not found: make it with {ctx.run_sh(mode)}{first}")
+                          f"with {ctx.run_sh(mode, before)}")
+        raise Failure(f"{_rel(path)} not found: make it with {ctx.run_sh(mode, before)}")
     lines = prediction_lines(path, len(answers))
     tabbed = sum("\t" in line for line in lines)
     if tabbed > len(lines) // 2:
@@ -650,7 +646,7 @@ def pass_mark(name, mark_key):
         require(len(said) > 1 or total < 2,
                 f"the {total} predictions in {name} name no place but {next(iter(said), '')!r}: one answer to "
                 f"every question is a baseline, not a model's answers ({split} accuracy {acc:.2%}); make them with "
-                f"{ctx.run_sh(mode)}" + (f" (after {', '.join(before)})" if before else ""))
+                f"{ctx.run_sh(mode, before)}")
         return f"{split} accuracy {acc:.2%} ({correct}/{total}), pass mark {mark:.0%} ({ctx.corpus} corpus)"
     test.predictions = name  # ACCURACY_TESTS
     return test
@@ -1118,11 +1114,10 @@ def load_marks(doc, corpus, shown="points.json"):
     return {k: float(table[k]) for k in MARK_KEYS}
 
 
-def make_grader(data_dir=DEFAULT_DATA_DIR, submission_dir=DEFAULT_SUBMISSION_DIR, marks="auto",
-                points_path=None):
+def make_grader(data_dir=DEFAULT_DATA_DIR, submission_dir=DEFAULT_SUBMISSION_DIR, marks="auto"):
     """The grader with every test, for the given data and submission folders; graderlib.PointsError
     when the points file (default POINTS_PATH) cannot be used."""
-    points_path = points_path or POINTS_PATH  # looked up now, so that tests can point it elsewhere
+    points_path = POINTS_PATH  # looked up now, so that tests can point it elsewhere
     shown = _rel(points_path)
     doc = graderlib.load_points(points_path, shown)
     corpus = which_corpus(data_dir, marks)

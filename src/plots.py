@@ -489,12 +489,12 @@ def draw_attention(question, corpus_path, models, out, size=None, title=None, dp
 DEMO_PICTURES = ("curves.pretrain.png", "curves.finetune.png", "attention.png")  # plot_demo_runs' files
 
 
-def plot_demo_runs(work_dir, model_args=None, question=None, data_dir=None, variants=None):
+def plot_demo_runs(work_dir, model_args=None, data_dir=None, variants=None):
     """Write the pictures of a demo work folder next to its params; returns the paths written.
 
     curves.pretrain.png: the pretraining logs; curves.finetune.png: the finetuning logs (with and
-    without pretraining). attention.png: vanilla beside synthesizer on the shortest dev question (or
-    `question`), when both finetuned params are there. `model_args` are the run.py flags the demo
+    without pretraining). attention.png: vanilla beside synthesizer on the shortest dev question, when
+    both finetuned params are there. `model_args` are the run.py flags the demo
     used (only the size flags count); `data_dir` holds the run's wiki.txt and birth_dev.tsv
     (default: work_dir/data). `variants`, the demo's --variants (nopretrain, vanilla, synthesizer), picks
     the runs drawn, so an earlier demo's files in the folder stay out (None: every run there); an
@@ -524,7 +524,7 @@ def plot_demo_runs(work_dir, model_args=None, question=None, data_dir=None, vari
                 plot_curves(paths, out, title=f"{name.capitalize()} runs in {folder}: loss and learning rate per step")
                 written.append(out)
         if variants is None or {"vanilla", "synthesizer"} <= set(variants):
-            _demo_attention(work_dir, model_args, question, data_dir, written)
+            _demo_attention(work_dir, model_args, None, data_dir, written)
     except (PlotError, DataError, ParamsError) as e:  # the demo's results stand; only a picture is missing
         print(f"plots.py: some pictures were not drawn: {e}")
     for path in written:

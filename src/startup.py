@@ -20,14 +20,18 @@ REQUIREMENTS = ("torch", "numpy", "tqdm")  # requirements.txt: without one, no e
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def as_typed(path):
+    """`path` as the user would type it from the current folder: relative when below it, else as given."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # Windows: the current folder is on another drive
+        return path
+    return path if rel.startswith("..") else rel
+
+
 def _shown(name):
     """A file of the repo as the user would type it from the current folder."""
-    try:
-        path = os.path.relpath(os.path.join(ROOT, name))
-    except ValueError:  # Windows: the current folder is on another drive
-        return os.path.join(ROOT, name)
-    if path.startswith(".."):
-        return os.path.join(ROOT, name)
+    path = as_typed(os.path.join(ROOT, name))
     return path if os.sep in path or not name.endswith(".sh") else os.path.join(".", path)  # ./run.sh runs
 
 

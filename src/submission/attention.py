@@ -105,9 +105,9 @@ def attention_route(module, x):
     """
     if not module.fast:
         return "reference"
-    if _use_explicit_train_path(module, x):
-        return "explicit"
-    return "reference" if module.training and module.attn_drop.p > 0 else "sdpa"
+    if module.training and module.attn_drop.p > 0:
+        return "explicit" if x.device.type == "cpu" else "reference"
+    return "sdpa"
 
 
 def _causal_bias(module, T, like):

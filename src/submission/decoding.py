@@ -215,8 +215,8 @@ def _greedy_full(model, x, steps, stop_id):
     return torch.cat(generated, dim=1).tolist() if generated else [[] for _ in range(x.size(0))]  # (b, steps run)
 
 
-def _answers(questions, generated, itos):
-    return ["".join(itos[t] for t in generated[i]).split(MASK_CHAR)[0] for i in range(len(questions))]
+def _answers(generated, itos):
+    return ["".join(itos[t] for t in ids).split(MASK_CHAR)[0] for ids in generated]
 
 
 def _groups_by_length(indices, prompts, batch_size):
@@ -256,7 +256,7 @@ def predict_places(model, questions, stoi, itos, steps=32, batch_size=512, devic
         x = torch.tensor([prompts[i] for i in chunk], dtype=torch.long, device=device)
         for i, gen in zip(chunk, _greedy_full(model, x, steps, mask_id)):
             generated[i] = gen
-    return _answers(questions, generated, itos)
+    return _answers(generated, itos)
 
 
 @torch.no_grad()
@@ -287,4 +287,4 @@ def predict_places_recompute(model, questions, stoi, itos, steps=32, batch_size=
         x = torch.tensor([prompts[i] for i in chunk], dtype=torch.long, device=device)
         for i, gen in zip(chunk, _greedy_full(model, x, steps, mask_id)):
             generated[i] = gen
-    return _answers(questions, generated, itos)
+    return _answers(generated, itos)
