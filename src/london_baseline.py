@@ -35,7 +35,7 @@ def london_accuracy(path):
 
 def main(argv=None):
     """The command line: prints the course's `Correct: C out of T: P%` line."""
-    p = OneLineParser(description=__doc__.split("\n")[0])
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("eval_tsv", metavar="EVAL_TSV", help="a labelled `question<TAB>place` file, e.g. data/birth_dev.tsv")
     args = p.parse_args(argv)
     total, correct = london_accuracy(args.eval_tsv)

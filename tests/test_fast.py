@@ -5,7 +5,7 @@
   masks drop with probability p;
 - a batch computed in length groups has the reference loss and gradients;
 - whole training runs: fast attention with padding trim (or length groups), fused AdamW and the rest of the trainer's
-  defaults end at the reference path's params (no dropout, float32 tolerance); a compiled model
+  defaults end at the reference path's params (no dropout, in float64 to 1e-10); a compiled model
   trains and saves raw keys; the forward traces as one graph (no graph breaks for CUDA graphs);
 - decoding with the key/value cache: prefill and decode logits equal full forwards, `sample_cached`
   equals `sample`, and `predict_places` equals both `predict_places_recompute` and the course's

@@ -1558,7 +1558,10 @@ def test_the_gradescope_recipe_grades_the_students_code(tmp_path, layout):
     if layout == "files":  # the handout's code files alone: the package's other modules are the staff's
         for extra in set(os.listdir(student)) - set(deliverables.CODE):
             os.remove(student / extra)
-    (source / "src" / "submission" / "vanilla.model.params").write_bytes(b"the staff's")  # never graded
+    staff = source / "src" / "submission"
+    (staff / "vanilla.model.params").write_bytes(b"the staff's")  # never graded
+    # nor a quick staff run's loss log, which the grader would read as the student's short training
+    (staff / "vanilla.model.params.log.jsonl").write_text('{"step": 1, "epoch": 1}\n', encoding="utf-8")
     helper = student / "helper.py"
     helper.write_text(helper.read_text(encoding="utf-8").replace("learning_rate=6e-4", "learning_rate=6e-3"),
                       encoding="utf-8")
@@ -1573,6 +1576,7 @@ def test_the_gradescope_recipe_grades_the_students_code(tmp_path, layout):
     graded = source / "src" / "submission"
     assert all((graded / n).read_bytes() == (student / n).read_bytes() for n in os.listdir(student))
     assert not (graded / "vanilla.model.params").exists()
+    assert not (graded / "vanilla.model.params.log.jsonl").exists()
 
 
 def test_a_time_out_says_where_the_code_was_and_a_hung_import_is_not_retried(monkeypatch):

@@ -754,6 +754,7 @@ def test_london_baseline_prints_the_course_line(capsys):
     assert out == f"Correct: {float(right)} out of {float(n)}: {right / n * 100}%\n"  # the course's format
     code, out, _ = london(["--help"], capsys)
     assert code == 0 and "EVAL_TSV" in out
+    assert "predicting London for every question." in " ".join(out.split())  # the whole first sentence
 
 
 @pytest.mark.parametrize("text, says", [
