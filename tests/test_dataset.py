@@ -4,6 +4,7 @@ Run:  python -m pytest -q tests/test_dataset.py
 """
 import random
 import statistics
+from collections import Counter
 
 import pytest
 import torch
@@ -81,6 +82,24 @@ def test_truncation_lengths_cover_the_range(ds):
         prefix, masked, suffix = split_body(ds, x, y)
         seen.add(len(prefix + masked + suffix))
     assert seen == set(range(4, int(128 * 7 / 8) + 1))
+
+
+def test_a_short_document_is_truncated_to_every_length_up_to_its_own():
+    """The truncation length is drawn from [4, min(len(document), int(7/8 block))]: a document shorter than 7/8 of
+    the block is cut to each length from 4 to its own, about equally often (drawing from [4, int(7/8 block)] and
+    then cutting would leave it whole in most draws)."""
+    ds = CharCorruptionDataset("Bo Li. Born in Hanoi.", 128)  # 21 characters: lengths 4..21
+    counts = Counter(len("".join(split_body(ds, x, y))) for x, y in draws(ds, 0, 1800, seed=2))
+    assert sorted(counts) == list(range(4, 22))
+    assert max(counts.values()) < 3 * min(counts.values()), counts
+
+
+def test_documents_are_the_corpus_split_at_each_newline():
+    """One document per "\\n"-separated line, as the course's data.split('\\n'): a trailing newline makes a last,
+    empty document (len() counts it, and the course's final_tokens = 200 * len * block_size with it), and
+    other line breaks (\\r, form feed, U+2028) stay inside a document."""
+    ds = CharCorruptionDataset("ab\x0ccd\u2028ef\rgh\nij\n", 17)
+    assert ds.data == ["ab\x0ccd\u2028ef\rgh", "ij", ""] and len(ds) == 3
 
 
 def test_masked_length_averages_a_quarter(ds):
@@ -166,6 +185,21 @@ def test_tsv_errors_name_file_and_line(ds):
     assert decode(ds, torch.cat([x, y[-1:]])) == q + MASK_CHAR + "Hanoi" + MASK_CHAR
     with pytest.raises(DataError, match=r"train\.tsv:1: question and place take 129 characters"):
         NameDataset(f"{q}a\tHanoi\n", ds, path="train.tsv")
+
+
+def test_a_blank_question_or_place_is_an_error_and_a_blank_line_is_skipped():
+    """A question or place of nothing but spaces is a DataError naming the line; a line of nothing but spaces
+    or tabs is blank, skipped as an empty one is."""
+    for line in ("\tLima", "Where was A born?\t", "   \tLima", "Where was A born?\t  "):
+        with pytest.raises(DataError, match=r"^t\.tsv:2: expected `question<TAB>place`, found a blank question"):
+            parse_tsv("Where was B born?\tRome\n" + line + "\n", "t.tsv")
+    assert parse_tsv("Where was B born?\tRome\n   \n\t\r\n \t \n", "t.tsv") == [("Where was B born?", "Rome", 1)]
+
+
+def test_namedataset_keeps_the_courses_data_attribute(ds):
+    """NameDataset.data, as in the course's class: one `question<TAB>place` string per example."""
+    nd = NameDataset("Where was Bo Li born?\tHanoi\n\nWhere was Zoë Ñandú born?\tGenève\n", ds)
+    assert nd.data == ["Where was Bo Li born?\tHanoi", "Where was Zoë Ñandú born?\tGenève"]
 
 
 def test_parse_tsv_unlabelled():

@@ -473,6 +473,21 @@ def test_prefill_and_decode_equal_full_forwards(synth, fast):
             logits = _decode(m, nxt, caches, pos, x.size(1))
 
 
+@pytest.mark.parametrize("synth", [False, True])
+@pytest.mark.parametrize("fast", [False, True])
+def test_prefill_of_the_shortest_prompts_equals_full_forwards(synth, fast):
+    """Prompts of 1, 2 and 3 positions (a one-character question and its MASK is 2): every layer but the last
+    prefills all positions, causally however few there are; the next-token logits are a full forward's."""
+    torch.manual_seed(0)
+    m = scrambled(GPT(config(synthesizer=synth, n_layer=3)), std=0.2).eval()
+    set_fast_attention(m, fast)
+    with torch.no_grad():
+        for t in (1, 2, 3):
+            x = torch.randint(0, 20, (3, t))
+            logits = _prefill(m, x, _new_caches(m, 3, 8))
+            assert torch.allclose(logits, m(x)[0][:, -1, :], atol=1e-5, rtol=1e-4), t
+
+
 def test_decode_rows_at_different_positions():
     # rows of one decode batch at their own positions equal each row decoded alone
     torch.manual_seed(0)
@@ -747,6 +762,25 @@ def test_predict_places_at_the_edge_of_the_cache(synth):
     for batch_size in (512, 3):
         assert predict_places(m, questions, stoi, itos, steps=steps, batch_size=batch_size) == reference
     assert predict_places_recompute(m, questions, stoi, itos, steps=steps) == reference
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_a_question_that_just_fills_the_cache_decodes_from_it(synth, monkeypatch):
+    """The route at the cache's edge: a prompt (question + MASK) whose `steps` new ids just fill the cache
+    (len + steps - 1 = longest_input) decodes from it with no full forward; one a position longer takes the
+    full forwards of predict_places_recompute, one a step."""
+    torch.manual_seed(0)
+    chars, stoi, itos = letter_vocab()
+    m = never_emits(scrambled(GPT(config(synthesizer=synth)), std=0.2), stoi[MASK_CHAR]).eval()
+    limit, steps = longest_input(m), 6
+    fits = "".join(chars[int(i)] for i in torch.randint(2, 20, (limit - steps,)))  # its prompt: limit - steps + 1
+    calls = []
+    forward = m.forward
+    monkeypatch.setattr(m, "forward", lambda idx, targets=None: (calls.append(idx.size(1)), forward(idx, targets))[1])
+    predict_places(m, [fits], stoi, itos, steps=steps)
+    assert calls == []
+    predict_places(m, [fits + "a"], stoi, itos, steps=steps)
+    assert len(calls) == steps
 
 
 @pytest.mark.parametrize("synth", [False, True])

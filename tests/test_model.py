@@ -217,6 +217,44 @@ def test_synthesizer_matches_equation(fast):
         assert torch.allclose(att(x), synthesizer_reference(att, x), atol=1e-8)
 
 
+@pytest.mark.parametrize("synth", [False, True])
+def test_set_fast_attention_switches_every_attention_layer(synth, monkeypatch):
+    """set_fast_attention(model, False) puts every layer, the synthesizer's too, on its reference path (whose
+    scores never go through the fast path's helpers), and True back on the fast path."""
+    import submission.attention as attention_module
+    torch.manual_seed(0)
+    m = GPT(small_config(synthesizer=synth)).eval()
+    fast_calls = []
+    scores, bias = SynthesizerAttention._scores, attention_module._causal_bias
+    monkeypatch.setattr(SynthesizerAttention, "_scores", lambda *a: fast_calls.append("scores") or scores(*a))
+    monkeypatch.setattr(attention_module, "_causal_bias", lambda *a: fast_calls.append("bias") or bias(*a))
+    monkeypatch.setattr(attention_module.F, "scaled_dot_product_attention",
+                        lambda *a, _f=F.scaled_dot_product_attention, **k: fast_calls.append("sdpa") or _f(*a, **k))
+    x = torch.randint(0, 20, (2, 9))
+    set_fast_attention(m, False)
+    assert all(block.attn.fast is False for block in m.blocks)
+    m(x)
+    assert fast_calls == []
+    set_fast_attention(m, True)
+    assert all(block.attn.fast is True for block in m.blocks)
+    m(x)
+    assert len(fast_calls) >= 2
+
+
+def test_synthesizer_fast_path_off_the_cpu_training_route_still_drops_attention(monkeypatch):
+    """Where the CPU's explicit training route is not taken (a GPU: _use_explicit_train_path is False), the
+    synthesizer's fast path still applies attention dropout in training: at attn_pdrop = 1 every weight is
+    dropped, leaving the projection's bias; in eval mode nothing is dropped."""
+    import submission.attention as attention_module
+    monkeypatch.setattr(attention_module, "_use_explicit_train_path", lambda module, x: False)
+    torch.manual_seed(0)
+    att = SynthesizerAttention(GPTConfig(10, 12, n_embd=8, n_head=2, attn_pdrop=1.0, resid_pdrop=0.0)).train()
+    x = torch.randn(2, 9, 8)
+    bias_only = att.proj.bias.expand(2, 9, 8)
+    assert torch.allclose(att(x), bias_only)
+    assert not torch.allclose(att.eval()(x), bias_only)
+
+
 def test_synthesizer_rejects_full_block():
     att = SynthesizerAttention(GPTConfig(10, 8, n_embd=6, n_head=3))
     with pytest.raises(ValueError, match="block_size - 1"):

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from submission import GPT, GPTConfig
-from submission.utils import ParamsError, atomic_write_text, evaluate_places, load_params
+from submission.utils import ParamsError, atomic_write_text, evaluate_places, load_params, same_place
 
 
 def test_evaluate_places(tmp_path):
@@ -28,6 +28,24 @@ def test_evaluate_places(tmp_path):
         evaluate_places(str(p), ["Oslo"])
     with pytest.raises(AssertionError):  # what the course's assert raises
         evaluate_places(str(p), ["Oslo", "Rome", "Lima"])
+
+
+def test_evaluate_places_drops_the_spaces_that_end_a_line(tmp_path):
+    """As the course's x.strip().split('\\t'): spaces or a tab after the place are no part of it."""
+    p = tmp_path / "dev.tsv"
+    p.write_text("Where was A born?\tOslo  \nWhere was B born?\tLima\t\nWhere was C born?\tRiga\n", encoding="utf-8")
+    assert evaluate_places(str(p), ["Oslo", "Lima", "Riga "]) == (3.0, 2.0)
+
+
+def test_same_place_counts_what_evaluate_places_counts(tmp_path):
+    """same_place, the rule of the scorers that work in memory, agrees with evaluate_places: the prediction as
+    written against the place less the spaces that end its line (spaces before the place count)."""
+    p = tmp_path / "dev.tsv"
+    for predicted, place in (("Lima", "Lima"), ("Lima", "Lima  "), ("Lima", " Lima"), (" Lima", " Lima"),
+                             ("Lima ", "Lima"), (" Lima", "Lima"), ("lima", "Lima")):
+        p.write_text(f"Where was A born?\t{place}\n", encoding="utf-8")
+        assert same_place(predicted, place) == (evaluate_places(str(p), [predicted]) == (1.0, 1.0)), (predicted, place)
+    assert same_place("Lima", "Lima  ") and not same_place("Lima", " Lima") and not same_place("Lima ", "Lima")
 
 
 def test_atomic_write_replaces_whole_file(tmp_path):
