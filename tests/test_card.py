@@ -13,7 +13,7 @@ import torch
 
 import run as driver
 from submission import GPT, GPTConfig
-from submission.card import card_path, read_card
+from submission.card import card_path, read_card, write_card
 from submission.dataset import CharCorruptionDataset
 from submission.utils import ParamsError, load_params
 
@@ -140,3 +140,33 @@ def test_params_of_another_size_name_the_heads_their_card_records(trained):
     with pytest.raises(ParamsError) as e:
         driver.main(evaluate[:-len(SIZE)] + ["--n_layer", "2", "--n_embd", "16", "--block_size", "32"])
     assert "--block_size 32, with the --n_head it was trained with: a vanilla file does not record it)" in str(e.value)
+
+
+def test_a_vocabulary_mismatch_names_the_first_id_that_differs(trained):
+    """The card's message points at the id whose character changed (ids counted from 0, as itos counts them)."""
+    folder, params, _ = trained
+    vocab = CharCorruptionDataset(WIKI, 32)
+    model = GPT(GPTConfig(vocab.vocab_size, 32, n_layer=1, n_head=2, n_embd=16))
+    shifted = {**vocab.itos, 1: vocab.itos[2], 2: vocab.itos[1]}  # ids 1 and 2 swapped: id 0 is the same
+    with pytest.raises(ParamsError) as e:
+        load_params(model, str(params), itos=shifted)
+    assert f"says: id 1 was {vocab.itos[1]!r} there, {vocab.itos[2]!r} here)" in str(e.value), str(e.value)
+
+
+def test_no_card_is_written_for_params_that_are_no_regular_file(tmp_path, capsys):
+    """Params sent to /dev/null (or anything but a regular file) have nothing to describe: no card is written beside
+    them (a /dev/null.card.json as root) and nothing is said."""
+    vocab = CharCorruptionDataset(WIKI, 32)
+    model = GPT(GPTConfig(vocab.vocab_size, 32, n_layer=1, n_head=2, n_embd=16))
+    folder = tmp_path / "m.params"
+    folder.mkdir()
+    write_card(str(folder), model, vocab.itos)
+    assert os.listdir(tmp_path) == ["m.params"]
+    if os.path.exists(os.devnull):
+        try:
+            write_card(os.devnull, model, vocab.itos)
+            assert not os.path.exists(card_path(os.devnull))
+        finally:
+            if os.path.isfile(card_path(os.devnull)):  # only where the check failed
+                os.unlink(card_path(os.devnull))
+    assert capsys.readouterr().err == ""

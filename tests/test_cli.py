@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import run as driver
-from submission import GPT, GPTConfig
+from submission import GPT, GPTConfig, TrainerConfig
 from submission.dataset import CharCorruptionDataset, DataError, NameDataset, parse_tsv
 from submission.utils import ParamsError, check_output_path, load_params
 
@@ -158,6 +158,36 @@ def test_flags_the_function_does_not_read_are_named(capsys, monkeypatch):
     assert capsys.readouterr().err == ""
 
 
+def test_a_learning_rate_of_zero_is_refused(capsys):
+    """A learning rate of 0 trains for hours without changing a weight: it is refused like a negative one."""
+    err = one_line_exit(capsys, ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w",
+                                 "--writing_params_path=p", "--learning_rate", "0"])
+    assert "--learning_rate must be a positive number, got 0.0" in err, err
+
+
+def test_finetuning_names_the_evaluation_flags_it_does_not_read(capsys):
+    """--function=finetune reads neither the evaluation corpus nor the outputs path: both are named."""
+    driver.parse_args(["--function=finetune", "--variant=vanilla", "--pretrain_corpus_path=w",
+                       "--writing_params_path=p", "--finetune_corpus_path=f", "--eval_corpus_path=e",
+                       "--outputs_path=o"])
+    assert capsys.readouterr().err == "".join(f"run.py: note: --function=finetune does not read --{name}\n"
+                                              for name in ("eval_corpus_path", "outputs_path"))
+
+
+def test_trainer_flags_override_the_parts_config_and_only_when_given():
+    """Each of --max_epochs, --batch_size, --learning_rate, --num_workers and --length_groups replaces the part's
+    value in its TrainerConfig; without them the part's values stay."""
+    base = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "--writing_params_path=p"]
+    part = dict(max_epochs=650, batch_size=128, learning_rate=6e-3, num_workers=4, length_groups="auto")
+    flags = ["--max_epochs", "3", "--batch_size", "5", "--learning_rate", "0.01", "--num_workers", "2",
+             "--length_groups", "1"]
+    tconf = driver.apply_overrides(TrainerConfig(**part), driver.parse_args(base + flags))
+    assert {k: getattr(tconf, k) for k in part} == dict(max_epochs=3, batch_size=5, learning_rate=0.01, num_workers=2,
+                                                          length_groups=1)
+    tconf = driver.apply_overrides(TrainerConfig(**part), driver.parse_args(base))
+    assert {k: getattr(tconf, k) for k in part} == part
+
+
 def test_reference_train_trains_as_the_courses_trainer_and_attention(tmp_path, monkeypatch, capsys):
     """--reference_train ends at the params of the course's loop (TrainerConfig(fast=False) and the masked
     softmax, GPTConfig(fast_attention=False)) for the same seed, exactly; the fast default, drawing other
@@ -251,6 +281,21 @@ def test_missing_required_flag_is_one_line(capsys):
     assert "--function=evaluate needs --reading_params_path" in err
 
 
+@pytest.mark.parametrize("function, needs", [
+    ("pretrain", ["writing_params_path"]),
+    ("finetune", ["writing_params_path", "finetune_corpus_path"]),
+    ("evaluate", ["reading_params_path", "eval_corpus_path", "outputs_path"]),
+])
+def test_each_function_names_every_path_it_needs(capsys, function, needs):
+    """Each path a function reads or writes is required up front: an evaluation without --outputs_path decoded
+    every question and then failed at the write."""
+    for missing in needs:
+        argv = [f"--function={function}", "--variant=vanilla", "--pretrain_corpus_path=w"]
+        argv += [f"--{name}={name}.x" for name in needs if name != missing]
+        err = one_line_exit(capsys, argv)
+        assert f"--function={function} needs --{missing}" in err, err
+
+
 def test_output_paths_are_checked_before_any_work(tmp_path):
     folder = tmp_path / "out"
     folder.mkdir()
@@ -266,6 +311,20 @@ def test_output_paths_are_checked_before_any_work(tmp_path):
         check_output_path(str(a_file / "sub" / "log.jsonl"), "loss log")
     check_output_path(str(tmp_path / "new" / "deeper" / "p.params"), "params")  # can be made; the writer makes it
     assert not (tmp_path / "new").exists()
+
+
+def test_a_loss_log_given_the_params_path_is_refused_before_any_work(tmp_path):
+    """--log_path naming the params file itself (or spelled another way): the log and the params would overwrite
+    each other at every write; refused before training, as any output over an input."""
+    wiki = tmp_path / "wiki.txt"
+    wiki.write_text(WIKI, encoding="utf-8")
+    params = tmp_path / "p.params"
+    for log in (str(params), f"{tmp_path}/./p.params"):
+        args = driver.parse_args(["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={wiki}",
+                                  f"--writing_params_path={params}", f"--log_path={log}"])
+        with pytest.raises(DataError, match=r"p.params: the loss log would overwrite an input of this run"):
+            driver.check_outputs(args)
+    assert sorted(os.listdir(tmp_path)) == ["wiki.txt"]
 
 
 def test_a_run_stopped_by_a_bad_input_leaves_no_empty_output_folder(tmp_path, capsys):

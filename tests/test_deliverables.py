@@ -284,3 +284,42 @@ def test_a_package_that_does_not_import_stops_the_check_in_one_line(tmp_path, br
     assert p.returncode == 1 and p.stdout == "" and p.stderr.count("\n") == 1, p.stderr
     assert p.stderr.startswith(f"deliverables.py: src/submission/ does not import (SyntaxError at "
                                f"src/submission/dataset.py:{n}: "), p.stderr
+
+
+def test_a_predictions_file_of_one_line_too_many_is_bad(complete, tmp_path, capsys):
+    """The grader scores 0 for a line too many as for one too few: both are `bad`, and no zip is written."""
+    _, folder = complete
+    name = "vanilla.nopretrain.dev.predictions"
+    n = questions("birth_dev.tsv")
+    with open(folder / name, "a", encoding="utf-8") as f:
+        f.write("Lima\n")
+    status, lines, _ = run(complete, tmp_path / "s.zip", capsys)
+    said = {line.split()[2]: line for line in lines[:18]}
+    assert status == 1 and not (tmp_path / "s.zip").exists()
+    assert said[name].split()[1] == "bad" and f"{n + 1} lines for {n} questions" in said[name], said[name]
+
+
+def test_a_dev_file_with_a_question_without_its_place_gives_no_accuracy(complete, tmp_path, capsys):
+    """Accuracy is shown only when every question of the split has its place: a dev file with one unlabelled line
+    is counted, not scored (scoring it compared a prediction with no place)."""
+    other = tmp_path / "data"
+    shutil.copytree(DATA, other)
+    rows = (other / "birth_dev.tsv").read_text(encoding="utf-8").split("\n")
+    rows[0] = rows[0].split("\t")[0]
+    (other / "birth_dev.tsv").write_text("\n".join(rows), encoding="utf-8")
+    status, lines, _ = run(complete, tmp_path / "s.zip", capsys, data=other)
+    said = {line.split()[2]: line for line in lines[:18]}
+    assert status == 0 and "accuracy" not in said["vanilla.nopretrain.dev.predictions"]
+    assert f"{questions('birth_dev.tsv')} predictions" in said["vanilla.nopretrain.dev.predictions"]
+
+
+def test_synthesizer_params_of_the_courses_size_with_other_keys_name_the_keys(complete, tmp_path, capsys):
+    """A synthesizer file records its heads (w2's rows): at the course's size and heads, a renamed key is named as
+    such, not as "not the course's model size"."""
+    _, folder = complete
+    state = torch.load(folder / "synthesizer.pretrain.params", weights_only=True)
+    state["lm_head.weight"] = state.pop("head.weight")
+    torch.save(state, folder / "synthesizer.pretrain.params")
+    status, lines, _ = run(complete, tmp_path / "s.zip", capsys)
+    said = {line.split()[2]: line for line in lines[:18]}["synthesizer.pretrain.params"]
+    assert status == 1 and "missing 'head.weight'; unexpected 'lm_head.weight'" in said and "model size" not in said

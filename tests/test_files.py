@@ -333,3 +333,48 @@ def test_a_training_state_path_that_cannot_take_the_state_is_refused_up_front(tm
                                         r"state an earlier run wrote, so it is not replaced"):
         driver.check_outputs(driver.parse_args(argv + ["--restart"]))
     assert state.read_text(encoding="utf-8") == "Where was Bo Li born?\tOslo\n" and not params.exists()
+
+
+def test_a_write_reaches_the_disk_before_it_replaces_the_file(tmp_path, monkeypatch):
+    """The temporary file is flushed and fsynced, whole, before os.replace gives it the target's name: after a
+    power cut the name holds the old file or the whole new one, never an empty or partial file."""
+    events = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        events.append(("fsync", os.fstat(fd).st_size))
+        return real_fsync(fd)
+
+    def replace(src, dst):
+        events.append(("replace", os.path.basename(str(dst))))
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    atomic_write_text(str(tmp_path / "p.predictions"), "Lisbon\nOslo\n")
+    assert events == [("fsync", len("Lisbon\nOslo\n")), ("replace", "p.predictions")]
+    assert (tmp_path / "p.predictions").read_text(encoding="utf-8") == "Lisbon\nOslo\n"
+
+
+def test_a_path_ending_in_dot_dot_is_refused_as_a_folder(tmp_path):
+    """`out/sub/..` names the folder out: realpath makes it `out`, and where out is not there yet the write made a
+    file of that name."""
+    spelled = f"{tmp_path}/out/sub/.."
+    with pytest.raises(DataError, match=r"names a folder, not a file; give a file name$"):
+        atomic_write_text(spelled, "x\n")
+    with pytest.raises(DataError, match=r"the params path names a folder \(it ends in '\.\.'\); give a file name$"):
+        check_output_path(spelled, "params")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_users_torch_file_with_settings_is_no_training_state(tmp_path):
+    """A training state has its settings, model, optimizer and epoch: a checkpoint of the user's own with settings
+    and weights alone is not one, and a training state does not replace it."""
+    from submission.files import torch_content
+    gpt = GPT(GPTConfig(10, 8, n_layer=1, n_head=2, n_embd=8)).state_dict()
+    path = tmp_path / "mine.params.state"
+    torch.save({"settings": {"lr": 0.1}, "model": gpt}, path)
+    assert torch_content(str(path)) == "other"
+    with pytest.raises(DataError, match=r"mine.params.state: is a torch file of another kind .*, not the training "
+                                        r"state an earlier run wrote, so it is not replaced"):
+        check_output_path(str(path), "training state", replaces=("state",))

@@ -9,6 +9,7 @@ neither the embedded corpus nor trained models; one test also grades the repo's 
 there.
 """
 import copy
+import errno
 import json
 import os
 import random
@@ -535,6 +536,12 @@ def pretrain_fixed_final_tokens(*args):
     return tconf, trainer
 
 
+def pretrain_three_betas(*args):
+    tconf, trainer = real_pretrain(*args)
+    tconf.betas = (0.9, 0.95, 0.999)  # the course's two, and one more: a tuple of another length
+    return tconf, trainer
+
+
 def finetune_with_a_checkpoint(reading_params_path, *args):
     tconf, trainer = real_finetune(reading_params_path, *args)
     if reading_params_path is None:
@@ -586,6 +593,7 @@ def pretrain_on_part_of_the_corpus(pretrain_dataset, block_size, model):
     ("finetune", finetune_wrong_epochs, "1g-0-basic", "max_epochs is 75, expected 10"),
     ("pretrain", pretrain_wrong_epochs, "1f-0-basic", "max_epochs is 600, expected 650"),
     ("pretrain", pretrain_fixed_final_tokens, "1f-0-basic", "final_tokens"),
+    ("pretrain", pretrain_three_betas, "1f-0-basic", "betas is (0.9, 0.95, 0.999), expected (0.9, 0.95)"),
 ])
 def test_config_mutants_fail_their_test(corpus, monkeypatch, name, mutant, wrong, phrase):
     monkeypatch.setattr(submission, name, mutant)
@@ -873,6 +881,19 @@ def test_a_failing_accuracy_names_params_trained_short_of_the_courses_epochs(cor
     assert "epochs" not in results["1g-1-hidden"].reason  # the course's 10; the pretraining log unreadable
 
 
+def test_a_failing_accuracy_names_every_params_file_trained_short(corpus, tmp_path):
+    """Pretraining and finetuning both cut short: the note names both files and their epochs, not the first alone."""
+    write_predictions(str(tmp_path), corpus[1], lambda a: ["Atlantis"] * len(a))
+    for params, epochs in (("vanilla.pretrain.params", 3), ("vanilla.finetune.params", 1)):
+        with open(tmp_path / (params + ".log.jsonl"), "w", encoding="utf-8") as f:
+            for e in range(1, epochs + 1):
+                f.write(json.dumps({"step": e, "epoch": e, "loss": 1.0}) + "\n")
+    r = run(corpus[0], ["1f-1-hidden"], submission_dir=str(tmp_path))["1f-1-hidden"]
+    assert r.reason.endswith(
+        " (vanilla.pretrain.params trained 3 of the course's 650 epochs; vanilla.finetune.params trained 1 of the "
+        "course's 10 epochs, by their loss logs: the pass marks need the course's whole runs)"), r.reason
+
+
 def test_a_missing_line_scores_zero(corpus, tmp_path):
     write_predictions(str(tmp_path), corpus[1], lambda a: a[:-1])
     results = run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path))
@@ -900,6 +921,25 @@ def test_predictions_of_another_data_folder_name_it(corpus, tmp_path):
     assert re.search(r"in order; if it answers another data folder's questions, give that folder with --data-dir, "
                      r"else remake it with DATA_DIR=\S+ OUT_DIR=\S+ \./run\.sh vanilla_eval_dev_with_pretrain$",
                      r.reason), r.reason
+
+
+def test_the_data_folder_graded_is_not_named_as_another_one(corpus, tmp_path):
+    """The submission folder's data/ as the --data-dir itself (the demo's runs/demo and runs/demo/data): a file of
+    the wrong count does not answer it, so the hint is not to grade it with the --data-dir already given."""
+    data = tmp_path / "data"
+    shutil.copytree(corpus[0], data)
+    (tmp_path / ACCURACY["1f-1-hidden"]).write_text("Lima\n", encoding="utf-8")
+    r = run(str(data), ["1f-1-hidden"], submission_dir=str(tmp_path))["1f-1-hidden"]
+    assert "has 1 line for the 20 questions" in r.reason and "grade it with --data-dir" not in r.reason, r.reason
+    assert "if it answers another data folder's questions, give that folder with --data-dir" in r.reason
+
+
+def test_a_labels_line_without_a_tab_is_named_by_its_line_number(tmp_path):
+    """read_labels counts every line of the file, blank ones too, as an editor numbers them."""
+    path = tmp_path / "birth_dev.tsv"
+    path.write_text("Where was A born?\tLima\n\nWhere was B born? Oslo\n", encoding="utf-8")
+    with pytest.raises(graderlib.Failure, match=r"birth_dev\.tsv:3: expected question<TAB>place$"):
+        grader.read_labels(str(path))
 
 
 @pytest.mark.parametrize("text, count", [("", "0 lines"), ("London\n", "1 line"), ("London", "1 line"),
@@ -1428,6 +1468,44 @@ def test_a_malformed_points_file_is_one_line_naming_it(tmp_path, capsys, monkeyp
     assert grader.main(["1g-3-hidden", "--data-dir", corpus[0]]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.startswith(f"grader: {says.format(p=points)}") and err.count("\n") == 1, err
+
+
+def test_only_a_json_of_the_reports_layout_and_size_is_a_report(tmp_path):
+    """--json replaces only the grader's own results.json: a JSON without "score", or one larger than any report
+    (REPORT_MAX_BYTES), is the user's file, even with a list of tests in it."""
+    path = tmp_path / "r.json"
+    path.write_text('{"tests": []}\n', encoding="utf-8")
+    assert not graderlib.is_report(str(path))
+    path.write_text('{"score": 0, "tests": []}\n', encoding="utf-8")
+    assert graderlib.is_report(str(path))
+    path.write_text('{"score": 0, "tests": [], "pad": "%s"}\n' % ("x" * graderlib.REPORT_MAX_BYTES), encoding="utf-8")
+    assert not graderlib.is_report(str(path))
+    assert graderlib.json_path_problem(str(path)).startswith("exists and is not a results.json")
+
+
+def test_fractional_points_are_shown_to_two_decimals(capsys):
+    """points.json may give fractions of a point: the frame shows them as given (0.25), not rounded to 0.2."""
+    g = graderlib.Grader({"9a-0-basic": 0.25, "9a-1-hidden": 1})
+    g.add("9a-0-basic", "passes", lambda ctx: None, 5)
+    g.add("9a-1-hidden", "passes", lambda ctx: None, 5)
+    g.run()
+    out = capsys.readouterr().out
+    assert "0.25/0.25 points]" in out and "Total basic points: 0.25/0.25" in out
+    assert "Total points: 1.25/1.25" in out
+
+
+def test_a_results_json_that_cannot_be_written_exits_1_in_one_line(tmp_path, corpus, capsys, monkeypatch):
+    """The tests ran but results.json could not be written (a full disk): exit status 1, one line naming the
+    path and the reason, never 0 (Gradescope would read a missing report as a crash)."""
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(graderlib, "write_json", full)
+    out_json = tmp_path / "r.json"
+    assert grader.main(["1g-3-hidden", "--data-dir", corpus[0], "--json", str(out_json)]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"grader: cannot write --json {out_json}: No space left on device; free space or choose another "
+                   f"path\n"), err
 
 
 def test_failed_json_write_leaves_no_temporary_file(tmp_path):

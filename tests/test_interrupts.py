@@ -265,6 +265,25 @@ def test_sigterm_stops_like_ctrl_c_and_is_held_inside_a_write(tmp_path, capsys):
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # given back
 
 
+def test_a_sigterm_held_in_any_block_stops_the_run_with_ctrl_c_ignored():
+    """A SIGTERM held inside a block that raises nothing itself (the trial file of an output check, params and loss
+    log written together) stops the run on leaving it, also where SIGINT is ignored (a background job), whose
+    handler alone would let the run go on."""
+    ran = []
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous = signal.signal(signal.SIGTERM, files._terminate)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with files.interrupts_held():
+                signal.raise_signal(signal.SIGTERM)  # held: the block goes on
+                ran.append(True)
+        assert ran == [True] and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        files._held.update(terminated=False, pending=False)
+
+
 def test_sigterm_ends_a_training_run_with_143(tmp_path):
     """A real process: run.py pretraining, sent SIGTERM once its log shows a training step."""
     wiki = tmp_path / "wiki.txt"

@@ -313,6 +313,15 @@ def test_a_checkpoint_with_tensors_beside_the_weights_is_named_a_checkpoint(tmp_
         load_params(small(), str(p))
 
 
+def test_a_checkpoint_under_model_state_dict_is_named_a_checkpoint(tmp_path):
+    """{'model_state_dict': ..., 'epoch': 3}, the PyTorch tutorials' checkpoint, is named as one, with its key."""
+    p = tmp_path / "x.params"
+    torch.save({"model_state_dict": small().state_dict(), "epoch": 3}, p)
+    with pytest.raises(ParamsError, match=r"weights under the key 'model_state_dict', not a params file; save "
+                                          r"torch.load\(.*\)\['model_state_dict'\] to a file of its own"):
+        load_params(small(), str(p))
+
+
 def test_a_training_state_is_named_as_one_with_the_resume_fix(tmp_path):
     """A run's X.params.state (what --resume reads) passed as params was told to save
     torch.load(...)['model'] by hand; finishing the run with --resume writes the params."""
