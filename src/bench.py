@@ -11,13 +11,17 @@ In one run it prints:
   on span-corruption pretraining batches, for both variants. The reference is the course's
   computation (explicit masked-softmax attention, full padded batches, per-tensor AdamW, fp32);
   the fast path is the project's default for a pretraining run (attention.py's fast path, padding
-  trim, fused AdamW, and on CUDA TF32 and torch.compile's reduce-overhead mode, which replays a step
-  as CUDA graphs: a step of this small model is bound by launching kernels). Steps of the paths
+  trim, fused AdamW; on the CPU rows packed end to end, batching.pack_rows; on CUDA TF32 and
+  torch.compile's reduce-overhead mode, which replays a step as CUDA graphs: a step of this small
+  model is bound by launching kernels). On the CPU, without --quick, the fast path without packing
+  runs beside it, in length groups ("fast, length groups") and with the padding trim alone. Steps of the paths
   alternate on the same batches and the median counts (on CUDA, blocks of 5 steps issued back to
   back, as training issues them, then synchronised); tokens/s counts the course's tokens (batch x
-  127 positions). --quick uses batch 32 instead of the course's 128 and fewer steps. On CUDA two
-  more paths run beside them: "fast, eager" (no compiling; --no-compile makes it the fast path) and
-  "fast + bf16 autocast" (eager; off by default: its casts add kernels to a launch-bound step),
+  127 positions). --quick uses batch 32 instead of the course's 128 and fewer steps. On CUDA more
+  paths run beside them: "fast, packed" (packed rows, compiled as the fast path; not yet the GPU's
+  default), "fast, eager" and "fast, packed, eager" (no compiling; --no-compile makes the fast path
+  eager), "fast + bf16 autocast" (eager; off by default: its casts add kernels to a launch-bound step)
+  and "fast, packed + bf16 autocast",
   and the paths that replay whole steps, clipping and AdamW included, as CUDA graphs captured by
   hand ("step graphs", submission/graphs.py; off by default), with eager kernels in one or two
   length groups and with compiled kernels in two (on torch 2.2 and later; below it a line says why
@@ -185,19 +189,20 @@ def pretrain_batches(dataset, batch, count, seed=0):
 def training_runs(pre, variant, batch, threads, paths):
     """{name: TrainingRun} of identical models, one per path: (name, fast attention, fast trainer), then
     optionally torch.compile's mode (None: no compiling), bf16 autocast (default off), the length
-    groups (default "auto", the trainer's) and whole-step CUDA graphs (default off; graphs.py)."""
+    groups (default "auto", the trainer's), whole-step CUDA graphs (default off; graphs.py) and packed
+    rows (default "auto", the trainer's; batching.pack_rows)."""
     torch.manual_seed(0)
     cfg = GPTConfig(pre.vocab_size, BLOCK, synthesizer=variant == "synthesizer", **COURSE)
     state = GPT(cfg).state_dict()
     runs = {}
     for name, fast_attention, fast_trainer, *options in paths:
-        compile_mode, amp, groups, step_graphs = tuple(options) + (None, False, "auto", False)[len(options):]
+        compile_mode, amp, groups, step_graphs, pack = (tuple(options) + (None, False, "auto", False, "auto")[len(options):])
         model = GPT(cfg)
         model.load_state_dict(state)
         set_fast_attention(model, fast_attention)
         tconf, trainer = helper.pretrain(pre, BLOCK, model)  # the course's pretraining schedule (part f)
         for key, value in dict(batch_size=batch, fast=fast_trainer, num_threads=threads, compile=compile_mode or False,
-                               amp=amp, length_groups=groups, step_graphs=step_graphs).items():
+                               amp=amp, length_groups=groups, step_graphs=step_graphs, pack=pack).items():
             setattr(tconf, key, value)
         run = trainer.prepare()
         run.model.train()
@@ -207,15 +212,20 @@ def training_runs(pre, variant, batch, threads, paths):
 
 def training_paths(cuda, compiled, quick, step_graphs, bf16):
     """The timed training paths: (name, fast attention, fast trainer, compile mode, bf16 autocast, length
-    groups, step graphs), the later ones left out for their defaults. `compiled`: the fast path compiles
-    (CUDA, without --no-compile); `step_graphs`: this torch and device can replay whole steps (graphs.py)."""
+    groups, step graphs, packed rows), the later ones left out for their defaults. `compiled`: the fast path
+    compiles (CUDA, without --no-compile); `step_graphs`: this torch and device can replay whole steps
+    (graphs.py). The CPU's fast path packs rows (trainer.packing_setting); a GPU's packs only when asked."""
     paths = [("reference", False, False), ("fast", True, True, "reduce-overhead" if compiled else None)]
     if not quick:
         paths.insert(1, ("fast attention only", True, False))
     if not cuda and not quick:
-        paths.append(("fast, no length groups", True, True, None, False, 1))
+        paths.append(("fast, length groups", True, True, None, False, "auto", False, False))
+        paths.append(("fast, no length groups", True, True, None, False, 1, False, False))
+    if cuda:  # packed rows: not yet the GPU's default
+        paths.append(("fast, packed", True, True, "reduce-overhead" if compiled else None, False, "auto", False, True))
     if compiled:
         paths.append(("fast, eager", True, True, None))
+        paths.append(("fast, packed, eager", True, True, None, False, "auto", False, True))
     if cuda and step_graphs:  # whole steps as CUDA graphs, off by default
         paths.append(("fast, step graphs", True, True, None, False, 1, True))
         paths.append(("fast, step graphs, 2 length groups", True, True, None, False, 2, True))
@@ -223,6 +233,9 @@ def training_paths(cuda, compiled, quick, step_graphs, bf16):
             paths.append(("fast, step graphs + compile, 2 length groups", True, True, "default", False, 2, True))
     if bf16:
         paths.append(("fast + bf16 autocast", True, True, None, True))
+        if cuda:
+            paths.append(("fast, packed + bf16 autocast", True, True, "reduce-overhead" if compiled else None, True,
+                          "auto", False, True))
     return paths
 
 
@@ -354,6 +367,8 @@ def main(argv=None):
         summary[f"train_speedup_{variant}"] = round(speedup, 3)
         for name, key in (("fast attention only", "attention_only"), ("fast, eager", "eager"),
                           ("fast + bf16 autocast", "bf16"), ("fast, no length groups", "no_groups"),
+                          ("fast, length groups", "length_groups"), ("fast, packed", "packed"),
+                          ("fast, packed, eager", "packed_eager"), ("fast, packed + bf16 autocast", "packed_bf16"),
                           ("fast, step graphs", "step_graphs"),
                           ("fast, step graphs, 2 length groups", "step_graphs_2_groups"),
                           ("fast, step graphs + compile, 2 length groups", "step_graphs_compile_2_groups")):
@@ -363,10 +378,12 @@ def main(argv=None):
               + "".join(f"; {n} / reference: {med['reference'] / med[n]:.2f}x" for n in med
                         if n.startswith(("fast,", "fast +"))))
         if variant == "vanilla":
-            shapes = [runs["fast"].shapes(y) for _, y in batches[1:]]
+            shapes = [runs["fast"].shapes(x, y) for x, y in batches[1:]]
             positions = statistics.mean(sum(r * w for r, w in s) for s in shapes) / (batch * (BLOCK - 1))
-            print(f"  the fast path computes {positions:.0%} of the batch's positions ("
-                  + (f"{len(shapes[0])} length groups" if len(shapes[0]) > 1 else "the padding trim") + ")")
+            how = (f"{len(shapes[0])} length groups" if len(shapes[0]) > 1 else
+                   f"rows packed into {statistics.mean(s[0][0] for s in shapes):.0f} of {batch}" if runs["fast"].packing
+                   else "the padding trim")
+            print(f"  the fast path computes {positions:.0%} of the batch's positions ({how})")
             fast_vanilla = (cfg, med["fast"], shapes)
         del runs
 

@@ -3,7 +3,8 @@
 - attention's CPU training path (fused bias, one-matmul synthesizer scores, 32-bit-word dropout
   masks) equals the explicit reference given the same dropout masks, forward and backward; its
   masks drop with probability p;
-- a batch computed in length groups has the reference loss and gradients;
+- a batch computed in length groups has the reference loss and gradients, and so has a batch packed
+  into fewer rows (each row's span whole, once, positions restarting, attention within segments);
 - whole training runs: fast attention with padding trim (or length groups), fused AdamW and the rest of the trainer's
   defaults end at the reference path's params (no dropout, in float64 to 1e-10); a compiled model
   trains and saves raw keys; the forward traces as one graph (no graph breaks for CUDA graphs);
@@ -25,7 +26,7 @@ from torch.utils.data import TensorDataset
 from submission import GPT, GPTConfig, NameDataset, CharCorruptionDataset, Trainer, TrainerConfig
 from submission import attention as attention_module
 from submission.attention import set_fast_attention
-from submission.batching import length_group_count, length_groups, trim_padding
+from submission.batching import length_group_count, length_groups, pack_rows, trim_padding
 from submission.dataset import PAD_CHAR
 from submission.decoding import (_decode, _greedy_cached, _greedy_full, _new_caches, _prefill, longest_input,
                                  predict_places, predict_places_recompute, predict_places_reference, sample,
@@ -207,7 +208,7 @@ def test_length_group_count_follows_the_cpu_measurements():
     assert length_group_count(TrainerConfig(ignore_index=None), 128) == 1
     data = padded_data(n=16)
     untrimmed = Trainer(GPT(config()), data, None, TrainerConfig(trim_padding=False, num_threads=1)).prepare()
-    assert untrimmed.groups(data.tensors[1]) is None and untrimmed.shapes(data.tensors[1]) == [(16, 23)]
+    assert untrimmed.groups(data.tensors[1]) is None and untrimmed.shapes(*data.tensors) == [(16, 23)]
     for bad in (0, 2.5, "4", True):
         with pytest.raises(ValueError, match="length_groups must be 'auto' or a whole number of at least 1"):
             length_group_count(TrainerConfig(length_groups=bad), 128)
@@ -233,6 +234,128 @@ def test_a_grouped_batch_has_the_reference_loss_and_gradients(synth):
         assert torch.allclose(grads[1][name], g, atol=1e-6, rtol=1e-4), name
 
 
+def spans_of(x, y, ignore=0):
+    """{source row: (its inputs, its targets)} up to each row's last counted target, for rows with one."""
+    out = {}
+    for i in range(y.size(0)):
+        cols = (y[i] != ignore).nonzero()
+        if cols.numel():
+            n = int(cols[-1]) + 1
+            out[i] = (x[i, :n].tolist(), y[i, :n].tolist())
+    return out
+
+
+def test_pack_rows_places_each_counted_span_whole_once():
+    """Every row's span (up to its last counted target) lies whole in one packed row, its positions
+    0..n-1 and one segment number; segments count up left to right; rows without a counted target,
+    unused columns and the rows added to round R up hold only ignore_index, in segment -1."""
+    g = torch.Generator().manual_seed(7)
+    x = torch.randint(1, 20, (40, 31), generator=g)
+    y = torch.randint(1, 20, (40, 31), generator=g)
+    for i in range(40):
+        y[i, int(torch.randint(6, 32, (), generator=g)):] = 0
+        y[i, :i % 5] = 0  # counted targets need not start at column 0
+    y[3] = 0  # a row that feeds no loss
+    for multiple, row_multiple in ((1, 1), (8, 8), (4, 3)):
+        p = pack_rows(x, y, 0, multiple, row_multiple)
+        R, W = p.shape
+        assert W <= 31 and (W % multiple == 0 or W == 31) and R % row_multiple == 0
+        assert all(t.shape == (R, W) for t in (p.y, p.positions, p.segments))
+        found = {}
+        for r in range(R):
+            segs = p.segments[r].tolist()
+            starts = [c for c in range(W) if segs[c] >= 0 and (c == 0 or segs[c - 1] != segs[c])]
+            assert [segs[c] for c in starts] == list(range(len(starts)))  # 0, 1, 2, ... left to right
+            for c in starts:
+                n = segs.count(segs[c])
+                assert segs[c:c + n] == [segs[c]] * n and p.positions[r, c:c + n].tolist() == list(range(n))
+                found.setdefault((tuple(p.x[r, c:c + n].tolist()), tuple(p.y[r, c:c + n].tolist())), []).append(r)
+            unused = p.segments[r] < 0
+            assert (p.y[r][unused] == 0).all() and (p.x[r][unused] == 0).all()
+        spans = spans_of(x, y)
+        assert 3 not in spans and len(spans) == 39
+        assert sorted(found) == sorted((tuple(a), tuple(b)) for a, b in spans.values())  # each once, whole
+        assert int((p.y != 0).sum()) == int((y != 0).sum())
+    least = -(-sum(len(a) for a, _ in spans_of(x, y).values()) // 31)  # rows the spans fill at the very least
+    assert least <= pack_rows(x, y, 0).shape[0] <= 11 / 9 * least + 6 / 9  # first-fit decreasing's bound
+    assert pack_rows(x, torch.zeros_like(y), 0) is None
+
+
+@pytest.mark.parametrize("synth", [False, True])
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_packed_batch_has_the_reference_loss_and_gradients(synth, fast):
+    """In float64: packed rows (positions from `positions`, attention within `segments`) against the
+    batch as it is, for each attention path, in training (no dropout) and in eval mode (the fused SDPA
+    route with a mask, for the fast vanilla)."""
+    data = padded_data(n=16)
+    x, y = data.tensors
+    p = pack_rows(x, y, 0, multiple=4, row_multiple=4)
+    assert p.shape[0] < 16
+    torch.manual_seed(0)
+    model = scrambled(GPT(config(synthesizer=synth))).double()
+    set_fast_attention(model, fast)
+    for training in (True, False):
+        model.train(training)
+        _, loss = model(x, y)
+        grads = torch.autograd.grad(loss, list(model.parameters()))
+        _, packed_loss = model(p.x, p.y, positions=p.positions, segments=p.segments)
+        packed_grads = torch.autograd.grad(packed_loss, list(model.parameters()))
+        assert packed_loss.item() == pytest.approx(loss.item(), rel=1e-12)
+        for (name, _), a, b in zip(model.named_parameters(), grads, packed_grads):
+            assert torch.allclose(a, b, atol=1e-12, rtol=0), name
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_packed_cpu_training_path_equals_the_masked_softmax_with_the_same_masks(synth, monkeypatch):
+    """With attention dropout on the CPU, packed rows take the explicit path (`_keep_mask`'s 32-bit masks,
+    the 1/(1-p) scale on the output); given the same masks it equals the masked softmax with dropout."""
+    torch.manual_seed(0)
+    fast = scrambled(GPT(config(synthesizer=synth, attn_pdrop=0.2)))
+    ref = GPT(config(synthesizer=synth, attn_pdrop=0.2))
+    ref.load_state_dict(fast.state_dict())
+    masks = FixedMasks()
+    monkeypatch.setattr(attention_module, "_keep_mask", masks.draw)
+    x, y = padded_data(n=16).tensors
+    p = pack_rows(x, y, 0)
+    fast.train()
+    a, loss_a = fast(p.x, p.y, positions=p.positions, segments=p.segments)
+    assert len(masks.masks) == 2  # the explicit path drew one mask per layer
+    for block in ref.blocks:
+        block.attn.attn_drop = MaskedDropout(0.2, masks)
+        block.attn.fast = False  # the packed route's masked softmax, dropout through attn_drop
+    ref.train()
+    masks.replay = [m.view(p.shape[0], 4, *p.shape[1:], p.shape[1]) for m in masks.masks]  # (R, nh, W, W)
+    b, loss_b = ref(p.x, p.y, positions=p.positions, segments=p.segments)
+    assert masks.replay == []
+    assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+    loss_a.backward()
+    loss_b.backward()
+    grads_b = dict(ref.named_parameters())
+    for name, param in fast.named_parameters():
+        assert torch.allclose(param.grad, grads_b[name].grad, atol=1e-5, rtol=1e-3), name
+
+
+def test_packing_is_on_where_measured_and_refused_where_it_cannot_run():
+    from submission.trainer import packing_setting
+    model = GPT(config())
+    auto = TrainerConfig()
+    assert packing_setting(auto, model, "cpu") and not packing_setting(auto, model, "cuda")  # not measured there
+    assert packing_setting(TrainerConfig(pack=True), model, "cuda")
+    assert not packing_setting(TrainerConfig(pack=False), model, "cpu")
+    for conf, model_here, step_graphs, why in (
+            (dict(length_groups=4), model, False, "no length groups \\(4 asked for\\)"),
+            (dict(fast=False), model, False, "the fast path"),
+            (dict(trim_padding=False), model, False, "the fast path with its padding trim"),
+            (dict(ignore_index=None), model, False, "a model whose loss skips a target id"),
+            ({}, nn.Linear(2, 2), False, "a model that attends within segments"),
+            ({}, model, True, "no step graphs")):
+        assert not packing_setting(TrainerConfig(**conf), model_here, "cpu", step_graphs)  # "auto": quietly off
+        with pytest.raises(ValueError, match="pack needs " + why):
+            packing_setting(TrainerConfig(pack=True, **conf), model_here, "cpu", step_graphs)
+    with pytest.raises(ValueError, match="pack must be True, False or 'auto', got 'yes'"):
+        packing_setting(TrainerConfig(pack="yes"), model)
+
+
 def padded_data(n=24, width=23, vocab=20):
     g = torch.Generator().manual_seed(3)
     x = torch.randint(1, vocab, (n, width), generator=g)
@@ -256,15 +379,17 @@ def train_params(synth, fast, fast_trainer=True, **conf):
     return model.state_dict(), trainer.tokens
 
 
+@pytest.mark.parametrize("pack", [True, False])
 @pytest.mark.parametrize("synth", [False, True])
-def test_fast_training_ends_at_the_reference_params(synth):
+def test_fast_training_ends_at_the_reference_params(synth, pack):
     """In float64, as the length groups' test below: in float32 the padding trim's other GEMM sizes sum in
     another order, and AdamW amplifies that where gradients are near zero, by a CPU's own amount (the
-    synthesizer moved up to 4e-4 on a 2-core AMD EPYC, within 1e-4 on an Intel Xeon)."""
+    synthesizer moved up to 4e-4 on a 2-core AMD EPYC, within 1e-4 on an Intel Xeon). Packed (the CPU's
+    default) and with the padding trim alone."""
     torch.set_default_dtype(torch.float64)
     try:
         ref, ref_tokens = train_params(synth, fast=False, fast_trainer=False)
-        fast, fast_tokens = train_params(synth, fast=True)  # defaults: trim, fused AdamW, fast attention
+        fast, fast_tokens = train_params(synth, fast=True, pack=pack)  # trim or packing, fused AdamW, fast attention
     finally:
         torch.set_default_dtype(torch.float32)
     assert fast_tokens == ref_tokens == 2 * 24 * 23  # the course's count, untrimmed
@@ -276,15 +401,17 @@ def test_fast_training_ends_at_the_reference_params(synth):
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("pack", ["auto", True])
 @pytest.mark.parametrize("synth", [False, True])
-def test_fast_training_on_cuda_ends_at_the_reference_params(synth, monkeypatch):
+def test_fast_training_on_cuda_ends_at_the_reference_params(synth, pack, monkeypatch):
     """On a GPU, in float64 (TF32 rounds only float32): the fast path there (fused AdamW, the trim, the
-    fused attention kernel, pinned non-blocking copies) against the course's loop on the same GPU."""
+    fused attention kernel, pinned non-blocking copies; packed rows when asked) against the course's
+    loop on the same GPU."""
     monkeypatch.setenv("GPT_DEVICE", "cuda")  # conftest keeps the rest of the suite on the CPU
     torch.set_default_dtype(torch.float64)
     try:
         ref, ref_tokens = train_params(synth, fast=False, fast_trainer=False)
-        fast, fast_tokens = train_params(synth, fast=True)
+        fast, fast_tokens = train_params(synth, fast=True, pack=pack)
     finally:
         torch.set_default_dtype(torch.float32)
     assert fast_tokens == ref_tokens == 2 * 24 * 23
@@ -327,9 +454,9 @@ def test_a_compiled_run_compiles_one_graph_for_all_its_batch_shapes():
     counters.clear()
     torch.manual_seed(0)
     model = GPT(config())
-    tconf = TrainerConfig(max_epochs=1, batch_size=8, num_threads=1, compile="eager")
+    tconf = TrainerConfig(max_epochs=1, batch_size=8, num_threads=1, compile="eager", pack=False)
     run = Trainer(model, TensorDataset(x, y), None, tconf).prepare()
-    assert [run.shapes(y[i:i + 8]) for i in (0, 8, 16)] == [[(8, 16)], [(8, 8)], [(4, 23)]]
+    assert [run.shapes(x[i:i + 8], y[i:i + 8]) for i in (0, 8, 16)] == [[(8, 16)], [(8, 8)], [(4, 23)]]
     for i in (0, 8, 16):
         run.step(x[i:i + 8], y[i:i + 8])
     assert counters["stats"]["unique_graphs"] == 1
@@ -979,9 +1106,12 @@ def test_forward_traces_as_one_graph(synth):
             dynamo.reset()
             model = GPT(config(synthesizer=synth, **drop)).to(device).train(training)
             x = torch.randint(0, 20, (3, 16)).to(device)
-            traced = dynamo.explain(model)(x, x)
-            assert (traced.graph_count, traced.graph_break_count) == (1, 0), \
-                (device, training, [str(r.reason).splitlines()[0] for r in traced.break_reasons])
+            positions = torch.arange(16).remainder(7).expand(3, 16).to(device)  # packed: spans of 7, 7 and 2
+            segments = torch.arange(16).div(7, rounding_mode="floor").expand(3, 16).to(device)
+            for kwargs in ({}, dict(positions=positions, segments=segments)):
+                traced = dynamo.explain(model)(x, x, **kwargs)
+                assert (traced.graph_count, traced.graph_break_count) == (1, 0), \
+                    (device, training, [str(r.reason).splitlines()[0] for r in traced.break_reasons])
     dynamo.reset()
 
 
@@ -1001,25 +1131,35 @@ def test_bench_paths_carry_their_compile_and_autocast_options():
 def test_the_bench_times_no_path_the_trainer_refuses():
     """Every path the bench times on CUDA passes the trainer's checks: no length groups under a compile
     mode that records CUDA graphs of its own (such rows crashed the bench on an H100); step-graph rows
-    only where step graphs can run; the CPU's paths take no CUDA-only option."""
+    only where step graphs can run; packed rows only where packing can; the CPU's paths take no CUDA-only
+    option. Each row's name says its options."""
     import bench
-    from submission.trainer import compiled_graphs_conflict
+    from submission.trainer import compiled_graphs_conflict, packing_setting
+    model = GPT(config())
     for cuda, compiled, quick, graphs, bf16 in [(True, True, False, True, True), (True, False, False, True, False),
                                                 (True, True, True, False, True), (False, False, False, False, True),
                                                 (False, False, True, False, False)]:
         paths = bench.training_paths(cuda, compiled, quick, graphs, bf16)
         names = [p[0] for p in paths]
         assert names[0] == "reference" and "fast" in names and len(set(names)) == len(names)
-        for name, _, _, *options in paths:
-            mode, amp, groups, step_graphs = tuple(options) + (None, False, "auto", False)[len(options):]
-            assert compiled_graphs_conflict(groups if isinstance(groups, int) else 1,
-                                            "cuda" if cuda else "cpu", mode) is None, name
+        for name, _, fast, *options in paths:
+            mode, amp, groups, step_graphs, pack = tuple(options) + (None, False, "auto", False, "auto")[len(options):]
+            device = "cuda" if cuda else "cpu"
+            assert compiled_graphs_conflict(groups if isinstance(groups, int) else 1, device, mode) is None, name
             assert not step_graphs or (cuda and graphs), name
-            assert amp == (name == "fast + bf16 autocast") and (not amp or bf16), name
+            assert amp == ("bf16 autocast" in name) and (not amp or bf16), name
+            conf = TrainerConfig(fast=fast, length_groups=groups, pack=pack)
+            packs = packing_setting(conf, model, device, step_graphs)  # raises where packing cannot run
+            # on the CPU every fast row packs but those of the length groups; on CUDA those that say so
+            assert packs == ("packed" in name if cuda else fast and "length groups" not in name), name
+            assert (mode is not None) == (compiled and name in ("fast", "fast, packed", "fast, packed + bf16 autocast")
+                                          or name == "fast, step graphs + compile, 2 length groups"), name
             if "length groups" in name or "step graphs" in name:  # the rows' names say their groups
-                assert groups == (2 if "2 length groups" in name else 1), name
+                assert groups == (2 if "2 length groups" in name else "auto" if name == "fast, length groups"
+                                  else 1), name
         assert any(p[0] == "fast, step graphs + compile, 2 length groups" for p in paths) == (compiled and graphs)
         assert ("fast attention only" in names) == (not quick)
+        assert ("fast, packed" in names) == cuda and ("fast, length groups" in names) == (not cuda and not quick)
 
 
 @COMPILE_PER_BACKEND

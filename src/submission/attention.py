@@ -145,6 +145,33 @@ def _resid_dropout(module, y):
     return module.resid_drop(y)
 
 
+class PackedAttention:
+    """Where each position of a packed batch (batching.pack_rows) may attend, shared by every layer.
+
+    `allowed` (B, 1, T, T): key position at or before the query's, in the query's segment; `hidden` its
+    complement, the scores masked out; `positions` (B, T): each position's place in its own sequence
+    (the synthesizer's w2 and b2 columns). Each query is allowed itself, so no softmax row is all masked.
+    """
+
+    def __init__(self, positions, segments):
+        T = segments.size(1)
+        same = segments.unsqueeze(2) == segments.unsqueeze(1)  # (B, T, 1) == (B, 1, T) -> (B, T, T)
+        causal = torch.ones(T, T, dtype=torch.bool, device=segments.device).tril()  # (T, T)
+        self.allowed = (same & causal).unsqueeze(1)  # (B, 1, T, T), broadcast over heads
+        self.hidden = ~self.allowed
+        self.positions = positions
+
+
+def _attend_within_segments(module, att, v, packed):
+    """Packed batches: softmax of scores `att` (B, nh, T, T) over each query's own segment, attention
+    dropout, times v (B, nh, T, hs); returns (B, nh, T, hs)."""
+    B, nh, T, hs = v.shape
+    att = att.masked_fill(packed.hidden, float("-inf"))  # (B, nh, T, T)
+    if module.fast and _use_explicit_train_path(module, v):
+        return _attend_dropout(att.view(B * nh, T, T), v, module.attn_drop.p, B, nh, T, hs)
+    return module.attn_drop(F.softmax(att, dim=-1)) @ v  # (B, nh, T, T) @ (B, nh, T, hs) -> (B, nh, T, hs)
+
+
 class CausalSelfAttention(nn.Module):
     """Multi-head masked self-attention with a projection at the end."""
 
@@ -164,14 +191,20 @@ class CausalSelfAttention(nn.Module):
         self.n_head = config.n_head
         self.fast = getattr(config, "fast_attention", True)
 
-    def forward(self, x, layer_past=None):
+    def forward(self, x, layer_past=None, packed=None):
+        """(B, T, C) -> (B, T, C); `packed` (a PackedAttention): attend within each position's segment."""
         B, T, C = x.size()
         hs = C // self.n_head
         k = self.key(x).view(B, T, self.n_head, hs).transpose(1, 2)    # (B, nh, T, hs)
         q = self.query(x).view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
         v = self.value(x).view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
         route = attention_route(self, x)
-        if route == "explicit":
+        if packed is not None and route == "sdpa":
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=packed.allowed)  # (B, nh, T, hs)
+        elif packed is not None:
+            att = (q * (1.0 / math.sqrt(hs))) @ k.transpose(-2, -1)  # (B, nh, T, T)
+            y = _attend_within_segments(self, att, v, packed)
+        elif route == "explicit":
             # scores = scale * q k^T + causal bias in one baddbmm; then softmax, dropout, @ v
             att = torch.baddbmm(_causal_bias(self, T, q), q.reshape(B * self.n_head, T, hs),
                                 k.reshape(B * self.n_head, T, hs).transpose(1, 2),
@@ -282,7 +315,9 @@ class SynthesizerAttention(nn.Module):
         scores = torch.mm(a.reshape(B * nh * tq, hs), self.w2[:, :n_keys])  # (B*nh*tq, hs) @ (hs, n_keys)
         return scores.view(B * nh, tq, n_keys) + bias  # (B*nh, tq, n_keys)
 
-    def forward(self, x, layer_past=None):
+    def forward(self, x, layer_past=None, packed=None):
+        """(B, T, C) -> (B, T, C); `packed` (a PackedAttention): attend within each position's segment,
+        key j scored by w2's and b2's column for j's place in its own sequence."""
         B, T, C = x.size()
         self._check_length(T)
         hs = C // self.n_head
@@ -290,7 +325,11 @@ class SynthesizerAttention(nn.Module):
         v = self.value(x).view(B, T, self.n_head, hs).transpose(1, 2)        # (B, nh, T, hs)
         w2 = self.w2[:, :T]  # (hs, T): scores for the first T positions only
         b2 = self.b2[:T]     # (T,)
-        if self.fast:
+        if packed is not None:
+            w2 = self.w2[:, packed.positions].permute(1, 0, 2).unsqueeze(1)  # (hs, B, T) -> (B, 1, hs, T)
+            b2 = self.b2[packed.positions].view(B, 1, 1, T)  # (B, 1, 1, T)
+            y = _attend_within_segments(self, a @ w2 + b2, v, packed)  # (B, nh, T, hs) @ (B, 1, hs, T) + b2
+        elif self.fast:
             # softmax(a w2 + b2 + causal mask): one matrix product for all heads, b2 and the -inf
             # above the diagonal in one additive (T, T) bias. (SDPA with w2^T as "keys" needs them
             # expanded per row and head, and falls back to an unfused path that materialises them.)

@@ -4,11 +4,15 @@ Span-corruption and finetuning rows end their counted targets (those not ignore_
 anywhere along the block. `trim_padding` cuts a batch to its last counted column; `length_groups`
 splits it into groups of rows of similar length, each cut to its own longest row, with weights that
 make the groups' mean losses the batch's mean (so loss and gradients are the full batch's);
-`length_group_count` is how many groups a batch gets. Exact for a causal model whose loss skips
-ignore_index: a dropped position feeds no loss and no kept position attends to it.
+`length_group_count` is how many groups a batch gets. `pack_rows` lays the rows, each cut after its
+last counted target, end to end into fewer rows, with each piece's positions and segment for a model
+that attends within segments. Exact for a causal model whose loss skips ignore_index: a dropped
+position feeds no loss and no kept position attends to it.
 
-The project's own, not the course's (which trains every padded position); the same idea as the
-length-grouped ("bucketed") batching of sequence-to-sequence toolkits.
+The project's own, not the course's (which trains every padded position); the same ideas as the
+length-grouped ("bucketed") batching of sequence-to-sequence toolkits and the packing of sequences
+with a block-diagonal attention mask (Krell et al. 2021, "Efficient Sequence Packing without
+Cross-contamination").
 """
 import torch
 
@@ -78,3 +82,79 @@ def length_group_count(config, rows, device="cpu", world_size=1, compiled=False)
             return 1
         return max(2, min(8, rows // 16))
     return value
+
+
+class Packed:
+    """A batch packed by `pack_rows`: x, y, positions, segments, each (R, W), R rows of W columns.
+
+    Each source row's counted span (up to its last counted target) lies whole in one packed row, from
+    some column on; `positions` restart at 0 for each span, and `segments` number the spans of a packed
+    row 0, 1, 2, ... (-1 for the unused columns at a row's end and for rows added to round R up). The
+    model attends within a segment only (GPT.forward), so each span computes what its source row did.
+    """
+
+    def __init__(self, x, y, positions, segments):
+        self.x, self.y, self.positions, self.segments = x, y, positions, segments
+
+    def to(self, device, non_blocking=False):
+        """The four tensors on `device` (a new Packed)."""
+        return Packed(*(t.to(device, non_blocking=non_blocking)
+                        for t in (self.x, self.y, self.positions, self.segments)))
+
+    @property
+    def shape(self):
+        return tuple(self.x.shape)
+
+
+def pack_rows(x, y, ignore_index, multiple=1, row_multiple=1):
+    """Pack a (B, T) batch's rows, each cut after its last counted target, into fewer rows of at most T
+    columns (first-fit decreasing); a `Packed`, or None when no target is counted.
+
+    Rows with no counted target are left out (they feed no loss). The packed width W is the fullest row's
+    length rounded up to `multiple` (at most T), and the row count R is rounded up to `row_multiple` with
+    rows of ignore_index only, so that a compiled or graphed step sees few shapes. Every counted target
+    appears once, at the same place in its span as in its source row: for a model that attends within
+    segments (GPT.forward's `segments`) and takes positions from `positions`, loss and gradients are the
+    batch's. In span-corruption pretraining about 46% of a batch's positions are counted or before one:
+    packed, a batch of 128 rows fits in about 60.
+    """
+    counted = y != ignore_index                                   # (B, T)
+    B, T = y.shape
+    columns = torch.arange(1, T + 1)                               # (T,) 1-based
+    last = torch.where(counted, columns, 0).amax(1).tolist()       # (B,): 1 + each row's last counted column
+    order = sorted((i for i in range(B) if last[i] > 0), key=lambda i: -last[i])
+    if not order:
+        return None
+    free, where = [], {}  # free columns of each packed row; source row -> (packed row, first column)
+    for i in order:
+        n = last[i]
+        for r, room in enumerate(free):
+            if room >= n:
+                break
+        else:
+            r = len(free)
+            free.append(T)
+        where[i] = (r, T - free[r])
+        free[r] -= n
+    rows = -(-len(free) // row_multiple) * row_multiple
+    width = min(T, -(-max(T - room for room in free) // multiple) * multiple)
+    # every kept position as a flat index: its source (row i, column j) and its packed place (row r, start + j)
+    lengths = torch.tensor([last[i] for i in order])                                  # (k,)
+    j = torch.arange(int(lengths.sum())) - torch.repeat_interleave(lengths.cumsum(0) - lengths, lengths)  # (n,)
+    spans = {}  # spans placed so far in each packed row, numbering the segments left to right
+    segment = []
+    for i in order:
+        r = where[i][0]
+        segment.append(spans.get(r, 0))
+        spans[r] = segment[-1] + 1
+    src = torch.repeat_interleave(torch.tensor(order) * T, lengths) + j               # (n,)
+    dst = torch.repeat_interleave(torch.tensor([where[i][0] * width + where[i][1] for i in order]), lengths) + j
+    xp = torch.full((rows * width,), ignore_index, dtype=x.dtype)
+    yp = torch.full((rows * width,), ignore_index, dtype=y.dtype)
+    positions = torch.zeros(rows * width, dtype=torch.long)
+    segments = torch.full((rows * width,), -1, dtype=torch.long)
+    xp[dst] = x.reshape(-1)[src]
+    yp[dst] = y.reshape(-1)[src]
+    positions[dst] = j
+    segments[dst] = torch.repeat_interleave(torch.tensor(segment), lengths)
+    return Packed(*(t.view(rows, width) for t in (xp, yp, positions, segments)))  # each (R, W)

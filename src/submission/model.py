@@ -11,7 +11,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .attention import CausalSelfAttention, SynthesizerAttention
+from .attention import CausalSelfAttention, SynthesizerAttention, PackedAttention
 
 
 class GPTConfig:
@@ -51,8 +51,8 @@ class Block(nn.Module):
             nn.Dropout(config.resid_pdrop),
         )
 
-    def forward(self, x):
-        x = x + self.attn(self.ln1(x))
+    def forward(self, x, packed=None):
+        x = x + self.attn(self.ln1(x), packed=packed)
         x = x + self.mlp(self.ln2(x))
         return x
 
@@ -66,6 +66,7 @@ class GPT(nn.Module):
     """The full language model, with a context of block_size characters."""
 
     loss_ignore_index = 0  # the target id the loss skips (PAD): the Trainer's fast path trims it
+    packs_rows = True  # forward takes positions and segments: the Trainer may pack rows (batching.pack_rows)
 
     def __init__(self, config):
         super().__init__()
@@ -91,14 +92,30 @@ class GPT(nn.Module):
     def get_block_size(self):
         return self.block_size
 
-    def forward(self, idx, targets=None):
+    def forward(self, idx, targets=None, positions=None, segments=None):
+        """Logits (b, t, vocab) and the mean loss over targets other than PAD (None without targets).
+
+        Beyond the course, for packed training batches (batching.pack_rows): `positions` (b, t) gives each
+        position's place in its own sequence, and `segments` (b, t) which sequence of the row it belongs to;
+        a position then attends only to earlier positions of its segment, so each sequence computes what it
+        would alone in a row of its own.
+        """
         b, t = idx.size()
         if t > self.block_size:
             raise BlockOverflow(f"Cannot forward a sequence of {t} tokens: the block size is {self.block_size}")
         token_embeddings = self.tok_emb(idx)            # (b, t, n_embd)
-        position_embeddings = self.pos_emb[:, :t, :]    # (1, t, n_embd)
+        if positions is None:
+            position_embeddings = self.pos_emb[:, :t, :]    # (1, t, n_embd)
+            packed = None
+        else:
+            position_embeddings = self.pos_emb[0][positions]  # (b, t, n_embd): each position's own place
+            packed = PackedAttention(positions, segments)
         x = self.drop(token_embeddings + position_embeddings)
-        x = self.blocks(x)
+        if packed is None:
+            x = self.blocks(x)
+        else:
+            for block in self.blocks:
+                x = block(x, packed=packed)
         x = self.ln_f(x)
         logits = self.head(x)                           # (b, t, vocab_size)
         loss = None
