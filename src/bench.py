@@ -11,16 +11,15 @@ In one run it prints:
   on span-corruption pretraining batches, for both variants. The reference is the course's
   computation (explicit masked-softmax attention, full padded batches, per-tensor AdamW, fp32);
   the fast path is the project's default for a pretraining run (attention.py's fast path, padding
-  trim, fused AdamW; on the CPU rows packed end to end, batching.pack_rows; on CUDA TF32 and
-  torch.compile's reduce-overhead mode, which replays a step as CUDA graphs: a step of this small
-  model is bound by launching kernels). On the CPU, without --quick, the fast path without packing
-  runs beside it, in length groups ("fast, length groups") and with the padding trim alone. Steps of the paths
+  trim, fused AdamW; on the CPU length groups; on CUDA TF32 and torch.compile's reduce-overhead
+  mode, which replays a step as CUDA graphs: a step of this small model is bound by launching
+  kernels). Beside it "fast, packed": rows packed end to end (batching.pack_rows; off by default),
+  on the CPU without --quick and on CUDA. Steps of the paths
   alternate on the same batches and the median counts (on CUDA, blocks of 5 steps issued back to
   back, as training issues them, then synchronised); tokens/s counts the course's tokens (batch x
   127 positions). --quick uses batch 32 instead of the course's 128 and fewer steps. On CUDA more
-  paths run beside them: "fast, packed" (packed rows, compiled as the fast path; not yet the GPU's
-  default), "fast, eager" and "fast, packed, eager" (no compiling; --no-compile makes the fast path
-  eager), "fast + bf16 autocast" (eager; off by default: its casts add kernels to a launch-bound step)
+  paths run beside them: "fast, packed" (compiled as the fast path), "fast, eager" and "fast,
+  packed, eager" (no compiling; --no-compile makes the fast path eager), "fast + bf16 autocast" (eager; off by default: its casts add kernels to a launch-bound step)
   and "fast, packed + bf16 autocast",
   and the paths that replay whole steps, clipping and AdamW included, as CUDA graphs captured by
   hand ("step graphs", submission/graphs.py; off by default), with eager kernels in one or two
@@ -190,13 +189,13 @@ def training_runs(pre, variant, batch, threads, paths):
     """{name: TrainingRun} of identical models, one per path: (name, fast attention, fast trainer), then
     optionally torch.compile's mode (None: no compiling), bf16 autocast (default off), the length
     groups (default "auto", the trainer's), whole-step CUDA graphs (default off; graphs.py) and packed
-    rows (default "auto", the trainer's; batching.pack_rows)."""
+    rows (default off, the trainer's; batching.pack_rows)."""
     torch.manual_seed(0)
     cfg = GPTConfig(pre.vocab_size, BLOCK, synthesizer=variant == "synthesizer", **COURSE)
     state = GPT(cfg).state_dict()
     runs = {}
     for name, fast_attention, fast_trainer, *options in paths:
-        compile_mode, amp, groups, step_graphs, pack = (tuple(options) + (None, False, "auto", False, "auto")[len(options):])
+        compile_mode, amp, groups, step_graphs, pack = (tuple(options) + (None, False, "auto", False, False)[len(options):])
         model = GPT(cfg)
         model.load_state_dict(state)
         set_fast_attention(model, fast_attention)
@@ -214,14 +213,13 @@ def training_paths(cuda, compiled, quick, step_graphs, bf16):
     """The timed training paths: (name, fast attention, fast trainer, compile mode, bf16 autocast, length
     groups, step graphs, packed rows), the later ones left out for their defaults. `compiled`: the fast path
     compiles (CUDA, without --no-compile); `step_graphs`: this torch and device can replay whole steps
-    (graphs.py). The CPU's fast path packs rows (trainer.packing_setting); a GPU's packs only when asked."""
+    (graphs.py). Packed rows (batching.pack_rows) are nowhere the default yet."""
     paths = [("reference", False, False), ("fast", True, True, "reduce-overhead" if compiled else None)]
     if not quick:
         paths.insert(1, ("fast attention only", True, False))
     if not cuda and not quick:
-        paths.append(("fast, length groups", True, True, None, False, "auto", False, False))
-        paths.append(("fast, no length groups", True, True, None, False, 1, False, False))
-    if cuda:  # packed rows: not yet the GPU's default
+        paths.append(("fast, no length groups", True, True, None, False, 1))
+    if cuda or not quick:
         paths.append(("fast, packed", True, True, "reduce-overhead" if compiled else None, False, "auto", False, True))
     if compiled:
         paths.append(("fast, eager", True, True, None))
@@ -367,7 +365,7 @@ def main(argv=None):
         summary[f"train_speedup_{variant}"] = round(speedup, 3)
         for name, key in (("fast attention only", "attention_only"), ("fast, eager", "eager"),
                           ("fast + bf16 autocast", "bf16"), ("fast, no length groups", "no_groups"),
-                          ("fast, length groups", "length_groups"), ("fast, packed", "packed"),
+                          ("fast, packed", "packed"),
                           ("fast, packed, eager", "packed_eager"), ("fast, packed + bf16 autocast", "packed_bf16"),
                           ("fast, step graphs", "step_graphs"),
                           ("fast, step graphs, 2 length groups", "step_graphs_2_groups"),
@@ -380,10 +378,13 @@ def main(argv=None):
         if variant == "vanilla":
             shapes = [runs["fast"].shapes(x, y) for x, y in batches[1:]]
             positions = statistics.mean(sum(r * w for r, w in s) for s in shapes) / (batch * (BLOCK - 1))
-            how = (f"{len(shapes[0])} length groups" if len(shapes[0]) > 1 else
-                   f"rows packed into {statistics.mean(s[0][0] for s in shapes):.0f} of {batch}" if runs["fast"].packing
-                   else "the padding trim")
-            print(f"  the fast path computes {positions:.0%} of the batch's positions ({how})")
+            print(f"  the fast path computes {positions:.0%} of the batch's positions ("
+                  + (f"{len(shapes[0])} length groups" if len(shapes[0]) > 1 else "the padding trim") + ")")
+            if "fast, packed" in runs:
+                packed = [runs["fast, packed"].shapes(x, y)[0] for x, y in batches[1:]]
+                share = statistics.mean(r * w for r, w in packed) / (batch * (BLOCK - 1))
+                print(f"  packed, a batch of {batch} rows is {statistics.mean(r for r, _ in packed):.1f} rows: "
+                      f"{share:.0%} of its positions")
             fast_vanilla = (cfg, med["fast"], shapes)
         del runs
 

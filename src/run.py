@@ -115,10 +115,8 @@ def build_parser():
                         "reduce-overhead or max-autotune, so automatic compiling takes mode default)")
     g.add_argument("--pack", action="store_true",
                    help="pack each batch's rows end to end into fewer, fuller rows, each sequence attending within "
-                        "itself (same loss and gradients; the default on the CPU, asked for here on a GPU; not with "
-                        "--length_groups N or --step_graphs)")
-    g.add_argument("--no_pack", action="store_true",
-                   help="never pack rows (the CPU then computes each batch in length groups)")
+                        "itself (same loss and gradients; off by default: not faster on a 2-core CPU than its length "
+                        "groups, not yet timed on a GPU; not with --length_groups N or --step_graphs)")
     g.add_argument("--step_graphs", action="store_true",
                    help="one GPU, torch 2.2+: replay whole training steps, clipping and AdamW included, as CUDA graphs "
                         "captured by hand (same computation; not with --compile_mode reduce-overhead or "
@@ -168,8 +166,6 @@ def parse_args(argv=None):
         p.error(f"--seed must be between 0 and {2 ** 32 - 1} (numpy's range), got {args.seed}")
     if args.no_compile and (args.compile or args.compile_mode):
         p.error("--no_compile contradicts --compile/--compile_mode; give one of them")
-    if args.pack and args.no_pack:
-        p.error("--no_pack contradicts --pack; give one of them")
     if args.pack and ((args.length_groups or 1) > 1 or args.step_graphs):
         p.error(f"--pack replaces the length groups and does not run under step graphs; leave out --pack or "
                 f"{'--length_groups' if (args.length_groups or 1) > 1 else '--step_graphs'}")
@@ -209,7 +205,7 @@ def parse_args(argv=None):
                 f"that has none; give the interrupted run's --writing_params_path")
     training = ["writing_params_path", "finetune_corpus_path", "log_path", "max_epochs", "batch_size", "learning_rate",
                 "num_workers", "dropout", "length_groups", "state_every", "compile", "compile_mode", "no_compile",
-                "step_graphs", "pack", "no_pack", "bf16", "reference_train", "restart"]
+                "step_graphs", "pack", "bf16", "reference_train", "restart"]
     unread = {"pretrain": ["reading_params_path", "finetune_corpus_path", "eval_corpus_path", "outputs_path",
                            "reference_eval"],
               "finetune": ["eval_corpus_path", "outputs_path", "reference_eval"],
@@ -307,8 +303,8 @@ def apply_overrides(tconf, args):
         tconf.amp = True
     if args.step_graphs:
         tconf.step_graphs = True
-    if args.pack or args.no_pack:
-        tconf.pack = args.pack
+    if args.pack:
+        tconf.pack = True
     if args.reference_train:
         tconf.fast = False  # the course's loop (trainer.py: TrainerConfig.fast)
     return tconf

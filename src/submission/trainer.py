@@ -22,18 +22,18 @@ turns all of the trainer's part off, giving the course's loop that src/bench.py 
   Only for a model that declares the id its loss skips (GPT.loss_ignore_index, or the config's
   ignore_index set): the course's Trainer serves any model, and one whose loss counts every target,
   such as the minGPT notebook's, trains on whole batches.
-- Packed rows (`pack`, on the CPU by default): each row is cut after its last counted target and the
-  pieces are laid end to end into fewer rows, each piece attending only within itself at its own
-  positions (batching.pack_rows, GPT.forward's positions and segments): loss and gradients are again
-  unchanged, and a pretraining batch of 128 rows becomes about 54 full ones. One forward, fewer
-  positions than the length groups below, which it replaces (packing_setting says where it runs).
-- Length groups (`length_groups`, on the CPU when packing is off): a batch's rows are sorted by where their
+- Length groups (`length_groups`, on the CPU by default): a batch's rows are sorted by where their
   counted targets end and computed in a few groups, each cut to its own longest row, the loss being
   the groups' mean losses weighted by their share of the counted targets: the batch's mean, so loss
   and gradients are again unchanged. Span-corruption rows end anywhere from 6 (2 for an empty line)
   to 114 characters: in 8 groups a pretraining batch computes 49% of the positions of its 128
   columns and 30% of the attention scores (the trim alone: 89% and 78%; 20 batches of data/; of the bench's batches 48%).
   batching.py has both, and in `length_group_count` the measured speed-ups and where groups stay off.
+- Packed rows (`pack`, off; run.py --pack): each row is cut after its last counted target and the
+  pieces are laid end to end into fewer rows, each piece attending only within itself at its own
+  positions (batching.pack_rows, GPT.forward's positions and segments): loss and gradients are again
+  unchanged, a pretraining batch of 128 rows becomes about 58 full ones, in one forward. It replaces
+  the length groups; `packing_setting` says where it runs and what it measured.
 - On CPU: threads (`num_threads`; default utils.CpuThreads: the cores other processes leave free,
   re-checked every 10 s) and no DataLoader workers (`loader_workers`).
 - Fused AdamW on CUDA, and on the CPU from torch 2.4 (the same update, one kernel).
@@ -125,7 +125,7 @@ class TrainerConfig:
     #                        GPT's PAD, 0), and for a model without one every target counts (no trim, no groups)
     trim_padding = True   # drop trailing columns whose targets are all ignore_index
     length_groups = "auto"  # rows grouped by length, each group cut to its own width (length_group_count)
-    pack = "auto"         # rows packed end to end into fewer, fuller rows (batching.pack_rows; packing_setting)
+    pack = False          # rows packed end to end into fewer, fuller rows (batching.pack_rows; packing_setting)
     num_threads = None    # CPU threads; None: utils.CpuThreads follows the cores other processes leave free
     amp = False           # bf16 autocast (off: slower and less stable here, see the module docstring)
     compile = "auto"      # torch.compile: "auto", False, True, a mode or a backend name (compile_setting)
@@ -304,22 +304,22 @@ def loader_workers(requested, device="cuda"):
     return max(0, min(int(requested), per_process - 1))
 
 
-def packing_setting(config, model, device="cpu", step_graphs=False):
-    """Whether training packs each batch's rows end to end (batching.pack_rows) for `model` on `device`.
+def packing_setting(config, model, step_graphs=False):
+    """Whether training packs each batch's rows end to end (batching.pack_rows) for `model`.
 
-    `config.pack`: True, False, or "auto" (the default): packs on the CPU where the model can, unless
-    length groups are asked for by number. It needs a model that attends within segments (`packs_rows`,
-    GPT.forward's positions and segments) and whose loss skips a target id, the fast path, and no step
-    graphs; True without them is a ValueError naming what is missing, as is True with length groups.
-    Packing replaces the length groups and the padding trim: one forward of fewer, fuller rows. On the
-    2-core CPU a course-size pretraining step packed (about 54 rows of 127 columns for 128) took 3,186
-    ms against 4,474 in 8 length groups and 9,622 for the reference (the bench's rows, side by side).
-    Not yet measured on a GPU, so off there unless asked for (--pack).
+    `config.pack`: False (the default) or True. Packing needs a model that attends within segments
+    (`packs_rows`, GPT.forward's positions and segments) and whose loss skips a target id, the fast path
+    with its padding trim, no step graphs and no length groups asked for by number (it replaces them);
+    True without them is a ValueError naming what is missing. Off by default: on the 2-core CPU a
+    course-size pretraining step packed (58 rows of 127 columns for 128; 45% of the positions, but whole
+    127 x 127 attention maps) took 1,347 ms against 1,217 in 8 length groups (vanilla; synthesizer 1,311
+    against 1,264; 10 rounds side by side, commit 5c4ccc8); on a GPU, where length groups cost a forward
+    each, it has not run yet (`./run.sh bench` times it there, .ci/gpu-check).
     """
     value = config.pack
-    if value not in (True, False, "auto"):
-        raise ValueError(f"pack must be True, False or 'auto', got {value!r}")
-    if value is False:
+    if value not in (True, False):
+        raise ValueError(f"pack must be True or False, got {value!r}")
+    if not value:
         return False
     why = None
     if not getattr(model, "packs_rows", False):
@@ -332,9 +332,9 @@ def packing_setting(config, model, device="cpu", step_graphs=False):
         why = "no step graphs (they capture a graph per length group)"
     elif asked_groups(config) > 1:
         why = f"no length groups ({asked_groups(config)} asked for): packing replaces them"
-    if why is not None and value is True:
+    if why is not None:
         raise ValueError(f"pack needs {why}; turn one of them off")
-    return why is None and (value is True or device == "cpu")
+    return True
 
 
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -701,7 +701,7 @@ class TrainingRun:
         self.amp = bool(config.amp) and self.fast
         self.optimizer = trainer._optimizer(raw_model, config)
         self.ignore_index = skipped_target(config, raw_model)
-        self.packing = packing_setting(config, raw_model, self.device, config.step_graphs)
+        self.packing = packing_setting(config, raw_model, config.step_graphs)
         self.graphs = None
         if config.step_graphs:
             self.use_step_graphs()
