@@ -97,9 +97,15 @@ class Packed:
         self.x, self.y, self.positions, self.segments = x, y, positions, segments
 
     def to(self, device, non_blocking=False):
-        """The four tensors on `device` (a new Packed)."""
-        return Packed(*(t.to(device, non_blocking=non_blocking)
-                        for t in (self.x, self.y, self.positions, self.segments)))
+        """The four tensors on `device` (a new Packed), in one copy. With `non_blocking` (CUDA) the copy is
+        from page-locked memory: from pageable memory the driver may synchronise with the stream (CUDA's
+        notes on cudaMemcpyAsync), and the host would wait for the step the GPU is running."""
+        parts = (self.x, self.y, self.positions, self.segments)
+        stacked = torch.stack([t.to(torch.long) for t in parts])  # (4, R, W), one transfer
+        if non_blocking:
+            stacked = stacked.pin_memory()
+        stacked = stacked.to(device, non_blocking=non_blocking)
+        return Packed(*(t.to(part.dtype) for t, part in zip(stacked.unbind(0), parts)))
 
     @property
     def shape(self):

@@ -771,8 +771,7 @@ class TrainingRun:
         """(loss to backpropagate, the global batch's loss, detached) for a batch x, y (B, T) on CPU."""
         packed = self.pack(x, y)
         if packed is not None:
-            # a new CPU tensor: copied without waiting only by CUDA, which stages a pageable source first
-            packed = packed.to(self.device, non_blocking=self.cuda)
+            packed = packed.to(self.device, non_blocking=self.cuda)  # on CUDA page-locked first: no wait
             x, y = packed.x, packed.y
             with self._autocast():
                 _, loss = self.model(x, y, positions=packed.positions, segments=packed.segments)
