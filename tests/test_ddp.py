@@ -4,7 +4,8 @@ train to the same params as 1 process with the same global batch; only rank 0 wr
 The data has PAD targets in different numbers per row, so each rank counts a different share of
 the global batch's targets: equal params need the trainer's per-rank loss weighting, and equal
 learning rates need the token counter to count the global batch (also where the ranks' rows skip
-different numbers of -100 targets). Only rank 0 writes the log and checkpoint and calls the writer.
+different numbers of -100 targets). Only rank 0 writes the log and checkpoint and calls the writer. Ranks that pack their rows
+(TrainerConfig.pack) train to the same params too.
 
 Run:  python -m pytest -q tests/test_ddp.py
 """
@@ -88,7 +89,12 @@ def _worker(rank, world, port, folder):
     trainer.train()
     other = Trainer(Unigram(), ignored_targets_dataset(), None, config(folder, f"unigram-rank{rank}"))
     other.train()
+    packed = fresh_model()
+    packed_conf = config(folder, f"packed-rank{rank}")
+    packed_conf.pack = True  # each rank packs its own rows
+    Trainer(packed, dataset(), None, packed_conf).train()
     torch.save({"params": model.state_dict(), "tokens": trainer.tokens, "main": is_main_process(),
+                "packed_params": packed.state_dict(),
                 "scalars": conf.writer.calls, "unigram_tokens": other.tokens,
                 "unigram_lr": [json.loads(line)["lr"] for line in open(other.config.log_path)] if rank == 0 else None},
                os.path.join(folder, f"rank{rank}.pt"))
@@ -122,6 +128,15 @@ def test_two_processes_train_the_same_params_as_one(runs):
         assert torch.equal(ranks[0]["params"][name], ranks[1]["params"][name]), name  # DDP keeps ranks in sync
     moved = max((single["params"][n] - fresh_model().state_dict()[n]).abs().max().item() for n in single["params"])
     assert moved > 1e-3  # training did change the params
+
+
+def test_two_processes_packing_their_rows_train_the_same_params_as_one(runs):
+    """Each rank packs its half of the global batch into rows of its own: the per-rank loss weighting by
+    counted targets still gives the single process's gradient."""
+    _, single, ranks = runs
+    for name, p in single["params"].items():
+        assert torch.allclose(ranks[0]["packed_params"][name], p, atol=2e-5, rtol=1e-4), name
+        assert torch.equal(ranks[0]["packed_params"][name], ranks[1]["packed_params"][name]), name
 
 
 def test_only_rank_zero_writes(runs):

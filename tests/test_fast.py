@@ -256,6 +256,7 @@ def test_pack_rows_places_each_counted_span_whole_once():
         y[i, int(torch.randint(6, 32, (), generator=g)):] = 0
         y[i, :i % 5] = 0  # counted targets need not start at column 0
     y[3] = 0  # a row that feeds no loss
+    p1 = pack_rows(x, y, 0)
     for multiple, row_multiple in ((1, 1), (8, 8), (4, 3)):
         p = pack_rows(x, y, 0, multiple, row_multiple)
         R, W = p.shape
@@ -276,8 +277,12 @@ def test_pack_rows_places_each_counted_span_whole_once():
         assert 3 not in spans and len(spans) == 39
         assert sorted(found) == sorted((tuple(a), tuple(b)) for a, b in spans.values())  # each once, whole
         assert int((p.y != 0).sum()) == int((y != 0).sum())
+    moved = pack_rows(x.to(torch.int32), y, 0).to("cpu")  # in one stacked copy: each tensor and dtype kept
+    assert moved.x.dtype == torch.int32 and moved.y.dtype == torch.long
+    for a, b in zip((moved.x, moved.y, moved.positions, moved.segments), (p1.x, p1.y, p1.positions, p1.segments)):
+        assert torch.equal(a.long(), b)
     least = -(-sum(len(a) for a, _ in spans_of(x, y).values()) // 31)  # rows the spans fill at the very least
-    assert least <= pack_rows(x, y, 0).shape[0] <= 11 / 9 * least + 6 / 9  # first-fit decreasing's bound
+    assert least <= p1.shape[0] <= 11 / 9 * least + 6 / 9  # first-fit decreasing's bound
     assert pack_rows(x, torch.zeros_like(y), 0) is None
 
 
