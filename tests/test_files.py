@@ -77,12 +77,21 @@ def test_a_write_that_fails_for_another_reason_says_so_in_one_line(tmp_path, mon
 
 
 def test_a_special_file_that_fails_is_one_line():
-    """/dev/full, written straight, raised a bare OSError."""
+    """/dev/full, written straight, raised a bare OSError. Were the special-file branch lost, the atomic
+    path would replace /dev/full with a regular file (as root): the device is then put back, and the test fails."""
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full here")
-    with pytest.raises(DataError, match=r"^/dev/full: could not write to it \(No space left on device\); "
-                                        r"pick another path$"):
-        atomic_write_text("/dev/full", "Lisbon\n")
+    device = os.stat("/dev/full")
+    try:
+        with pytest.raises(DataError, match=r"^/dev/full: could not write to it \(No space left on device\); "
+                                            r"pick another path$"):
+            atomic_write_text("/dev/full", "Lisbon\n")
+    finally:
+        if not stat.S_ISCHR(os.lstat("/dev/full").st_mode):
+            os.remove("/dev/full")
+            os.mknod("/dev/full", device.st_mode, device.st_rdev)
+            os.chmod("/dev/full", stat.S_IMODE(device.st_mode))  # mknod's mode is cut by the umask
+            pytest.fail("atomic_write_text replaced /dev/full with a regular file (the device is restored)")
 
 
 def test_a_symlinked_output_writes_its_target_and_stays_a_link(tmp_path):
