@@ -3,6 +3,7 @@
     ./run.sh bench                  # course model size and batch (a few minutes on a 2-core CPU)
     ./run.sh bench --quick          # the same summary in under a minute on a 2-core CPU (batch 32)
     ./run.sh bench --data-dir COURSE_DATA   # the course's data, when it is there
+    ./run.sh bench --paths packed eager     # beside the reference and the fast path, only these paths
     ./run.sh bench --params src/submission/vanilla.finetune.params   # evaluate a finetuned model
     ./run.sh bench --params src/submission/synthesizer.finetune.params --variant synthesizer
 
@@ -237,6 +238,21 @@ def training_paths(cuda, compiled, quick, step_graphs, bf16):
     return paths
 
 
+# the timed paths beside the reference and the fast path, by the keys of their summary lines
+# (train_speedup_<variant>_<key>) and of --paths
+PATH_KEYS = {"fast attention only": "attention_only", "fast, eager": "eager", "fast + bf16 autocast": "bf16",
+             "fast, no length groups": "no_groups", "fast, packed": "packed", "fast, packed, eager": "packed_eager",
+             "fast, packed + bf16 autocast": "packed_bf16", "fast, step graphs": "step_graphs",
+             "fast, step graphs, 2 length groups": "step_graphs_2_groups",
+             "fast, step graphs + compile, 2 length groups": "step_graphs_compile_2_groups"}
+
+
+def picked_paths(paths, keys):
+    """`paths` less the ones beside the reference and the fast path whose PATH_KEYS key is not in `keys`
+    (None: all of them)."""
+    return [p for p in paths if keys is None or p[0] in ("reference", "fast") or PATH_KEYS[p[0]] in keys]
+
+
 def make_room_for_compiles(limit=64):
     """Raise dynamo's recompile limit (8 by default) for the bench's compiled rows: GPT.forward gets a
     cache entry per variant and compile mode (reduce-overhead, default; more on a torch without one
@@ -286,6 +302,10 @@ def main(argv=None):
     p.add_argument("--ref-questions", type=int, default=None,
                    help="questions the one-at-a-time reference decodes (0: all; default 100; --quick 16)")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: utils.CpuThreads' choice)")
+    p.add_argument("--paths", nargs="+", metavar="KEY", choices=sorted(PATH_KEYS.values()), default=None,
+                   help="time only these paths beside the reference and the fast path, by the keys of their summary "
+                        "lines (packed, eager, bf16, ...; default: every path this device has); a compiled path "
+                        "takes a minute to compile on a GPU")
     p.add_argument("--no-compile", action="store_true",
                    help="on CUDA, time the fast path eager (no torch.compile and CUDA graphs)")
     args = p.parse_args(argv)
@@ -343,7 +363,7 @@ def main(argv=None):
     if need is not None:
         print(f"no step-graph rows: step graphs need {need}")
     bf16 = (cuda and torch.cuda.is_bf16_supported()) or (not cuda and not args.quick and cpu_has_bf16())
-    paths = training_paths(cuda, compiled, args.quick, need is None, bf16)
+    paths = picked_paths(training_paths(cuda, compiled, args.quick, need is None, bf16), args.paths)
     batches = pretrain_batches(pre, batch, rounds + 1)
     if cuda:  # page-locked, as the trainer's DataLoader gives them: copies to the GPU do not wait
         batches = [(x.pin_memory(), y.pin_memory()) for x, y in batches]
@@ -363,13 +383,7 @@ def main(argv=None):
             summary[f"train_tokens_per_s_{variant}_{key}"] = round(course_tokens / med[name])
         speedup = med["reference"] / med["fast"]
         summary[f"train_speedup_{variant}"] = round(speedup, 3)
-        for name, key in (("fast attention only", "attention_only"), ("fast, eager", "eager"),
-                          ("fast + bf16 autocast", "bf16"), ("fast, no length groups", "no_groups"),
-                          ("fast, packed", "packed"),
-                          ("fast, packed, eager", "packed_eager"), ("fast, packed + bf16 autocast", "packed_bf16"),
-                          ("fast, step graphs", "step_graphs"),
-                          ("fast, step graphs, 2 length groups", "step_graphs_2_groups"),
-                          ("fast, step graphs + compile, 2 length groups", "step_graphs_compile_2_groups")):
+        for name, key in PATH_KEYS.items():
             if name in med:
                 summary[f"train_speedup_{variant}_{key}"] = round(med["reference"] / med[name], 3)
         print(f"  {variant:11s} speedup fast / reference: {speedup:.2f}x"

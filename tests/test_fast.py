@@ -1171,6 +1171,10 @@ def test_the_bench_times_no_path_the_trainer_refuses():
         assert any(p[0] == "fast, step graphs + compile, 2 length groups" for p in paths) == (compiled and graphs)
         assert ("fast attention only" in names) == (not quick)
         assert ("fast, packed" in names) == (cuda or not quick)
+        assert set(names) - {"reference", "fast"} <= set(bench.PATH_KEYS)  # each has its summary key
+        picked = bench.picked_paths(paths, ["packed", "eager"])
+        assert [p[0] for p in picked] == [n for n in names if n in ("reference", "fast", "fast, packed", "fast, eager")]
+        assert bench.picked_paths(paths, None) == paths
 
 
 @COMPILE_PER_BACKEND
