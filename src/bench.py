@@ -20,8 +20,9 @@ In one run it prints:
   back, as training issues them, then synchronised); tokens/s counts the course's tokens (batch x
   127 positions). --quick uses batch 32 instead of the course's 128 and fewer steps. On CUDA more
   paths run beside them: "fast, packed" (compiled as the fast path), "fast, eager" and "fast,
-  packed, eager" (no compiling; --no-compile makes the fast path eager), "fast + bf16 autocast" (eager; off by default: its casts add kernels to a launch-bound step)
-  and "fast, packed + bf16 autocast",
+  packed, eager" (no compiling; --no-compile makes the fast path eager), "fast + bf16 autocast"
+  (eager; off by default: its casts add kernels to a launch-bound step), "fast, packed + bf16
+  autocast",
   and the paths that replay whole steps, clipping and AdamW included, as CUDA graphs captured by
   hand ("step graphs", submission/graphs.py; off by default), with eager kernels in one or two
   length groups and with compiled kernels in two (on torch 2.2 and later; below it a line says why
@@ -196,7 +197,7 @@ def training_runs(pre, variant, batch, threads, paths):
     state = GPT(cfg).state_dict()
     runs = {}
     for name, fast_attention, fast_trainer, *options in paths:
-        compile_mode, amp, groups, step_graphs, pack = (tuple(options) + (None, False, "auto", False, False)[len(options):])
+        compile_mode, amp, groups, step_graphs, pack = tuple(options) + (None, False, "auto", False, False)[len(options):]
         model = GPT(cfg)
         model.load_state_dict(state)
         set_fast_attention(model, fast_attention)
