@@ -310,6 +310,15 @@ def test_a_packed_batch_has_the_reference_loss_and_gradients(synth, fast):
             assert torch.allclose(a, b, atol=1e-12, rtol=0), name
 
 
+def test_a_packed_forward_needs_both_positions_and_segments():
+    model = GPT(config())
+    x = torch.randint(0, 20, (2, 5))
+    zeros = torch.zeros(2, 5, dtype=torch.long)
+    for kwargs in (dict(positions=zeros), dict(segments=zeros)):
+        with pytest.raises(ValueError, match="positions and segments describe a packed batch together"):
+            model(x, **kwargs)
+
+
 @pytest.mark.parametrize("synth", [False, True])
 def test_packed_cpu_training_path_equals_the_masked_softmax_with_the_same_masks(synth, monkeypatch):
     """With attention dropout on the CPU, packed rows take the explicit path (`_keep_mask`'s 32-bit masks,

@@ -106,6 +106,9 @@ class GPT(nn.Module):
         b, t = idx.size()
         if t > self.block_size:
             raise BlockOverflow(f"Cannot forward a sequence of {t} tokens: the block size is {self.block_size}")
+        if (positions is None) != (segments is None):
+            raise ValueError("positions and segments describe a packed batch together (batching.pack_rows): "
+                             "give both or neither")
         token_embeddings = self.tok_emb(idx)            # (b, t, n_embd)
         if positions is None:
             position_embeddings = self.pos_emb[:, :t, :]    # (1, t, n_embd)
