@@ -197,7 +197,8 @@ def training_runs(pre, variant, batch, threads, paths):
     state = GPT(cfg).state_dict()
     runs = {}
     for name, fast_attention, fast_trainer, *options in paths:
-        compile_mode, amp, groups, step_graphs, pack = tuple(options) + (None, False, "auto", False, False)[len(options):]
+        defaults = (None, False, "auto", False, False)
+        compile_mode, amp, groups, step_graphs, pack = tuple(options) + defaults[len(options):]
         model = GPT(cfg)
         model.load_state_dict(state)
         set_fast_attention(model, fast_attention)

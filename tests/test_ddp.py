@@ -4,8 +4,8 @@ train to the same params as 1 process with the same global batch; only rank 0 wr
 The data has PAD targets in different numbers per row, so each rank counts a different share of
 the global batch's targets: equal params need the trainer's per-rank loss weighting, and equal
 learning rates need the token counter to count the global batch (also where the ranks' rows skip
-different numbers of -100 targets). Only rank 0 writes the log and checkpoint and calls the writer. Ranks that pack their rows
-(TrainerConfig.pack) train to the same params too.
+different numbers of -100 targets). Only rank 0 writes the log and checkpoint and calls the writer.
+Ranks that pack their rows (TrainerConfig.pack) train to the same params too.
 
 Run:  python -m pytest -q tests/test_ddp.py
 """
