@@ -115,7 +115,7 @@ def build_parser():
                         "reduce-overhead or max-autotune, so automatic compiling takes mode default)")
     g.add_argument("--pack", action="store_true",
                    help="pack each batch's rows end to end into fewer, fuller rows, each sequence attending within "
-                        "itself (same loss and gradients; off by default: not faster on a 2-core CPU than its length "
+                        "itself (same loss and gradients; off by default: no faster on a 2-core CPU than its length "
                         "groups, not yet timed on a GPU; not with --length_groups N or --step_graphs)")
     g.add_argument("--step_graphs", action="store_true",
                    help="one GPU, torch 2.2+: replay whole training steps, clipping and AdamW included, as CUDA graphs "

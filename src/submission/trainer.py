@@ -310,11 +310,12 @@ def packing_setting(config, model, step_graphs=False):
     `config.pack`: False (the default) or True. Packing needs a model that attends within segments
     (`packs_rows`, GPT.forward's positions and segments) and whose loss skips a target id, the fast path
     with its padding trim, no step graphs and no length groups asked for by number (it replaces them);
-    True without them is a ValueError naming what is missing. Off by default: on the 2-core CPU a
-    course-size pretraining step packed (58 rows of 127 columns for 128; 45% of the positions, but whole
-    127 x 127 attention maps) took 1,347 ms against 1,217 in 8 length groups (vanilla; synthesizer 1,311
-    against 1,264; 10 rounds side by side, commit 5c4ccc8); on a GPU, where length groups cost a forward
-    each, it has not run yet (`./run.sh bench` times it there, .ci/gpu-check).
+    True without them is a ValueError naming what is missing. Off by default: on the 2-core CPU it is no
+    faster than 8 length groups (58 rows of 127 columns for 128, 45% of the positions, but whole 127 x 127
+    attention maps): a course-size pretraining step took 1,347 ms against 1,217 (vanilla) and 1,311 against
+    1,264 (synthesizer; the course's data, 10 rounds side by side, commit 5c4ccc8; docs/speed.md). On a
+    GPU, where each length group is a forward of its own, it has not run yet (`./run.sh bench` times it
+    there, .ci/gpu-check).
     """
     value = config.pack
     if value not in (True, False):
