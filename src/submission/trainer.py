@@ -771,37 +771,31 @@ class TrainingRun:
     def loss(self, x, y):
         """(loss to backpropagate, the global batch's loss, detached) for a batch x, y (B, T) on CPU."""
         packed = self.pack(x, y)
-        if packed is not None:
+        if packed is not None:  # one forward of the packed rows, each piece at its own positions
             packed = packed.to(self.device, non_blocking=self.cuda)  # on CUDA page-locked first: no wait
             x, y = packed.x, packed.y
-            with self._autocast():
-                _, loss = self.model(x, y, positions=packed.positions, segments=packed.segments)
-                loss = loss.mean()
-            return self._global_loss(loss, y)
-        parts = self.plan(y)
-        if parts[0][0] is not None:  # one process: the batch's mean loss as the groups' means weighted by share
-            total = None
-            for rows, width, share in parts:
-                # a row selection is a temporary tensor: copied without waiting only by CUDA, which stages a
-                # pageable source before returning (an MPS copy may read it after it is freed)
-                xg = x[rows, :width].to(self.device, non_blocking=self.cuda)  # (rows, width)
-                yg = y[rows, :width].to(self.device, non_blocking=self.cuda)
-                with self._autocast():
-                    _, loss = self.model(xg, yg)
-                loss = loss.mean() * share
-                total = loss if total is None else total + loss
-            return total, total.detach()
-        n = parts[0][1]  # the whole batch, cut by the padding trim
-        x = x.to(self.device, non_blocking=self.cuda)[:, :n].contiguous()
-        y = y.to(self.device, non_blocking=self.cuda)[:, :n].contiguous()
+            where = dict(positions=packed.positions, segments=packed.segments)
+        else:
+            parts = self.plan(y)
+            if parts[0][0] is not None:  # one process: the batch's mean loss as the groups' means weighted by share
+                total = None
+                for rows, width, share in parts:
+                    # a row selection is a temporary tensor: copied without waiting only by CUDA, which stages a
+                    # pageable source before returning (an MPS copy may read it after it is freed)
+                    xg = x[rows, :width].to(self.device, non_blocking=self.cuda)  # (rows, width)
+                    yg = y[rows, :width].to(self.device, non_blocking=self.cuda)
+                    with self._autocast():
+                        _, loss = self.model(xg, yg)
+                    loss = loss.mean() * share
+                    total = loss if total is None else total + loss
+                return total, total.detach()
+            n = parts[0][1]  # the whole batch, cut by the padding trim
+            x = x.to(self.device, non_blocking=self.cuda)[:, :n].contiguous()
+            y = y.to(self.device, non_blocking=self.cuda)[:, :n].contiguous()
+            where = {}
         with self._autocast():
-            _, loss = self.model(x, y)
+            _, loss = self.model(x, y, **where)
             loss = loss.mean()
-        return self._global_loss(loss, y)
-
-    def _global_loss(self, loss, y):
-        """(loss to backpropagate, the global batch's loss, detached) from this process's mean `loss` over
-        its targets y (on the device)."""
         if self.world_size == 1:
             return loss, loss.detach()
         # the global batch's loss: each rank's mean weighted by its share of the counted targets
