@@ -69,6 +69,7 @@ with interruptible_start("bench.py"):  # torch loads here
 
     from submission import helper
     from submission.attention import set_fast_attention
+    from submission.batching import pack_rows
     from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
     from submission.decoding import predict_places_reference
     from submission.model import GPT, GPTConfig
@@ -289,6 +290,21 @@ def time_steps(runs, batches, rounds, device, block=1):
     return {n: statistics.median(v) for n, v in times.items()}
 
 
+def packed_line(run, batches):
+    """What packing makes of the timed batches: rows and share of the positions, as `run` (a packing
+    TrainingRun) computes them; where it rounds row counts up (CUDA, compiled), also the rows before the
+    rounding, the share that rounding costs."""
+    shapes = [run.shapes(x, y)[0] for x, y in batches]  # [(rows, width)]
+    batch = batches[0][1].size(0)
+    share = statistics.mean(r * w for r, w in shapes) / (batch * (BLOCK - 1))
+    line = (f"  packed, a batch of {batch} rows is {statistics.mean(r for r, _ in shapes):.1f} rows: "
+            f"{share:.0%} of its positions")
+    if run.multiple > 1:
+        exact = [pack_rows(x, y, run.ignore_index).shape[0] for x, y in batches]
+        line += f" ({statistics.mean(exact):.1f} rows before rounding up to a multiple of {run.multiple})"
+    return line
+
+
 # ----------------------------------------------------------------------------- main
 
 def main(argv=None):
@@ -397,10 +413,7 @@ def main(argv=None):
             print(f"  the fast path computes {positions:.0%} of the batch's positions ("
                   + (f"{len(shapes[0])} length groups" if len(shapes[0]) > 1 else "the padding trim") + ")")
             if "fast, packed" in runs:
-                packed = [runs["fast, packed"].shapes(x, y)[0] for x, y in batches[1:]]
-                share = statistics.mean(r * w for r, w in packed) / (batch * (BLOCK - 1))
-                print(f"  packed, a batch of {batch} rows is {statistics.mean(r for r, _ in packed):.1f} rows: "
-                      f"{share:.0%} of its positions")
+                print(packed_line(runs["fast, packed"], batches[1:]))
             fast_vanilla = (cfg, med["fast"], shapes)
         del runs
 

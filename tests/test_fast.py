@@ -1151,6 +1151,30 @@ def test_bench_paths_carry_their_compile_and_autocast_options():
     assert not runs["reference"].model.blocks[0].attn.fast and runs["fast"].model.blocks[0].attn.fast
 
 
+def test_the_bench_names_the_rows_packing_makes_and_those_rounding_adds():
+    """The bench's packed line: the mean rows and share of positions the packed run computes, and where
+    the run rounds row counts up (CUDA, compiled: multiple 8), the rows before rounding beside them."""
+    import bench
+    from submission.batching import pack_rows
+    from submission.dataset import CharCorruptionDataset
+    text = "".join(f"Person {i} was born in Town {i % 7}, and lived a long life there.\n" for i in range(40))
+    pre = CharCorruptionDataset(text, bench.BLOCK)
+    paths = [("fast, packed", True, True, None, False, "auto", False, True)]
+    run = bench.training_runs(pre, "vanilla", 32, 1, paths)[0]["fast, packed"]
+    batches = bench.pretrain_batches(pre, 32, 3)
+    exact = [pack_rows(x, y, run.ignore_index).shape[0] for x, y in batches]
+    share = sum(r * pack_rows(x, y, run.ignore_index).shape[1] for r, (x, y) in zip(exact, batches)) / (
+        3 * 32 * (bench.BLOCK - 1))
+    assert bench.packed_line(run, batches) == (
+        f"  packed, a batch of 32 rows is {sum(exact) / 3:.1f} rows: {share:.0%} of its positions")
+    run.multiple = 8
+    rounded = [-(-r // 8) * 8 for r in exact]
+    assert bench.packed_line(run, batches).startswith(f"  packed, a batch of 32 rows is {sum(rounded) / 3:.1f} rows: ")
+    assert bench.packed_line(run, batches).endswith(
+        f" ({sum(exact) / 3:.1f} rows before rounding up to a multiple of 8)")
+    assert sum(rounded) > sum(exact)  # the rounding shows
+
+
 def test_the_bench_times_no_path_the_trainer_refuses():
     """Every path the bench times on CUDA passes the trainer's checks: no length groups under a compile
     mode that records CUDA graphs of its own (such rows crashed the bench on an H100); step-graph rows
