@@ -12,10 +12,11 @@ In one run it prints:
   on span-corruption pretraining batches, for both variants. The reference is the course's
   computation (explicit masked-softmax attention, full padded batches, per-tensor AdamW, fp32);
   the fast path is the project's default for a pretraining run (attention.py's fast path, padding
-  trim, fused AdamW; on the CPU length groups; on CUDA TF32 and torch.compile's reduce-overhead
-  mode, which replays a step as CUDA graphs: a step of this small model is bound by launching
-  kernels). Beside it "fast, packed": rows packed end to end (batching.pack_rows; off by default),
-  on the CPU without --quick and on CUDA. Steps of the paths
+  trim, fused AdamW; on the CPU length groups, or packed rows for a batch where they cost less; on
+  CUDA TF32 and torch.compile's reduce-overhead mode, which replays a step as CUDA graphs: a step of
+  this small model is bound by launching kernels). Beside it "fast, packed": every batch's rows
+  packed end to end (batching.pack_rows; the default only where cheaper, on the CPU), on the CPU
+  without --quick and on CUDA. Steps of the paths
   alternate on the same batches and the median counts (on CUDA, blocks of 5 steps issued back to
   back, as training issues them, then synchronised); tokens/s counts the course's tokens (batch x
   127 positions). --quick uses batch 32 instead of the course's 128 and fewer steps. On CUDA more
@@ -192,13 +193,13 @@ def training_runs(pre, variant, batch, threads, paths):
     """{name: TrainingRun} of identical models, one per path: (name, fast attention, fast trainer), then
     optionally torch.compile's mode (None: no compiling), bf16 autocast (default off), the length
     groups (default "auto", the trainer's), whole-step CUDA graphs (default off; graphs.py) and packed
-    rows (default off, the trainer's; batching.pack_rows)."""
+    rows (default "auto", the trainer's; batching.pack_rows)."""
     torch.manual_seed(0)
     cfg = GPTConfig(pre.vocab_size, BLOCK, synthesizer=variant == "synthesizer", **COURSE)
     state = GPT(cfg).state_dict()
     runs = {}
     for name, fast_attention, fast_trainer, *options in paths:
-        defaults = (None, False, "auto", False, False)
+        defaults = (None, False, "auto", False, "auto")
         compile_mode, amp, groups, step_graphs, pack = tuple(options) + defaults[len(options):]
         model = GPT(cfg)
         model.load_state_dict(state)
@@ -217,7 +218,8 @@ def training_paths(cuda, compiled, quick, step_graphs, bf16):
     """The timed training paths: (name, fast attention, fast trainer, compile mode, bf16 autocast, length
     groups, step graphs, packed rows), the later ones left out for their defaults. `compiled`: the fast path
     compiles (CUDA, without --no-compile); `step_graphs`: this torch and device can replay whole steps
-    (graphs.py). Packed rows (batching.pack_rows) are nowhere the default yet."""
+    (graphs.py). Packed rows (batching.pack_rows) are the default only on the CPU, for the batches where
+    they cost less (trainer.packs_cheaper); the "fast, packed" rows pack every batch."""
     paths = [("reference", False, False), ("fast", True, True, "reduce-overhead" if compiled else None)]
     if not quick:
         paths.insert(1, ("fast attention only", True, False))
@@ -288,6 +290,17 @@ def time_steps(runs, batches, rounds, device, block=1):
         for n in names[r % len(names):] + names[:r % len(names)]:
             times[n].append(steps(n, chunk))
     return {n: statistics.median(v) for n, v in times.items()}
+
+
+def layout_words(run, batches):
+    """How `run` computes `batches`, in words: packed rows, length groups, the padding trim, or a mix."""
+    packed = sum(run.pack(x, y) is not None for x, y in batches)
+    unpacked = [len(run.plan(y)) for x, y in batches if run.pack(x, y) is None]
+    groups = max(unpacked, default=1)
+    rest = f"{groups} length groups" if groups > 1 else "the padding trim"
+    if packed == len(batches):
+        return "packed rows"
+    return rest if packed == 0 else f"packed rows in {packed} of {len(batches)} batches, else {rest}"
 
 
 def packed_line(run, batches):
@@ -410,8 +423,8 @@ def main(argv=None):
         if variant == "vanilla":
             shapes = [runs["fast"].shapes(x, y) for x, y in batches[1:]]
             positions = statistics.mean(sum(r * w for r, w in s) for s in shapes) / (batch * (BLOCK - 1))
-            print(f"  the fast path computes {positions:.0%} of the batch's positions ("
-                  + (f"{len(shapes[0])} length groups" if len(shapes[0]) > 1 else "the padding trim") + ")")
+            layout = layout_words(runs["fast"], batches[1:])
+            print(f"  the fast path computes {positions:.0%} of the batch's positions ({layout})")
             if "fast, packed" in runs:
                 print(packed_line(runs["fast, packed"], batches[1:]))
             fast_vanilla = (cfg, med["fast"], shapes)

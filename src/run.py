@@ -114,11 +114,14 @@ def build_parser():
                         "16 rows; 1: off; one process only, not under torchrun; on CUDA not with compile mode "
                         "reduce-overhead or max-autotune, so automatic compiling takes mode default)")
     g.add_argument("--pack", action="store_true",
-                   help="pack each batch's rows end to end into fewer, fuller rows, each sequence attending within "
-                        "itself (same loss and gradients; off by default: on a 2-core CPU 3-5%% slower than the length "
-                        "groups at the course's pretraining batch of 128, slower on finetuning's short rows, but a "
-                        "pretraining step 4-25%% shorter at batches of 16-64; not yet timed on a GPU; not with "
-                        "--length_groups N or --step_graphs)")
+                   help="pack every batch's rows end to end into fewer, fuller rows, each sequence attending within "
+                        "itself (same loss and gradients). By default the CPU packs the batches where that costs "
+                        "less than its length groups: span-corruption batches under 128 rows (a step 4-25%% "
+                        "shorter on a 2-core CPU), not the course's 128 (3-5%% longer) nor finetuning's short rows "
+                        "(15-74%% longer); a GPU, where it has not been timed yet, only with --pack. Not with "
+                        "--length_groups N or --step_graphs")
+    g.add_argument("--no_pack", action="store_true",
+                   help="never pack rows (the CPU's length groups or padding trim for every batch)")
     g.add_argument("--step_graphs", action="store_true",
                    help="one GPU, torch 2.2+: replay whole training steps, clipping and AdamW included, as CUDA graphs "
                         "captured by hand (same computation; not with --compile_mode reduce-overhead or "
@@ -168,6 +171,8 @@ def parse_args(argv=None):
         p.error(f"--seed must be between 0 and {2 ** 32 - 1} (numpy's range), got {args.seed}")
     if args.no_compile and (args.compile or args.compile_mode):
         p.error("--no_compile contradicts --compile/--compile_mode; give one of them")
+    if args.pack and args.no_pack:
+        p.error("--no_pack contradicts --pack; give one of them")
     if args.pack and ((args.length_groups or 1) > 1 or args.step_graphs):
         p.error(f"--pack replaces the length groups and does not run under step graphs; leave out --pack or "
                 f"{'--length_groups' if (args.length_groups or 1) > 1 else '--step_graphs'}")
@@ -207,7 +212,7 @@ def parse_args(argv=None):
                 f"that has none; give the interrupted run's --writing_params_path")
     training = ["writing_params_path", "finetune_corpus_path", "log_path", "max_epochs", "batch_size", "learning_rate",
                 "num_workers", "dropout", "length_groups", "state_every", "compile", "compile_mode", "no_compile",
-                "step_graphs", "pack", "bf16", "reference_train", "restart"]
+                "step_graphs", "pack", "no_pack", "bf16", "reference_train", "restart"]
     unread = {"pretrain": ["reading_params_path", "finetune_corpus_path", "eval_corpus_path", "outputs_path",
                            "reference_eval"],
               "finetune": ["eval_corpus_path", "outputs_path", "reference_eval"],
@@ -305,8 +310,8 @@ def apply_overrides(tconf, args):
         tconf.amp = True
     if args.step_graphs:
         tconf.step_graphs = True
-    if args.pack:
-        tconf.pack = True
+    if args.pack or args.no_pack:
+        tconf.pack = bool(args.pack)
     if args.reference_train:
         tconf.fast = False  # the course's loop (trainer.py: TrainerConfig.fast)
     return tconf

@@ -349,11 +349,14 @@ def test_packed_cpu_training_path_equals_the_masked_softmax_with_the_same_masks(
     assert_same_forward_and_backward(fast, a, loss_a, ref, b, loss_b)
 
 
-def test_packing_runs_only_when_asked_and_is_refused_where_it_cannot():
+def test_packing_runs_where_asked_or_cheaper_and_is_refused_where_it_cannot():
+    """pack=True packs every batch or raises naming what is missing; "auto" (the default) packs the CPU's
+    cheaper batches, eager, in one process, with the length groups on "auto", and is quietly off elsewhere."""
     from submission.trainer import packing_setting
     model = GPT(config())
-    assert not packing_setting(TrainerConfig(), model)  # off by default: not faster on the CPU
-    assert packing_setting(TrainerConfig(pack=True), model)
+    assert packing_setting(TrainerConfig(), model) == "auto"
+    assert packing_setting(TrainerConfig(pack=True), model) is True
+    assert packing_setting(TrainerConfig(pack=False), model) is False
     for conf, model_here, step_graphs, why in (
             (dict(length_groups=4), model, False, "no length groups \\(4 asked for\\)"),
             (dict(fast=False), model, False, "the fast path"),
@@ -361,11 +364,61 @@ def test_packing_runs_only_when_asked_and_is_refused_where_it_cannot():
             (dict(ignore_index=None), model, False, "a model whose loss skips a target id"),
             ({}, nn.Linear(2, 2), False, "a model that attends within segments"),
             ({}, model, True, "no step graphs")):
-        assert not packing_setting(TrainerConfig(**conf), model_here, step_graphs)
+        assert packing_setting(TrainerConfig(**conf), model_here, step_graphs) is False
         with pytest.raises(ValueError, match="pack needs " + why):
             packing_setting(TrainerConfig(pack=True, **conf), model_here, step_graphs)
-    with pytest.raises(ValueError, match="pack must be True or False, got 'auto'"):
-        packing_setting(TrainerConfig(pack="auto"), model)
+    for where in (dict(device="cuda"), dict(device="mps"), dict(compiled=True), dict(world_size=2)):
+        assert packing_setting(TrainerConfig(), model, **where) is False, where
+        assert packing_setting(TrainerConfig(pack=True), model, **where) is True, where
+    assert packing_setting(TrainerConfig(length_groups=1), model) is False  # a layout chosen by number
+    with pytest.raises(ValueError, match="pack must be 'auto', True or False, got 'yes'"):
+        packing_setting(TrainerConfig(pack="yes"), model)
+
+
+def test_layout_cost_counts_positions_and_attention_scores():
+    from submission.trainer import SCORE_COST, layout_cost, packs_cheaper
+    assert layout_cost([(3, 10)]) == pytest.approx(30 + 300 * SCORE_COST)
+    assert layout_cost([(3, 10), (2, 5)]) == pytest.approx(40 + 350 * SCORE_COST)
+    # batches of data/ (bench.pretrain_batches): 128 rows stay in their 8 groups, 64 pack; finetuning's short
+    # rows (the course's, batch 256) stay in their groups
+    assert not packs_cheaper((54, 127), [(16, w) for w in (114, 92, 74, 61, 51, 41, 29, 16)])
+    assert packs_cheaper((34, 127), [(16, 114), (16, 97), (16, 64), (16, 30)])
+    assert not packs_cheaper((87, 127), [(32, w) for w in (62, 44, 41, 39, 38, 37, 36, 35)])
+
+
+def span_batch(lengths, width=23, pad=0):
+    """x, y (B, width): row i counts targets up to column lengths[i] - 1 (ids 1..), PAD after."""
+    x = torch.randint(1, 9, (len(lengths), width))
+    y = torch.full((len(lengths), width), pad)
+    for i, n in enumerate(lengths):
+        y[i, :n] = torch.randint(1, 9, (n,))
+    return x, y
+
+
+def test_auto_packing_packs_a_batch_only_where_that_costs_less():
+    """Under pack="auto" a run packs long, varied rows (fewer positions) and leaves short, alike rows in their
+    groups (packing them would add positions and attention scores), as packs_cheaper says; shapes() agrees
+    with what the step computes, and the loss is the same either way."""
+    from submission.trainer import layout_cost
+    torch.manual_seed(0)
+    model = GPT(config())
+    trainer = Trainer(model, None, None, TrainerConfig(batch_size=32, num_threads=1))
+    run = trainer.prepare()
+    assert run.packing == "auto"
+    varied = span_batch([23, 3, 21, 5, 19, 7, 17, 9, 15, 11, 13, 12, 22, 2, 20, 4] * 2)
+    alike = span_batch([9, 10, 8, 9, 10, 9, 8, 10] * 4)
+    for (x, y), packs in ((varied, True), (alike, False)):
+        packed = run.pack(x, y)
+        unpacked = [(y.size(0) if rows is None else len(rows), width) for rows, width, _ in run.plan(y)]
+        assert (packed is not None) == packs
+        full = pack_rows(x, y, 0)
+        assert (layout_cost([full.shape]) < layout_cost(unpacked)) == packs
+        assert run.shapes(x, y) == ([full.shape] if packs else unpacked)
+        model.eval()
+        with torch.no_grad():
+            _, whole = model(x, y)
+            assert run.loss(x, y)[1].item() == pytest.approx(whole.item(), rel=1e-5)
+        model.train()
 
 
 def padded_data(n=24, width=23, vocab=20):

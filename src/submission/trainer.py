@@ -29,11 +29,13 @@ turns all of the trainer's part off, giving the course's loop that src/bench.py 
   to 114 characters: in 8 groups a pretraining batch computes 49% of the positions of its 128
   columns and 30% of the attention scores (the trim alone: 89% and 78%; 20 batches of data/; of the bench's batches 48%).
   batching.py has both, and in `length_group_count` the measured speed-ups and where groups stay off.
-- Packed rows (`pack`, off; run.py --pack): each row is cut after its last counted target and the
-  pieces are laid end to end into fewer rows, each piece attending only within itself at its own
+- Packed rows (`pack`; run.py --pack, --no_pack): each row is cut after its last counted target and
+  the pieces are laid end to end into fewer rows, each piece attending only within itself at its own
   positions (batching.pack_rows, GPT.forward's positions and segments): loss and gradients are again
   unchanged, a pretraining batch of 128 rows becomes about 58 full ones, in one forward. It replaces
-  the length groups; `packing_setting` says where it runs and what it measured.
+  the length groups. By default ("auto") only on the CPU, for each batch whose packed rows cost less
+  than its length groups (`packs_cheaper`): span-corruption batches under 128 rows, not the course's
+  128 nor finetuning's short rows; `packing_setting` says where it runs.
 - On CPU: threads (`num_threads`; default utils.CpuThreads: the cores other processes leave free,
   re-checked every 10 s) and no DataLoader workers (`loader_workers`).
 - Fused AdamW on CUDA, and on the CPU from torch 2.4 (the same update, one kernel).
@@ -125,7 +127,8 @@ class TrainerConfig:
     #                        GPT's PAD, 0), and for a model without one every target counts (no trim, no groups)
     trim_padding = True   # drop trailing columns whose targets are all ignore_index
     length_groups = "auto"  # rows grouped by length, each group cut to its own width (length_group_count)
-    pack = False          # rows packed end to end into fewer, fuller rows (batching.pack_rows; packing_setting)
+    pack = "auto"         # rows packed end to end into fewer, fuller rows (batching.pack_rows): "auto" on the CPU
+    #                       where that costs less than the length groups (packing_setting, packs_cheaper)
     num_threads = None    # CPU threads; None: utils.CpuThreads follows the cores other processes leave free
     amp = False           # bf16 autocast (off: slower and less stable here, see the module docstring)
     compile = "auto"      # torch.compile: "auto", False, True, a mode or a backend name (compile_setting)
@@ -304,22 +307,21 @@ def loader_workers(requested, device="cuda"):
     return max(0, min(int(requested), per_process - 1))
 
 
-def packing_setting(config, model, step_graphs=False):
-    """Whether training packs each batch's rows end to end (batching.pack_rows) for `model`.
+def packing_setting(config, model, step_graphs=False, device="cpu", compiled=False, world_size=1):
+    """Whether training packs each batch's rows end to end (batching.pack_rows) for `model`: True, False,
+    or "auto" (each batch packed when that costs less, `packs_cheaper`).
 
-    `config.pack`: False (the default) or True. Packing needs a model that attends within segments
-    (`packs_rows`, GPT.forward's positions and segments) and whose loss skips a target id, the fast path
-    with its padding trim, no step graphs and no length groups asked for by number (it replaces them);
-    True without them is a ValueError naming what is missing. Off by default: on the 2-core CPU it is no
-    faster than 8 length groups (58 rows of 127 columns for 128, 45% of the positions, but whole 127 x 127
-    attention maps): a course-size pretraining step took 1,347 ms against 1,217 (vanilla) and 1,311 against
-    1,264 (synthesizer; the course's data, 10 rounds side by side, commit 5c4ccc8; docs/speed.md). On a
-    GPU, where each length group is a forward of its own, it has not run yet (`./run.sh bench` times it
-    there, .ci/gpu-check).
+    `config.pack`: "auto" (the default), True or False. Packing needs a model that attends within
+    segments (`packs_rows`, GPT.forward's positions and segments) and whose loss skips a target id, the
+    fast path with its padding trim, no step graphs and no length groups asked for by number (it replaces
+    them); True without them is a ValueError naming what is missing. "auto" packs only where the length
+    groups are "auto" too, on the CPU, eager, in one process, and otherwise quietly not: on a GPU packing
+    has not been timed yet (`./run.sh bench` times it there, .ci/gpu-check), and a run that sets its
+    length groups has chosen its layout.
     """
     value = config.pack
-    if value not in (True, False):
-        raise ValueError(f"pack must be True or False, got {value!r}")
+    if value not in (True, False, "auto"):
+        raise ValueError(f"pack must be 'auto', True or False, got {value!r}")
     if not value:
         return False
     why = None
@@ -333,9 +335,36 @@ def packing_setting(config, model, step_graphs=False):
         why = "no step graphs (they capture a graph per length group)"
     elif asked_groups(config) > 1:
         why = f"no length groups ({asked_groups(config)} asked for): packing replaces them"
+    if value == "auto":
+        auto = (why is None and config.length_groups == "auto" and device == "cpu" and not compiled
+                and world_size == 1)
+        return "auto" if auto else False
     if why is not None:
         raise ValueError(f"pack needs {why}; turn one of them off")
     return True
+
+
+# One attention score against one position, in a CPU training step's time: a forward computing shapes
+# [(rows, width)] costs about sum(rows * width * (1 + width * SCORE_COST)) (layout_cost). Fit to the 2-core
+# AMD EPYC, side by side (commit 778d705; docs/speed.md, "Packed rows"): with the course's model and the CPU
+# demo's, on pretraining batches of 16 to 128 rows and finetuning batches of 32 and 256, packing was 4-25%
+# faster below 128 rows of span corruption, 3-5% slower at the course's 128 and 15-74% slower on
+# finetuning's short rows; on the mean shapes any value from 1/411 to 1/285 picks the faster layout in all 9
+# cases. 1/300 packs no batch of 128 (of 40 each from data/ and the course's data), keeping the course's
+# pretraining in its groups, and 35-36 of 40 batches of 64, nearly all of 16 and 32.
+SCORE_COST = 1 / 300
+
+
+def layout_cost(shapes):
+    """The CPU cost, in positions, of forwards of `shapes` [(rows, width)]: each position, plus each of
+    the width x width attention scores of a row at SCORE_COST."""
+    return sum(rows * width * (1 + width * SCORE_COST) for rows, width in shapes)
+
+
+def packs_cheaper(packed_shape, shapes):
+    """Whether a packed batch of `packed_shape` (rows, width) costs less than the forwards `shapes` that
+    would compute the batch unpacked (the length groups or the padding trim)."""
+    return layout_cost([packed_shape]) < layout_cost(shapes)
 
 
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -702,7 +731,8 @@ class TrainingRun:
         self.amp = bool(config.amp) and self.fast
         self.optimizer = trainer._optimizer(raw_model, config)
         self.ignore_index = skipped_target(config, raw_model)
-        self.packing = packing_setting(config, raw_model, config.step_graphs)
+        self.packing = packing_setting(config, raw_model, config.step_graphs, self.device, self.compiled,
+                                       self.world_size)
         self.graphs = None
         if config.step_graphs:
             self.use_step_graphs()
@@ -762,11 +792,17 @@ class TrainingRun:
         return [(y.size(0) if rows is None else len(rows), width) for rows, width, _ in self.plan(y)]
 
     def pack(self, x, y):
-        """Batch x, y (B, T) packed (batching.Packed) when this run packs and some target is counted; else None.
-        On CUDA or compiled, widths and row counts are multiples of 8: few shapes, few graphs."""
+        """Batch x, y (B, T) packed (batching.Packed) when this run packs and some target is counted, and
+        under pack="auto" only when the packed rows cost less than the unpacked forwards (`packs_cheaper`);
+        else None. On CUDA or compiled, widths and row counts are multiples of 8: few shapes, few graphs."""
         if not self.packing:
             return None
-        return pack_rows(x, y, self.ignore_index, self.multiple, self.multiple)
+        packed = pack_rows(x, y, self.ignore_index, self.multiple, self.multiple)
+        if packed is not None and self.packing == "auto":
+            unpacked = [(y.size(0) if rows is None else len(rows), width) for rows, width, _ in self.plan(y)]
+            if not packs_cheaper(packed.shape, unpacked):
+                return None
+        return packed
 
     def loss(self, x, y):
         """(loss to backpropagate, the global batch's loss, detached) for a batch x, y (B, T) on CPU."""
