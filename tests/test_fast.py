@@ -375,6 +375,36 @@ def test_packing_runs_where_asked_or_cheaper_and_is_refused_where_it_cannot():
         packing_setting(TrainerConfig(pack="yes"), model)
 
 
+@pytest.mark.parametrize("synthesizer", [False, True])
+def test_packed_gradients_are_the_same_run_to_run(synthesizer):
+    """A packed batch's gradients are bitwise the same each time on a CPU with 2 threads: pos_emb, w2 and b2
+    are read at each position's place by embedding lookups, whose gradients sum in a fixed order. Read by
+    indexing (pos_emb[0][positions]), the sums came in the order threads reached them, and the CPU demo's
+    synthesizer row changed from one run to the next."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        torch.manual_seed(0)
+        model = GPT(GPTConfig(30, 128, n_layer=1, n_head=4, n_embd=64, synthesizer=synthesizer,
+                              attn_pdrop=0.0, resid_pdrop=0.0, embd_pdrop=0.0))
+        g = torch.Generator().manual_seed(1)
+        x = torch.randint(1, 30, (64, 127), generator=g)
+        ends = torch.randint(5, 115, (64, 1), generator=g)
+        y = torch.where(torch.arange(127) < ends, torch.randint(1, 30, (64, 127), generator=g), 0)
+        p = pack_rows(x, y, 0)
+
+        def grads():
+            model.zero_grad()
+            model(p.x, p.y, positions=p.positions, segments=p.segments)[1].backward()
+            return [q.grad.clone() for q in model.parameters()]
+
+        first = grads()
+        for _ in range(4):
+            assert all(torch.equal(a, b) for a, b in zip(first, grads()))
+    finally:
+        torch.set_num_threads(threads)
+
+
 def test_layout_cost_counts_positions_and_attention_scores():
     from submission.trainer import SCORE_COST, layout_cost, packs_cheaper
     assert layout_cost([(3, 10)]) == pytest.approx(30 + 300 * SCORE_COST)

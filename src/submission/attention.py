@@ -326,8 +326,10 @@ class SynthesizerAttention(nn.Module):
         w2 = self.w2[:, :T]  # (hs, T): scores for the first T positions only
         b2 = self.b2[:T]     # (T,)
         if packed is not None:
-            w2 = self.w2[:, packed.positions].permute(1, 0, 2).unsqueeze(1)  # (hs, B, T) -> (B, 1, hs, T)
-            b2 = self.b2[packed.positions].view(B, 1, 1, T)  # (B, 1, 1, T)
+            # w2's and b2's columns at the keys' positions, as embedding lookups: their gradients sum in a
+            # fixed order on the CPU (model.py's pos_emb lookup says why)
+            w2 = F.embedding(packed.positions, self.w2.t()).transpose(1, 2).unsqueeze(1)  # (B, T, hs) -> (B, 1, hs, T)
+            b2 = F.embedding(packed.positions, self.b2.view(-1, 1)).view(B, 1, 1, T)  # (B, T, 1) -> (B, 1, 1, T)
             y = _attend_within_segments(self, a @ w2 + b2, v, packed)  # (B, nh, T, hs) @ (B, 1, hs, T) + b2
         elif self.fast:
             # softmax(a w2 + b2 + causal mask): one matrix product for all heads, b2 and the -inf

@@ -114,7 +114,9 @@ class GPT(nn.Module):
             position_embeddings = self.pos_emb[:, :t, :]    # (1, t, n_embd)
             packed = None
         else:
-            position_embeddings = self.pos_emb[0][positions]  # (b, t, n_embd): each position's own place
+            # each position's own place, as an embedding lookup: its gradient sums in a fixed order on the CPU,
+            # where indexing's (pos_emb[0][positions]) sums in the order threads reach it, and varied run to run
+            position_embeddings = F.embedding(positions, self.pos_emb[0])  # (b, t, n_embd)
             packed = PackedAttention(positions, segments)
         x = self.drop(token_embeddings + position_embeddings)
         if packed is None:
