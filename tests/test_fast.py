@@ -468,7 +468,7 @@ def test_auto_packing_packs_a_batch_only_where_that_costs_less():
     alike = span_batch([9, 10, 8, 9, 10, 9, 8, 10] * 4)
     for (x, y), packs in ((varied, True), (alike, False)):
         packed = run.pack(x, y)
-        unpacked = [(y.size(0) if rows is None else len(rows), width) for rows, width, _ in run.plan(y)]
+        unpacked = run.unpacked_shapes(y)
         assert (packed is not None) == packs
         full = pack_rows(x, y, 0)
         assert (layout_cost([full.shape]) < layout_cost(unpacked)) == packs

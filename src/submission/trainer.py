@@ -787,8 +787,10 @@ class TrainingRun:
     def shapes(self, x, y):
         """[(rows, columns)] of the forwards a step computes on batch x, y (B, T)."""
         packed = self.pack(x, y)
-        if packed is not None:
-            return [packed.shape]
+        return [packed.shape] if packed is not None else self.unpacked_shapes(y)
+
+    def unpacked_shapes(self, y):
+        """[(rows, columns)] of the forwards that compute target batch y (B, T) unpacked (`plan`)."""
         return [(y.size(0) if rows is None else len(rows), width) for rows, width, _ in self.plan(y)]
 
     def pack(self, x, y):
@@ -799,8 +801,7 @@ class TrainingRun:
             return None
         packed = pack_rows(x, y, self.ignore_index, self.multiple, self.multiple)
         if packed is not None and self.packing == "auto":
-            unpacked = [(y.size(0) if rows is None else len(rows), width) for rows, width, _ in self.plan(y)]
-            if not packs_cheaper(packed.shape, unpacked):
+            if not packs_cheaper(packed.shape, self.unpacked_shapes(y)):
                 return None
         return packed
 
