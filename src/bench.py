@@ -294,13 +294,12 @@ def time_steps(runs, batches, rounds, device, block=1):
 
 def layout_words(run, batches):
     """How `run` computes `batches`, in words: packed rows, length groups, the padding trim, or a mix."""
-    packed = sum(run.pack(x, y) is not None for x, y in batches)
-    unpacked = [len(run.plan(y)) for x, y in batches if run.pack(x, y) is None]
-    groups = max(unpacked, default=1)
+    packs = [run.pack(x, y) is not None for x, y in batches]
+    groups = max((len(run.plan(y)) for (_, y), packed in zip(batches, packs) if not packed), default=1)
     rest = f"{groups} length groups" if groups > 1 else "the padding trim"
-    if packed == len(batches):
+    if all(packs):
         return "packed rows"
-    return rest if packed == 0 else f"packed rows in {packed} of {len(batches)} batches, else {rest}"
+    return f"packed rows in {sum(packs)} of {len(batches)} batches, else {rest}" if any(packs) else rest
 
 
 def packed_line(run, batches):

@@ -478,6 +478,10 @@ def test_auto_packing_packs_a_batch_only_where_that_costs_less():
             _, whole = model(x, y)
             assert run.loss(x, y)[1].item() == pytest.approx(whole.item(), rel=1e-5)
         model.train()
+    import bench  # the bench's words for the fast path's layout
+    assert bench.layout_words(run, [varied, alike]) == "packed rows in 1 of 2 batches, else 2 length groups"
+    assert bench.layout_words(run, [varied]) == "packed rows"
+    assert bench.layout_words(run, [alike]) == "2 length groups"
 
 
 def padded_data(n=24, width=23, vocab=20):
