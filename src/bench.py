@@ -28,7 +28,7 @@ In one run it prints:
   hand ("step graphs", submission/graphs.py; off by default), with eager kernels in one or two
   length groups and with compiled kernels in two (on torch 2.2 and later; below it a line says why
   those rows are missing). Length groups under the reduce-overhead mode are not timed: a bench with
-  such rows crashed on an H100 (trainer.compiled_graphs_conflict).
+  such rows crashed on an H100 (fastpath.compiled_graphs_conflict).
 - evaluation of the dev questions: the course's loop (`sample()` one question at a time, 32
   steps each) against `predict_places` (batched, key/value cache, early stop), with the number of
   identical answers. The reference loop is timed on --ref-questions questions and scaled to the
@@ -74,7 +74,7 @@ with interruptible_start("bench.py"):  # torch loads here
     from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
     from submission.decoding import predict_places_reference
     from submission.model import GPT, GPTConfig
-    from submission.trainer import loader_workers, step_graphs_need
+    from submission.fastpath import loader_workers, step_graphs_need
     from submission.utils import (CpuThreads, get_device, load_params, predict_places, predict_places_recompute,
                                   run_cli, usable_cores)
     from run import read_questions
@@ -219,7 +219,7 @@ def training_paths(cuda, compiled, quick, step_graphs, bf16):
     groups, step graphs, packed rows), the later ones left out for their defaults. `compiled`: the fast path
     compiles (CUDA, without --no-compile); `step_graphs`: this torch and device can replay whole steps
     (graphs.py). Packed rows (batching.pack_rows) are the default only on the CPU, for the batches where
-    they cost less (trainer.packs_cheaper); the "fast, packed" rows pack every batch."""
+    they cost less (fastpath.packs_cheaper); the "fast, packed" rows pack every batch."""
     paths = [("reference", False, False), ("fast", True, True, "reduce-overhead" if compiled else None)]
     if not quick:
         paths.insert(1, ("fast attention only", True, False))

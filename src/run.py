@@ -27,8 +27,9 @@ with interruptible_start("run.py"):  # torch loads here
     from submission.decoding import predict_places_reference
     from submission.files import is_special_file, reads_as
     from submission.model import GPTConfig
-    from submission.trainer import (COMPILE_MODES, GRAPH_MODES, TrainerConfig, compile_setting,
-                                    compiled_graphs_conflict, step_graphs_need)
+    from submission.fastpath import (COMPILE_MODES, GRAPH_MODES, compile_setting, compiled_graphs_conflict,
+                                     step_graphs_need)
+    from submission.trainer import TrainerConfig
     from submission.utils import (atomic_write_text, check_output_path, denormals_flushed, evaluate_places,
                                   get_device, load_params, is_main_process, predict_places, run_cli, set_seed)
 
@@ -235,7 +236,7 @@ def compile_flag(args):
 
 def asked_compile_mode(args):
     """(the torch.compile mode a training run of `args` asks for, whether GPT_COMPILE chose it), as
-    trainer.compile_setting decides it with the run's length unknown (so "auto" reads only GPT_COMPILE);
+    fastpath.compile_setting decides it with the run's length unknown (so "auto" reads only GPT_COMPILE);
     None for no compiling, torch's default mode or a backend name."""
     if args.reference_train:  # the course's loop never compiles
         return None, False

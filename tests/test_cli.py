@@ -1162,9 +1162,10 @@ def test_step_graphs_under_gpt_compiles_own_cuda_graphs_is_one_line(capsys, monk
 
 @pytest.mark.parametrize("env", [None, "reduce-overhead", "max-autotune", "default", "1", "0", "eager"])
 def test_run_py_refuses_exactly_the_compile_modes_the_trainer_would_use(monkeypatch, env):
-    """run.py's checks of --step_graphs and --length_groups read the compile mode as trainer.compile_setting
+    """run.py's checks of --step_graphs and --length_groups read the compile mode as fastpath.compile_setting
     decides it (flags first, then GPT_COMPILE), so that no refused run gets past them to fail in the trainer."""
-    from submission.trainer import GRAPH_MODES, TrainerConfig, compile_setting
+    from submission.fastpath import GRAPH_MODES, compile_setting
+    from submission.trainer import TrainerConfig
     if env is None:
         monkeypatch.delenv("GPT_COMPILE", raising=False)
     else:

@@ -352,7 +352,7 @@ def test_packed_cpu_training_path_equals_the_masked_softmax_with_the_same_masks(
 def test_packing_runs_where_asked_or_cheaper_and_is_refused_where_it_cannot():
     """pack=True packs every batch or raises naming what is missing; "auto" (the default) packs the CPU's
     cheaper batches, eager, in one process, with the length groups on "auto", and is quietly off elsewhere."""
-    from submission.trainer import packing_setting
+    from submission.fastpath import packing_setting
     model = GPT(config())
     assert packing_setting(TrainerConfig(), model) == "auto"
     assert packing_setting(TrainerConfig(pack=True), model) is True
@@ -409,7 +409,7 @@ def test_a_model_with_an_attention_of_the_courses_signature_trains_unpacked():
     """An attention of the course's signature, forward(x, layer_past=None), swapped into the GPT (as a grader's
     test does) cannot take a packed batch: the model says so (packs_rows), the default trains it unpacked on
     batches the CPU would otherwise pack, and pack=True is refused naming what is missing."""
-    from submission.trainer import packing_setting
+    from submission.fastpath import packing_setting
 
     class CourseAttention(nn.Module):
         def __init__(self, inner):
@@ -435,7 +435,7 @@ def test_a_model_with_an_attention_of_the_courses_signature_trains_unpacked():
 
 
 def test_layout_cost_counts_positions_and_attention_scores():
-    from submission.trainer import SCORE_COST, layout_cost, packs_cheaper
+    from submission.fastpath import SCORE_COST, layout_cost, packs_cheaper
     assert layout_cost([(3, 10)]) == pytest.approx(30 + 300 * SCORE_COST)
     assert layout_cost([(3, 10), (2, 5)]) == pytest.approx(40 + 350 * SCORE_COST)
     # batches of data/ (bench.pretrain_batches): 128 rows stay in their 8 groups, 64 pack; finetuning's short
@@ -458,7 +458,7 @@ def test_auto_packing_packs_a_batch_only_where_that_costs_less():
     """Under pack="auto" a run packs long, varied rows (fewer positions) and leaves short, alike rows in their
     groups (packing them would add positions and attention scores), as packs_cheaper says; shapes() agrees
     with what the step computes, and the loss is the same either way."""
-    from submission.trainer import layout_cost
+    from submission.fastpath import layout_cost
     torch.manual_seed(0)
     model = GPT(config())
     trainer = Trainer(model, None, None, TrainerConfig(batch_size=32, num_threads=1))
@@ -1297,7 +1297,7 @@ def test_the_bench_times_no_path_the_trainer_refuses():
     only where step graphs can run; packed rows only where packing can; the CPU's paths take no CUDA-only
     option. Each row's name says its options."""
     import bench
-    from submission.trainer import compiled_graphs_conflict, packing_setting
+    from submission.fastpath import compiled_graphs_conflict, packing_setting
     model = GPT(config())
     for cuda, compiled, quick, graphs, bf16 in [(True, True, False, True, True), (True, False, False, True, False),
                                                 (True, True, True, False, True), (False, False, False, False, True),

@@ -75,7 +75,7 @@ def test_replayed_steps_follow_the_learning_rate_schedule(monkeypatch):
 
 
 def test_step_graphs_say_what_they_need(monkeypatch):
-    from submission.trainer import step_graphs_need
+    from submission.fastpath import step_graphs_need
     model = GPT(GPTConfig(20, 24, n_layer=1, n_head=2, n_embd=8))
     monkeypatch.setenv("GPT_DEVICE", "cpu")
     monkeypatch.setattr(torch, "__version__", "2.0.1+cu117")  # fused AdamW takes no tensor learning rate, but
@@ -235,8 +235,8 @@ def test_length_groups_refuse_torch_compiles_own_cuda_graphs(monkeypatch):
     memory access), the same bench without them ran: on CUDA, groups by number and the modes that record
     CUDA graphs of their own are refused in one sentence naming both ways out, and "auto" compiling of a
     grouped run takes the default mode instead."""
-    from submission import trainer
-    from submission.trainer import AUTO_COMPILE_STEPS, compile_setting, compiled_graphs_conflict
+    from submission import fastpath
+    from submission.fastpath import AUTO_COMPILE_STEPS, compile_setting, compiled_graphs_conflict
     said = compiled_graphs_conflict(2, "cuda:0", "reduce-overhead")
     assert said == ("length groups (2) do not train under torch.compile's reduce-overhead mode on CUDA (its CUDA "
                     "graphs per group width crashed on an H100); use step graphs (--step_graphs), whose own graphs "
@@ -248,8 +248,8 @@ def test_length_groups_refuse_torch_compiles_own_cuda_graphs(monkeypatch):
     assert compiled_graphs_conflict(2, "cuda", None) is None
     assert compiled_graphs_conflict(2, "cpu", "reduce-overhead") is None  # no CUDA graphs off CUDA
     monkeypatch.delenv("GPT_COMPILE", raising=False)
-    monkeypatch.setattr(trainer, "_has_triton", lambda: True)
-    monkeypatch.setattr(trainer, "_has_c_compiler", lambda: True)
+    monkeypatch.setattr(fastpath, "_has_triton", lambda: True)
+    monkeypatch.setattr(fastpath, "_has_c_compiler", lambda: True)
     assert compile_setting(TrainerConfig(length_groups=2), "cuda", AUTO_COMPILE_STEPS) == {"mode": "default"}
     assert compile_setting(TrainerConfig(length_groups=1), "cuda", AUTO_COMPILE_STEPS) == {"mode": "reduce-overhead"}
     assert compile_setting(TrainerConfig(), "cuda", AUTO_COMPILE_STEPS) == {"mode": "reduce-overhead"}  # "auto"

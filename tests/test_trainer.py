@@ -14,6 +14,7 @@ import torch
 from torch.utils.data import TensorDataset
 
 from submission import GPT, GPTConfig, Trainer, TrainerConfig
+from submission import fastpath
 from submission import trainer as trainer_module
 from submission.trainer import duration_text, lr_multiplier, pace_line
 from submission.utils import get_device
@@ -116,12 +117,12 @@ def test_the_token_counter_skips_negative_targets_as_the_courses_does():
 
 
 def test_the_skipped_target_comes_from_the_model_or_the_config():
-    assert trainer_module.skipped_target(TrainerConfig(), GPT(GPTConfig(9, 8, n_layer=1, n_head=1, n_embd=8))) == 0
-    assert trainer_module.skipped_target(TrainerConfig(), EveryTargetCounts()) is None
-    assert trainer_module.skipped_target(TrainerConfig(ignore_index=3), EveryTargetCounts()) == 3
+    assert fastpath.skipped_target(TrainerConfig(), GPT(GPTConfig(9, 8, n_layer=1, n_head=1, n_embd=8))) == 0
+    assert fastpath.skipped_target(TrainerConfig(), EveryTargetCounts()) is None
+    assert fastpath.skipped_target(TrainerConfig(ignore_index=3), EveryTargetCounts()) == 3
     for bad in ("0", 1.5, True):
         with pytest.raises(ValueError, match="ignore_index must be 'auto', None or a target id"):
-            trainer_module.skipped_target(TrainerConfig(ignore_index=bad), EveryTargetCounts())
+            fastpath.skipped_target(TrainerConfig(ignore_index=bad), EveryTargetCounts())
 
 
 def test_a_writer_gets_the_loss_and_rate_of_every_step(tmp_path):
@@ -302,10 +303,10 @@ def test_adamw_is_fused_on_the_cpu_only_where_torch_has_the_kernel(monkeypatch, 
     such a torch gets the per-tensor loop; CUDA's kernel is there from 2.0 on."""
     model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
     opt = Trainer(model, None, None, TrainerConfig())._optimizer(model, TrainerConfig())  # this torch
-    assert bool(opt.defaults.get("fused")) is trainer_module._has_fused_adamw("cpu")
+    assert bool(opt.defaults.get("fused")) is fastpath._has_fused_adamw("cpu")
     monkeypatch.setattr(torch, "__version__", version)
-    assert trainer_module._has_fused_adamw("cpu") is cpu_fused
-    assert trainer_module._has_fused_adamw("cuda") and not trainer_module._has_fused_adamw("mps")
+    assert fastpath._has_fused_adamw("cpu") is cpu_fused
+    assert fastpath._has_fused_adamw("cuda") and not fastpath._has_fused_adamw("mps")
 
 
 class _WorseAfterFirstPass(torch.utils.data.Dataset):
@@ -348,15 +349,14 @@ def test_checkpoint_is_saved_after_every_epoch_as_the_courses_is(tmp_path, monke
 
 
 def test_compile_setting_reads_modes_backends_and_the_environment(monkeypatch, tmp_path):
-    from submission import trainer
-    from submission.trainer import AUTO_COMPILE_STEPS, compile_setting
+    from submission.fastpath import AUTO_COMPILE_STEPS, compile_setting
     monkeypatch.delenv("GPT_COMPILE", raising=False)
     assert compile_setting(TrainerConfig(compile=False), "cuda", 10 ** 6) is None
     assert compile_setting(TrainerConfig(compile=True)) == {}
     assert compile_setting(TrainerConfig(compile="reduce-overhead")) == {"mode": "reduce-overhead"}
     assert compile_setting(TrainerConfig(compile="eager")) == {"backend": "eager"}
     # "auto", the default: CUDA graphs on one GPU with Triton, for long runs only
-    monkeypatch.setattr(trainer, "_has_triton", lambda: True)
+    monkeypatch.setattr(fastpath, "_has_triton", lambda: True)
     auto = TrainerConfig()
     assert compile_setting(auto, "cuda", AUTO_COMPILE_STEPS) == {"mode": "reduce-overhead"}
     assert compile_setting(auto, "cuda:1", 650 * 23) == {"mode": "reduce-overhead"}  # pretraining
@@ -380,7 +380,7 @@ def test_compile_setting_reads_modes_backends_and_the_environment(monkeypatch, t
     assert compile_setting(auto, "cuda", 10 ** 6) is None
     monkeypatch.undo()
     monkeypatch.delenv("GPT_COMPILE", raising=False)
-    monkeypatch.setattr(trainer, "_has_triton", lambda: False)
+    monkeypatch.setattr(fastpath, "_has_triton", lambda: False)
     assert compile_setting(auto, "cuda", 10 ** 6) is None
     monkeypatch.setenv("GPT_COMPILE", "max-autotune")  # the environment decides an "auto" run
     assert compile_setting(auto, "cpu", 1) == {"mode": "max-autotune"}
@@ -561,9 +561,9 @@ def test_the_processes_must_divide_the_batch(monkeypatch):
 def test_loader_workers_leave_a_core_for_each_training_process(monkeypatch):
     """DataLoader workers: as many as asked, up to the cores each process has less one (the process's own);
     none on the CPU."""
-    monkeypatch.setattr(trainer_module, "usable_cores", lambda: 8)
+    monkeypatch.setattr(fastpath, "usable_cores", lambda: 8)
     monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
-    loader_workers = trainer_module.loader_workers
+    loader_workers = fastpath.loader_workers
     assert [loader_workers(n, "cuda") for n in (0, 2, 7, 16)] == [0, 2, 7, 7]
     assert loader_workers(16, "cpu") == 0
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "4")  # 2 cores a process

@@ -3,7 +3,7 @@ its own environment pins 2.13). Imported by test files; not a test itself.
 """
 import pytest
 
-from submission.trainer import torch_version
+from submission.fastpath import torch_version
 
 TORCH = torch_version()
 
