@@ -253,7 +253,8 @@ def spans_of(x, y, ignore=0):
 def test_pack_rows_places_each_counted_span_whole_once():
     """Every row's span (up to its last counted target) lies whole in one packed row, its positions
     0..n-1 and one segment number; segments count up left to right; rows without a counted target,
-    unused columns and the rows added to round R up hold only ignore_index, in segment -1."""
+    unused columns and the rows added to round R up hold targets ignore_index and inputs 0, in segment
+    -1 (with ignore_index -100 the inputs stay ids an embedding can read)."""
     g = torch.Generator().manual_seed(7)
     x = torch.randint(1, 20, (40, 31), generator=g)
     y = torch.randint(1, 20, (40, 31), generator=g)
@@ -289,6 +290,10 @@ def test_pack_rows_places_each_counted_span_whole_once():
     least = -(-sum(len(a) for a, _ in spans_of(x, y).values()) // 31)  # rows the spans fill at the very least
     assert least <= p1.shape[0] <= 11 / 9 * least + 6 / 9  # first-fit decreasing's bound
     assert pack_rows(x, torch.zeros_like(y), 0) is None
+    # a loss that skips -100 (cross_entropy's default): the same placement, and unused inputs still ids (0)
+    minus = pack_rows(x, torch.where(y == 0, -100, y), -100)
+    assert torch.equal(minus.segments, p1.segments) and torch.equal(minus.positions, p1.positions)
+    assert torch.equal(minus.x, p1.x) and torch.equal(torch.where(minus.y == -100, 0, minus.y), p1.y)
 
 
 @pytest.mark.parametrize("synth", [False, True])

@@ -118,7 +118,8 @@ def pack_rows(x, y, ignore_index, multiple=1, row_multiple=1):
 
     Rows with no counted target are left out (they feed no loss). The packed width W is the fullest row's
     length rounded up to `multiple` (at most T), and the row count R is rounded up to `row_multiple` with
-    rows of ignore_index only, so that a compiled or graphed step sees few shapes. Every counted target
+    empty rows, so that a compiled or graphed step sees few shapes. Columns no span fills have targets
+    ignore_index, input id 0 (any id would do: no loss and no other position reads them) and no segment. Every counted target
     appears once, at the same place in its span as in its source row: for a model that attends within
     segments (GPT.forward's `segments`) and takes positions from `positions`, loss and gradients are the
     batch's. On the course's data a span-corruption batch of 128 rows packs into about 58 (45% of its
@@ -148,7 +149,7 @@ def pack_rows(x, y, ignore_index, multiple=1, row_multiple=1):
     j = torch.arange(int(lengths.sum())) - torch.repeat_interleave(lengths.cumsum(0) - lengths, lengths)  # (n,)
     src = torch.repeat_interleave(torch.tensor(order) * T, lengths) + j               # (n,)
     dst = torch.repeat_interleave(torch.tensor([r * width + c for r, c, _ in placed]), lengths) + j
-    xp = torch.full((rows * width,), ignore_index, dtype=x.dtype)
+    xp = torch.zeros(rows * width, dtype=x.dtype)  # an id of every vocabulary, where ignore_index (-100, say) is none
     yp = torch.full((rows * width,), ignore_index, dtype=y.dtype)
     positions = torch.zeros(rows * width, dtype=torch.long)
     segments = torch.full((rows * width,), -1, dtype=torch.long)

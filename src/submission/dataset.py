@@ -27,6 +27,10 @@ class DataError(ValueError):
     """A problem with an input file; the message names the file, the line and the fix."""
 
 
+# the UTF-32 codec whose code units torch.frombuffer reads back as this machine's int32 (encode)
+_UTF32_NATIVE = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
+
+
 class _IdTable(dict):
     """A str.translate table from a character's code point to its id's character, chr(id).
 
@@ -53,7 +57,7 @@ def encode(text, table):
     """
     if not isinstance(table, _IdTable) or not text:  # the plain loop
         return torch.tensor([table[c] for c in text], dtype=torch.long)
-    units = bytearray(text.translate(table).encode("utf-32-le"))
+    units = bytearray(text.translate(table).encode(_UTF32_NATIVE))
     return torch.frombuffer(units, dtype=torch.int32).long()  # (len(text),)
 
 
