@@ -22,7 +22,7 @@ from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("run.py"):  # torch loads here
     from submission import helper, resume
-    from submission.card import write_card
+    from submission.card import card_path, write_card
     from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
     from submission.decoding import predict_places_reference
     from submission.files import is_special_file, reads_as
@@ -421,11 +421,17 @@ def check_outputs(args):
     if args.function == "evaluate":
         check_predictions_path(args.outputs_path, args.eval_corpus_path, inputs)
         return
-    check_output_path(args.writing_params_path, "params", inputs, replaces=("params",))
-    check_output_path(default_log_path(args), "loss log", inputs + [args.writing_params_path], replaces=("log",))
+    params = args.writing_params_path
+    check_output_path(params, "params", inputs, replaces=("params",))
+    log, derived = default_log_path(args), None if args.log_path else "--writing_params_path"
+    check_output_path(log, "loss log", inputs + [params], replaces=("log",), named_by=derived)
+    if not is_special_file(log):  # written as <log>.partial while training
+        check_output_path(log + ".partial", "loss log", inputs + [params], replaces=("log",), named_by=derived)
     state = state_path(args)
     if state:
-        check_output_path(state, "training state", inputs + [args.writing_params_path], replaces=("state",))
+        check_output_path(state, "training state", inputs + [params], replaces=("state",),
+                          named_by="--writing_params_path")
+        check_output_path(card_path(params), "model card", inputs + [params], named_by="--writing_params_path")
         if os.path.isfile(state) and not (args.resume or args.restart):  # hours of training, lost at the first save
             raise DataError(f"{state}: the training state of an interrupted run{resume.describe(state)}; add --resume "
                             f"to go on from it, or --restart to start over (this run then replaces it)")

@@ -327,6 +327,34 @@ def test_a_loss_log_given_the_params_path_is_refused_before_any_work(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["wiki.txt"]
 
 
+def test_the_files_beside_the_params_are_checked_before_training_too(tmp_path):
+    """The loss log's .partial, the training state and the model card go beside the params, each written
+    through a temporary file of a longer name: a folder in their place, or a params name that leaves
+    theirs too long for the file system, is refused before training, naming the flag to change. (Such a name passed the trial file's shorter name and failed after training.)"""
+    wiki = tmp_path / "wiki.txt"
+    wiki.write_text(WIKI, encoding="utf-8")
+
+    def check(params):
+        driver.check_outputs(driver.parse_args(["--function=pretrain", "--variant=vanilla",
+                                                f"--pretrain_corpus_path={wiki}", f"--writing_params_path={params}"]))
+
+    from submission.files import _atomic_prefix
+    check(tmp_path / ("p" * 200))  # every name beside it fits
+    n = 250 - len(_atomic_prefix("") + "12345678.tmp")  # the params' temporary file: 250 long; the log's: 260
+    with pytest.raises(DataError, match=rf"p{{{n}}}\.log\.jsonl: no file can be made in the folder .* \(File name "
+                                        r"too long\); give --writing_params_path another path \(the loss log goes"):
+        check(tmp_path / ("p" * n))
+    (tmp_path / "q.params.log.jsonl.partial").mkdir()
+    with pytest.raises(DataError, match=r"q.params.log.jsonl.partial: the loss log path is a folder; move it away, "
+                                        r"or give --writing_params_path another path"):
+        check(tmp_path / "q.params")
+    (tmp_path / "r.params.state").write_text("my notes\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"r.params.state: is text, not the training state an earlier run wrote, so "
+                                        r"it is not replaced; give --writing_params_path another path, or move"):
+        check(tmp_path / "r.params")
+    assert sorted(os.listdir(tmp_path)) == ["q.params.log.jsonl.partial", "r.params.state", "wiki.txt"]
+
+
 def test_a_run_stopped_by_a_bad_input_leaves_no_empty_output_folder(tmp_path, capsys):
     """The output check used to make the predictions' folder before the params were read."""
     wiki = tmp_path / "wiki.txt"

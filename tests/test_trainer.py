@@ -199,6 +199,43 @@ def test_the_partial_log_is_on_disk_while_the_run_goes(tmp_path, monkeypatch):
     assert seen == [0, 5, 10]  # 5 steps an epoch, each epoch's all there when the next begins
 
 
+def test_a_loss_log_the_disk_cannot_take_stops_the_log_not_the_run(tmp_path, monkeypatch, capsys):
+    """A write of the loss log that fails (a full disk: ENOSPC) drops the log, removing its part written to
+    give the space back, and says so in one line; training goes on to the end and saves its checkpoint."""
+    import errno
+    real_open = open
+
+    class FillsUp:
+        def __init__(self, f):
+            self.f, self.name, self.lines = f, f.name, 0
+
+        def write(self, text):
+            self.lines += text.count("\n")
+            if self.lines > 4:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return self.f.write(text)
+
+        def flush(self):
+            self.f.flush()
+
+        def close(self):
+            self.f.close()
+
+    monkeypatch.setattr(trainer_module, "open",
+                        lambda *a, **k: FillsUp(real_open(*a, **k)), raising=False)
+    ckpt = tmp_path / "model.params"
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (40, 9))
+    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+    conf = TrainerConfig(max_epochs=3, batch_size=16, log_path=str(tmp_path / "log.jsonl"), ckpt_path=str(ckpt))
+    Trainer(model, TensorDataset(x, torch.roll(x, -1, 1)), None, conf).train()  # 3 epochs of 3 steps, to the end
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
+    assert err == [f"note: {tmp_path / 'log.jsonl'}.partial: could not write the loss log (No space left on "
+                   f"device); training goes on without it, and the part written is removed"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.params"]  # no log, whole or part
+    assert all(torch.equal(v, model.state_dict()[k]) for k, v in torch.load(ckpt, weights_only=True).items())
+
+
 def test_an_interrupted_run_keeps_the_previous_log(tmp_path):
     """The log is written as <log>.partial and renamed only when training ends: a run stopped midway
     leaves the previous run's log whole, beside its own partial one."""

@@ -113,6 +113,13 @@ def _reason(e):
     return lines[-1] if lines else type(e).__name__
 
 
+def _atomic_prefix(path):
+    """The start of the name of an atomic write's temporary file for `path`, which the check before a run
+    tries too: the writer's host and pid in it let a later write tell a dead writer's leftover (SIGKILL, the
+    OOM killer) from a live one's file in progress."""
+    return f"{os.path.basename(path)}.atomic-{_HOST}-{os.getpid()}-"
+
+
 def _atomic(path, write):
     if _names_a_folder(path):
         raise DataError(f"{path}: names a folder, not a file; give a file name")
@@ -131,10 +138,7 @@ def _atomic(path, write):
             # inside the try: a folder that os.access calls writable can still refuse a file (/sys, NFS
             # root-squash, a quota), and that is one line too
             os.makedirs(d, exist_ok=True)
-            # the writer's host and pid in the name: a later write can tell a dead writer's leftover (SIGKILL,
-            # the OOM killer) from a live one's file in progress
-            fd, tmp = tempfile.mkstemp(prefix=f"{os.path.basename(target)}.atomic-{_HOST}-{os.getpid()}-",
-                                       suffix=".tmp", dir=d)
+            fd, tmp = tempfile.mkstemp(prefix=_atomic_prefix(target), suffix=".tmp", dir=d)
             with os.fdopen(fd, "wb") as f:
                 write(f)
                 f.flush()
@@ -301,24 +305,29 @@ READS_AS = {"torch": "a torch file (params or a training state)", "zip": "a zip 
             "binary": "a binary file"}
 
 
-def check_output_path(path, what, inputs=(), replaces=None):
+def check_output_path(path, what, inputs=(), replaces=None, named_by=None):
     """DataError unless `path` can take an output file: not a folder (nor spelled as one, `out/`), not
     one of the `inputs`, nor an existing file whose content (`reads_as`) is not among `replaces` (the
     kinds this output may replace: an earlier run's, so a mistyped path never overwrites a corpus or
     a checkpoint of the user's; "params" and "state" are torch files of that content, `torch_content`;
     None: any), in a folder where a file can be made (tried: os.access says yes to /sys, NFS
     with root-squash, a full quota), or that can be made in the nearest folder there is (the writers
-    make it: nothing is made here, so a run that stops at a bad input leaves no empty folder). Called
-    before a run, so a long run is never lost at its final write."""
+    make it: nothing is made here, so a run that stops at a bad input leaves no empty folder). The trial
+    file is named as the atomic write's temporary file will be, so a name too long for it fails here.
+    Called before a run, so a long run is never lost at its final write. `named_by`: what sets this
+    path, when it is derived from another (a params file's training state: "--writing_params_path")."""
     full = os.path.realpath(path)
+    pick = (f"give {named_by} another path (the {what} goes beside it)" if named_by
+            else f"pick another path for the {what}")
     if os.path.isdir(full):
-        raise DataError(f"{path}: the {what} path is a folder; give a file path")
+        raise DataError(f"{path}: the {what} path is a folder; " + (f"move it away, or {pick}" if named_by
+                                                                     else "give a file path"))
     if _names_a_folder(path):
         raise DataError(f"{path}: the {what} path names a folder (it ends in {os.path.basename(path) or path[-1]!r}); "
                         f"give a file name")
     if is_special_file(full):  # /dev/null, a FIFO: written straight (never replaced), its folder untouched
         if not os.access(full, os.W_OK):
-            raise DataError(f"{path}: is not writable; pick another path for the {what}")
+            raise DataError(f"{path}: is not writable; {pick}")
         return
     for other in inputs:
         if other and os.path.realpath(other) == full:
@@ -329,7 +338,7 @@ def check_output_path(path, what, inputs=(), replaces=None):
         except OSError:
             kind = "empty"  # unreadable: the trial write below says what is wrong
         other = ("run.sh names the file: use another OUT_DIR" if os.environ.get("RUN_SH_MODE")
-                 else f"give the {what} another path")
+                 else f"give {named_by} another path" if named_by else f"give the {what} another path")
         contents = [r for r in replaces if r in TORCH_CONTENT]  # "params", "state": torch files of that content
         if kind not in ("empty",) + tuple(replaces) + (("torch",) if contents else ()):
             raise DataError(f"{path}: is {READS_AS[kind]}, not the {what} an earlier run wrote, so it is not "
@@ -344,15 +353,14 @@ def check_output_path(path, what, inputs=(), replaces=None):
     while not os.path.exists(existing):  # the nearest folder that is there: the rest are made in it
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
-        raise DataError(f"{path}: {existing} is a file, not a folder; pick another path for the {what}")
+        raise DataError(f"{path}: {existing} is a file, not a folder; {pick}")
     if not os.access(existing, os.W_OK | os.X_OK):
         made = "is not writable" if existing == folder else f"cannot be made: {existing} is not writable"
-        raise DataError(f"{path}: the folder {folder} {made}; pick another path for the {what}")
+        raise DataError(f"{path}: the folder {folder} {made}; {pick}")
     try:
         with interrupts_held():  # a Ctrl-C here would leave the trial file behind
-            fd, tmp = tempfile.mkstemp(prefix=os.path.basename(full) + ".", suffix=".tmp", dir=existing)
+            fd, tmp = tempfile.mkstemp(prefix=_atomic_prefix(full), suffix=".tmp", dir=existing)
             os.close(fd)
             os.unlink(tmp)
     except OSError as e:
-        raise DataError(f"{path}: no file can be made in the folder {existing} ({_reason(e)}); pick another path "
-                        f"for the {what}") from None
+        raise DataError(f"{path}: no file can be made in the folder {existing} ({_reason(e)}); {pick}") from None

@@ -300,6 +300,27 @@ class Trainer:
             os.makedirs(os.path.dirname(os.path.abspath(config.log_path)), exist_ok=True)
             direct = is_special_file(config.log_path)  # /dev/null: written straight, never renamed over
             log = open(config.log_path + ("" if direct else ".partial"), "w", encoding="utf-8")
+
+        def write_log(text, flush=False):
+            """Write to the loss log; a write that fails (a full disk) stops the log, not the training."""
+            nonlocal log
+            if log is None:
+                return
+            try:
+                log.write(text)
+                if flush:
+                    log.flush()
+            except OSError as e:
+                name = log.name
+                with contextlib.suppress(OSError):
+                    log.close()  # (its flush fails again)
+                log = None
+                if not direct:  # the space it took, back for the params
+                    with contextlib.suppress(OSError):
+                        os.remove(name)
+                tqdm.write(f"note: {name}: could not write the loss log ({e.strerror or e}); training goes on "
+                           f"without it{'' if direct else ', and the part written is removed'}", file=sys.stderr)
+
         start = time.time()
         step, first_epoch, best_loss = 0, 0, float("inf")
         self.tokens = 0  # counter used for learning rate decay
@@ -311,8 +332,7 @@ class Trainer:
             self.tokens, start = state["tokens"], start - state["elapsed"]
             if log_lines is not None:
                 log_lines = list(state["log_lines"])
-                if log is not None:
-                    log.write("".join(line + "\n" for line in log_lines))
+                write_log("".join(line + "\n" for line in log_lines))
             run.distinct_rank_streams()
             if self.is_main:
                 tqdm.write(f"resuming from {state_path}: epoch {first_epoch + 1} of {config.max_epochs}, "
@@ -332,8 +352,7 @@ class Trainer:
             for row, value in zip(pending, values):
                 row["loss"] = round(value, 6)
                 line = json.dumps(row)
-                if log is not None:
-                    log.write(line + "\n")
+                write_log(line + "\n")
                 if writer is not None:
                     writer.add_scalar("train/loss", value, row["step"])
                     writer.add_scalar("train/lr", row["lr"], row["step"])
@@ -342,7 +361,7 @@ class Trainer:
                 if not math.isfinite(value):  # every rank sees the same global loss, so all stop here
                     raise TrainingDiverged(diverged_message(row, config, log is not None and not direct))
             if log is not None and last_flush - last_write >= 1.0:  # the file too, about once a second,
-                log.flush()                                         # so a run can be plotted as it goes
+                write_log("", flush=True)                           # so a run can be plotted as it goes
                 last_write = last_flush
             if pbar is not None:
                 row = pending[-1]
@@ -426,6 +445,7 @@ class Trainer:
                                file=sys.stderr)
             raise
         finally:
+            write_log("", flush=True)  # a full disk shows here: the log is dropped, not the run
             if log is not None:
                 log.close()
         with interrupts_held():  # an interrupted run leaves its .partial log and the previous log intact
