@@ -276,7 +276,7 @@ def foreign_member(path):
     """The first member of the zip at `path` that this command never writes (all of its files go under
     src/submission/; the folder entries `zip -r` adds, src/ and src/submission/, are not counted), or None:
     no such zip, one of this command's, or one cut short (nothing to keep)."""
-    if not zipfile.is_zipfile(path):
+    if not (os.path.isfile(path) and zipfile.is_zipfile(path)):
         return None
     try:
         with zipfile.ZipFile(path) as z:
@@ -306,6 +306,8 @@ def main(argv=None):
              + [(os.path.join(args.submission_dir, n), n) for n in HANDOUT_ORDER if n not in CODE])
     check_output_path(args.zip, "zip", inputs=[path for path, _ in files])
     target = os.path.realpath(args.zip)  # what is written: a link's target (files.py replaces that)
+    if os.path.exists(target) and not os.path.isfile(target):  # /dev/full, a FIFO: reading it as a zip never ends
+        raise DataError(f"{args.zip}: is not a regular file; give --zip the path of a file")
     if (os.path.isfile(target) and os.path.getsize(target) and not target.lower().endswith(".zip")
             and not zipfile.is_zipfile(target)):  # the written answers, a corpus, notes: not a zip's place
         raise DataError(f"{args.zip}: exists and is not a zip file, so it is not replaced (a typo for another "

@@ -144,6 +144,11 @@ def test_an_earlier_zip_under_another_name_is_replaced_and_a_zip_of_other_files_
                                         r"zip away$"):
         run(complete, photos, capsys)
     assert photos.read_bytes() == before
+    fifo = tmp_path / "pipe.zip"
+    os.mkfifo(fifo)  # read as a zip it blocked for ever; /dev/full, read as one, filled the memory
+    for special in [p for p in (str(fifo), "/dev/full") if os.path.exists(p)]:  # (no /dev/full on macOS)
+        with pytest.raises(DataError, match=r": is not a regular file; give --zip the path of a file$"):
+            run(complete, special, capsys)
 
 
 def test_missing_and_bad_files_name_their_fix_and_no_zip_is_written(complete, tmp_path, capsys):
