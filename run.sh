@@ -214,7 +214,17 @@ case "$MODE" in
     # training in it) or the params of a run of more epochs (which run.py refuses to replace without it)
     RESUME=0; RESTART=0; ARGS=()
     for a in "$@"; do
-      case "$a" in --resume) RESUME=1 ;; --restart) RESTART=1 ;; *) ARGS+=("$a") ;; esac
+      case "$a" in
+        --resume) RESUME=1 ;;
+        --restart) RESTART=1 ;;
+        --function|--function=*|--variant|--variant=*|--*_corpus_path|--*_corpus_path=*|--reading_params_path|\
+        --reading_params_path=*|--writing_params_path|--writing_params_path=*|--outputs_path|--outputs_path=*)
+          # each mode sets these its own way: one value for all would make every deliverable from the same file
+          echo "run.sh all: ${a%%=*} is one of the flags each mode sets for itself; give it to a single mode" \
+            "(./run.sh MODE), or move all the modes' files with DATA_DIR and OUT_DIR" >&2
+          exit 2 ;;
+        *) ARGS+=("$a") ;;
+      esac
     done
     if [ "$RESUME" = 1 ] && [ "$RESTART" = 1 ]; then
       echo "run.sh all: --resume goes on from the interrupted runs' states, --restart starts over; give one of them" >&2

@@ -152,6 +152,11 @@ def parse_args(argv=None):
         setattr(args, name, value)
     if args.function not in ("pretrain", "finetune", "evaluate"):
         p.error("--function must be pretrain, finetune or evaluate")
+    mode = os.environ.get("RUN_SH_MODE", "")
+    if mode.endswith("_finetune_without_pretrain") and args.reading_params_path is not None:
+        # the deliverable without pretraining, made from pretrained params without a word
+        p.error(f"{mode} trains from scratch, without pretrained params; --reading_params_path would finetune "
+                f"them: use {mode.replace('without', 'with')}, which reads OUT_DIR's pretrained params")
     if args.variant not in ("vanilla", "synthesizer"):
         p.error("--variant must be vanilla or synthesizer")
     if args.dropout is not None and not 0.0 <= args.dropout < 1.0:

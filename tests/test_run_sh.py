@@ -31,6 +31,24 @@ def world(tmp_path_factory):
     return data
 
 
+def test_a_flag_a_mode_sets_is_refused_where_it_would_make_a_deliverable_from_the_wrong_file(world, tmp_path):
+    """`vanilla_finetune_without_pretrain --reading_params_path P` finetuned P and wrote it as the model
+    without pretraining; `all` with such a flag gave every mode the same file, and stopped only at the
+    second mode, after the first had written it."""
+    out = tmp_path / "out"
+    p = sh(["vanilla_finetune_without_pretrain", "--reading_params_path=x.params"] + TINY, world, out, check=False)
+    assert p.returncode == 2 and p.stderr.splitlines()[-1] == (
+        "run.py: error: vanilla_finetune_without_pretrain trains from scratch, without pretrained params; "
+        "--reading_params_path would finetune them: use vanilla_finetune_with_pretrain, which reads OUT_DIR's "
+        "pretrained params (--help lists the options)")
+    for flag in ("--reading_params_path=x.params", "--variant", "--finetune_corpus_path=t.tsv", "--outputs_path=o"):
+        p = sh(["all", flag] + TINY, world, out, check=False)
+        assert p.returncode == 2 and p.stderr == (
+            f"run.sh all: {flag.split('=')[0]} is one of the flags each mode sets for itself; give it to a single "
+            f"mode (./run.sh MODE), or move all the modes' files with DATA_DIR and OUT_DIR\n")
+    assert not out.exists()
+
+
 def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
     """`./run.sh all` runs the eleven modes; stopped part way, the same command with --resume goes on:
     an interrupted training mode resumes from its state (a vanilla pretraining stopped after its first
