@@ -22,10 +22,10 @@ from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("run.py"):  # torch loads here
     from submission import helper, resume
-    from submission.card import card_path, write_card
+    from submission.card import write_card
     from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
     from submission.decoding import predict_places_reference
-    from submission.files import is_special_file, reads_as
+    from submission.files import is_special_file, reads_as, training_lock
     from submission.model import GPTConfig
     from submission.fastpath import (COMPILE_MODES, GRAPH_MODES, compile_setting, compiled_graphs_conflict,
                                      step_graphs_need)
@@ -436,7 +436,8 @@ def check_outputs(args):
     if state:
         check_output_path(state, "training state", inputs + [params], replaces=("state",),
                           named_by="--writing_params_path")
-        check_output_path(card_path(params), "model card", inputs + [params], named_by="--writing_params_path")
+    # (not the model card's path: a card that cannot be written costs only its checks, card.write_card; its
+    # name is as long as the loss log's)
         if os.path.isfile(state) and not (args.resume or args.restart):  # hours of training, lost at the first save
             raise DataError(f"{state}: the training state of an interrupted run{resume.describe(state)}; add --resume "
                             f"to go on from it, or --restart to start over (this run then replaces it)")
@@ -474,7 +475,17 @@ def main(argv=None):
 
 
 def train_or_evaluate(args):
-    """The run main() parsed the flags of: the data and the model, then training or evaluation."""
+    """The run main() parsed the flags of: the data and the model, then training or evaluation. A training
+    run holds its params' lock (training_lock) from before its output check to its end: a second run into
+    the same params stops at once (under torchrun rank 0 holds it)."""
+    params = args.writing_params_path
+    if args.function == "evaluate" or not is_main_process() or is_special_file(params):
+        return train_or_evaluate_unlocked(args)
+    with training_lock(params):
+        return train_or_evaluate_unlocked(args)
+
+
+def train_or_evaluate_unlocked(args):
     check_outputs(args)
     set_seed(args.seed)
     device = get_device()

@@ -328,7 +328,7 @@ def test_a_loss_log_given_the_params_path_is_refused_before_any_work(tmp_path):
 
 
 def test_the_files_beside_the_params_are_checked_before_training_too(tmp_path):
-    """The loss log's .partial, the training state and the model card go beside the params, each written
+    """The loss log's .partial and the training state go beside the params, each written
     through a temporary file of a longer name: a folder in their place, or a params name that leaves
     theirs too long for the file system, is refused before training, naming the flag to change. (Such a name passed the trial file's shorter name and failed after training.)"""
     wiki = tmp_path / "wiki.txt"
@@ -353,6 +353,31 @@ def test_the_files_beside_the_params_are_checked_before_training_too(tmp_path):
                                         r"it is not replaced; give --writing_params_path another path, or move"):
         check(tmp_path / "r.params")
     assert sorted(os.listdir(tmp_path)) == ["q.params.log.jsonl.partial", "r.params.state", "wiki.txt"]
+
+
+def test_a_second_run_into_the_same_params_stops_while_the_first_trains(tmp_path):
+    """A second run into a live run's params took its training state for an interrupted run's; given the
+    --resume it advised, both wrote the same state, log and params (a corrupt log, a traceback). The
+    first run holds <params>.lock (files.training_lock): the second stops in one line naming its pid, and
+    once the first has ended the lock file is gone and a run trains there."""
+    from submission.files import training_lock
+    wiki = tmp_path / "wiki.txt"
+    wiki.write_text(WIKI, encoding="utf-8")
+    params = tmp_path / "a.params"
+    argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={wiki}", *TINY,
+            f"--writing_params_path={params}", "--max_epochs=1"]
+    with training_lock(str(params)):  # (an flock conflicts between two opens in one process too)
+        (tmp_path / "a.params.state").write_bytes(b"the live run's")
+        for extra in ([], ["--resume"]):
+            with pytest.raises(DataError, match=rf"a.params: another run \(pid {os.getpid()}\) is training into it "
+                                                r"now \(.*a.params.lock is locked\); wait for it to end, or give this "
+                                                r"run another --writing_params_path$"):
+                driver.main(argv + extra)
+        assert (tmp_path / "a.params.state").read_bytes() == b"the live run's"
+        (tmp_path / "a.params.state").unlink()
+    assert not (tmp_path / "a.params.lock").exists()
+    driver.main(argv)
+    assert params.exists() and not (tmp_path / "a.params.lock").exists()
 
 
 def test_a_run_stopped_by_a_bad_input_leaves_no_empty_output_folder(tmp_path, capsys):

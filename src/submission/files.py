@@ -364,3 +364,45 @@ def check_output_path(path, what, inputs=(), replaces=None, named_by=None):
             os.unlink(tmp)
     except OSError as e:
         raise DataError(f"{path}: no file can be made in the folder {existing} ({_reason(e)}); {pick}") from None
+
+
+@contextlib.contextmanager
+def training_lock(params_path):
+    """Held while a run trains into `params_path`: a second run into the same params stops in one line
+    (DataError) instead of taking the live run's training state for an interrupted one's, after which
+    both would write the same state, log and params. An flock on `<params>.lock` (holding the writer's
+    pid), which the system drops when the process dies however it dies, so a leftover file locks
+    nothing; the file is removed when training ends. Not on Windows (no flock), nor where the folder
+    is not there yet (made by the run; no other run can be writing into it) or takes no file (the
+    output check says what is wrong)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    path = os.path.realpath(params_path) + ".lock"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                raise
+            pid = os.read(fd, 32).decode("ascii", "replace").strip()
+            fix = ("use another OUT_DIR" if os.environ.get("RUN_SH_MODE")
+                   else "give this run another --writing_params_path")
+            raise DataError(f"{params_path}: another run{f' (pid {pid})' if pid.isdigit() else ''} is training into "
+                            f"it now ({path} is locked); wait for it to end, or {fix}") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(path)  # while still locked: a run waiting on it finds the file gone, and makes its own
+    finally:
+        os.close(fd)
