@@ -328,9 +328,10 @@ def test_a_loss_log_given_the_params_path_is_refused_before_any_work(tmp_path):
 
 
 def test_the_files_beside_the_params_are_checked_before_training_too(tmp_path):
-    """The loss log's .partial and the training state go beside the params, each written
-    through a temporary file of a longer name: a folder in their place, or a params name that leaves
-    theirs too long for the file system, is refused before training, naming the flag to change. (Such a name passed the trial file's shorter name and failed after training.)"""
+    """The loss log, its .partial and the training state go beside the params, each written through a
+    temporary file of a longer name: a folder in their place, or a params name that leaves theirs too
+    long for the file system, is refused before training, naming the flag to change. (Such a name passed
+    the trial file's shorter name and failed after training.)"""
     wiki = tmp_path / "wiki.txt"
     wiki.write_text(WIKI, encoding="utf-8")
 
