@@ -432,12 +432,12 @@ def check_outputs(args):
     check_output_path(log, "loss log", inputs + [params], replaces=("log",), named_by=derived)
     if not is_special_file(log):  # written as <log>.partial while training
         check_output_path(log + ".partial", "loss log", inputs + [params], replaces=("log",), named_by=derived)
+    # (not the model card's path: a card that cannot be written costs only its checks, card.write_card; its
+    # name is as long as the loss log's)
     state = state_path(args)
     if state:
         check_output_path(state, "training state", inputs + [params], replaces=("state",),
                           named_by="--writing_params_path")
-    # (not the model card's path: a card that cannot be written costs only its checks, card.write_card; its
-    # name is as long as the loss log's)
         if os.path.isfile(state) and not (args.resume or args.restart):  # hours of training, lost at the first save
             raise DataError(f"{state}: the training state of an interrupted run{resume.describe(state)}; add --resume "
                             f"to go on from it, or --restart to start over (this run then replaces it)")
