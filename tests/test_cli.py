@@ -379,6 +379,10 @@ def test_a_second_run_into_the_same_params_stops_while_the_first_trains(tmp_path
     assert not (tmp_path / "a.params.lock").exists()
     driver.main(argv)
     assert params.exists() and not (tmp_path / "a.params.lock").exists()
+    notes = tmp_path / "b.params.lock"  # a file of the user's by that name: not taken for a lock, nor removed
+    notes.write_text("my notes\n", encoding="utf-8")
+    driver.main(argv[:-2] + [f"--writing_params_path={tmp_path / 'b.params'}", "--max_epochs=1"])
+    assert (tmp_path / "b.params").exists() and notes.read_text(encoding="utf-8") == "my notes\n"
 
 
 def test_a_run_stopped_by_a_bad_input_leaves_no_empty_output_folder(tmp_path, capsys):

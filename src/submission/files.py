@@ -372,7 +372,8 @@ def training_lock(params_path):
     (DataError) instead of taking the live run's training state for an interrupted one's, after which
     both would write the same state, log and params. An flock on `<params>.lock` (holding the writer's
     pid), which the system drops when the process dies however it dies, so a leftover file locks
-    nothing; the file is removed when training ends. Not on Windows (no flock), nor where the folder
+    nothing; the file is removed when training ends. Not on Windows (no flock), nor over a file of that
+    name holding anything but a pid (the user's: it is left as it is), nor where the folder
     is not there yet (made by the run; no other run can be writing into it) or takes no file (the
     output check says what is wrong)."""
     try:
@@ -387,12 +388,16 @@ def training_lock(params_path):
         yield
         return
     try:
+        held = os.read(fd, 64).decode("ascii", "replace")
+        if held and not held.strip().isdigit():  # a file of the user's by that name: left as it is, no lock
+            yield
+            return
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:
             if e.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                 raise
-            pid = os.read(fd, 32).decode("ascii", "replace").strip()
+            pid = held.strip()
             fix = ("use another OUT_DIR" if os.environ.get("RUN_SH_MODE")
                    else "give this run another --writing_params_path")
             raise DataError(f"{params_path}: another run{f' (pid {pid})' if pid.isdigit() else ''} is training into "
