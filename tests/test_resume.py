@@ -155,6 +155,14 @@ def test_a_state_of_other_data_or_model_is_refused(tmp_path, monkeypatch):
     other = CharCorruptionDataset(WIKI.replace("Oslo", "Olso"), 32)  # the same vocabulary
     with pytest.raises(ParamsError, match="saved by a run with other data"):
         trainer(tmp_path, other, resume=True).train()
+    # a longer corpus: run.py's final_tokens grows with it, and a new character grows the vocabulary; the
+    # message names the corpus, the cause, not the setting or the shape it changed
+    longer = CharCorruptionDataset(WIKI + WIKI.replace("Oslo", "Quito"), 32)
+    assert longer.vocab_size > data.vocab_size
+    t = trainer(tmp_path, longer, resume=True, final_tokens=40000)
+    t.model = GPT(GPTConfig(longer.vocab_size, 32, n_layer=1, n_head=2, n_embd=16))
+    with pytest.raises(ParamsError, match="saved by a run with other data"):
+        t.train()
     t = trainer(tmp_path, data, resume=True)
     t.model = GPT(GPTConfig(data.vocab_size, 32, n_layer=2, n_head=2, n_embd=16))
     with pytest.raises(ParamsError, match=r"a model of another shape \(n_layer 1, this run's is 2\)"):

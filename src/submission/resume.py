@@ -35,8 +35,10 @@ MODEL_FIELDS = ("vocab_size", "block_size", "n_layer", "n_head", "n_embd", "synt
 TRAINING_FIELDS = ("max_epochs", "batch_size", "learning_rate", "betas", "grad_norm_clip", "weight_decay",
                    "lr_decay", "warmup_tokens", "final_tokens", "amp", "fast")
 ADDED_LATER = {"amp": False, "fast": True}  # training settings a state of an earlier version lacks, and what they were
-SECTIONS = {"model": "a model of another shape", "training": "other training settings", "data": "other data",
-            "test_data": "other test data"}
+# data first: another corpus changes the vocabulary (the model's shape) and run.py's final_tokens too, and
+# "other data" names the cause
+SECTIONS = {"data": "other data", "test_data": "other test data", "model": "a model of another shape",
+            "training": "other training settings"}
 KEYS = {"settings": dict, "epoch": int, "step": int, "tokens": int, "best_loss": float, "elapsed": float,
         "log_lines": list, "model": dict, "optimizer": dict, "rng": dict}
 START_OVER = "give --restart instead of --resume to start over"
