@@ -202,6 +202,24 @@ def test_namedataset_keeps_the_courses_data_attribute(ds):
     assert nd.data == ["Where was Bo Li born?\tHanoi", "Where was Zoë Ñandú born?\tGenève"]
 
 
+def test_the_xcs224n_starters_attributes_are_there_for_a_students_own_getitem():
+    """The XCS224N starter's constructor also sets max_context_size, masking_percent and item; a
+    __getitem__ written against it reads them."""
+    class Students(CharCorruptionDataset):
+        def __getitem__(self, idx):
+            doc = self.data[idx][:random.randint(4, self.max_context_size)]
+            m = max(1, int(len(doc) * self.masking_percent))
+            self.item = doc[:-m] + self.MASK_CHAR + doc[-m:] + self.MASK_CHAR
+            ids = [self.stoi[c] for c in self.item.ljust(self.block_size, self.PAD_CHAR)]
+            return torch.tensor(ids[:-1]), torch.tensor(ids[1:])
+
+    for block, context in ((128, 96), (32, 24), (10, 7)):
+        students = Students(CORPUS, block)
+        assert (students.max_context_size, students.masking_percent, students.item) == (context, 0.25, None)
+    x, y = Students(CORPUS, 128)[0]
+    assert x.shape == y.shape == (127,) and torch.equal(x[1:], y[:-1])
+
+
 def test_parse_tsv_unlabelled():
     rows = parse_tsv("q1\nq2\n\n", "t.tsv", require_label=False)
     assert rows == [("q1", None, 1), ("q2", None, 2)]

@@ -214,6 +214,11 @@ class CharCorruptionDataset(Dataset):
         self.block_size = block_size
         self.vocab_size = len(chars)
         self.data = data.split("\n")
+        # the XCS224N starter's constructor sets these too, so that a __getitem__ written against it (a
+        # student's own) runs here; this one's spec reads them as numbers: 3/4 of the block, a quarter masked
+        self.max_context_size = int(block_size * 3 / 4)
+        self.masking_percent = 0.25
+        self.item = None
 
     def __len__(self):
         return len(self.data)

@@ -94,7 +94,8 @@ class TrainerConfig:
     amp = False           # bf16 autocast (off: slower and less stable here, see fastpath.py)
     compile = "auto"      # torch.compile: "auto", False, True, a mode or a backend name (compile_setting)
     step_graphs = False   # one CUDA GPU: replay whole steps (clip and AdamW included) as CUDA graphs (graphs.py)
-    fast = True           # False: the course's loop (no trim, per-tensor AdamW, no TF32/autocast/compile)
+    fast = True           # False: the course's loop (no trim, per-tensor AdamW, no TF32/autocast/compile); the
+    #                       course's computation also needs GPTConfig(fast_attention=False) (run.py --reference_train)
     # beyond the course, long runs (resume.py): the training state, saved at an epoch's end every
     # state_every seconds and removed when training ends (None: never saved); resume: continue from it
     state_path = None
