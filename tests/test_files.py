@@ -1,7 +1,7 @@
 """Output paths and the atomic writer (files.py): a path spelled as a folder, a folder that os.access calls
 writable but that takes no file, a write that fails for a reason other than a full disk, a symlink, and
-run.py's default loss log beside params written to a special file, and what a writer killed mid-write
-leaves. Each is refused up front or ends in
+run.py's default loss log beside params written to a special file, what a writer killed mid-write
+leaves, and the lock a training run holds on its params. Each is refused up front or ends in
 one line naming the file and the real reason; nothing the user made is replaced.
 
 Run:  python -m pytest -q tests/test_files.py
@@ -387,3 +387,86 @@ def test_a_users_torch_file_with_settings_is_no_training_state(tmp_path):
     with pytest.raises(DataError, match=r"mine.params.state: is a torch file of another kind .*, not the training "
                                         r"state an earlier run wrote, so it is not replaced"):
         check_output_path(str(path), "training state", replaces=("state",))
+
+
+def refused(params):
+    """True when a training_lock on `params` is refused (another run holds it)."""
+    from submission.files import training_lock
+    try:
+        with training_lock(str(params)):
+            return False
+    except DataError as e:
+        assert "is training into it now" in str(e)
+        return True
+
+
+def test_a_lock_left_by_a_killed_run_is_taken_and_then_holds(tmp_path):
+    """A run killed outright leaves <params>.lock with its pid; the next run wrote its own pid at the
+    offset of its read, after NULs, and a third run then took the file for a user's and trained into
+    the same params unlocked."""
+    from submission.files import training_lock
+    lock = tmp_path / "a.params.lock"
+    lock.write_text("4194303\n", encoding="ascii")  # a dead run's pid
+    with training_lock(str(tmp_path / "a.params")):
+        assert lock.read_text(encoding="ascii") == f"{os.getpid()}\n"
+        assert refused(tmp_path / "a.params")
+    assert not lock.exists()
+    lock.write_bytes(b"\x00" * 8 + b"4194303\n")  # what that version left: taken as a lock file too
+    with training_lock(str(tmp_path / "a.params")):
+        assert refused(tmp_path / "a.params")
+
+
+def test_a_lock_file_removed_between_a_runs_open_and_its_flock_is_not_the_one_it_holds(tmp_path, monkeypatch):
+    """Run B opens the lock file, run A ends (removing it), B's flock then succeeds on the removed file:
+    a lock no later run sees, so a run C trained alongside B. B must hold the file at the path."""
+    from submission.files import training_lock
+    params = tmp_path / "a.params"
+    first = training_lock(str(params))
+    first.__enter__()  # run A
+    real_open = os.open
+
+    def open_then_a_ends(path, *args, **kwargs):
+        fd = real_open(path, *args, **kwargs)
+        if str(path).endswith(".lock"):
+            monkeypatch.setattr(os, "open", real_open)
+            first.__exit__(None, None, None)
+        return fd
+
+    monkeypatch.setattr(os, "open", open_then_a_ends)
+    with training_lock(str(params)):  # run B
+        assert (tmp_path / "a.params.lock").read_text(encoding="ascii") == f"{os.getpid()}\n"
+        assert refused(params)  # run C
+    assert not (tmp_path / "a.params.lock").exists()
+
+
+def test_a_run_into_a_folder_not_yet_there_holds_the_lock_and_leaves_no_empty_folder(tmp_path):
+    """The folder of the params was made by the trainer, after training_lock had found no folder to lock
+    in: a second run took the lock, and its --resume the live run's state. The lock makes the folder;
+    a run that ends leaving it empty (a bad input) removes what it made."""
+    from submission.files import training_lock
+    params = tmp_path / "new" / "deeper" / "a.params"
+    with training_lock(str(params)):
+        assert (tmp_path / "new" / "deeper" / "a.params.lock").exists()
+        assert refused(params)
+    assert os.listdir(tmp_path) == []
+    with training_lock(str(params)):
+        params.write_bytes(b"trained")
+    assert os.listdir(tmp_path / "new" / "deeper") == ["a.params"]
+
+
+def test_a_new_file_gets_the_umasks_mode_and_a_replaced_file_keeps_its_own(tmp_path):
+    """mkstemp makes 0600 files: a new output gets what open() would give it (0666 less the umask); a
+    replaced one its own mode, where it was made 0666 less the umask, widening params a user had made 0600."""
+    from submission.files import _umask
+    previous = os.umask(0o027)
+    try:
+        assert _umask() == 0o027
+        atomic_write_text(str(tmp_path / "new.txt"), "a\n")
+        assert stat.S_IMODE(os.stat(tmp_path / "new.txt").st_mode) == 0o640
+        private = tmp_path / "private.params"
+        private.write_text("old\n")
+        os.chmod(private, 0o600)
+        atomic_write_text(str(private), "new\n")
+        assert private.read_text() == "new\n" and stat.S_IMODE(os.stat(private).st_mode) == 0o600
+    finally:
+        os.umask(previous)

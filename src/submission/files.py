@@ -16,6 +16,7 @@ import re
 import shutil
 import signal
 import socket
+import stat
 import tempfile
 import threading
 import time
@@ -28,9 +29,27 @@ from .params import unwrap
 
 
 def _umask():
+    """The process's umask: read from /proc on Linux, as setting it to read it (the only way elsewhere)
+    changes it for a moment under threads that may be making files."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def _replacement_mode(target):
+    """The mode a file written over `target` gets: the replaced file's (params a user made 0600 stay so),
+    else what an ordinary open() gives a new file (0666 less the umask)."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
 
 
 _held = {"depth": 0, "pending": False, "previous": None, "terminated": False}
@@ -143,8 +162,7 @@ def _atomic(path, write):
                 write(f)
                 f.flush()
                 os.fsync(f.fileno())
-            # mkstemp makes the file 0600; give it the mode an ordinary open() would (0666 less umask)
-            os.chmod(tmp, 0o666 & ~_umask())
+            os.chmod(tmp, _replacement_mode(target))  # mkstemp makes the file 0600
             raise_pending_interrupt()  # Ctrl-C during the write: the old file stays
             os.replace(tmp, target)
             _remove_leftovers(target)
@@ -366,48 +384,89 @@ def check_output_path(path, what, inputs=(), replaces=None, named_by=None):
         raise DataError(f"{path}: no file can be made in the folder {existing} ({_reason(e)}); {pick}") from None
 
 
+def _ours(held):
+    """True for a lock file's text that this module wrote: a pid (NULs before it: a file that an earlier
+    version wrote at the offset of its read)."""
+    return held.strip("\x00 \n").isdigit()
+
+
 @contextlib.contextmanager
 def training_lock(params_path):
     """Held while a run trains into `params_path`: a second run into the same params stops in one line
     (DataError) instead of taking the live run's training state for an interrupted one's, after which
     both would write the same state, log and params. An flock on `<params>.lock` (holding the writer's
     pid), which the system drops when the process dies however it dies, so a leftover file locks
-    nothing; the file is removed when training ends. Not on Windows (no flock), nor over a file of that
-    name holding anything but a pid (the user's: it is left as it is), nor where the folder
-    is not there yet (made by the run; no other run can be writing into it) or takes no file (the
-    output check says what is wrong)."""
+    nothing; the file is removed when training ends. A params folder not there yet is made here (a
+    second run must find the lock), and removed again if the run leaves it empty (a bad input). Not on
+    Windows (no flock), nor over a file of that name holding anything but a pid (the user's: it is left
+    as it is), nor where no file can be made there (the output check says what is wrong)."""
     try:
         import fcntl
     except ImportError:
         yield
         return
     path = os.path.realpath(params_path) + ".lock"
+    made = []  # the folders made here, deepest first
+    folder = os.path.dirname(path)
+    while folder and not os.path.exists(folder) and folder != os.path.dirname(folder):
+        made.append(folder)
+        folder = os.path.dirname(folder)
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
     except OSError:
-        yield
-        return
+        made = []
     try:
-        held = os.read(fd, 64).decode("ascii", "replace")
-        if held and not held.strip().isdigit():  # a file of the user's by that name: left as it is, no lock
-            yield
+        with _flocked(fcntl, path, params_path) as locked:
+            yield locked
+    finally:
+        for folder in made:  # left empty by a run that stopped early: not the run's to keep
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
+
+
+@contextlib.contextmanager
+def _flocked(fcntl, path, params_path):
+    """training_lock's flock on `path`; yields whether it locked."""
+    for _ in range(100):  # another try only when the file was replaced between this run's open and flock
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError:
+            yield False
             return
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as e:
-            if e.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise
-            pid = held.strip()
-            fix = ("use another OUT_DIR" if os.environ.get("RUN_SH_MODE")
-                   else "give this run another --writing_params_path")
-            raise DataError(f"{params_path}: another run{f' (pid {pid})' if pid.isdigit() else ''} is training into "
-                            f"it now ({path} is locked); wait for it to end, or {fix}") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
-        try:
-            yield
+            held = os.pread(fd, 64, 0).decode("ascii", "replace")
+            if held and not _ours(held):  # a file of the user's by that name: left as it is, no lock
+                yield False
+                return
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as e:
+                if e.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise
+                pid = held.strip("\x00 \n")
+                fix = ("use another OUT_DIR" if os.environ.get("RUN_SH_MODE")
+                       else "give this run another --writing_params_path")
+                raise DataError(f"{params_path}: another run{f' (pid {pid})' if pid.isdigit() else ''} is training "
+                                f"into it now ({path} is locked); wait for it to end, or {fix}") from None
+            # the run that held it may have ended between this open and the flock, removing the file: a lock
+            # on that removed file would exclude no later run, which opens a new one; so take the one there now
+            try:
+                current = os.stat(path)
+            except FileNotFoundError:
+                continue
+            mine = os.fstat(fd)
+            if (current.st_ino, current.st_dev) != (mine.st_ino, mine.st_dev):
+                continue
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+            try:
+                yield True
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)  # while still locked: a run that opened it sees the change after its flock
+            return
         finally:
-            with contextlib.suppress(OSError):
-                os.unlink(path)  # while still locked: a run waiting on it finds the file gone, and makes its own
-    finally:
-        os.close(fd)
+            os.close(fd)
+    yield False
