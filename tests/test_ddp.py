@@ -49,6 +49,12 @@ def config(folder, tag):
                          ckpt_path=os.path.join(folder, f"{tag}.ckpt"))
 
 
+def steady_config(folder, tag):
+    conf = config(folder, tag)
+    conf.lr_decay = False
+    return conf
+
+
 class Scalars:
     """A SummaryWriter stand-in (TrainerConfig.writer): the (tag, step) of each add_scalar call."""
 
@@ -89,12 +95,14 @@ def _worker(rank, world, port, folder):
     trainer.train()
     other = Trainer(Unigram(), ignored_targets_dataset(), None, config(folder, f"unigram-rank{rank}"))
     other.train()
+    steady = Unigram()  # a constant rate: the same schedule as one process's, whose count skips -100 targets
+    Trainer(steady, ignored_targets_dataset(), None, steady_config(folder, f"steady-rank{rank}")).train()
     packed = fresh_model()
     packed_conf = config(folder, f"packed-rank{rank}")
     packed_conf.pack = True  # each rank packs its own rows
     Trainer(packed, dataset(), None, packed_conf).train()
     torch.save({"params": model.state_dict(), "tokens": trainer.tokens, "main": is_main_process(),
-                "packed_params": packed.state_dict(),
+                "packed_params": packed.state_dict(), "steady_params": steady.state_dict(),
                 "scalars": conf.writer.calls, "unigram_tokens": other.tokens,
                 "unigram_lr": [json.loads(line)["lr"] for line in open(other.config.log_path)] if rank == 0 else None},
                os.path.join(folder, f"rank{rank}.pt"))
@@ -114,7 +122,9 @@ def runs(tmp_path_factory):
     model = fresh_model()
     trainer = Trainer(model, dataset(), None, config(folder, "single"))
     trainer.train()
-    single = {"params": model.state_dict(), "tokens": trainer.tokens}
+    steady = Unigram()
+    Trainer(steady, ignored_targets_dataset(), None, steady_config(folder, "steady-single")).train()
+    single = {"params": model.state_dict(), "tokens": trainer.tokens, "steady_params": steady.state_dict()}
     mp.spawn(_worker, args=(2, free_port(), folder), nprocs=2, join=True)
     ranks = [torch.load(os.path.join(folder, f"rank{r}.pt"), weights_only=True) for r in range(2)]
     return folder, single, ranks
@@ -137,6 +147,17 @@ def test_two_processes_packing_their_rows_train_the_same_params_as_one(runs):
     for name, p in single["params"].items():
         assert torch.allclose(ranks[0]["packed_params"][name], p, atol=2e-5, rtol=1e-4), name
         assert torch.equal(ranks[0]["packed_params"][name], ranks[1]["packed_params"][name]), name
+
+
+def test_a_model_whose_loss_skips_minus_100_trains_the_same_params_as_one_process(runs):
+    """A model without loss_ignore_index (its cross_entropy skips -100 by default): each rank's mean is
+    weighted by its share of the targets other than -100; weighting by all positions gave the ranks'
+    unevenly skipped rows other weights than one process gives them (a difference of 0.07)."""
+    _, single, ranks = runs
+    for name, p in single["steady_params"].items():
+        assert torch.allclose(ranks[0]["steady_params"][name], p, atol=2e-5, rtol=1e-4), name
+    moved = (single["steady_params"]["emb.weight"] - Unigram().emb.weight.detach()).abs().max().item()
+    assert moved > 1e-2
 
 
 def test_only_rank_zero_writes(runs):
@@ -173,8 +194,8 @@ def test_ranks_count_the_same_tokens_when_targets_are_skipped_unevenly(runs):
     counts (trainer.py), on every rank alike, and the logged schedule follows that count."""
     folder, _, ranks = runs
     x, y = ignored_targets_dataset().tensors
-    half = BATCH // 2  # each global batch's rows: rank 0 takes the first half, rank 1 the second
-    uneven = [int((y[i:i + half] < 0).sum()) - int((y[i + half:i + BATCH] < 0).sum()) for i in range(0, ROWS, BATCH)]
+    # each global batch's rows, dealt by DistributedSampler: rank 0 the even ones, rank 1 the odd ones
+    uneven = [int((y[i:i + BATCH:2] < 0).sum()) - int((y[i + 1:i + BATCH:2] < 0).sum()) for i in range(0, ROWS, BATCH)]
     assert any(uneven)  # the ranks do skip different numbers of targets
     assert ranks[0]["unigram_tokens"] == ranks[1]["unigram_tokens"] == EPOCHS * ROWS * WIDTH
     conf = config(folder, "unused")

@@ -39,6 +39,7 @@ count one epoch at a time, and its CPU pretraining takes hours.
 """
 import atexit
 import contextlib
+import inspect
 import json
 import math
 import os
@@ -487,9 +488,11 @@ class TrainingRun:
         model = raw_model
         if self.world_size > 1:
             from torch.nn.parallel import DistributedDataParallel
-            # buffers are the constant causal masks: no need to broadcast them every forward
+            # buffers are the constant causal masks: no need to sync them every forward (torch 2.13 renamed
+            # the flag, warning at every run given the old name)
+            newer = "forward_sync_buffers" in inspect.signature(DistributedDataParallel.__init__).parameters
             model = DistributedDataParallel(raw_model, device_ids=[trainer.local_rank] if self.cuda else None,
-                                            broadcast_buffers=False)
+                                            **{"forward_sync_buffers" if newer else "broadcast_buffers": False})
         compile_kwargs = compile_setting(config, self.device, steps, self.world_size) if self.fast else None
         if config.step_graphs:  # checked before the optimizer is built
             need = step_graphs_need(self.device, self.world_size, self.fast,
@@ -618,10 +621,9 @@ class TrainingRun:
         if self.world_size == 1:
             return loss, loss.detach()
         # the global batch's loss: each rank's mean weighted by its share of the counted targets
-        if self.ignore_index is not None:
-            counted = (y != self.ignore_index).sum().to(torch.float32)
-        else:
-            counted = torch.tensor(float(y.numel()), device=y.device)
+        # (a model without loss_ignore_index: its cross_entropy skips -100 by default, whatever else it counts)
+        skipped = -100 if self.ignore_index is None else self.ignore_index
+        counted = (y != skipped).sum().to(torch.float32)
         stats = torch.stack([loss.detach().float() * counted, counted])  # (2,): summed loss, counted targets
         dist.all_reduce(stats)
         total = stats[1].clamp_min(1.0)
