@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from submission import GPT, GPTConfig
-from submission.utils import ParamsError, atomic_write_text, evaluate_places, load_params, same_place
+from submission.utils import DataError, ParamsError, atomic_write_text, evaluate_places, load_params, same_place
 
 
 def test_evaluate_places(tmp_path):
@@ -28,6 +28,10 @@ def test_evaluate_places(tmp_path):
         evaluate_places(str(p), ["Oslo"])
     with pytest.raises(AssertionError):  # what the course's assert raises
         evaluate_places(str(p), ["Oslo", "Rome", "Lima"])
+    r = tmp_path / "mixed.tsv"  # the course's x[1]: an IndexError naming neither file nor line
+    r.write_text("Where was A born?\tOslo\n\nWhere was B born?\nWhere was C born?\tLima\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"mixed.tsv:3: a question without its place, where the first line has one"):
+        evaluate_places(str(r), ["Oslo", "Rome", "Lima"])
 
 
 def test_evaluate_places_drops_the_spaces_that_end_a_line(tmp_path):

@@ -264,10 +264,15 @@ def evaluate_places(filepath, predicted_places):
     Returns: (total, correct), floats
     """
     with open(filepath, encoding="utf-8-sig") as fin:  # -sig: a byte-order mark is not a line's text
-        lines = [x.strip().split("\t") for x in fin if x.strip()]
+        numbered = [(n, x.strip().split("\t")) for n, x in enumerate(fin, start=1) if x.strip()]
+    lines = [x for _, x in numbered]
     if not lines or len(lines[0]) == 1:
         print("No gold birth places provided; returning (0,0)")
         return (0, 0)
+    unlabelled = next((n for n, x in numbered if len(x) == 1), None)
+    if unlabelled is not None:  # the course's x[1] raised IndexError, naming neither file nor line
+        raise DataError(f"{filepath}:{unlabelled}: a question without its place, where the first line has one; "
+                        f"give every line `question<TAB>place`, or none a place")
     true_places = [x[1] for x in lines]
     total = len(true_places)
     if total != len(predicted_places):
