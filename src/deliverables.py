@@ -185,6 +185,10 @@ def check(code_dir, submission_dir, data_dir):
         if not os.path.isfile(path):
             fix = (f"make it with {grader.run_sh_command(mode, data_dir, submission_dir, before)}" if mode
                    else "restore it from git")
+            split = PREDICTIONS.get(name, (None,))[0]
+            if split is not None and not questions[split]:  # the demo's world: no test split
+                fix = (f"it cannot be made from {data_dir}: its {QUESTIONS[split][0]} holds no questions (a demo's "
+                       f"world has no test split); give --data-dir (DATA_DIR) the corpus the params were made with")
             if os.path.isdir(path):  # the mode that makes it refuses a folder's path: say so first
                 rows.append((name, "bad", f"a folder, not a file; remove or rename it, then {fix}"))
             else:
@@ -316,6 +320,10 @@ def main(argv=None):
     if other is not None:
         raise DataError(f"{args.zip}: a zip of other files ({other} in it), not one this command wrote, so it is not "
                         f"replaced; give --zip a new path, or move that zip away")
+    if os.path.isfile(os.path.join(args.submission_dir, grader.DEMO_RECORD)):
+        print(f"note: {args.submission_dir} is a folder the demo wrote ({grader.DEMO_RECORD}): on a CPU its models "
+              f"are smaller than the course's and its world has no test questions; the deliverables are the run.sh "
+              f"modes' files (OUT_DIR, default src/submission/)")
     rows = check(args.code_dir, args.submission_dir, args.data_dir)
     width = max(len(n) for n in HANDOUT_ORDER)
     for i, (name, status, note) in enumerate(rows, start=1):

@@ -50,6 +50,8 @@ BLOCK_SIZE = 128
 N_LAYER, N_HEAD, N_EMBD = 4, 8, 256
 DEFAULT_DATA_DIR = os.path.join(ROOT, "data")
 DEFAULT_SUBMISSION_DIR = os.path.join(HERE, "submission")
+DEFAULT_DEMO_DIR = os.path.join(ROOT, "runs", "demo")  # demo.py's DEFAULT_OUT
+DEMO_RECORD = ".made-by-demo.json"  # demo.py's RECORD: in a folder the demo wrote
 POINTS_PATH = os.path.join(HERE, "points.json")
 MASK_CHAR = u"\u2047"
 PAD_CHAR = u"\u25A1"
@@ -64,6 +66,8 @@ class Context:
         self.submission_dir = os.path.abspath(submission_dir)
         self.marks = marks    # {"vanilla_dev": 0.10, ...}
         self.corpus = corpus  # "course" or "embedded": which marks
+        # a folder the demo wrote (its record, demo.RECORD): its models are smaller than run.sh's modes make
+        self.demo = os.path.isfile(os.path.join(self.submission_dir, DEMO_RECORD))
 
     def data_file(self, name, what):
         path = os.path.join(self.data_dir, name)
@@ -87,7 +91,12 @@ class Context:
         return sub_attr("CharCorruptionDataset")(self.wiki_text(), BLOCK_SIZE)
 
     def run_sh(self, mode, before=()):
-        """The command that makes a missing file, with the folders this grading run uses."""
+        """The command that makes a missing file, with the folders this grading run uses; in a demo's
+        folder the demo (a run.sh mode there would train a course-size model in the demo's world)."""
+        if self.demo:
+            out = os.path.realpath(self.submission_dir) != os.path.realpath(DEFAULT_DEMO_DIR)
+            return "./run.sh demo" + (f" --out {shlex.quote(_typed(self.submission_dir))}" if out else "") + \
+                " (the demo's models are smaller than a run.sh mode's: its files come from the demo)"
         return run_sh_command(mode, self.data_dir, self.submission_dir, before)
 
 
@@ -579,6 +588,9 @@ def read_predictions(ctx, name):
                           f"only, birth_test_inputs.tsv), so test accuracy cannot be graded with this --data-dir")
         ctx.data_file(LABELS[split], f"labelled {split} questions")
     answers = read_labels(labels)
+    if not answers:  # the demo's world: no test split
+        raise Failure(f"no {split} questions: {_rel(labels)} holds none (a demo's world has no test split), so {split} "
+                      f"accuracy cannot be graded with this --data-dir")
     if split == "test":
         check_labels_match_inputs(labels, os.path.join(ctx.data_dir, "birth_test_inputs.tsv"))
     path = os.path.join(ctx.submission_dir, name)
@@ -623,9 +635,10 @@ def count_right(lines, answers):
 def at_least_one_right(name):
     def test(ctx):
         correct, total = score_predictions(ctx, name)
-        require(correct >= 1, f"no prediction in {name} is right (0/{total}); even without pretraining the "
-                              f"model gets a few right: check that it was finetuned and evaluated on this data"
-                              + short_training(ctx, name))
+        require(correct >= 1, f"no prediction in {name} is right (0/{total}); " + (
+            "in the demo's small world a model without pretraining can get none right (its table shows 0.0%)"
+            if ctx.demo else "even without pretraining the model gets a few right: check that it was finetuned "
+                             "and evaluated on this data") + short_training(ctx, name))
         return f"{correct}/{total} right ({correct / total:.1%})"
     test.predictions = name  # ACCURACY_TESTS
     return test
@@ -1257,9 +1270,13 @@ def grade(g, args):
     header = [f"data: {_rel(ctx.data_dir)} ({ctx.corpus} corpus pass marks); prediction files: "
               f"{_rel(ctx.submission_dir)}"]
     test_tests = [t.id for t in g.select(args.test_ids) if t.id in TEST_SPLIT_TESTS]
-    if test_tests and not os.path.isfile(os.path.join(ctx.data_dir, LABELS["test"])):  # staff: before, not after
+    test_labels = os.path.join(ctx.data_dir, LABELS["test"])
+    if test_tests and not os.path.isfile(test_labels):  # staff: before, not after
         header.append(f"note: no {LABELS['test']} (the labelled test questions) in {_rel(ctx.data_dir)}: "
                       f"{', '.join(test_tests)} cannot pass; give --data-dir a folder that has it")
+    elif test_tests and os.path.getsize(test_labels) == 0:
+        header.append(f"note: {LABELS['test']} in {_rel(ctx.data_dir)} holds no questions (a demo's world has no "
+                      f"test split): {', '.join(test_tests)} cannot pass")
     elif test_tests:
         try:
             check_labels_match_inputs(os.path.join(ctx.data_dir, LABELS["test"]),

@@ -328,3 +328,23 @@ def test_synthesizer_params_of_the_courses_size_with_other_keys_name_the_keys(co
     status, lines, _ = run(complete, tmp_path / "s.zip", capsys)
     said = {line.split()[2]: line for line in lines[:18]}["synthesizer.pretrain.params"]
     assert status == 1 and "missing 'head.weight'; unexpected 'lm_head.weight'" in said and "model size" not in said
+
+
+def test_a_demo_folder_is_named_and_test_predictions_a_world_without_test_questions_cannot_have(
+        complete, tmp_path, capsys):
+    """Checked against the demo's world (no test split), a missing test predictions file was to be made
+    with the eval_test mode, which stops there with "no questions to answer"; the demo's folder itself
+    is named for what it is."""
+    code, folder = complete
+    other = tmp_path / "world"
+    shutil.copytree(DATA, other)
+    for name in ("birth_test.tsv", "birth_test_inputs.tsv"):
+        (other / name).write_text("", encoding="utf-8")
+    (folder / "vanilla.pretrain.test.predictions").unlink()
+    (folder / ".made-by-demo.json").write_text("{}", encoding="utf-8")
+    status, lines, _ = run(complete, tmp_path / "s.zip", capsys, data=other)
+    assert status == 1 and lines[0].startswith(f"note: {folder} is a folder the demo wrote (.made-by-demo.json)")
+    said = {line.split()[2]: line for line in lines[1:19]}
+    assert said["vanilla.pretrain.test.predictions"].endswith(
+        f"it cannot be made from {other}: its birth_test_inputs.tsv holds no questions (a demo's world has no test "
+        f"split); give --data-dir (DATA_DIR) the corpus the params were made with")

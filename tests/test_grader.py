@@ -1756,3 +1756,30 @@ def test_a_stream_closed_from_the_start_leaves_the_grading_as_it_was(corpus, tmp
     assert p.returncode == 0, p.stderr
     (test,) = json.loads(out_json.read_text())["tests"]
     assert test["score"] == test["max_score"], test
+
+
+def test_a_world_without_test_questions_and_a_demos_folder_get_fixes_that_work(corpus, tmp_path):
+    """Grading the demo's files with its world (runs/demo, runs/demo/data): the test-accuracy tests said
+    to make the predictions with the eval_test mode, which has no questions there, the missing dev ones
+    with a run.sh mode at the course's size, and 1d-0 that any model gets a few right (the demo's table
+    shows 0.0%)."""
+    world = tmp_path / "world"
+    shutil.copytree(corpus[0], world)
+    for name in ("birth_test.tsv", "birth_test_inputs.tsv"):
+        (world / name).write_text("", encoding="utf-8")
+    demo = tmp_path / "demo"
+    demo.mkdir()
+    (demo / grader.DEMO_RECORD).write_text("{}", encoding="utf-8")
+    dev = len((world / "birth_dev.tsv").read_text(encoding="utf-8").splitlines())
+    (demo / ACCURACY["1d-0-hidden"]).write_text("Atlantis\n" * dev, encoding="utf-8")
+    results = run(str(world), ["1d-0-hidden", "1f-1-hidden", "1f-2-hidden"], submission_dir=str(demo))
+    assert results["1f-2-hidden"].reason == (f"no test questions: {world / 'birth_test.tsv'} holds none (a demo's "
+                                             f"world has no test split), so test accuracy cannot be graded with this "
+                                             f"--data-dir")
+    assert results["1f-1-hidden"].reason.endswith(
+        f"not found: make it with ./run.sh demo --out {demo} (the demo's models are smaller than a run.sh mode's: its "
+        f"files come from the demo)")
+    assert "in the demo's small world a model without pretraining can get none right" in results["1d-0-hidden"].reason
+    import demo as demo_module
+    assert (grader.DEMO_RECORD, os.path.realpath(grader.DEFAULT_DEMO_DIR)) == \
+        (demo_module.RECORD, os.path.realpath(demo_module.DEFAULT_OUT))
