@@ -17,6 +17,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # repo's own files are named from there (short, as the course's were, when that is the repo)
 if [ "$(pwd -P)" = "$(cd "$ROOT" && pwd -P)" ]; then R=""; else R="$ROOT/"; fi
 ME="$(printf '%q' "${R:-./}run.sh")"  # this script as the caller types it, in the hints
+if [ -n "$R" ] && [ "$(pwd -P)" = "$(cd "$ROOT/src" && pwd -P)" ]; then ME="./run.sh"; fi  # src/run.sh, the course's
 DATA="${DATA_DIR:-${R}data}"
 OUT="${OUT_DIR:-${R}src/submission}"
 
@@ -128,9 +129,11 @@ print(f"one of the {len(starts)} modes beginning {m} (./run.sh help lists them)"
     "$1" $MODES $EXTRA_MODES 2>/dev/null || true
 }
 
-# needs FILE MODE: stop with the mode that makes FILE when it is missing
+# needs FILE MODE: stop with the mode that makes FILE when it is missing; not where a flag of the mode's own
+# was given (run.py refuses it, or reads the file itself): "make it first" sent the user to make a file
+# that the refusal of their flag then made moot
 needs() {
-  if [ ! -f "$1" ]; then
+  if [ ! -f "$1" ] && [ "$OWN_FLAG" = 0 ]; then
     local env=""  # the same DATA_DIR and OUT_DIR as this call, so the hint runs as shown
     if [ -n "${DATA_DIR:-}" ]; then env+="DATA_DIR=$(printf '%q' "$DATA_DIR") "; fi
     if [ -n "${OUT_DIR:-}" ]; then env+="OUT_DIR=$(printf '%q' "$OUT_DIR") "; fi
@@ -172,6 +175,15 @@ mode_files() {  # WRITES: the output of mode $1; READS: the params it starts fro
   esac
 }
 run() { warn_src_data; pick_python; RUN_SH_MODE="$MODE" "$PY" "${R}src/run.py" "$@"; }
+own_flag() {  # own_flag ARG: true when ARG is a flag that the modes set for themselves
+  case "$1" in
+    --function|--function=*|--variant|--variant=*|--*_corpus_path|--*_corpus_path=*|--reading_params_path|\
+    --reading_params_path=*|--writing_params_path|--writing_params_path=*|--outputs_path|--outputs_path=*) return 0 ;;
+  esac
+  return 1
+}
+OWN_FLAG=0  # 1: such a flag is among the arguments
+for a in "$@"; do if own_flag "$a"; then OWN_FLAG=1; fi; done
 WIKI="--pretrain_corpus_path=$DATA/wiki.txt"   # each is one argument: always quoted below
 TRAIN="--finetune_corpus_path=$DATA/birth_places_train.tsv"
 DEV="--eval_corpus_path=$DATA/birth_dev.tsv"
@@ -214,15 +226,15 @@ case "$MODE" in
     # training in it) or the params of a run of more epochs (which run.py refuses to replace without it)
     RESUME=0; RESTART=0; ARGS=()
     for a in "$@"; do
+      if own_flag "$a"; then
+        # each mode sets these its own way: one value for all would make every deliverable from the same file
+        echo "run.sh all: ${a%%=*} is one of the flags each mode sets for itself; give it to a single mode" \
+          "(./run.sh MODE), or move all the modes' files with DATA_DIR and OUT_DIR" >&2
+        exit 2
+      fi
       case "$a" in
         --resume) RESUME=1 ;;
         --restart) RESTART=1 ;;
-        --function|--function=*|--variant|--variant=*|--*_corpus_path|--*_corpus_path=*|--reading_params_path|\
-        --reading_params_path=*|--writing_params_path|--writing_params_path=*|--outputs_path|--outputs_path=*)
-          # each mode sets these its own way: one value for all would make every deliverable from the same file
-          echo "run.sh all: ${a%%=*} is one of the flags each mode sets for itself; give it to a single mode" \
-            "(./run.sh MODE), or move all the modes' files with DATA_DIR and OUT_DIR" >&2
-          exit 2 ;;
         *) ARGS+=("$a") ;;
       esac
     done

@@ -380,6 +380,23 @@ def test_missing_params_names_the_mode(world, tmp_path):
     assert p.returncode == 2 and f"OUT_DIR={tmp_path} ./run.sh synthesizer_finetune_with_pretrain" in p.stderr
 
 
+def test_a_flag_of_the_modes_own_is_refused_before_its_missing_input_is_named(world, tmp_path):
+    """`vanilla_eval_dev_with_pretrain --reading_params_path P` said to make OUT_DIR's params first; made,
+    the run then refused the flag itself."""
+    p = sh(["vanilla_eval_dev_with_pretrain", f"--reading_params_path={tmp_path / 'p.params'}"], world, tmp_path,
+           check=False)
+    assert p.returncode == 2 and "make it first" not in p.stderr
+    assert p.stderr.splitlines()[-1].startswith("run.py: error: --reading_params_path given twice, as ")
+
+
+def test_hints_from_src_name_the_script_there(world, tmp_path):
+    """`cd src && ./run.sh MODE`, as the course runs it: the hint named run.sh by its absolute path."""
+    env = dict(os.environ, DATA_DIR=str(world), OUT_DIR=str(tmp_path), PYTHON=sys.executable)
+    p = subprocess.run(["./run.sh", "vanilla_eval_dev_with_pretrain"], cwd=os.path.join(ROOT, "src"), env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and p.stderr.endswith(" ./run.sh vanilla_finetune_with_pretrain\n"), p.stderr
+
+
 def test_a_folder_named_as_the_params_is_named_as_a_folder(world, tmp_path):
     """A folder where synthesizer.finetune.params goes got "not found; make it first with ...", and that
     mode refuses a folder's path: the user went round in a loop. deliverables and the grader said
