@@ -17,7 +17,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # repo's own files are named from there (short, as the course's were, when that is the repo)
 if [ "$(pwd -P)" = "$(cd "$ROOT" && pwd -P)" ]; then R=""; else R="$ROOT/"; fi
 ME="$(printf '%q' "${R:-./}run.sh")"  # this script as the caller types it, in the hints
-if [ -n "$R" ] && [ "$(pwd -P)" = "$(cd "$ROOT/src" && pwd -P)" ]; then ME="./run.sh"; fi  # src/run.sh, the course's
+if [ "$(pwd -P)" = "$(cd "$ROOT" && pwd -P)/src" ]; then ME="./run.sh"; fi  # src/run.sh, the course's, runs it there
 DATA="${DATA_DIR:-${R}data}"
 OUT="${OUT_DIR:-${R}src/submission}"
 
@@ -132,11 +132,13 @@ print(f"one of the {len(starts)} modes beginning {m} (./run.sh help lists them)"
 # needs FILE MODE: stop with the mode that makes FILE when it is missing; not where a flag of the mode's own
 # was given (run.py refuses it, or reads the file itself): "make it first" sent the user to make a file
 # that the refusal of their flag then made moot
+callers_env() {  # the same DATA_DIR and OUT_DIR as this call, to put before a hint's command so it runs as shown
+  if [ -n "${DATA_DIR:-}" ]; then printf 'DATA_DIR=%q ' "$DATA_DIR"; fi
+  if [ -n "${OUT_DIR:-}" ]; then printf 'OUT_DIR=%q ' "$OUT_DIR"; fi
+}
 needs() {
   if [ ! -f "$1" ] && [ "$OWN_FLAG" = 0 ]; then
-    local env=""  # the same DATA_DIR and OUT_DIR as this call, so the hint runs as shown
-    if [ -n "${DATA_DIR:-}" ]; then env+="DATA_DIR=$(printf '%q' "$DATA_DIR") "; fi
-    if [ -n "${OUT_DIR:-}" ]; then env+="OUT_DIR=$(printf '%q' "$OUT_DIR") "; fi
+    local env; env="$(callers_env)"
     if [ -d "$1" ]; then  # the mode that makes it refuses a folder's path: "make it" alone went round in a loop
       echo "run.sh: $1 is a folder, not a file; remove or rename it, then make it with: ${env}$ME $2" >&2
     else
@@ -278,9 +280,27 @@ case "$MODE" in
     # a closed stdout or stderr (| head) stops no mode (each writes its files, then exits 141): the
     # rest of the modes run too, and `all` exits 141 at the end; its own lines to a closed pipe are lost
     trap '' PIPE
+    # Ctrl-C or SIGTERM reaching `all` itself (between modes, or as a mode starts) stops it as one in a
+    # mode does, saying how to go on, rather than killing it without a word
+    STOPPED=""
+    trap 'STOPPED=130' INT
+    trap 'STOPPED=143' TERM
+    stop_all() {  # stop_all STATUS: the mode $m (its file $WRITES) stopped, or `all` before it
+      # the first mode stopped before any work (refused, or Ctrl-C before a state was saved): this `all`
+      # changed nothing, and the earlier stamp stands (else `all --resume` would make everything again)
+      if [ -n "$PREV" ] && [ ! -e "$WRITES.state" ] && ! [ "$WRITES" -nt "$STAMP" ]; then
+        if [ "$PREV" = none ]; then rm -f "$STAMP"; else mv "$PREV" "$STAMP"; fi
+      elif [ -n "$PREV" ] && [ "$PREV" != none ]; then rm -f "$PREV"; fi
+      if [ "$1" = 130 ] || [ "$1" = 143 ]; then  # Ctrl-C, SIGTERM: say how to go on
+        echo "run.sh all: stopped in $m; to go on where it stopped: $(callers_env)$ME all --resume$(
+          printf ' %q' ${ARGS[@]+"${ARGS[@]}"})" >&2 || true
+      fi
+      exit "$1"
+    }
     PIPED=0
     for m in $MODES; do
       mode_files "$m"
+      if [ -n "$STOPPED" ]; then stop_all "$STOPPED"; fi
       FLAGS=()
       if [ "$RESTART" = 1 ] && [ "${WRITES%.params}" != "$WRITES" ]; then
         FLAGS=(--restart)
@@ -299,14 +319,8 @@ case "$MODE" in
       echo "=== ./run.sh $m${FLAGS[*]:+ ${FLAGS[*]}}" >&2 || true
       RUN_PY_SHARED_FLAGS=1 "$ROOT/run.sh" "$m" ${ARGS[@]+"${ARGS[@]}"} ${FLAGS[@]+"${FLAGS[@]}"} || {
         STATUS=$?
-        if [ "$STATUS" = 141 ]; then PIPED=1; else
-          # the first mode stopped before any work (refused, or Ctrl-C before a state was saved): this `all`
-          # changed nothing, and the earlier stamp stands (else `all --resume` would make everything again)
-          if [ -n "$PREV" ] && [ ! -e "$WRITES.state" ] && ! [ "$WRITES" -nt "$STAMP" ]; then
-            if [ "$PREV" = none ]; then rm -f "$STAMP"; else mv "$PREV" "$STAMP"; fi
-          elif [ -n "$PREV" ] && [ "$PREV" != none ]; then rm -f "$PREV"; fi
-          exit "$STATUS"
-        fi; }
+        if [ "$STATUS" = 141 ]; then PIPED=1; else stop_all "$STATUS"; fi; }
+      if [ -n "$STOPPED" ]; then stop_all "$STOPPED"; fi  # the mode ended as the signal came
       if [ -n "$PREV" ] && [ "$PREV" != none ]; then rm -f "$PREV"; fi
       PREV=""  # a mode has run: the new stamp stays
     done

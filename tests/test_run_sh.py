@@ -5,6 +5,8 @@ Run:  python -m pytest -q tests/test_run_sh.py
 """
 import os
 import re
+import shlex
+import signal
 import subprocess
 import sys
 
@@ -170,6 +172,24 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
         before = os.stat(out / made).st_mtime_ns
         sh([m] + TINY + ["--restart"], world, out)
         assert os.stat(out / made).st_mtime_ns > before
+
+
+def test_an_interrupted_all_says_how_to_go_on(world, tmp_path):
+    """Ctrl-C in `all` ended in the mode's "interrupted" line alone; README and help say --resume goes on.
+    Ctrl-C reaches the whole foreground group: `all`, its mode's run.sh and run.py."""
+    out = tmp_path / "out"
+    env = dict(os.environ, DATA_DIR=str(world), OUT_DIR=str(out), PYTHON=sys.executable)
+    flags = TINY + ["--max_epochs", "500", "--seed", "3"]  # a first mode that is still working when stopped
+    p = subprocess.Popen([os.path.join(ROOT, "run.sh"), "all"] + flags, cwd="/", env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    lines = [p.stderr.readline()]
+    assert lines[0] == "=== ./run.sh vanilla_finetune_without_pretrain\n", lines
+    os.killpg(p.pid, signal.SIGINT)
+    lines += p.stderr.read().splitlines()
+    assert p.wait(timeout=120) == 130
+    assert lines[-1] == (f"run.sh all: stopped in vanilla_finetune_without_pretrain; to go on where it stopped: "
+                         f"DATA_DIR={world} OUT_DIR={out} {ROOT}/run.sh all --resume "
+                         f"{' '.join(map(shlex.quote, flags))}"), lines
 
 
 def test_all_with_an_interrupted_runs_state_stops_before_any_mode(world, tmp_path):
