@@ -368,10 +368,9 @@ case "$MODE" in
     pick_python
     if [ "${1:-}" = attention ]; then shift; set -- attention --pretrain_corpus_path "$DATA/wiki.txt" "$@"; fi
     "$PY" "${R}src/plots.py" "$@" ;;
-  memorised)  # DATA_DIR as for the other modes; a --data-dir flag comes later and wins
-    pick_python; "$PY" "${R}src/memorised.py" --data-dir "$DATA" "$@" ;;
-  ask)
-    pick_python; "$PY" "${R}src/ask.py" --data-dir "$DATA" "$@" ;;
+  memorised|ask)  # DATA_DIR as for the other modes (a --data-dir flag comes later and wins); neither: the tool
+    # picks the corpus of the params' vocabulary, data/ or the demo's world beside them
+    pick_python; "$PY" "${R}src/$MODE.py" ${DATA_DIR:+--data-dir "$DATA"} "$@" ;;
   deliverables)  # the handout's 18 files in OUT_DIR, checked against DATA_DIR, zipped into submission.zip
     pick_python; "$PY" "${R}src/deliverables.py" --submission-dir "$OUT" --data-dir "$DATA" "$@" ;;
   *)

@@ -28,10 +28,11 @@ import sys
 from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_DATA = os.path.join(HERE, "..", "data")
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-from modelflags import add_model_flags, check_model_flags  # noqa: E402
+from modelflags import add_model_flags, check_model_flags, settings_from_params  # noqa: E402
 from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
@@ -254,16 +255,18 @@ def build_parser():
                         'input, one a line')
     p.add_argument("--params", required=True, help="params written by src/run.py (finetuned, or pretrained "
                                                    "with --complete)")
-    p.add_argument("--variant", choices=["vanilla", "synthesizer"], default="vanilla")
-    p.add_argument("--data-dir", default=os.path.join(HERE, "..", "data"),
+    p.add_argument("--variant", choices=["vanilla", "synthesizer"], default=None,
+                   help="default: the --params file's")
+    p.add_argument("--data-dir", default=None,
                    help="folder with wiki.txt (the vocabulary) and birth_places_train.tsv (the places); "
-                        "default: data/")
+                        "default: the one beside --params named data/ when its vocabulary is the params' (the "
+                        "demo's world), else data/")
     p.add_argument("--complete", action="store_true",
                    help="continue each text as the pretraining corpus reads (no MASK): probes a pretrained model")
     p.add_argument("--chars", type=int, default=40, help="with --complete, the most characters to continue "
                                                          "(default 40)")
     p.add_argument("--top", type=int, default=5, help="how many places to list, most likely first (default 5)")
-    add_model_flags(p)
+    add_model_flags(p, from_params=True)
     return p
 
 
@@ -273,7 +276,12 @@ def main(argv=None, stdin=None):
     before the bad bytes are answered, none after)."""
     p = build_parser()
     args = p.parse_args(argv)
+    shape = settings_from_params(args, DEFAULT_DATA)
     check_model_flags(p, args)
+    if shape.get("function") == "pretrain" and not args.complete:
+        print(f"note: {args.params} were pretrained, not finetuned (their card says): they were never taught to "
+              f"answer, and continue a question as a biography would; --complete asks them to continue a text "
+              f"(\"NAME was born in \")", file=sys.stderr)
     if args.chars < 1:
         p.error(f"--chars must be at least 1, got {args.chars}")
     if args.top < 0:

@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-from modelflags import add_model_flags, check_model_flags  # noqa: E402
+from modelflags import add_model_flags, check_model_flags, settings_from_params  # noqa: E402
 from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
@@ -145,11 +145,13 @@ def format_report(result, block_size=None):
 def main(argv=None):
     p = OneLineParser(description="Share of birthplaces a pretrained model reproduces from the biographies.")
     p.add_argument("--params", required=True, help="pretrained (or finetuned) params file")
-    p.add_argument("--variant", choices=["vanilla", "synthesizer"], default="vanilla")
-    p.add_argument("--data-dir", default=os.path.join(HERE, "..", "data"),
-                   help="folder with wiki.txt, birth_places_train.tsv, birth_dev.tsv (default: data/)")
-    add_model_flags(p)
+    p.add_argument("--variant", choices=["vanilla", "synthesizer"], default=None, help="default: the --params file's")
+    p.add_argument("--data-dir", default=None,
+                   help="folder with wiki.txt, birth_places_train.tsv, birth_dev.tsv; default: the one beside "
+                        "--params named data/ when its vocabulary is the params' (the demo's world), else data/")
+    add_model_flags(p, from_params=True)
     args = p.parse_args(argv)
+    settings_from_params(args, os.path.join(HERE, "..", "data"))
     check_model_flags(p, args)
     result = counts(rows_for_params(args.params, args.data_dir, args))
     print(format_report(result, args.block_size))

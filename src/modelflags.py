@@ -5,6 +5,8 @@ Standard library only: plots.py refuses a bad flag before it loads torch (the ot
 as they are imported, then read their flags).
 """
 import argparse
+import os
+import sys
 
 COURSE_SIZE = dict(n_layer=4, n_head=8, n_embd=256, block_size=128)  # the course's GPT
 MAX_BLOCK = 2048  # the causal masks hold block_size^2 floats per layer
@@ -12,11 +14,24 @@ MAX_PARAMS = 2 * 10 ** 9  # float32 weights of 8 GB, before AdamW's two moments:
 MIN_BLOCK = 17    # span corruption: a document cut to int(7/8 block) plus 3 MASKs (dataset.MIN_BLOCK)
 
 
-def add_model_flags(parser):
-    """--n_layer, --n_head, --n_embd, --block_size, each defaulting to the course's value."""
+def add_model_flags(parser, from_params=False):
+    """--n_layer, --n_head, --n_embd, --block_size, each defaulting to the course's value; with
+    `from_params` (the tools that load one --params file), to None, which `fill_size` replaces."""
     for name, default in COURSE_SIZE.items():
-        parser.add_argument(f"--{name}", type=int, default=default, help=f"default {default}, the course's")
+        parser.add_argument(f"--{name}", type=int, default=None if from_params else default,
+                            help=f"default: what the --params file says (its shapes, its card), else {default}, "
+                                 f"the course's" if from_params else f"default {default}, the course's")
     return parser
+
+
+def fill_size(args, shape):
+    """The size flags (and --variant) not given: from `shape` (params.params_shape: what the params file
+    says), else the course's. A vanilla file without a card does not say its heads: the course's 8."""
+    for name, default in COURSE_SIZE.items():
+        if getattr(args, name) is None:
+            setattr(args, name, shape.get(name, default))
+    if getattr(args, "variant", "") is None:
+        args.variant = "synthesizer" if shape.get("synthesizer") else "vanilla"
 
 
 def size_from_flags(flags):
@@ -50,3 +65,22 @@ def check_model_flags(parser, args):
         parser.error(f"--n_layer {args.n_layer} --n_embd {args.n_embd} make a model of about {weights:,} parameters "
                      f"({weights * 4 / 2 ** 30:,.0f} GiB of weights alone); the course's has 3.3 million: "
                      f"lower them")
+
+
+def settings_from_params(args, default_data):
+    """The flags of a tool that loads one --params file (ask, memorised) left out, from that file: the
+    corpus folder (the first of the folder `data` beside it, as the demo keeps its world, and
+    `default_data` whose wiki.txt has the vocabulary its card records; else `default_data`, a note saying
+    so when it is another), then the model size and variant (fill_size). Returns params_shape's dict.
+    Needs torch (call it once the tool has loaded it)."""
+    from submission.card import corpus_folder
+    from submission.params import params_shape
+    if args.data_dir is None:
+        beside = os.path.join(os.path.dirname(args.params) or ".", "data")
+        args.data_dir = corpus_folder(args.params, [beside, default_data]) or default_data
+        if os.path.realpath(args.data_dir) != os.path.realpath(default_data):
+            print(f"note: reading {args.data_dir}, the corpus whose vocabulary {args.params} was trained with "
+                  f"(its card says); --data-dir chooses another", file=sys.stderr)
+    shape = params_shape(args.params)
+    fill_size(args, shape)
+    return shape

@@ -512,7 +512,7 @@ def train_or_evaluate_unlocked(args):
     else:
         return evaluate(args, model, pretrain_dataset, device)
     if is_main_process():  # (under torchrun, rank 0 writes them)
-        write_card(args.writing_params_path, model, pretrain_dataset.itos)  # what their shapes do not say
+        write_card(args.writing_params_path, model, pretrain_dataset.itos, args.function)  # what shapes do not say
         print(f"Params written to {args.writing_params_path}")
 
 

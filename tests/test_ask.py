@@ -449,3 +449,46 @@ def test_an_empty_corpus_is_named_as_empty_by_every_tool(tmp_path, capsys):
         else:
             err = capsys.readouterr().err
             assert status == 2 and "the pretraining corpus is empty" in err, err
+
+
+def test_params_with_their_world_beside_them_are_asked_without_flags(trained, tmp_path, capsys):
+    """The demo keeps its world in runs/demo/data beside its params, of another size than the course's:
+    `ask --params runs/demo/vanilla.finetune.params NAME` stopped at the vocabulary, then at the size, one
+    flag at a time. The card names the vocabulary (so the folder) and the heads, the shapes the rest."""
+    import shutil
+    import memorised
+    from submission.card import write_card
+    from submission.dataset import DataError
+    from submission.params import ParamsError
+    folder, params = trained
+    out = tmp_path / "demo"
+    shutil.copytree(folder, out / "data")
+    shutil.copy(params, out / "m.params")
+    vocab = CharCorruptionDataset((folder / "wiki.txt").read_text(encoding="utf-8"), 48)
+    model = GPT(GPTConfig(vocab.vocab_size, 48, **SIZE))
+    write_card(str(out / "m.params"), model, vocab.itos, "finetune")
+    status, said, err = run_main(["--params", str(out / "m.params"), "Ann Bo"], capsys)
+    assert status == 0 and said.splitlines()[1] == "  answer: Oslo   (birth_dev.tsv line 1: Oslo; right)"
+    assert err == (f"note: reading {out / 'data'}, the corpus whose vocabulary {out / 'm.params'} was trained with "
+                   f"(its card says); --data-dir chooses another\n")
+    with pytest.raises(DataError, match=rf"^{out / 'data'}/birth_places_train.tsv:1: "):  # memorised reads there too
+        memorised.main(["--params", str(out / "m.params")])  # (this world is no biography corpus of its layout)
+    # flags given win: another head count is refused by the card, as before
+    with pytest.raises(ParamsError, match=r"trained with 2 attention heads .* \(--n_head 2\)"):
+        ask.main(["--params", str(out / "m.params"), "--n_head", "4", "Ann Bo"])
+
+
+def test_pretrained_params_asked_a_question_are_named_for_what_they_are(trained, tmp_path, capsys):
+    """Pretrained params answer a question with noise (a biography's next characters): nothing said why."""
+    import shutil
+    from submission.card import write_card
+    folder, params = trained
+    shutil.copy(params, tmp_path / "p.params")
+    vocab = CharCorruptionDataset((folder / "wiki.txt").read_text(encoding="utf-8"), 48)
+    write_card(str(tmp_path / "p.params"), GPT(GPTConfig(vocab.vocab_size, 48, **SIZE)), vocab.itos, "pretrain")
+    argv = ["--params", str(tmp_path / "p.params"), "--data-dir", str(folder)]
+    status, _, err = run_main(argv + ["Ann Bo"], capsys)
+    assert status == 0 and err.startswith(f"note: {tmp_path / 'p.params'} were pretrained, not finetuned (their card "
+                                          f"says): they were never taught to answer")
+    status, _, err = run_main(argv + ["--complete", "Ann Bo was born in "], capsys)
+    assert status == 0 and err == ""

@@ -42,6 +42,7 @@ def test_run_py_writes_the_card_of_its_params(trained):
     card = read_card(str(params))
     vocab = CharCorruptionDataset(WIKI, 32).itos
     assert card["n_head"] == 2 and card["vocab"] == "".join(vocab[i] for i in range(len(vocab)))
+    assert card["function"] == "pretrain"  # ask notes pretrained params asked a question
     assert sorted(os.listdir(folder)) == ["dev.tsv", "m.params", "m.params.card.json", "m.params.log.jsonl",
                                           "wiki.txt"]
 

@@ -665,7 +665,8 @@ echo "$PWD|$*" >> "$CALLS"
 
 
 @pytest.mark.parametrize("mode, flags, env, runs", [
-    ("ask", ["--params", "p.params", "Ann Bo"], {}, "src/ask.py --data-dir {R}data --params p.params Ann Bo"),
+    ("ask", ["--params", "p.params", "Ann Bo"], {}, "src/ask.py --params p.params Ann Bo"),  # ask picks the corpus
+    ("ask", ["--params", "p.params", "Ann Bo"], {"DATA_DIR": "d"}, "src/ask.py --data-dir d --params p.params Ann Bo"),
     ("plot", ["curves", "a.log.jsonl", "--out", "c.png"], {}, "src/plots.py curves a.log.jsonl --out c.png"),
     ("plot", ["attention", "--params", "p", "--question", "Ann Bo", "--out", "a.png"], {"DATA_DIR": "d"},
      "src/plots.py attention --pretrain_corpus_path d/wiki.txt --params p --question Ann Bo --out a.png"),

@@ -40,15 +40,18 @@ def vocab_text(itos):
     return "".join(itos[i] for i in range(len(itos)))
 
 
-def write_card(params_path, model, itos):
-    """Write the card of params just written by `model` (unwrapped), whose vocabulary is `itos`. A card
-    that cannot be written costs only its checks: one line on stderr, and the run goes on."""
+def write_card(params_path, model, itos, function=None):
+    """Write the card of params just written by `model` (unwrapped), whose vocabulary is `itos`, and
+    `function`, run.py's ("pretrain" or "finetune"), when given. A card that cannot be written costs only
+    its checks: one line on stderr, and the run goes on."""
     from .files import atomic_write_text  # files.py imports params.py, which imports this module
     if not os.path.isfile(params_path):  # /dev/null, a FIFO: nothing to describe
         return
     card = {"about": "written by src/run.py beside its params: what they were trained as, checked when they are "
                      "loaded while params_sha256 is theirs",
             "params_sha256": _sha256(params_path), "n_head": model_heads(model), "vocab": vocab_text(itos)}
+    if function is not None:
+        card["function"] = function
     try:
         atomic_write_text(card_path(params_path), json.dumps(card, ensure_ascii=False, indent=1) + "\n")
     except (OSError, ValueError) as e:  # files.py's DataError (a ValueError) names the path and the reason
@@ -70,6 +73,22 @@ def read_card(params_path):
     except (OSError, ValueError):
         return None
     return card
+
+
+def corpus_folder(params_path, folders):
+    """The first of `folders` whose wiki.txt has the vocabulary that the card of `params_path` records
+    (its characters after PAD and MASK), or None: no card, or no such folder."""
+    vocab = (read_card(params_path) or {}).get("vocab")
+    if not isinstance(vocab, str) or len(vocab) < 2:
+        return None
+    for folder in folders:
+        try:
+            with open(os.path.join(folder, "wiki.txt"), encoding="utf-8-sig") as f:  # as dataset.read_text reads
+                if "".join(sorted(set(f.read()))) == vocab[2:]:
+                    return folder
+        except (OSError, UnicodeDecodeError):
+            continue
+    return None
 
 
 def card_mismatch(params_path, model, itos=None):

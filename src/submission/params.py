@@ -66,6 +66,33 @@ def _looks_like(state):
         return None
 
 
+def params_shape(path):
+    """What a params file says of the model that wrote it, for the tools that take one file and build
+    its model (ask, memorised): {n_layer, n_embd, block_size, synthesizer} read off its shapes, n_head
+    from a synthesizer's w2 or else from the card (card.py), and the card's `function`; {} for a file that
+    does not load as a state_dict (load_params then says why)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            state = torch.load(path, map_location="cpu", weights_only=True)
+        state = clean_state_dict(state)
+        looks = _looks_like(state)
+    except Exception:  # anything at all: the file is load_params' to explain
+        return {}
+    if looks is None:
+        return {}
+    words = looks.split()
+    shape = {flag[2:]: int(value) for flag, value in zip(words[::2], words[1::2])}
+    shape["synthesizer"] = "n_head" in shape
+    card = read_card(path) or {}
+    heads = card.get("n_head")
+    if "n_head" not in shape and isinstance(heads, int) and not isinstance(heads, bool) and heads > 0:
+        shape["n_head"] = heads
+    if card.get("function") in ("pretrain", "finetune"):
+        shape["function"] = card["function"]
+    return shape
+
+
 def _size_error(path, problem, size_fix, state):
     """The ParamsError of params of another model size, with the size flags they look like."""
     looks = _looks_like(state)
