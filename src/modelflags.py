@@ -1,8 +1,8 @@
 """The model-size flags shared by the command lines that build the course's GPT (run.py, memorised.py,
 plots.py attention, ask.py): one definition, one set of checks, each failure a one-line usage error.
 
-Standard library only: plots.py refuses a bad flag before it loads torch (the other tools load torch
-as they are imported, then read their flags).
+Standard library only at import: plots.py refuses a bad flag before it loads torch (the other tools load
+torch as they are imported, then read their flags; `settings_from_params`, theirs, reads a params file).
 """
 import argparse
 import os

@@ -5,7 +5,8 @@ shapes record the vocabulary's size, the block, the layers and the width (params
 any), but not two things that change every answer: the number of heads of vanilla attention (its
 key, query and value are n_embd x n_embd whatever the heads), and which characters the vocabulary's
 ids stand for (another corpus of as many characters loads silently). run.py writes them, with the
-params' sha256, to `<params>.card.json` after training; `load_params` refuses params whose card
+params' sha256 and the function that made them (pretrain or finetune: ask notes pretrained params asked
+a question), to `<params>.card.json` after training; `load_params` refuses params whose card
 disagrees with the model or the corpus at hand. A card is read only while the sha256 is the params'
 own: params copied in or written since without a card are loaded unchecked, as the course's are.
 Standard library only (the package imports nothing from outside itself, so not ledger.sha256_of).
