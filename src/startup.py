@@ -1,10 +1,12 @@
 """Ctrl-C while a command starts: one line and exit status 130, never a traceback or a lost interrupt.
 
 Importing torch takes about a second. A KeyboardInterrupt raised inside it surfaced as a traceback,
-as an ImportError (numpy half-imported: "cannot load module more than once per process"), or not
-at all: some import code swallows it, and the run went on and wrote its outputs. Each entry point
-imports its heavy modules inside `interruptible_start`, which records the signal and, once the
-imports have ended however they ended, stops the process before it has written anything.
+as an ImportError (numpy half-imported: "cannot load module more than once per process"), as a C++
+abort (raised inside a pybind11 callback), or not at all: some import code swallows it, and the run
+went on and wrote its outputs. Each entry point imports its heavy modules inside
+`interruptible_start`, whose handler raises nothing: it records the signal, and once the imports have
+ended the process stops, before it has written anything. A second Ctrl-C (an impatient user, or
+`timeout -s INT`, which signals the whole group) stops it at once, with the same line.
 A Python without torch, numpy or tqdm (.venv not activated) gets one line saying so, not a
 traceback. Standard library only: it must be importable before torch.
 """
@@ -62,7 +64,8 @@ def interruptible_start(prog):
 
     def record(signum, frame):
         got.append(signum)
-        raise KeyboardInterrupt
+        if len(got) > 1:  # asked again: the imports are not waited for
+            _stop(prog)
 
     _starting.append(prog)
     if guard:
@@ -80,9 +83,14 @@ def interruptible_start(prog):
     finally:
         _starting.pop()
     if got:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not interrupt the exit
-        sys.stdout.flush()
-        print(f"{prog}: interrupted while starting; nothing was written", file=sys.stderr, flush=True)
-        os._exit(130)  # modules may be half-imported: skip their exit handlers
+        _stop(prog)
     if guard:
         signal.signal(signal.SIGINT, previous)
+
+
+def _stop(prog):
+    """End a start that Ctrl-C interrupted: one line, status 130."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a further Ctrl-C must not interrupt the exit
+    sys.stdout.flush()
+    print(f"{prog}: interrupted while starting; nothing was written", file=sys.stderr, flush=True)
+    os._exit(130)  # modules may be half-imported: skip their exit handlers

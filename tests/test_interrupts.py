@@ -41,7 +41,11 @@ def starting(body, tmp_path):
 
 
 @pytest.mark.parametrize("body", [
-    "signal.raise_signal(signal.SIGINT)\nraise AssertionError('not reached')",  # the interrupt propagates
+    "signal.raise_signal(signal.SIGINT)\nimport json",  # the imports go on to their end, then it stops
+    "signal.raise_signal(signal.SIGINT)\nraise ImportError('a failed import')",  # however they end
+    # a second Ctrl-C stops it at once (a second KeyboardInterrupt, raised while the first was answered, was
+    # a traceback; one raised inside torch's C++ import code, an abort)
+    "signal.raise_signal(signal.SIGINT)\nsignal.raise_signal(signal.SIGINT)\nraise AssertionError('not reached')",
     "try:\n    signal.raise_signal(signal.SIGINT)\nexcept KeyboardInterrupt:\n    pass",  # an import swallows it
     "try:\n    signal.raise_signal(signal.SIGINT)\nexcept KeyboardInterrupt:\n    pass\n"
     "raise ImportError('cannot load module more than once per process')",  # a half-imported module
