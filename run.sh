@@ -280,11 +280,11 @@ case "$MODE" in
     # a closed stdout or stderr (| head) stops no mode (each writes its files, then exits 141): the
     # rest of the modes run too, and `all` exits 141 at the end; its own lines to a closed pipe are lost
     trap '' PIPE
-    # Ctrl-C or SIGTERM reaching `all` itself (between modes, or as a mode starts) stops it as one in a
-    # mode does, saying how to go on, rather than killing it without a word
+    # Ctrl-C reaching `all` itself (between modes, or as a mode starts) stops it as one in a mode does,
+    # saying how to go on, rather than killing it without a word (SIGTERM keeps its default: sent to
+    # `all` alone, it would otherwise wait for the running mode to end)
     STOPPED=""
     trap 'STOPPED=130' INT
-    trap 'STOPPED=143' TERM
     stop_all() {  # stop_all STATUS: the mode $m (its file $WRITES) stopped, or `all` before it
       # the first mode stopped before any work (refused, or Ctrl-C before a state was saved): this `all`
       # changed nothing, and the earlier stamp stands (else `all --resume` would make everything again)
@@ -292,8 +292,9 @@ case "$MODE" in
         if [ "$PREV" = none ]; then rm -f "$STAMP"; else mv "$PREV" "$STAMP"; fi
       elif [ -n "$PREV" ] && [ "$PREV" != none ]; then rm -f "$PREV"; fi
       if [ "$1" = 130 ] || [ "$1" = 143 ]; then  # Ctrl-C, SIGTERM: say how to go on
-        echo "run.sh all: stopped in $m; to go on where it stopped: $(callers_env)$ME all --resume$(
-          printf ' %q' ${ARGS[@]+"${ARGS[@]}"})" >&2 || true
+        local again=""
+        if [ ${#ARGS[@]} -gt 0 ]; then again="$(printf ' %q' "${ARGS[@]}")"; fi
+        echo "run.sh all: stopped in $m; to go on where it stopped: $(callers_env)$ME all --resume$again" >&2 || true
       fi
       exit "$1"
     }
@@ -317,10 +318,10 @@ case "$MODE" in
         fi
       fi
       echo "=== ./run.sh $m${FLAGS[*]:+ ${FLAGS[*]}}" >&2 || true
+      if [ -n "$STOPPED" ]; then stop_all "$STOPPED"; fi  # Ctrl-C since the check above: not after a whole mode
       RUN_PY_SHARED_FLAGS=1 "$ROOT/run.sh" "$m" ${ARGS[@]+"${ARGS[@]}"} ${FLAGS[@]+"${FLAGS[@]}"} || {
         STATUS=$?
         if [ "$STATUS" = 141 ]; then PIPED=1; else stop_all "$STATUS"; fi; }
-      if [ -n "$STOPPED" ]; then stop_all "$STOPPED"; fi  # the mode ended as the signal came
       if [ -n "$PREV" ] && [ "$PREV" != none ]; then rm -f "$PREV"; fi
       PREV=""  # a mode has run: the new stamp stays
     done

@@ -276,7 +276,7 @@ def main(argv=None, stdin=None):
     before the bad bytes are answered, none after)."""
     p = build_parser()
     args = p.parse_args(argv)
-    shape = settings_from_params(args, DEFAULT_DATA)
+    shape = settings_from_params(p, args, DEFAULT_DATA)
     check_model_flags(p, args)
     if shape.get("function") == "pretrain" and not args.complete:
         print(f"note: {args.params} were pretrained, not finetuned (their card says): they were never taught to "

@@ -187,8 +187,9 @@ def check(code_dir, submission_dir, data_dir):
                    else "restore it from git")
             split = PREDICTIONS.get(name, (None,))[0]
             if split is not None and not questions[split]:  # the demo's world: no test split
-                fix = (f"it cannot be made from {data_dir}: its {QUESTIONS[split][0]} holds no questions (a demo's "
-                       f"world has no test split); give --data-dir (DATA_DIR) the corpus the params were made with")
+                fix = (f"nothing to predict in {data_dir}: its {QUESTIONS[split][0]} holds no questions (a demo's "
+                       f"world has no test split); the deliverables come from a corpus with test questions (data/ "
+                       f"or the course's)")
             if os.path.isdir(path):  # the mode that makes it refuses a folder's path: say so first
                 rows.append((name, "bad", f"a folder, not a file; remove or rename it, then {fix}"))
             else:

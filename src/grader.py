@@ -66,8 +66,11 @@ class Context:
         self.submission_dir = os.path.abspath(submission_dir)
         self.marks = marks    # {"vanilla_dev": 0.10, ...}
         self.corpus = corpus  # "course" or "embedded": which marks
-        # a folder the demo wrote (its record, demo.RECORD): its models are smaller than run.sh's modes make
+        # a folder the demo wrote (its record, demo.RECORD), and graded with the demo's world kept in it (the
+        # CPU demo's; on CUDA the demo trains the course's size on data/)
         self.demo = os.path.isfile(os.path.join(self.submission_dir, DEMO_RECORD))
+        self.demo_world = self.demo and os.path.realpath(self.data_dir) == os.path.realpath(
+            os.path.join(self.submission_dir, "data"))
 
     def data_file(self, name, what):
         path = os.path.join(self.data_dir, name)
@@ -92,12 +95,17 @@ class Context:
 
     def run_sh(self, mode, before=()):
         """The command that makes a missing file, with the folders this grading run uses; in a demo's
-        folder the demo (a run.sh mode there would train a course-size model in the demo's world)."""
-        if self.demo:
-            out = os.path.realpath(self.submission_dir) != os.path.realpath(DEFAULT_DEMO_DIR)
-            return "./run.sh demo" + (f" --out {shlex.quote(_typed(self.submission_dir))}" if out else "") + \
-                " (the demo's models are smaller than a run.sh mode's: its files come from the demo)"
-        return run_sh_command(mode, self.data_dir, self.submission_dir, before)
+        folder the demo, which makes the dev predictions (a run.sh mode there would replace the demo's
+        files with its own), and for the test predictions, which the demo never makes, the modes'
+        folder instead."""
+        if not self.demo:
+            return run_sh_command(mode, self.data_dir, self.submission_dir, before)
+        if "_eval_test_" in mode:
+            return (f"{run_sh_command(mode, self.data_dir, DEFAULT_SUBMISSION_DIR, before)} and grade the folder the "
+                    f"modes write (the demo makes no test predictions)")
+        out = os.path.realpath(self.submission_dir) != os.path.realpath(DEFAULT_DEMO_DIR)
+        return ("./run.sh demo" + (f" --out {shlex.quote(_typed(self.submission_dir))}" if out else "")
+                + " (the demo's files come from the demo)")
 
 
 def run_sh_command(mode, data_dir, submission_dir, before=()):
@@ -589,8 +597,9 @@ def read_predictions(ctx, name):
         ctx.data_file(LABELS[split], f"labelled {split} questions")
     answers = read_labels(labels)
     if not answers:  # the demo's world: no test split
-        raise Failure(f"no {split} questions: {_rel(labels)} holds none (a demo's world has no test split), so {split} "
-                      f"accuracy cannot be graded with this --data-dir")
+        raise Failure(f"no {split} questions: {_rel(labels)} holds none"
+                      + (" (a demo's world has no test split)" if split == "test" else "")
+                      + f", so {split} accuracy cannot be graded with this --data-dir")
     if split == "test":
         check_labels_match_inputs(labels, os.path.join(ctx.data_dir, "birth_test_inputs.tsv"))
     path = os.path.join(ctx.submission_dir, name)
@@ -637,7 +646,7 @@ def at_least_one_right(name):
         correct, total = score_predictions(ctx, name)
         require(correct >= 1, f"no prediction in {name} is right (0/{total}); " + (
             "in the demo's small world a model without pretraining can get none right (its table shows 0.0%)"
-            if ctx.demo else "even without pretraining the model gets a few right: check that it was finetuned "
+            if ctx.demo_world else "even without pretraining the model gets a few right: check that it was finetuned "
                              "and evaluated on this data") + short_training(ctx, name))
         return f"{correct}/{total} right ({correct / total:.1%})"
     test.predictions = name  # ACCURACY_TESTS

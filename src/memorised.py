@@ -151,7 +151,7 @@ def main(argv=None):
                         "--params named data/ when its vocabulary is the params' (the demo's world), else data/")
     add_model_flags(p, from_params=True)
     args = p.parse_args(argv)
-    settings_from_params(args, os.path.join(HERE, "..", "data"))
+    settings_from_params(p, args, os.path.join(HERE, "..", "data"))
     check_model_flags(p, args)
     result = counts(rows_for_params(args.params, args.data_dir, args))
     print(format_report(result, args.block_size))

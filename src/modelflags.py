@@ -26,12 +26,17 @@ def add_model_flags(parser, from_params=False):
 
 def fill_size(args, shape):
     """The size flags (and --variant) not given: from `shape` (params.params_shape: what the params file
-    says), else the course's. A vanilla file without a card does not say its heads: the course's 8."""
+    says), else the course's. A vanilla file without a card does not say its heads: the course's 8.
+    Returns the names of the flags that took the course's value."""
+    guessed = []
     for name, default in COURSE_SIZE.items():
         if getattr(args, name) is None:
             setattr(args, name, shape.get(name, default))
+            if name not in shape:
+                guessed.append(name)
     if getattr(args, "variant", "") is None:
         args.variant = "synthesizer" if shape.get("synthesizer") else "vanilla"
+    return guessed
 
 
 def size_from_flags(flags):
@@ -67,7 +72,7 @@ def check_model_flags(parser, args):
                      f"lower them")
 
 
-def settings_from_params(args, default_data):
+def settings_from_params(parser, args, default_data):
     """The flags of a tool that loads one --params file (ask, memorised) left out, from that file: the
     corpus folder (the first of the folder `data` beside it, as the demo keeps its world, and
     `default_data` whose wiki.txt has the vocabulary its card records; else `default_data`, a note saying
@@ -82,5 +87,7 @@ def settings_from_params(args, default_data):
             print(f"note: reading {args.data_dir}, the corpus whose vocabulary {args.params} was trained with "
                   f"(its card says); --data-dir chooses another", file=sys.stderr)
     shape = params_shape(args.params)
-    fill_size(args, shape)
+    if "n_head" in fill_size(args, shape) and shape and args.n_embd % args.n_head:
+        parser.error(f"{args.params} does not say how many heads it has (a vanilla file without its card, "
+                     f"{args.params}.card.json): give --n_head, a divisor of its width {args.n_embd}")
     return shape

@@ -82,10 +82,10 @@ def interruptible_start(prog):
             raise
     finally:
         _starting.pop()
+    if guard and not got:  # given back first: a Ctrl-C from here on is the program's, never a lost one
+        signal.signal(signal.SIGINT, previous)
     if got:
         _stop(prog)
-    if guard:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _stop(prog):

@@ -492,3 +492,20 @@ def test_pretrained_params_asked_a_question_are_named_for_what_they_are(trained,
                                           f"says): they were never taught to answer")
     status, _, err = run_main(argv + ["--complete", "Ann Bo was born in "], capsys)
     assert status == 0 and err == ""
+
+
+def test_a_vanilla_file_without_its_card_whose_width_the_courses_heads_do_not_divide_asks_for_them(
+        trained, tmp_path, capsys):
+    """Its heads unsaid, the course's 8 were taken: "--n_embd 36 must be a multiple of --n_head 8", flags
+    the user never gave."""
+    folder, _ = trained
+    vocab = CharCorruptionDataset((folder / "wiki.txt").read_text(encoding="utf-8"), 48)
+    torch.save(GPT(GPTConfig(vocab.vocab_size, 48, n_layer=1, n_head=4, n_embd=36)).state_dict(), tmp_path / "w.params")
+    with pytest.raises(SystemExit) as e:
+        ask.main(["--params", str(tmp_path / "w.params"), "--data-dir", str(folder), "Ann Bo"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and f"{tmp_path / 'w.params'} does not say how many heads it has" in err
+    assert "give --n_head, a divisor of its width 36" in err
+    status, out, _ = run_main(["--params", str(tmp_path / "w.params"), "--data-dir", str(folder), "--n_head", "4",
+                               "Ann Bo"], capsys)
+    assert status == 0 and out.startswith("Where was Ann Bo born?")

@@ -346,5 +346,5 @@ def test_a_demo_folder_is_named_and_test_predictions_a_world_without_test_questi
     assert status == 1 and lines[0].startswith(f"note: {folder} is a folder the demo wrote (.made-by-demo.json)")
     said = {line.split()[2]: line for line in lines[1:19]}
     assert said["vanilla.pretrain.test.predictions"].endswith(
-        f"it cannot be made from {other}: its birth_test_inputs.tsv holds no questions (a demo's world has no test "
-        f"split); give --data-dir (DATA_DIR) the corpus the params were made with")
+        f"nothing to predict in {other}: its birth_test_inputs.tsv holds no questions (a demo's world has no test "
+        f"split); the deliverables come from a corpus with test questions (data/ or the course's)")

@@ -470,3 +470,39 @@ def test_a_new_file_gets_the_umasks_mode_and_a_replaced_file_keeps_its_own(tmp_p
         assert private.read_text() == "new\n" and stat.S_IMODE(os.stat(private).st_mode) == 0o600
     finally:
         os.umask(previous)
+
+
+def test_a_file_system_without_flock_trains_unlocked_and_leaves_no_lock_file(tmp_path, monkeypatch):
+    """flock fails with ENOLCK on NFS without lockd (ENOSYS on Lustre without -o flock): the run stopped in
+    a traceback; as where there is no fcntl, it trains unlocked."""
+    import fcntl
+    from submission.files import training_lock
+
+    def no_flock(fd, operation):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_flock)
+    params = tmp_path / "new" / "a.params"
+    with training_lock(str(params)):
+        assert os.listdir(tmp_path / "new") == []
+        params.write_bytes(b"trained")
+    assert os.listdir(tmp_path / "new") == ["a.params"]
+
+
+def test_a_folder_removed_before_the_lock_file_is_opened_is_made_again(tmp_path, monkeypatch):
+    """Run A made the params folder, stopped at a bad input and removed it, just as run B (which found the
+    folder there) opened its lock file there: B trained unlocked, and a run C then locked beside it."""
+    from submission.files import training_lock
+    params = tmp_path / "out" / "a.params"
+    params.parent.mkdir()
+    real_open = os.open
+
+    def folder_gone_first(path, *args, **kwargs):
+        if str(path).endswith(".lock"):
+            monkeypatch.setattr(os, "open", real_open)
+            os.rmdir(params.parent)  # run A's clean-up
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", folder_gone_first)
+    with training_lock(str(params)):  # run B
+        assert (tmp_path / "out" / "a.params.lock").exists() and refused(params)  # run C

@@ -1763,12 +1763,11 @@ def test_a_world_without_test_questions_and_a_demos_folder_get_fixes_that_work(c
     to make the predictions with the eval_test mode, which has no questions there, the missing dev ones
     with a run.sh mode at the course's size, and 1d-0 that any model gets a few right (the demo's table
     shows 0.0%)."""
-    world = tmp_path / "world"
+    demo = tmp_path / "demo"
+    world = demo / "data"  # where the demo keeps its world
     shutil.copytree(corpus[0], world)
     for name in ("birth_test.tsv", "birth_test_inputs.tsv"):
         (world / name).write_text("", encoding="utf-8")
-    demo = tmp_path / "demo"
-    demo.mkdir()
     (demo / grader.DEMO_RECORD).write_text("{}", encoding="utf-8")
     dev = len((world / "birth_dev.tsv").read_text(encoding="utf-8").splitlines())
     (demo / ACCURACY["1d-0-hidden"]).write_text("Atlantis\n" * dev, encoding="utf-8")
@@ -1777,9 +1776,15 @@ def test_a_world_without_test_questions_and_a_demos_folder_get_fixes_that_work(c
                                              f"world has no test split), so test accuracy cannot be graded with this "
                                              f"--data-dir")
     assert results["1f-1-hidden"].reason.endswith(
-        f"not found: make it with ./run.sh demo --out {demo} (the demo's models are smaller than a run.sh mode's: its "
-        f"files come from the demo)")
+        f"not found: make it with ./run.sh demo --out {demo} (the demo's files come from the demo)")
     assert "in the demo's small world a model without pretraining can get none right" in results["1d-0-hidden"].reason
+    # the demo's folder graded with another world (the CUDA demo trains the course's size on data/): no excuse
+    # for 0 right, and the test predictions, which the demo never makes, come from the modes' folder
+    results = run(corpus[0], ["1d-0-hidden", "1f-2-hidden"], submission_dir=str(demo))
+    assert "even without pretraining the model gets a few right" in results["1d-0-hidden"].reason
+    assert results["1f-2-hidden"].reason.endswith(
+        "./run.sh vanilla_eval_test_with_pretrain (after vanilla_pretrain, vanilla_finetune_with_pretrain) and grade "
+        "the folder the modes write (the demo makes no test predictions)"), results["1f-2-hidden"].reason
     import demo as demo_module
     assert (grader.DEMO_RECORD, os.path.realpath(grader.DEFAULT_DEMO_DIR)) == \
         (demo_module.RECORD, os.path.realpath(demo_module.DEFAULT_OUT))

@@ -190,6 +190,13 @@ def test_an_interrupted_all_says_how_to_go_on(world, tmp_path):
     assert lines[-1] == (f"run.sh all: stopped in vanilla_finetune_without_pretrain; to go on where it stopped: "
                          f"DATA_DIR={world} OUT_DIR={out} {ROOT}/run.sh all --resume "
                          f"{' '.join(map(shlex.quote, flags))}"), lines
+    # without flags, the command has none (it had an empty argument, which every mode refused)
+    p = subprocess.Popen([os.path.join(ROOT, "run.sh"), "all"], cwd="/", env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    assert p.stderr.readline() == "=== ./run.sh vanilla_finetune_without_pretrain\n"
+    os.killpg(p.pid, signal.SIGINT)
+    last = p.stderr.read().splitlines()[-1]
+    assert p.wait(timeout=120) == 130 and last.endswith(f"OUT_DIR={out} {ROOT}/run.sh all --resume"), last
 
 
 def test_all_with_an_interrupted_runs_state_stops_before_any_mode(world, tmp_path):

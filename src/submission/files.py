@@ -17,6 +17,7 @@ import shutil
 import signal
 import socket
 import stat
+import sys
 import tempfile
 import threading
 import time
@@ -47,7 +48,7 @@ def _replacement_mode(target):
     """The mode a file written over `target` gets: the replaced file's (params a user made 0600 stay so),
     else what an ordinary open() gives a new file (0666 less the umask)."""
     try:
-        return stat.S_IMODE(os.stat(target).st_mode)
+        return stat.S_IMODE(os.stat(target).st_mode) & 0o777  # not its setuid, setgid or sticky bits
     except OSError:
         return 0o666 & ~_umask()
 
@@ -429,27 +430,51 @@ def training_lock(params_path):
 @contextlib.contextmanager
 def _flocked(fcntl, path, params_path):
     """training_lock's flock on `path`; yields whether it locked."""
-    for _ in range(100):  # another try only when the file was replaced between this run's open and flock
+    fd = _take(fcntl, path, params_path)
+    if fd is None:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # while still locked: a run that opened it sees the change after its flock
+        os.close(fd)
+
+
+def _take(fcntl, path, params_path):
+    """The descriptor of `path`, flocked by this process and holding its pid; None where no lock is to be
+    had (a user's file of that name, no file can be made, a file system without flock); a DataError while
+    another run holds it."""
+    for _ in range(100):  # another try only when the file or its folder went between this run's steps
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        except FileNotFoundError:  # the folder, made by another run that then stopped, removed by it
+            with contextlib.suppress(OSError):
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+            continue
         except OSError:
-            yield False
-            return
+            return None
+        taken = False
         try:
             held = os.pread(fd, 64, 0).decode("ascii", "replace")
             if held and not _ours(held):  # a file of the user's by that name: left as it is, no lock
-                yield False
-                return
+                return None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as e:
-                if e.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    raise
-                pid = held.strip("\x00 \n")
-                fix = ("use another OUT_DIR" if os.environ.get("RUN_SH_MODE")
-                       else "give this run another --writing_params_path")
-                raise DataError(f"{params_path}: another run{f' (pid {pid})' if pid.isdigit() else ''} is training "
-                                f"into it now ({path} is locked); wait for it to end, or {fix}") from None
+                if e.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    pid = held.strip("\x00 \n")
+                    fix = ("use another OUT_DIR" if os.environ.get("RUN_SH_MODE")
+                           else "give this run another --writing_params_path")
+                    raise DataError(f"{params_path}: another run{f' (pid {pid})' if pid.isdigit() else ''} is "
+                                    f"training into it now ({path} is locked); wait for it to end, or {fix}") from None
+                # a file system without flock (NFS without lockd, Lustre without -o flock, some FUSE): train
+                # unlocked, as where there is no fcntl, leaving no empty lock file behind
+                if not held:
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)
+                return None
             # the run that held it may have ended between this open and the flock, removing the file: a lock
             # on that removed file would exclude no later run, which opens a new one; so take the one there now
             try:
@@ -461,12 +486,11 @@ def _flocked(fcntl, path, params_path):
                 continue
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-            try:
-                yield True
-            finally:
-                with contextlib.suppress(OSError):
-                    os.unlink(path)  # while still locked: a run that opened it sees the change after its flock
-            return
+            taken = True
+            return fd
         finally:
-            os.close(fd)
-    yield False
+            if not taken:
+                os.close(fd)
+    print(f"note: {path} kept changing under this run (other runs starting and stopping); training without it",
+          file=sys.stderr)
+    return None
