@@ -129,13 +129,13 @@ print(f"one of the {len(starts)} modes beginning {m} (./run.sh help lists them)"
     "$1" $MODES $EXTRA_MODES 2>/dev/null || true
 }
 
-# needs FILE MODE: stop with the mode that makes FILE when it is missing; not where a flag of the mode's own
-# was given (run.py refuses it, or reads the file itself): "make it first" sent the user to make a file
-# that the refusal of their flag then made moot
 callers_env() {  # the same DATA_DIR and OUT_DIR as this call, to put before a hint's command so it runs as shown
   if [ -n "${DATA_DIR:-}" ]; then printf 'DATA_DIR=%q ' "$DATA_DIR"; fi
   if [ -n "${OUT_DIR:-}" ]; then printf 'OUT_DIR=%q ' "$OUT_DIR"; fi
 }
+# needs FILE MODE: stop with the mode that makes FILE when it is missing; not where a flag of the mode's own
+# was given (run.py refuses it, or reads the file itself): "make it first" sent the user to make a file
+# that the refusal of their flag then made moot
 needs() {
   if [ ! -f "$1" ] && [ "$OWN_FLAG" = 0 ]; then
     local env; env="$(callers_env)"
