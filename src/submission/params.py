@@ -71,6 +71,8 @@ def params_shape(path):
     its model (ask, memorised): {n_layer, n_embd, block_size, synthesizer} read off its shapes, n_head
     from a synthesizer's w2 or else from the card (card.py), and the card's `function`; {} for a file that
     does not load as a state_dict (load_params then says why)."""
+    if not os.path.isfile(path):  # a FIFO would block the load; missing or a folder: load_params says so
+        return {}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
