@@ -64,7 +64,7 @@ def read_card(params_path):
     """The card of a params file as a dict, or None: no card, one that cannot be read, or one of other
     params (its sha256 is not theirs)."""
     path = card_path(params_path)
-    if not os.path.isfile(path):
+    if not (os.path.isfile(path) and os.path.isfile(params_path)):  # hashing a FIFO would block
         return None
     try:
         with open(path, encoding="utf-8") as f:
