@@ -20,6 +20,7 @@ from submission.dataset import CharCorruptionDataset, DataError, read_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "data")
+LABELS = {"dev": "birth_dev.tsv", "test": "birth_test.tsv"}  # the places of each split's questions
 SMALL = dict(n_layer=1, n_head=2, n_embd=16, block_size=128)  # stands in for the course's size: fast
 
 
@@ -44,8 +45,13 @@ def complete(tmp_path, monkeypatch):
         torch.save(model.state_dict(), folder / name)
     for name, (split, _, _) in deliverables.PREDICTIONS.items():
         n = questions(deliverables.QUESTIONS[split][0])
-        # "London" but a wrong line 2: one place repeated would fail every pass mark, as a baseline
-        (folder / name).write_text("London\nAtlantis\n" + "London\n" * (n - 2), encoding="utf-8")
+        # "London" but for the first question born elsewhere, answered right: one place repeated (with a
+        # few others) would fail every pass mark, as a baseline; a right answer of another place is a model's
+        places = [line.split("\t")[1] for line in read_text(os.path.join(DATA, LABELS[split])).split("\n") if line]
+        lines = ["London"] * n
+        other = next(i for i, place in enumerate(places) if place != "London")
+        lines[other] = places[other]
+        (folder / name).write_text("".join(p + "\n" for p in lines), encoding="utf-8")
     return code, folder
 
 
@@ -69,9 +75,9 @@ def test_all_in_order_are_zipped_under_their_handout_paths(complete, tmp_path, c
     assert [line.split()[2] for line in lines[:18]] == deliverables.HANDOUT_ORDER
     assert "accuracy" in lines[8] and lines[8].split()[2] == "vanilla.nopretrain.dev.predictions"
     # each labelled file with the grader's verdict on it (all "London": 5% of data/'s dev set)
-    assert lines[8].endswith("accuracy 5.0%; 1d-0-hidden passes")
+    assert lines[8].endswith("accuracy 5.2%; 1d-0-hidden passes")
     assert lines[12].split()[2] == "vanilla.pretrain.dev.predictions" and (
-        "; 1f-1-hidden fails: dev accuracy 5.00% (25/500) is below the pass mark 10% (embedded corpus); to retrain "
+        "; 1f-1-hidden fails: dev accuracy 5.20% (26/500) is below the pass mark 10% (embedded corpus); to retrain "
         f"and remake it: OUT_DIR={folder} ./run.sh vanilla_pretrain && OUT_DIR={folder} ./run.sh "
         f"vanilla_finetune_with_pretrain && OUT_DIR={folder} ./run.sh vanilla_eval_dev_with_pretrain && "
         f"OUT_DIR={folder} ./run.sh vanilla_eval_test_with_pretrain") in lines[12]
