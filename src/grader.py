@@ -482,18 +482,18 @@ def test_1c0(ctx):
     return f"{n:,} parameters, vocabulary {vocab}"
 
 
-def attention_routes(model):
-    """Put `model` in each state its attention computes differently in, yielding words for each: eval
-    and training mode (dropout on), each also on the reference path where the attention modules have a
-    `fast` switch (this package's fast and reference paths; the course's code has one path). The model
-    is left as it was."""
+def attention_routes(model, modes=(False, True)):
+    """Put `model` (a GPT, or one attention module) in each state its attention computes differently in,
+    yielding words for each: eval and training mode (`modes`: the values of model.train), each also on
+    the reference path where the attention modules have a `fast` switch (this package's fast and
+    reference paths; the course's code has one path). The model is left as it was."""
     switches = [m for m in model.modules() if isinstance(getattr(m, "fast", None), bool)]
     before, training = [m.fast for m in switches], model.training
     try:
         for fast in ((True, False) if switches else (None,)):
             for m in switches:
                 m.fast = fast
-            for train in (False, True):
+            for train in modes:
                 model.train(train)
                 yield (("in training mode" if train else "in eval mode")
                        + (" on the reference path (the attention's fast = False)" if fast is False else ""))
@@ -1092,26 +1092,9 @@ def test_1g3(ctx):
     worst = 0.0
     for module, train in ((att, False), (still, True)):
         module.double()
-        for where in synthesizer_routes(module, train):
+        for where in attention_routes(module, modes=(train,)):
             worst = max(worst, synthesizer_difference(module, block, n_head, n_embd, where))
     return f"max abs difference {worst:.2g}"
-
-
-def synthesizer_routes(att, train):
-    """Set `att` (a SynthesizerAttention) to mode `train`, and to each of its paths where it has a `fast`
-    switch (this package's); yields words naming the state, and leaves the switch as it was."""
-    att.train(train)
-    mode = "in training mode (no dropout)" if train else "in eval mode"
-    fast = getattr(att, "fast", None)
-    if not isinstance(fast, bool):
-        yield mode
-        return
-    try:
-        for setting in (True, False):
-            att.fast = setting
-            yield mode + ("" if setting else " on the reference path (fast = False)")
-    finally:
-        att.fast = fast
 
 
 def synthesizer_difference(att, block, n_head, n_embd, where):

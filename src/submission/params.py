@@ -52,18 +52,27 @@ def clean_state_dict(state_dict):
     return out
 
 
-def _looks_like(state):
-    """'--n_layer 2 --n_embd 128 --block_size 64' read off a state_dict's shapes, '--n_head 4' added for
-    a synthesizer's, or None. n_head shows only in a synthesizer's w2, whose rows are one head's width;
-    a vanilla file does not record it."""
+def _shape(state):
+    """{n_layer, n_embd, block_size} read off a state_dict's shapes, with n_head for a synthesizer's, or
+    None. n_head shows only in a synthesizer's w2, whose rows are one head's width; a vanilla file does
+    not record it."""
     try:
-        layers = len({k.split(".")[1] for k in state if k.startswith("blocks.")})
         n_embd = state["tok_emb.weight"].shape[1]
-        flags = f"--n_layer {layers} --n_embd {n_embd} --block_size {state['pos_emb'].shape[1]}"
+        shape = {"n_layer": len({k.split(".")[1] for k in state if k.startswith("blocks.")}), "n_embd": n_embd,
+                 "block_size": state["pos_emb"].shape[1]}
         w2 = [v for k, v in state.items() if k.endswith("attn.w2")]
-        return f"{flags} --n_head {n_embd // w2[0].shape[0]}" if w2 else flags
+        if w2:
+            shape["n_head"] = n_embd // w2[0].shape[0]
+        return shape
     except (KeyError, IndexError, AttributeError, ZeroDivisionError):
         return None
+
+
+def _looks_like(state):
+    """'--n_layer 2 --n_embd 128 --block_size 64' (and '--n_head 4' for a synthesizer's): `_shape` as the
+    flags that build it, or None."""
+    shape = _shape(state)
+    return None if shape is None else " ".join(f"--{name} {value}" for name, value in shape.items())
 
 
 def params_shape(path):
@@ -77,14 +86,11 @@ def params_shape(path):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             state = torch.load(path, map_location="cpu", weights_only=True)
-        state = clean_state_dict(state)
-        looks = _looks_like(state)
+        shape = _shape(clean_state_dict(state))
     except Exception:  # anything at all: the file is load_params' to explain
         return {}
-    if looks is None:
+    if shape is None:
         return {}
-    words = looks.split()
-    shape = {flag[2:]: int(value) for flag, value in zip(words[::2], words[1::2])}
     shape["synthesizer"] = "n_head" in shape
     card = read_card(path) or {}
     heads = card.get("n_head")
