@@ -673,6 +673,36 @@ def test_model_mutants_fail_1c0(corpus, monkeypatch, mutant, phrase):
     assert phrase in results["1c-0-hidden"].reason
 
 
+def vanilla_mask_all_ones(mconf):
+    """A causal mask of ones: the fused eval path (is_causal) never reads it, the training and reference paths
+    do; 1c-0 ran only the first, and scored it 2/2."""
+    model = real_init_vanilla(mconf)
+    for block in model.blocks:
+        block.attn.mask.fill_(1)
+    return model
+
+
+def test_a_mask_read_only_off_the_eval_path_fails_1c0(corpus, monkeypatch):
+    monkeypatch.setattr(submission, "initialize_vanilla_model", vanilla_mask_all_ones)
+    r = run(corpus[0], ["1c-0-hidden"])["1c-0-hidden"]
+    assert not r.passed and "in training mode when only the tokens from position 8 on changed" in r.reason
+    assert "must fill the scores above the diagonal with -inf, by its causal mask, before the softmax" in r.reason
+
+
+class OffOnTheReferencePath(submission.SynthesizerAttention):
+    """The package's synthesizer, a thousandth off on its reference path only: 1g-3 ran the fast path alone."""
+    def forward(self, x, *args, **kwargs):
+        y = super().forward(x, *args, **kwargs)
+        return y if self.fast else y * 1.001
+
+
+def test_a_synthesizer_wrong_on_its_reference_path_fails_1g3(corpus, monkeypatch):
+    monkeypatch.setattr(submission, "SynthesizerAttention", OffOnTheReferencePath)
+    r = run(corpus[0], ["1g-3-hidden"])["1g-3-hidden"]
+    assert not r.passed and r.points == 0
+    assert "in eval mode on the reference path (the attention's fast = False)" in r.reason
+
+
 def test_broken_import_fails_every_test_with_the_reason(corpus, monkeypatch):
     monkeypatch.delattr(submission, "SynthesizerAttention")
     r = run(corpus[0], ["1g-3-hidden"])["1g-3-hidden"]
