@@ -400,11 +400,12 @@ def training_lock(params_path):
     nothing; the file is removed when training ends. A params folder not there yet is made here (a
     second run must find the lock), and removed again if the run leaves it empty (a bad input). Not on
     Windows (no flock), nor over a file of that name holding anything but a pid (the user's: it is left
-    as it is), nor where no file can be made there (the output check says what is wrong)."""
+    as it is), nor where no file can be made there (the output check says what is wrong). Yields whether
+    it locked."""
     try:
         import fcntl
     except ImportError:
-        yield
+        yield False
         return
     path = os.path.realpath(params_path) + ".lock"
     made = []  # the folders made here, deepest first
@@ -416,10 +417,15 @@ def training_lock(params_path):
         os.makedirs(os.path.dirname(path), exist_ok=True)
     except OSError:
         made = []
+    fd = None
     try:
-        with _flocked(fcntl, path, params_path) as locked:
-            yield locked
+        fd = _take(fcntl, path, params_path)
+        yield fd is not None
     finally:
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(path)  # while still locked: a run that opened it sees the change after its flock
+            os.close(fd)
         for folder in made:  # left empty by a run that stopped early: not the run's to keep
             try:
                 os.rmdir(folder)
@@ -427,23 +433,8 @@ def training_lock(params_path):
                 break
 
 
-@contextlib.contextmanager
-def _flocked(fcntl, path, params_path):
-    """training_lock's flock on `path`; yields whether it locked."""
-    fd = _take(fcntl, path, params_path)
-    if fd is None:
-        yield False
-        return
-    try:
-        yield True
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(path)  # while still locked: a run that opened it sees the change after its flock
-        os.close(fd)
-
-
 def _take(fcntl, path, params_path):
-    """The descriptor of `path`, flocked by this process and holding its pid; None where no lock is to be
+    """training_lock's lock: the descriptor of `path`, flocked by this process and holding its pid; None where no lock is to be
     had (a user's file of that name, no file can be made, a file system without flock); a DataError while
     another run holds it."""
     for _ in range(100):  # another try only when the file or its folder went between this run's steps
