@@ -251,6 +251,63 @@ class _PipeGuard:
         return getattr(self._stream, name)
 
 
+OUTPUT_CAP = 20_000  # characters the code under test may print a test, both streams together
+
+
+class _OutputBudget:
+    """What the code under test may still print during one test: the first OUTPUT_CAP characters are
+    shown, the rest counted. (A debug print left in `forward` printed 130 MB during one evaluation and
+    buried the grading frame; Gradescope shows a run's output only up to a size.)"""
+
+    def __init__(self, cap):
+        self.cap, self.used, self.dropped, self.open_line = cap, 0, 0, False
+        self._lock = threading.Lock()
+
+    def take(self, text):
+        """The part of `text` to show; the rest is counted in `dropped`."""
+        with self._lock:
+            shown = text[:max(self.cap - self.used, 0)]
+            self.used += len(shown)
+            self.dropped += len(text) - len(shown)
+            if shown:
+                self.open_line = not shown.endswith("\n")
+            return shown
+
+    def end_test(self):
+        """A line for the frame saying what was left out of the test that ended, or None; starts the next."""
+        with self._lock:
+            dropped, open_line = self.dropped, self.open_line
+            self.used = self.dropped = 0
+            self.open_line = False
+        if not dropped:
+            return None
+        return (("\n" if open_line else "") + f"[the code under test printed {dropped:,} more characters, not shown: "
+                f"the grader shows {self.cap:,} a test]")
+
+
+class _Capped:
+    """sys.stdout or sys.stderr while tests run: writes from the grader's main thread (the frame) pass
+    as they are, writes from any other thread (the tests' code, and what it started) draw on the budget."""
+
+    def __init__(self, stream, budget):
+        self._stream, self._budget = stream, budget
+
+    def write(self, text):
+        if threading.current_thread() is threading.main_thread():
+            return self._stream.write(text)
+        shown = self._budget.take(text)
+        if shown:
+            self._stream.write(shown)
+        return len(text)
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name):  # flush, fileno, isatty, encoding, buffer, ...
+        return getattr(self._stream, name)
+
+
 def _refused_exit(real_exit):
     """os._exit while tests run: called by the code under test (a test's thread) it raises SystemExit,
     which fails that test, instead of ending the grader without a word or a results file."""
@@ -273,6 +330,7 @@ class Grader:
         self.abandoned = []  # threads of timed-out tests that did not stop
         self._home = os.getcwd()  # the working folder each test starts in (run() takes it again)
         self.closed_pipe = False  # run's output met a closed pipe (its reader gone); the tests went on
+        self._budget = _OutputBudget(OUTPUT_CAP)  # what each test's code may print
 
     def add(self, test_id, description, fn, timeout):
         if test_id in self._by_id:
@@ -385,15 +443,18 @@ class Grader:
         if keep_working:  # a stream closed from the start (`>&-`) is None, and stays so
             sys.stdout, sys.stderr = (None if s is None else _PipeGuard(s) for s in streams)
         guards = [s for s in (sys.stdout, sys.stderr) if isinstance(s, _PipeGuard)]
+        frame_out = sys.stdout if out == "stdout" else out
+        shown = (sys.stdout, sys.stderr)
+        sys.stdout, sys.stderr = (None if s is None else _Capped(s, self._budget) for s in shown)
         real_exit, self._home = os._exit, os.getcwd()
         os._exit = _refused_exit(real_exit)
         try:
-            return self._run(ids, sys.stdout if out == "stdout" else out, header_lines)
+            return self._run(ids, frame_out, header_lines)
         finally:
             if not self.abandoned:  # a test thread that would not stop may still call it
                 os._exit = real_exit
+            sys.stdout, sys.stderr = streams
             if keep_working:
-                sys.stdout, sys.stderr = streams
                 self.closed_pipe = any(g.closed_pipe for g in guards)
 
     def _run(self, ids, out, header_lines):
@@ -408,6 +469,9 @@ class Grader:
         for test in self.select(ids):
             say(f"----- START {test.id}: {test.description}")
             r = self.run_test(test)
+            left_out = self._budget.end_test()
+            if left_out:
+                say(left_out)
             if not r.passed:
                 lines = r.reason.split("\n")
                 say(f"FAIL: {lines[0]}")

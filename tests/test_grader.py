@@ -1356,6 +1356,40 @@ def test_output_frame_and_json(tmp_path, capsys):
     assert doc["tests"][1]["output"] == "FAIL: the reason"
 
 
+def test_what_the_code_under_test_prints_is_capped_per_test(capsys, monkeypatch):
+    """A debug print left in forward printed 130 MB during one grading and buried its frame: each test's
+    own output is shown up to OUTPUT_CAP characters (stdout and stderr together, from any thread of its
+    own), the rest counted in one line; the frame and the next test's output are whole."""
+    import threading
+    monkeypatch.setattr(graderlib, "OUTPUT_CAP", 1000)
+
+    def chatty(ctx):
+        for i in range(500):
+            print(f"step {i:04d}")  # 10 characters a line: 5,000 in all
+        helper = threading.Thread(target=lambda: sys.stderr.write("e" * 7))  # a thread it starts counts too
+        helper.start()
+        helper.join()
+        sys.stderr.write("no newline")
+
+    def quiet(ctx):
+        print("one line")
+
+    g = graderlib.Grader({"9a-0-basic": 1, "9a-1-basic": 1})
+    g.add("9a-0-basic", "prints a lot", chatty, 5)
+    g.add("9a-1-basic", "prints a line", quiet, 5)
+    stdout, stderr = sys.stdout, sys.stderr
+    results = g.run()
+    assert sys.stdout is stdout and sys.stderr is stderr  # given back
+    assert all(r.passed for r in results)
+    captured = capsys.readouterr()
+    assert captured.out.count("step ") == 100 and "step 0099\n" in captured.out and "step 0100" not in captured.out
+    assert captured.err == ""  # the cap was spent on stdout before stderr's writes
+    assert ("step 0099\n[the code under test printed 4,017 more characters, not shown: the grader shows 1,000 a test]"
+            "\n----- END 9a-0-basic") in captured.out
+    assert "----- START 9a-1-basic: prints a line\none line\n----- END 9a-1-basic" in captured.out
+    assert captured.out.rstrip().endswith("========== END GRADING")
+
+
 def test_json_names_numbers_and_notes_each_test():
     """Gradescope orders and labels the tests by "number" and "name", and shows a passing test's note."""
     g = graderlib.Grader({"9a-0-basic": 1, "9a-1-hidden": 2})
