@@ -242,11 +242,11 @@ def test_set_fast_attention_switches_every_attention_layer(synth, monkeypatch):
 
 
 def test_synthesizer_fast_path_off_the_cpu_training_route_still_drops_attention(monkeypatch):
-    """Where the CPU's explicit training route is not taken (a GPU: _use_explicit_train_path is False), the
+    """Where the CPU's explicit training route is not taken (a GPU: attention_route says "reference"), the
     synthesizer's fast path still applies attention dropout in training: at attn_pdrop = 1 every weight is
     dropped, leaving the projection's bias; in eval mode nothing is dropped."""
     import submission.attention as attention_module
-    monkeypatch.setattr(attention_module, "_use_explicit_train_path", lambda module, x: False)
+    monkeypatch.setattr(attention_module, "attention_route", lambda module, x: "reference" if module.training else "sdpa")
     torch.manual_seed(0)
     att = SynthesizerAttention(GPTConfig(10, 12, n_embd=8, n_head=2, attn_pdrop=1.0, resid_pdrop=0.0)).train()
     x = torch.randn(2, 9, 8)

@@ -88,16 +88,14 @@ def _dropout(x, p):
     return torch.where(_keep_mask(x.shape, p, x.device), x, 0.0).mul_(_kept_scale(p))
 
 
-def _use_explicit_train_path(module, x):
-    """CPU training with attention dropout: SDPA has no fused kernel there, our explicit path is faster."""
-    return module.training and module.attn_drop.p > 0 and x.device.type == "cpu"
-
-
 def attention_route(module, x):
-    """Which of CausalSelfAttention's paths runs: "explicit" (CPU training with attention dropout),
-    "sdpa" (fused scaled_dot_product_attention) or "reference" (the course's masked softmax).
+    """Which path an attention layer runs on input x: "reference" (the course's masked softmax),
+    "explicit" (CPU training with attention dropout: SDPA has no fused kernel there, the explicit
+    fast path is faster) or "sdpa" (the rest: CausalSelfAttention's fused scaled_dot_product_attention;
+    for SynthesizerAttention, whose fast path never calls SDPA, its one-product scores).
 
-    Training with attention dropout off the CPU takes the reference path: SDPA's fused kernels with
+    Training with attention dropout off the CPU is "reference" (the synthesizer's fast path, which has no
+    fused dropout, then drops through nn.Dropout): for CausalSelfAttention, SDPA's fused kernels with
     dropout_p > 0 under bf16 autocast stalled pretraining on an H100 (torch 2.11+cu130, course
     settings: the loss fell to 2.56 by step 500, then climbed back to 2.90 and stayed there, dev 0.0%;
     the flash and the memory-efficient kernel alike), while the masked softmax in bf16, SDPA in fp32,
@@ -167,7 +165,7 @@ def _attend_within_segments(module, att, v, packed):
     dropout, times v (B, nh, T, hs); returns (B, nh, T, hs)."""
     B, nh, T, hs = v.shape
     att = att.masked_fill(packed.hidden, float("-inf"))  # (B, nh, T, T)
-    if module.fast and _use_explicit_train_path(module, v):
+    if attention_route(module, v) == "explicit":
         return _attend_dropout(att.view(B * nh, T, T), v, module.attn_drop.p, B, nh, T, hs)
     return module.attn_drop(F.softmax(att, dim=-1)) @ v  # (B, nh, T, T) @ (B, nh, T, hs) -> (B, nh, T, hs)
 
@@ -337,7 +335,7 @@ class SynthesizerAttention(nn.Module):
             # expanded per row and head, and falls back to an unfused path that materialises them.)
             bias = b2.view(1, T) + _causal_bias(self, T, a)  # (1, T) + (T, T): b2 and the causal mask
             att = self._scores(a, T, bias)  # (B * nh, T, T)
-            if _use_explicit_train_path(self, x):
+            if attention_route(self, x) == "explicit":
                 y = _attend_dropout(att, v, self.attn_drop.p, B, self.n_head, T, hs)
             else:
                 att = self.attn_drop(F.softmax(att, dim=-1))
