@@ -1,8 +1,8 @@
 """The assignment's parts (c), (f) and (g): build models, trainer configurations, and train.
 
-`finetune` and `pretrain` only build a (TrainerConfig, Trainer) pair with the course's
-hyper-parameters; `train` runs it and writes the params. The hyper-parameters are the course's,
-so the grader can check every field.
+`finetune` and `pretrain` build a (TrainerConfig, Trainer) pair with the course's hyper-parameters
+(`finetune` first loads the pretrained params into the model, as the course's does); `train` runs
+it and writes the params. The hyper-parameters are the course's, so the grader can check every field.
 """
 import inspect
 import random
