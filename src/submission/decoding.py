@@ -48,9 +48,7 @@ def sample(model, x, steps, temperature=1.0, sample=False, top_k=None):
     block_size = longest_input(model)  # the course crops to get_block_size(), one too many for the synthesizer
     model.eval()
     for k in range(steps):
-        x_cond = x if x.size(1) <= block_size else x[:, -block_size:]  # crop context if needed
-        logits, _ = model(x_cond)
-        ix = _next_token(logits[:, -1, :], temperature, sample, top_k)  # (b, 1)
+        ix = _next_token(_forward_full(model, x, block_size), temperature, sample, top_k)  # (b, 1)
         x = torch.cat((x, ix), dim=1)  # (b, t + 1)
     return x
 
@@ -108,7 +106,7 @@ def _decode(model, idx, caches, pos, end):
 def _forward_full(model, x, block_size):
     """`sample`'s step: a full forward of the last `block_size` positions (the caller's `longest_input`,
     found once per decode); last-position logits."""
-    x_cond = x if x.size(1) <= block_size else x[:, -block_size:]
+    x_cond = x if x.size(1) <= block_size else x[:, -block_size:]  # crop context if needed
     logits, _ = model(x_cond)
     return logits[:, -1, :]
 
@@ -215,17 +213,28 @@ def _greedy_full(model, x, steps, stop_id):
     return torch.cat(generated, dim=1).tolist() if generated else [[] for _ in range(x.size(0))]  # (b, steps run)
 
 
+def _prompts(questions, stoi):
+    """The course's evaluation prompts: each question's ids with MASK appended."""
+    mask_id = stoi[MASK_CHAR]
+    return [[stoi[c] for c in q] + [mask_id] for q in questions]
+
+
 def _answers(generated, itos):
     return ["".join(itos[t] for t in ids).split(MASK_CHAR)[0] for ids in generated]
 
 
-def _groups_by_length(indices, prompts, batch_size):
+def _decode_full(model, prompts, indices, generated, steps, stop_id, batch_size, device):
+    """Greedy continuations of prompts[i] for i in `indices` into generated[i], without a cache:
+    prompts of equal length together, up to `batch_size` a group (`_greedy_full`)."""
     by_len = {}
     for i in indices:
         by_len.setdefault(len(prompts[i]), []).append(i)
     for _, idxs in sorted(by_len.items()):
         for s in range(0, len(idxs), batch_size):
-            yield idxs[s:s + batch_size]
+            chunk = idxs[s:s + batch_size]
+            x = torch.tensor([prompts[i] for i in chunk], dtype=torch.long, device=device)  # (b, t)
+            for i, gen in zip(chunk, _greedy_full(model, x, steps, stop_id)):
+                generated[i] = gen
 
 
 @torch.no_grad()
@@ -241,7 +250,7 @@ def predict_places(model, questions, stoi, itos, steps=32, batch_size=512, devic
     device = device or next(model.parameters()).device
     model.eval()
     mask_id = stoi[MASK_CHAR]
-    prompts = [[stoi[c] for c in q] + [mask_id] for q in questions]
+    prompts = _prompts(questions, stoi)
     limit = _cache_limit(model)
     fits = [i for i, p in enumerate(prompts) if limit is not None and 0 < steps and len(p) + steps - 1 <= limit]
     fit_set = set(fits)
@@ -252,10 +261,7 @@ def predict_places(model, questions, stoi, itos, steps=32, batch_size=512, devic
         for i, gen in zip(chunk, _greedy_cached(model, [prompts[i] for i in chunk], steps, mask_id, device)):
             generated[i] = gen
     rest = [i for i in range(len(prompts)) if i not in fit_set]
-    for chunk in _groups_by_length(rest, prompts, batch_size):
-        x = torch.tensor([prompts[i] for i in chunk], dtype=torch.long, device=device)
-        for i, gen in zip(chunk, _greedy_full(model, x, steps, mask_id)):
-            generated[i] = gen
+    _decode_full(model, prompts, rest, generated, steps, mask_id, batch_size, device)
     return _answers(generated, itos)
 
 
@@ -280,11 +286,7 @@ def predict_places_recompute(model, questions, stoi, itos, steps=32, batch_size=
     tests and the benchmark."""
     device = device or next(model.parameters()).device
     model.eval()
-    mask_id = stoi[MASK_CHAR]
-    prompts = [[stoi[c] for c in q] + [mask_id] for q in questions]
+    prompts = _prompts(questions, stoi)
     generated = [None] * len(prompts)
-    for chunk in _groups_by_length(range(len(prompts)), prompts, batch_size):
-        x = torch.tensor([prompts[i] for i in chunk], dtype=torch.long, device=device)
-        for i, gen in zip(chunk, _greedy_full(model, x, steps, mask_id)):
-            generated[i] = gen
+    _decode_full(model, prompts, range(len(prompts)), generated, steps, stoi[MASK_CHAR], batch_size, device)
     return _answers(generated, itos)
