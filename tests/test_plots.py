@@ -271,11 +271,18 @@ def size_flags():
     return [x for k, v in SIZE.items() for x in (f"--{k}", str(v))]
 
 
-def test_attention_command_writes_a_png(runs, tmp_path, capsys):
+def test_attention_command_writes_a_png(runs, tmp_path, monkeypatch):
+    """The attention command draws a panel per model, each labelled with its greedy answer and, with
+    --expected, the true place beside it."""
     needs_matplotlib()
+    figures = saved_figures(monkeypatch)
     out = tmp_path / "attention.png"
     assert plots.main(attention_args(runs, out, *size_flags(), "--expected", "Penang")) == 0
     assert_png(out, min_bytes=10000)
+    (fig,) = figures
+    texts = [t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text"))]
+    labelled = [t for t in texts if "greedy answer" in t]
+    assert labelled and all(t.endswith(" (true: 'Penang')") for t in labelled), texts
 
 
 def test_last_row_view_draws_the_masks_row_of_every_head(runs, tmp_path):

@@ -166,7 +166,7 @@ def _attend_within_segments(module, att, v, packed):
     B, nh, T, hs = v.shape
     att = att.masked_fill(packed.hidden, float("-inf"))  # (B, nh, T, T)
     if attention_route(module, v) == "explicit":
-        return _attend_dropout(att.view(B * nh, T, T), v, module.attn_drop.p, B, nh, T, hs)
+        return _attend_dropout(att.view(B * nh, T, T), v, module.attn_drop.p, B, nh, T, hs)  # scores (B*nh, T, T)
     return module.attn_drop(F.softmax(att, dim=-1)) @ v  # (B, nh, T, T) @ (B, nh, T, hs) -> (B, nh, T, hs)
 
 
@@ -264,8 +264,8 @@ class CausalSelfAttention(nn.Module):
         hs = C // self.n_head
         rows = torch.arange(B, device=x.device)
         # row b's key and value, each (B, nh, hs), go to kt[b, :, :, pos[b]] and v[b, :, pos[b]]
-        cache["kt"][rows, :, :, pos] = self.key(x).view(B, self.n_head, hs)
-        cache["v"][rows, :, pos] = self.value(x).view(B, self.n_head, hs)
+        cache["kt"][rows, :, :, pos] = self.key(x).view(B, self.n_head, hs)  # (B, 1, C) -> (B, nh, hs)
+        cache["v"][rows, :, pos] = self.value(x).view(B, self.n_head, hs)    # (B, 1, C) -> (B, nh, hs)
         kt, v = cache["kt"][:, :, :, :end], cache["v"][:, :, :end]  # (B, nh, hs, end), (B, nh, end, hs)
         q = self.query(x).view(B, 1, self.n_head, hs).transpose(1, 2)  # (B, nh, 1, hs)
         hidden = torch.arange(end, device=x.device).view(1, end) > pos.view(B, 1)  # (1, end) > (B, 1) -> (B, end)

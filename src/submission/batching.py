@@ -153,8 +153,8 @@ def pack_rows(x, y, ignore_index, multiple=1, row_multiple=1):
     yp = torch.full((rows * width,), ignore_index, dtype=y.dtype)
     positions = torch.zeros(rows * width, dtype=torch.long)
     segments = torch.full((rows * width,), -1, dtype=torch.long)
-    xp[dst] = x.reshape(-1)[src]
-    yp[dst] = y.reshape(-1)[src]
+    xp[dst] = x.reshape(-1)[src]  # (B, T) -> (B*T,), its n counted positions into the packed rows' (R*W,)
+    yp[dst] = y.reshape(-1)[src]  # the same for the targets
     positions[dst] = j
     segments[dst] = torch.repeat_interleave(torch.tensor([segment for _, _, segment in placed]), lengths)
     return Packed(*(t.view(rows, width) for t in (xp, yp, positions, segments)))  # each (R, W)

@@ -277,5 +277,5 @@ def evaluate_places(filepath, predicted_places):
     total = len(true_places)
     if total != len(predicted_places):
         raise CountMismatch(f"{filepath}: {total} labelled questions but {len(predicted_places)} predictions")
-    correct = sum(1 for t, p in zip(true_places, predicted_places) if t == p)
+    correct = sum(1 for t, p in zip(true_places, predicted_places) if same_place(p, t))
     return (float(total), float(correct))
