@@ -192,6 +192,56 @@ def _init_process_group(device):
     atexit.register(lambda: dist.is_initialized() and dist.destroy_process_group())
 
 
+class LossLog:
+    """A training run's loss log, one JSON line a step. The params are written atomically into a folder
+    made as needed; the log goes beside them, as <log>.partial while training, renamed over the old log
+    (`publish`) only once training has ended, so an interrupted run leaves the previous log intact. A
+    special file (/dev/null) is written straight, never renamed over. A write that fails (a full disk)
+    stops the log, not the training: the part written is removed, its space back for the params.
+    `path` None: no log, every call does nothing."""
+
+    def __init__(self, path):
+        self.path, self.file, self.direct = path, None, False
+        if path:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            self.direct = is_special_file(path)
+            self.file = open(path + ("" if self.direct else ".partial"), "w", encoding="utf-8")
+
+    @property
+    def writing(self):
+        """Whether there is a log and no write has failed."""
+        return self.file is not None
+
+    def write(self, text, flush=False):
+        if self.file is None:
+            return
+        try:
+            self.file.write(text)
+            if flush:
+                self.file.flush()
+        except OSError as e:
+            name = self.file.name
+            with contextlib.suppress(OSError):
+                self.file.close()  # (its flush fails again)
+            self.file = None
+            if not self.direct:
+                with contextlib.suppress(OSError):
+                    os.remove(name)
+            tqdm.write(f"note: {name}: could not write the loss log ({e.strerror or e}); training goes on "
+                       f"without it{'' if self.direct else ', and the part written is removed'}", file=sys.stderr)
+
+    def close(self):
+        """Flush and close, the log kept unless this last flush fails (a full disk shows here)."""
+        self.write("", flush=True)
+        if self.file is not None:
+            self.file.close()
+
+    def publish(self):
+        """The finished log over the old one (after close); nothing when it was dropped or written straight."""
+        if self.file is not None and not self.direct:
+            os.replace(self.path + ".partial", self.path)
+
+
 class Trainer:
 
     def __init__(self, model, train_dataset, test_dataset, config):
@@ -295,34 +345,7 @@ class Trainer:
                 run.load_optimizer_state(state["optimizer"])
             with resume.putting(state_path, "random state"):
                 resume.set_rng_state(state["rng"])  # nothing draws from here to the first resumed epoch
-        log, direct = None, False
-        if config.log_path and self.is_main:
-            # the params are written atomically into a folder made as needed; the log goes beside them,
-            # as <log>.partial while training, renamed over the old log only once training has ended
-            os.makedirs(os.path.dirname(os.path.abspath(config.log_path)), exist_ok=True)
-            direct = is_special_file(config.log_path)  # /dev/null: written straight, never renamed over
-            log = open(config.log_path + ("" if direct else ".partial"), "w", encoding="utf-8")
-
-        def write_log(text, flush=False):
-            """Write to the loss log; a write that fails (a full disk) stops the log, not the training."""
-            nonlocal log
-            if log is None:
-                return
-            try:
-                log.write(text)
-                if flush:
-                    log.flush()
-            except OSError as e:
-                name = log.name
-                with contextlib.suppress(OSError):
-                    log.close()  # (its flush fails again)
-                log = None
-                if not direct:  # the space it took, back for the params
-                    with contextlib.suppress(OSError):
-                        os.remove(name)
-                tqdm.write(f"note: {name}: could not write the loss log ({e.strerror or e}); training goes on "
-                           f"without it{'' if direct else ', and the part written is removed'}", file=sys.stderr)
-
+        log = LossLog(config.log_path if self.is_main else None)
         start = time.time()
         step, first_epoch, best_loss = 0, 0, float("inf")
         self.tokens = 0  # counter used for learning rate decay
@@ -334,7 +357,7 @@ class Trainer:
             self.tokens, start = state["tokens"], start - state["elapsed"]
             if log_lines is not None:
                 log_lines = list(state["log_lines"])
-                write_log("".join(line + "\n" for line in log_lines))
+                log.write("".join(line + "\n" for line in log_lines))
             run.distinct_rank_streams()
             if self.is_main:
                 tqdm.write(f"resuming from {state_path}: epoch {first_epoch + 1} of {config.max_epochs}, "
@@ -354,16 +377,16 @@ class Trainer:
             for row, value in zip(pending, values):
                 row["loss"] = round(value, 6)
                 line = json.dumps(row)
-                write_log(line + "\n")
+                log.write(line + "\n")
                 if writer is not None:
                     writer.add_scalar("train/loss", value, row["step"])
                     writer.add_scalar("train/lr", row["lr"], row["step"])
                 if log_lines is not None:
                     log_lines.append(line)
                 if not math.isfinite(value):  # every rank sees the same global loss, so all stop here
-                    raise TrainingDiverged(diverged_message(row, config, log is not None and not direct))
-            if log is not None and last_flush - last_write >= 1.0:  # the file too, about once a second,
-                write_log("", flush=True)                           # so a run can be plotted as it goes
+                    raise TrainingDiverged(diverged_message(row, config, log.writing and not log.direct))
+            if log.writing and last_flush - last_write >= 1.0:  # the file too, about once a second,
+                log.write("", flush=True)                       # so a run can be plotted as it goes
                 last_write = last_flush
             if pbar is not None:
                 row = pending[-1]
@@ -447,14 +470,11 @@ class Trainer:
                                file=sys.stderr)
             raise
         finally:
-            write_log("", flush=True)  # a full disk shows here: the log is dropped, not the run
-            if log is not None:
-                log.close()
+            log.close()
         with interrupts_held():  # an interrupted run leaves its .partial log and the previous log intact
             if after is not None:
                 after()
-            if log is not None and not direct:
-                os.replace(config.log_path + ".partial", config.log_path)
+            log.publish()
             if state_path and self.is_main and os.path.exists(state_path):
                 os.remove(state_path)  # training has ended: nothing left to resume
         if run.threads is not None and self.is_main:  # on CPU the count changes the last bits of results
