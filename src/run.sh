@@ -5,4 +5,5 @@ if [ -z "${BASH_VERSION:-}" ]; then  # `sh run.sh`: dash has no BASH_SOURCE; bas
   case "$0" in *run.sh) exec bash "$0" "$@" ;; esac
   echo "run.sh: a bash script; run it as ./run.sh MODE (or bash run.sh MODE)" >&2; exit 2
 fi
-exec "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/run.sh" "$@"
+# through bash, not the file's executable bit: a copy from a zip may have lost it
+exec "$BASH" "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/run.sh" "$@"
