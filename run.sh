@@ -30,12 +30,23 @@ venv_python() {
   if [ ! -x "$1/bin/python" ] && [ -x "$1/Scripts/python.exe" ]; then echo "$1/Scripts/python.exe"
   else echo "$1/bin/python"; fi
 }
+# torch's wheels for this machine (src/wheels.py): none for the Python $1 (a line, and the set-up stops
+# before it installs anything; $2 says what to do with .venv), or pins in place of requirements.txt's
+# torch and numpy (PINS: Apple silicon before macOS 14)
+PINS=""
+torch_wheels() {
+  local said rc=0
+  said="$("$1" "$ROOT/src/wheels.py" "$ME ${MODE:-MODE}" 2>/dev/null)" || rc=$?
+  if [ "$rc" = 3 ]; then echo "run.sh: $said$2" >&2; exit 1; fi
+  if [ "$rc" = 0 ]; then PINS="$said"; fi  # (a Python that cannot run it at all: pip says why)
+}
 pick_python() {
   local venv="$ROOT/.venv"
   if [ -x "$(venv_python "$venv")" ]; then
     PY="$(venv_python "$venv")"
     if [ -f "$venv/setup-finished" ]; then return; fi
     if has_requirements "$PY"; then touch "$venv/setup-finished"; return; fi
+    torch_wheels "$PY" " (remove .venv first: it was made with this Python)"
     echo "run.sh: .venv lacks torch, numpy or tqdm (its setup stopped part way); installing requirements.txt" >&2
     if ! "$PY" -m pip --version >/dev/null 2>&1 && ! "$PY" -m ensurepip --upgrade >&2; then
       echo "run.sh: .venv has no pip and ensurepip failed (on Debian and Ubuntu: apt-get install python3-venv); fix that, remove .venv and run again" >&2
@@ -48,6 +59,7 @@ pick_python() {
       exit 1
     fi
     if has_requirements "$PY"; then return; fi
+    torch_wheels "$PY" ""
     echo "run.sh: torch, numpy or tqdm missing; creating .venv and installing requirements.txt (once)" >&2
     local existed=0
     if [ -e "$venv" ] || [ -L "$venv" ]; then existed=1; fi
@@ -59,11 +71,25 @@ pick_python() {
     "$(venv_python "$venv")" -m pip install --quiet --upgrade pip >&2 || true  # a newer pip is welcome, not needed
   fi
   PY="$(venv_python "$venv")"
-  if ! "$PY" -m pip install --quiet -r "$ROOT/requirements.txt" >&2; then
+  if ! pip_install "$ROOT/requirements.txt"; then
     echo "run.sh: installing requirements.txt into .venv failed (pip's message is above); fix that and run again" >&2
     exit 1
   fi
   touch "$venv/setup-finished"
+}
+pip_install() {  # pip_install FILE: pip install -r FILE into $PY; where src/wheels.py names pins, they replace
+  # the torch and numpy lines of FILE and of the requirements.txt it includes
+  local tmp status=0
+  torch_wheels "$PY" ""
+  if [ -z "$PINS" ]; then "$PY" -m pip install --quiet -r "$1" >&2; return; fi
+  tmp="$(mktemp)"
+  cat "$1" "$ROOT/requirements.txt" | grep -vE '^(torch|numpy)([ =<>!~;]|$)|^-r ' | awk '!seen[$0]++' > "$tmp"
+  echo "run.sh: torch 2.13.0 has no wheel for this macOS; installing $PINS in its place (docs/course.md)" >&2
+  # (PINS unquoted: two requirements, "torch==2.2.2 numpy<2")
+  # shellcheck disable=SC2086
+  "$PY" -m pip install --quiet -r "$tmp" $PINS >&2 || status=$?
+  rm -f "$tmp"
+  return "$status"
 }
 
 MODES="vanilla_finetune_without_pretrain vanilla_eval_dev_without_pretrain vanilla_eval_test_without_pretrain
@@ -362,7 +388,7 @@ case "$MODE" in
     cd "$ROOT"
     if ! "$PY" -c "import pytest, matplotlib, nbclient, ipykernel" >/dev/null 2>&1; then
       echo "run.sh: installing the test requirements (requirements-dev.txt)" >&2
-      "$PY" -m pip install --quiet -r requirements-dev.txt >&2
+      pip_install requirements-dev.txt
     fi
     "$PY" -m pytest -q "${ARGS[@]}" ;;
   plot)  # attention reads DATA_DIR's wiki.txt, as ask does; a --pretrain_corpus_path flag comes later and wins

@@ -562,11 +562,13 @@ def test_dropout_flag_sets_every_dropout(variant):
 FAKE_PYTHON = """#!/usr/bin/env bash
 echo "$*" >> "$CALLS"
 case "$*" in
+  "-c import pytest"*) exit "${DEV_RC:-0}" ;;          # the test requirements there, unless DEV_RC=1
   "-c "*) exit "${IMPORTS_RC:-1}" ;;                   # no torch, unless IMPORTS_RC=0
+  *"/src/wheels.py "*) [ -z "${WHEELS_SAY:-}" ] || echo "$WHEELS_SAY"; exit "${WHEELS_RC:-0}" ;;
   "-m venv "*) mkdir -p "$3/bin"; cp "$0" "$3/bin/python"; exit "${VENV_RC:-0}" ;;
   "-m pip --version") exit "${PIP_RC:-0}" ;;
   "-m ensurepip --upgrade") exit "${ENSUREPIP_RC:-0}" ;;
-  "-m pip install --quiet -r "*) exit "${INSTALL_RC:-0}" ;;
+  "-m pip install --quiet -r "*) cp "$6" "$CALLS.reqs"; exit "${INSTALL_RC:-0}" ;;  # the file, to read
 esac
 exit 0
 """
@@ -629,6 +631,73 @@ def test_a_venv_stopped_before_pip_gets_pip_or_names_the_fix(repo):
     p, said = setup_run(repo, PIP_RC="1", ENSUREPIP_RC="1")
     assert p.returncode == 1 and "apt-get install python3-venv" in p.stderr.splitlines()[-1]
     assert "remove .venv" in p.stderr.splitlines()[-1] and "src/bench.py" not in said
+
+
+def test_a_python_no_torch_wheel_fits_stops_before_the_venv(repo):
+    """Python 3.15 (no torch 2.13 wheel), or 3.13 on an Intel Mac (2.2.2 stops at 3.12): pip's
+    "no matching distribution" came after .venv was made with that Python. src/wheels.py's line now
+    comes first, and nothing is made; a .venv half set up with such a Python is named for removal."""
+    root = repo[0]
+    why = ("torch has no wheel for Python 3.15 on this machine: torch 2.13.0's are for Python 3.10 to 3.14; "
+           "run it with one of those, e.g. PYTHON=python3.12 ./run.sh bench")
+    p, said = setup_run(repo, WHEELS_SAY=why, WHEELS_RC="3")
+    assert p.returncode == 1 and p.stderr == f"run.sh: {why}\n"
+    assert said == ["-c import torch, numpy, tqdm", f"{root}/src/wheels.py ./run.sh bench"]
+    assert not (root / ".venv").exists()
+    setup_run(repo, INSTALL_RC="1")  # a .venv whose install stopped part way
+    p, said = setup_run(repo, WHEELS_SAY=why, WHEELS_RC="3")
+    assert p.returncode == 1 and p.stderr == f"run.sh: {why} (remove .venv first: it was made with this Python)\n"
+    assert not any("pip install" in line for line in said)
+
+
+def test_pins_in_place_of_requirements_torch_and_numpy(repo):
+    """Apple silicon before macOS 14 has no torch 2.13 wheel: run.sh installs requirements.txt without its
+    torch and numpy lines, and the pins src/wheels.py names (torch 2.2.2, numpy<2) beside it."""
+    root = repo[0]
+    (root / "requirements.txt").write_text('# pins\ntorch==2.13.0; python_version >= "3.10"\ntorch==2.2.2; '
+                                           'python_version < "3.10"\nnumpy<2; python_version < "3.10"\nnumpy\n'
+                                           'tqdm\nmatplotlib\n')
+    p, said = setup_run(repo, WHEELS_SAY="torch==2.2.2 numpy<2")
+    assert p.returncode == 0, p.stderr
+    (install,) = [line for line in said if line.startswith("-m pip install --quiet -r ")]
+    assert install.endswith(" torch==2.2.2 numpy<2") and said[-1] == "src/bench.py"
+    assert (repo[2].parent / "calls.reqs").read_text() == "# pins\ntqdm\nmatplotlib\n"
+    assert "installing torch==2.2.2 numpy<2 in its place" in p.stderr
+    # `./run.sh test`'s requirements-dev.txt includes requirements.txt: its torch is replaced there too
+    (root / "requirements-dev.txt").write_text("# dev\n-r requirements.txt\npytest\nnbclient\n")
+    p = subprocess.run([str(root / "run.sh"), "test"], cwd=str(root), capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHON=str(repo[1]), CALLS=str(repo[2]), DEV_RC="1",
+                                WHEELS_SAY="torch==2.2.2 numpy<2"))
+    assert p.returncode == 0, p.stderr
+    assert (repo[2].parent / "calls.reqs").read_text() == "# dev\npytest\nnbclient\n# pins\ntqdm\nmatplotlib\n"
+
+
+def test_wheels_choose_a_torch_this_python_can_install():
+    """src/wheels.py: the pins or the problem for each machine, as pip's --platform dry runs found the
+    wheels (torch 2.13.0: Python 3.10-3.14, not Intel Macs nor Apple silicon before macOS 14 (Darwin 23);
+    torch 2.2.2: 3.8-3.12), and the torch versions are requirements.txt's."""
+    import wheels
+    reqs = open(os.path.join(ROOT, "requirements.txt"), encoding="utf-8").read()
+    assert f"torch=={wheels.NEW[0]};" in reqs and f"torch=={wheels.OLD[0]};" in reqs
+    ok = ([], None)
+    assert wheels.choice("linux", "x86_64", "6.8.0-1014-aws", (3, 11)) == ok
+    assert wheels.choice("linux", "x86_64", "6.8.0", (3, 9)) == ok  # 2.2.2, by requirements.txt's markers
+    assert wheels.choice("win32", "AMD64", "10", (3, 14)) == ok
+    assert wheels.choice("darwin", "arm64", "23.1.0", (3, 13)) == ok
+    assert wheels.choice("darwin", "x86_64", "24.0.0", (3, 12)) == ok
+    assert wheels.choice("darwin", "arm64", "22.6.0", (3, 12)) == (["torch==2.2.2", "numpy<2"], None)
+    assert wheels.choice("linux", "x86_64", "6.8.0", (3, 15))[1] == (
+        "torch has no wheel for Python 3.15 on this machine: torch 2.13.0's are for Python 3.10 to 3.14")
+    assert wheels.choice("darwin", "x86_64", "22.6.0", (3, 13))[1] == (
+        "torch has no wheel for Python 3.13 on an Intel Mac: torch 2.2.2's are for Python 3.8 to 3.12")
+    assert wheels.choice("darwin", "arm64", "21.6.0", (3, 13))[1] == (
+        "torch has no wheel for Python 3.13 on Apple silicon before macOS 14: torch 2.2.2's are for Python 3.8 to "
+        "3.12 (or update macOS to 14 or later)")
+    assert wheels.choice("win32", "AMD64", "10", (3, 7))[1] == (
+        "torch has no wheel for Python 3.7 on this machine: torch 2.2.2's are for Python 3.8 to 3.12")
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "src", "wheels.py"), "./run.sh demo"],
+                       capture_output=True, text=True, timeout=60)  # this machine: Linux, Python 3.10-3.14
+    assert (p.returncode, p.stdout, p.stderr) == (0, "", "")
 
 
 def test_a_windows_python_s_venv_layout_is_used(repo, tmp_path):
@@ -764,7 +833,14 @@ def test_the_conda_environment_has_every_requirement():
 
     wanted = names("requirements.txt") | names("requirements-dev.txt")
     env = open(os.path.join(ROOT, "src", "environment.yml"), encoding="utf-8").read()
-    listed = {line.split("#")[0].strip().lstrip("- ").strip() for line in env.splitlines()}
+    lines = [line.split("#")[0].strip().lstrip("- ").strip() for line in env.splitlines()]
+    listed = {line.partition(";")[0].strip() for line in lines
+              if not line.partition(";")[2] or Marker(line.partition(";")[2]).evaluate(CONDA_ENV)}
     pinned = {w for w in wanted if "==" in w}
     assert pinned <= listed and {"torch==2.13.0"} <= pinned
     assert {w for w in wanted if "==" not in w} <= listed, sorted(wanted - listed)
+    # on an Intel Mac, requirements.txt's fallback: torch 2.2.2 beside NumPy 1
+    intel_mac = dict(CONDA_ENV, sys_platform="darwin", platform_machine="x86_64")
+    pip_pins = {line.partition(";")[0].strip() for line in lines
+                if line.partition(";")[2] and Marker(line.partition(";")[2]).evaluate(intel_mac)}
+    assert pip_pins == {"torch==2.2.2", "numpy<2"}
