@@ -336,9 +336,10 @@ def _lines(stdin, asking):
     raw = getattr(stdin, "buffer", None)
     fix = "set the terminal to UTF-8" if interactive else "save it as UTF-8"
     line_no, offset = 0, 0
+    end_key = "Ctrl-Z, Enter" if os.name == "nt" else "Ctrl-D"  # the end of input at a terminal
     while True:
         if interactive:
-            print(f"{asking} (Ctrl-D ends)> ", end="", file=sys.stderr, flush=True)
+            print(f"{asking} ({end_key} ends)> ", end="", file=sys.stderr, flush=True)
         line = stdin.readline() if raw is None else raw.readline()
         if not line:
             if interactive:

@@ -38,12 +38,14 @@ def _shown(name):
 
 
 def missing_requirement(prog, name):
-    """The one line of an entry point started by a Python without `name` (often: .venv not active)."""
+    """The one line of an entry point started by a Python without `name` (often: .venv not active).
+    The .venv's files are in bin/, or in Scripts/ where its Python is Windows' own."""
+    scripts = "Scripts" if os.path.isdir(os.path.join(ROOT, ".venv", "Scripts")) else "bin"
     if os.path.realpath(sys.prefix) == os.path.realpath(os.path.join(ROOT, ".venv")):
-        fix = (f"run.sh's .venv is incomplete: {_shown('.venv/bin/python')} -m pip install -r "
+        fix = (f"run.sh's .venv is incomplete: {_shown(f'.venv/{scripts}/python')} -m pip install -r "
                f"{_shown('requirements.txt')}")
-    elif os.path.isfile(os.path.join(ROOT, ".venv", "bin", "activate")):
-        fix = f"activate the environment run.sh made (. {_shown('.venv/bin/activate')}) and run it again"
+    elif os.path.isfile(os.path.join(ROOT, ".venv", scripts, "activate")):
+        fix = f"activate the environment run.sh made (. {_shown(f'.venv/{scripts}/activate')}) and run it again"
     else:
         fix = (f"{_shown('run.sh')} sets one up on its first run, or install {_shown('requirements.txt')} "
                f"into this Python")
@@ -89,8 +91,12 @@ def interruptible_start(prog):
 
 
 def _stop(prog):
-    """End a start that Ctrl-C interrupted: one line, status 130."""
+    """End a start that Ctrl-C interrupted: one line, status 130. Silent in a worker process started
+    with "spawn" (macOS, Windows: DataLoader workers import the entry point again, and Ctrl-C reaches
+    them too): the program's own process says it once."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a further Ctrl-C must not interrupt the exit
     sys.stdout.flush()
-    print(f"{prog}: interrupted while starting; nothing was written", file=sys.stderr, flush=True)
+    mp = sys.modules.get("multiprocessing")  # imported in every spawned worker, before the entry point
+    if mp is None or getattr(mp, "parent_process", lambda: None)() is None:
+        print(f"{prog}: interrupted while starting; nothing was written", file=sys.stderr, flush=True)
     os._exit(130)  # modules may be half-imported: skip their exit handlers

@@ -56,6 +56,26 @@ def test_ctrl_c_while_starting_stops_with_one_line(body, tmp_path):
     assert not (tmp_path / "went-on").exists()
 
 
+def test_a_spawned_worker_stopped_while_starting_is_silent():
+    """On macOS and Windows DataLoader workers start with "spawn" and import the entry point again; a
+    Ctrl-C reaches them too, and each said "interrupted while starting" after the program's own line."""
+    code = textwrap.dedent("""
+        import multiprocessing, sys
+        sys.path.insert(0, {src!r})
+        import startup
+        if __name__ == "__main__":
+            worker = multiprocessing.get_context("spawn").Process(target=startup._stop, args=("run.py",))
+            worker.start()
+            worker.join()
+            print(worker.exitcode, flush=True)
+            startup._stop("run.py")
+    """).format(src=SRC)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=SRC))
+    said = "run.py: interrupted while starting; nothing was written\n"
+    assert (p.returncode, p.stdout, p.stderr) == (130, "130\n", said)
+
+
 def test_a_start_without_ctrl_c_goes_on_with_the_handler_it_had(tmp_path):
     status, out, err = starting("import json\nassert signal.getsignal(signal.SIGINT) is not signal.default_int_handler",
                                 tmp_path)
@@ -137,6 +157,23 @@ def test_every_entry_point_started_without_a_requirement_says_so_in_one_line(scr
     assert p.returncode == 1 and p.stdout == "" and p.stderr.count("\n") == 1, p.stderr
     assert p.stderr.startswith(f"{prog}: this Python ({sys.executable}) has no {module}; ")
     assert os.listdir(tmp_path) == []
+
+
+def test_a_missing_requirement_names_the_venv_s_own_layout(tmp_path, monkeypatch):
+    """A Windows Python's .venv keeps activate in Scripts/, not bin/ (run.sh under Git Bash uses either):
+    the line named .venv/bin/activate there, and fell back to "run.sh sets one up" beside a .venv."""
+    import startup
+    monkeypatch.setattr(startup, "ROOT", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    for folder in ("bin", "Scripts"):
+        venv = tmp_path / ".venv"
+        (venv / folder).mkdir(parents=True)
+        (venv / folder / "activate").write_text("")
+        line = startup.missing_requirement("run.py", "torch")
+        activate = os.path.join(".venv", folder, "activate")
+        assert line.endswith(f"has no torch; activate the environment run.sh made (. {activate}) and run it again"), line
+        import shutil
+        shutil.rmtree(venv)
 
 
 def test_a_missing_module_that_is_no_requirement_is_not_hidden(tmp_path):
