@@ -12,7 +12,7 @@ data), and continues with the next epoch. run.py starts no fresh run over a stat
 on the CPU) and with the same CPU thread count the resumed run ends with the uninterrupted run's
 params, bit for bit (tests/test_resume.py). Where random streams are not saved it is the same run in
 distribution, not in bits: DataLoader workers'
-(CUDA) start afresh, and under torchrun rank 0 writes the state and the other ranks derive theirs
+(CUDA, MPS) start afresh, and under torchrun rank 0 writes the state and the other ranks derive theirs
 from its streams. The state (40 MB for the course's model, written in 0.1 s on the 2-core CPU) is
 removed once training has ended and the params are written.
 """
