@@ -312,7 +312,7 @@ def test_a_sigterm_held_in_any_block_stops_the_run_with_ctrl_c_ignored():
     handler alone would let the run go on."""
     ran = []
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    previous = signal.signal(signal.SIGTERM, files._terminate)
+    previous = signal.signal(signal.SIGTERM, files.terminate_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
             with files.interrupts_held():
@@ -322,7 +322,7 @@ def test_a_sigterm_held_in_any_block_stops_the_run_with_ctrl_c_ignored():
     finally:
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        files._held.update(terminated=False, pending=False)
+        files.clear_sigterm()  # (nothing is pending: leaving the block raised it)
 
 
 def test_sigterm_ends_a_training_run_with_143(tmp_path):

@@ -177,18 +177,18 @@ def _torch_bytes(obj, **kwargs):
 def test_torch_2_0s_words_for_a_cut_pre_1_6_file_are_read_as_cut_short(tmp_path):
     """torch 2.0 words the refusals differently ("Unsupported class col.", an UnpicklingError for
     "unexpected EOF"): both were called "Python objects beyond tensors"; a file naming code still is."""
-    from submission.params import _unloadable
+    from submission.params import unloadable_reason
     whole = _torch_bytes(small().state_dict(), _use_new_zipfile_serialization=False)
     p = tmp_path / "x.params"
     weights_only = "Weights only load failed. Re-running `torch.load` ... WeightsUnpickler error: "
     p.write_bytes(whole[:whole.index(b"ccollections") + 5])  # ends "ccoll": the name cut short
-    assert "cut short" in _unloadable(str(p), pickle.UnpicklingError(weights_only + "Unsupported class col."))
+    assert "cut short" in unloadable_reason(str(p), pickle.UnpicklingError(weights_only + "Unsupported class col."))
     p.write_bytes(whole[:-40])
     eof = pickle.UnpicklingError(weights_only + "unexpected EOF, expected 40 more bytes. The file might be corrupted.")
-    assert "cut short" in _unloadable(str(p), eof)
+    assert "cut short" in unloadable_reason(str(p), eof)
     p.write_bytes(_torch_bytes({"f": os.getcwd}, _use_new_zipfile_serialization=False))
     names_code = pickle.UnpicklingError(weights_only + "Unsupported class posix.getcwd")
-    assert "beyond tensors" in _unloadable(str(p), names_code)
+    assert "beyond tensors" in unloadable_reason(str(p), names_code)
 
 
 @pytest.mark.parametrize("content, why", [

@@ -15,7 +15,7 @@ import sys
 import threading
 
 from .dataset import DataError
-from .files import _held, _reason, _terminate
+from .files import clear_sigterm, error_reason, sigterm_seen, terminate_handler
 from .params import ParamsError
 
 
@@ -106,7 +106,7 @@ def machine_limit(e):
     will not open (permissions, too many links), memory run out on any device, or torch.compile without a
     C++ compiler; None for anything else (its traceback is the report)."""
     if isinstance(e, OSError) and e.filename is not None and e.errno in FILE_LIMITS:
-        return f"{e.filename}: {_reason(e)}; {FILE_LIMITS[e.errno]}"
+        return f"{e.filename}: {error_reason(e)}; {FILE_LIMITS[e.errno]}"
     text = str(e)
     if isinstance(e, MemoryError) or (isinstance(e, RuntimeError) and (
             "out of memory" in text or "can't allocate memory" in text)):
@@ -134,11 +134,11 @@ def run_cli(main, keep_working=False):
     files are written, then the status is 141; the others, whose only product is what they print, stop at once.
     Once main has returned or been interrupted, Ctrl-C is ignored: a second one would only interrupt the exit (a
     traceback from an exit handler, or death by signal instead of status 130)."""
-    _held["terminated"] = False
+    clear_sigterm()
     main_thread = threading.current_thread() is threading.main_thread()
     previous_term = None
     if main_thread:  # None back: a handler not set from Python; the default stands in for it
-        previous_term = signal.signal(signal.SIGTERM, _terminate) or signal.SIG_DFL
+        previous_term = signal.signal(signal.SIGTERM, terminate_handler) or signal.SIG_DFL
     lenient_streams()
     streams = (sys.stdout, sys.stderr)
     guards = [_ClosedPipeGuard(s) for s in streams] if keep_working else []
@@ -161,7 +161,7 @@ def run_cli(main, keep_working=False):
         closed_pipe_exit()
     except KeyboardInterrupt:
         _ignore_interrupts(previous_term)
-        what, status = ("terminated (SIGTERM)", 143) if _held["terminated"] else ("interrupted", 130)
+        what, status = ("terminated (SIGTERM)", 143) if sigterm_seen() else ("interrupted", 130)
         # only the tools that write files (keep_working) promise something of their files
         print(f"{what}: no output file was half-written" if keep_working else what,
               file=sys.stderr)

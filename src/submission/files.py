@@ -60,7 +60,7 @@ def _hold(signum, frame):
     _held["pending"] = True
 
 
-def _terminate(signum, frame):
+def terminate_handler(signum, frame):
     """run_cli's SIGTERM handler (`timeout`, a job scheduler, `docker stop`, torchrun stopping its workers):
     stop as a Ctrl-C does, held inside a write; killed at once, a run left its temporary file behind."""
     _held["terminated"] = True
@@ -68,6 +68,16 @@ def _terminate(signum, frame):
         _held["pending"] = True
     else:
         raise KeyboardInterrupt
+
+
+def sigterm_seen():
+    """Whether `terminate_handler` has stopped this process (a KeyboardInterrupt then means SIGTERM)."""
+    return _held["terminated"]
+
+
+def clear_sigterm():
+    """Forget an earlier SIGTERM (run_cli, as each command starts)."""
+    _held["terminated"] = False
 
 
 def raise_pending_interrupt():
@@ -125,7 +135,7 @@ def _names_a_folder(path):
     return path.endswith(tuple(os.sep + (os.altsep or ""))) or os.path.basename(path) in (".", "..")
 
 
-def _reason(e):
+def error_reason(e):
     """The last non-empty line of an exception's message (its strerror for an OSError), or its type."""
     if isinstance(e, OSError) and e.strerror:
         return e.strerror
@@ -148,7 +158,7 @@ def _atomic(path, write):
             with open(path, "wb") as f:
                 write(f)
         except OSError as e:  # /dev/full, a FIFO whose reader went away
-            raise DataError(f"{path}: could not write to it ({_reason(e)}); pick another path") from None
+            raise DataError(f"{path}: could not write to it ({error_reason(e)}); pick another path") from None
         return
     target = os.path.realpath(path)  # a symlink: its target is replaced, the link stays a link
     d = os.path.dirname(target)
@@ -173,10 +183,10 @@ def _atomic(path, write):
             # OSError from Python; RuntimeError from torch.save's zip writer, seen only on a full disk
             zip_writer = isinstance(e, RuntimeError) and ("inline_container" in str(e) or "writ" in str(e))
             if zip_writer or (isinstance(e, OSError) and e.errno in _DISK_FULL):
-                raise DataError(f"{path}: could not write it ({_reason(e)}; {_free_space(d)}); the previous file, "
+                raise DataError(f"{path}: could not write it ({error_reason(e)}; {_free_space(d)}); the previous file, "
                                 f"if any, is unchanged; free some disk space or pick another path") from None
             if isinstance(e, OSError):  # permission, a read-only or lost mount: more space would not help
-                raise DataError(f"{path}: could not write it ({_reason(e)}); the previous file, if any, is "
+                raise DataError(f"{path}: could not write it ({error_reason(e)}); the previous file, if any, is "
                                 f"unchanged; pick another path") from None
             raise
 
@@ -382,7 +392,7 @@ def check_output_path(path, what, inputs=(), replaces=None, named_by=None):
             os.close(fd)
             os.unlink(tmp)
     except OSError as e:
-        raise DataError(f"{path}: no file can be made in the folder {existing} ({_reason(e)}); {pick}") from None
+        raise DataError(f"{path}: no file can be made in the folder {existing} ({error_reason(e)}); {pick}") from None
 
 
 def _ours(held):

@@ -167,7 +167,7 @@ def _ends_inside_global(path, message):
     return tail in end if tail else end.endswith(b"c")  # b"c": the GLOBAL opcode, nothing after it
 
 
-def _unloadable(path, error):
+def unloadable_reason(path, error):
     """Why torch.load failed on `path`, in words, from the file's first bytes and the error."""
     with open(path, "rb") as f:
         head = f.read(512)
@@ -229,7 +229,7 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
             warnings.simplefilter("ignore")
             state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # pickle with code, truncated file, not a torch file
-        problem = f"not a loadable params file ({_unloadable(path, e)})"
+        problem = f"not a loadable params file ({unloadable_reason(path, e)})"
         raise ParamsError(f"{path}: {problem}; {_remake(path)}",
                           problem=problem) from None
     if not isinstance(state, dict):

@@ -24,8 +24,8 @@ import time
 
 import torch
 
-from .files import _reason, atomic_torch_save
-from .params import ParamsError, _unloadable
+from .files import atomic_torch_save, error_reason
+from .params import ParamsError, unloadable_reason
 
 FORMAT = "cs224n-a5 training state, version 1"
 MODEL_FIELDS = ("vocab_size", "block_size", "n_layer", "n_head", "n_embd", "synthesizer")
@@ -111,7 +111,7 @@ def putting(path, what):
     try:
         yield
     except (RuntimeError, ValueError, KeyError, TypeError, IndexError) as e:
-        raise ParamsError(f"{path}: its {what} does not fit this run ({_reason(e)}); {START_OVER}") from None
+        raise ParamsError(f"{path}: its {what} does not fit this run ({error_reason(e)}); {START_OVER}") from None
 
 
 def describe(path):
@@ -154,7 +154,7 @@ def load(path, settings):
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # a cut-short zip, another file, an unreadable one
-        raise ParamsError(f"{path}: not a training state this project can read ({_unloadable(path, e)}); "
+        raise ParamsError(f"{path}: not a training state this project can read ({unloadable_reason(path, e)}); "
                           f"{START_OVER}") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise ParamsError(f"{path}: not a training state of this project (no {FORMAT!r} in it); {START_OVER}")
