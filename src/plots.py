@@ -191,14 +191,52 @@ def output_path(out):
                         f"{os.path.join(out, 'plot.png')}")
     ext = os.path.splitext(out)[1][1:].lower()
     if not ext:
-        return out + ".png"
-    pyplot()
-    from matplotlib.backend_bases import FigureCanvasBase
-    formats = FigureCanvasBase.get_supported_filetypes()
-    if ext not in formats:
-        raise PlotError(f"{out}: matplotlib cannot write .{ext} files; end --out with one of "
-                        f"{', '.join('.' + f for f in sorted(formats))}")
+        out, ext = out + ".png", "png"
+    else:
+        pyplot()
+        from matplotlib.backend_bases import FigureCanvasBase
+        formats = FigureCanvasBase.get_supported_filetypes()
+        if ext not in formats:
+            raise PlotError(f"{out}: matplotlib cannot write .{ext} files; end --out with one of "
+                            f"{', '.join('.' + f for f in sorted(formats))}")
+    why = _not_replaceable(out, ext)
+    if why:
+        raise PlotError(f"{out}: already there, and {why}, which a picture would replace; give --out another "
+                        f"path, or move that file away first")
     return out
+
+
+# the first bytes of each picture format matplotlib writes (raw and rgba have none)
+MAGIC = {"png": (b"\x89PNG",), "pdf": (b"%PDF",), "eps": (b"%!PS",), "ps": (b"%!PS",), "svgz": (b"\x1f\x8b",),
+         "jpg": (b"\xff\xd8\xff",), "jpeg": (b"\xff\xd8\xff",), "tif": (b"II*\x00", b"MM\x00*"),
+         "tiff": (b"II*\x00", b"MM\x00*"), "webp": (b"RIFF",), "svg": (b"<?xml", b"<svg"), "pgf": (b"%%",)}
+SIGNED = ("pdf", "eps", "ps", "svg", "pgf")  # formats whose files name the program that wrote them
+MAX_SIGNED = 64 << 20  # bytes of such a file read to find "matplotlib"; a larger one is no plot of ours
+
+
+def _not_replaceable(path, ext):
+    """Why an existing file at `path` is not a picture a plot may replace, in words, or None: a file of
+    another kind than its .`ext` says (a corpus saved as w.png), or a PDF, EPS, PS, SVG or PGF that
+    matplotlib did not write (submission.pdf, the written answers LaTeX made). An empty file, or none, is
+    fine; so is any picture of a format that names no program (PNG, JPEG, ...)."""
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) == 0:
+            return None
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if not head.lstrip().startswith(MAGIC.get(ext, (b"",))):
+                return f"it is no .{ext} picture"
+            if ext not in SIGNED:
+                return None
+            if size > MAX_SIGNED:
+                return f"it is a .{ext} file of {size >> 20} MB, no plot's"
+            f.seek(0)
+            if b"matplotlib" not in f.read().lower():
+                return f"it is a .{ext} file that matplotlib did not write (a document of your own?)"
+    except OSError:  # unreadable: the save reports what it meets
+        return None
+    return None
 
 
 def _save(fig, out, dpi):

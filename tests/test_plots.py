@@ -658,6 +658,33 @@ def test_out_that_is_a_folder_is_an_error(tmp_path, capsys):
     assert os.listdir(folder) == ["mine.txt"] and not (tmp_path / "pictures.png").exists()
 
 
+def test_out_never_replaces_a_file_that_is_no_plot(tmp_path, capsys):
+    """`plot curves LOG --out submission.pdf` replaced the written answers LaTeX made, and `--out w.png` a
+    corpus saved under that name: an existing file is replaced only when it is a picture of the format
+    its name says and, for formats that name their writer (PDF, SVG, EPS, PS), one matplotlib wrote.
+    An earlier plot is replaced as before."""
+    needs_matplotlib()
+    log = small_log(tmp_path)
+    answers = tmp_path / "submission.pdf"
+    answers.write_bytes(b"%PDF-1.5\n%\xd0\xd4\xc5\xd8\n1 0 obj << /Producer (pdfTeX-1.40.25) >> endobj\n")
+    corpus = tmp_path / "w.png"
+    corpus.write_text("Ann Lee was born in Lima.\n")
+    for mine, kind in ((answers, "a .pdf file that matplotlib did not write (a document of your own?)"),
+                       (corpus, "no .png picture")):
+        before = mine.read_bytes()
+        code, printed, err = curves([log, "--out", str(mine)], capsys)
+        assert code == 2 and printed == "" and err == [
+            f"plots.py: error: {mine}: already there, and it is {kind}, which a picture would replace; give --out "
+            f"another path, or move that file away first"]
+        assert mine.read_bytes() == before
+    for name in ("plot.pdf", "plot.png", "plot.svg"):  # a plot of its own: drawn again over it
+        for _ in range(2):
+            code, printed, _ = curves([log, "--out", str(tmp_path / name)], capsys)
+            assert code == 0 and printed == f"wrote {tmp_path / name}\n"
+    assert sorted(os.listdir(tmp_path)) == sorted(["submission.pdf", "w.png", "plot.pdf", "plot.png", "plot.svg",
+                                                   os.path.basename(log)])
+
+
 def test_it_prints_the_path_it_wrote(tmp_path, capsys):
     needs_matplotlib()
     code, printed, _ = curves([small_log(tmp_path), "--out", str(tmp_path / "pic")], capsys)
@@ -736,11 +763,12 @@ def test_odd_out_paths_and_bad_tex_are_named_for_what_they_are(tmp_path, capsys)
     assert not os.path.exists("/dev/null.png") and not (tmp_path / ".png.png").exists()
     real = tmp_path / "pictures" / "curves.png"
     real.parent.mkdir()
-    real.write_bytes(b"an older picture")
+    real.write_bytes(b"\x89PNG\r\n\x1a\n an older picture")
     link = tmp_path / "latest.png"
     link.symlink_to(real)
     code, _, err = curves([log, "--out", str(link)], capsys)
-    assert code == 0 and link.is_symlink() and real.read_bytes().startswith(b"\x89PNG"), err
+    assert code == 0 and link.is_symlink() and real.read_bytes() != b"\x89PNG\r\n\x1a\n an older picture", err
+    assert real.read_bytes().startswith(b"\x89PNG")
     code, _, err = curves([log, "--out", str(tmp_path / "t.png"), "--title", "$\\badmath$"], capsys)
     assert code == 2 and len(err) == 1 and "matplotlib could not draw the picture" in err[0], err
     assert "is read as TeX math: leave the $ out or write \\$" in err[0] and "give --out" not in err[0]
