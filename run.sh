@@ -147,7 +147,7 @@ TEXT
 # closest MODE: the modes it begins (london: london_baseline; more than four: how many), else the
 # nearest to a mistyped one, or nothing (standard-library difflib, no torch)
 closest() {
-  "${PYTHON:-python3}" -c 'import difflib, sys; m, modes = sys.argv[1], sys.argv[2:]
+  "${PYTHON:-python3}" -c 'import difflib, sys; m, modes = sys.argv[1].lower().replace("-", "_"), sys.argv[2:]
 starts = [x for x in modes if m and x.startswith(m)]
 said = starts if 0 < len(starts) <= 4 else difflib.get_close_matches(m, modes, 1)
 print(f"one of the {len(starts)} modes beginning {m} (./run.sh help lists them)" if len(starts) > 4 else

@@ -59,6 +59,12 @@ class OneLineParser(argparse.ArgumentParser):
                     flags += [s for s in action.choices[chosen].flags() if s not in flags]
         return flags
 
+    def flag_named(self, word):
+        """The --flag that a bare word names (`max_epochs`, as typed without its dashes), or None."""
+        if word.startswith("-"):
+            return None
+        return next((f for f in self.flags() if f[2:].replace("-", "_") == word.replace("-", "_")), None)
+
     def _suggestions(self, message):
         prefix = "unrecognized arguments: "
         if not message.startswith(prefix):
@@ -66,9 +72,13 @@ class OneLineParser(argparse.ArgumentParser):
         known, said = self.flags(), []
         for arg in message[len(prefix):].split(";")[0].split():  # (argparse's own words: no ";")
             flag = arg.split("=", 1)[0]
-            if not flag.startswith("--"):
+            if not flag.startswith("-") or flag == "-":
                 continue
-            meant = nearest(flag, known)
+            if not flag.startswith("--"):  # -max_epochs: one dash for two
+                flag = "--" + flag.lstrip("-")
+                meant = flag if flag in known else nearest(flag, known)
+            else:
+                meant = nearest(flag, known)
             if meant:
                 said.append(f"did you mean {meant}?")
             elif flag in self.hints:

@@ -144,6 +144,9 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     args.__dict__.pop("_given", None)
     pos = list(args.positional)
+    dashless = next((word for word in pos if p.flag_named(word)), None)
+    if dashless is not None:  # `./run.sh vanilla_pretrain max_epochs 1` ("function given twice")
+        p.error(f"{dashless}: a flag is written with two dashes: {p.flag_named(dashless)}")
     if len(pos) > 3:
         p.error(f"at most 3 positionals (function, variant, corpus), got {len(pos)}")
     for name, value in zip(("function", "variant", "pretrain_corpus_path"), pos):

@@ -363,6 +363,10 @@ def test_unknown_mode_names_the_closest_or_lists_the_modes(world, tmp_path):
     p = sh(["vanilla"], world, tmp_path, check=False)  # the start of more than four: how many
     assert p.stderr.startswith("run.sh: unknown mode 'vanilla'; did you mean one of the 7 modes beginning vanilla "
                                "(./run.sh help lists them)?\n")
+    for typed in ("VANILLA_PRETRAIN", "vanilla-pretrain"):  # the case or the separator wrong: the 20-line list
+        p = sh([typed], world, tmp_path, check=False)
+        assert p.returncode == 2 and p.stderr == (f"run.sh: unknown mode '{typed}'; did you mean vanilla_pretrain? "
+                                                  f"(./run.sh help lists every mode)\n")
     p = sh(["xyz"], world, tmp_path, check=False)  # nothing close: no guess
     assert p.returncode == 2 and p.stderr.startswith("run.sh: unknown mode 'xyz'\nusage:")
     assert "synthesizer_eval_test_with_pretrain" in p.stderr and "deliverables" in p.stderr
