@@ -20,6 +20,9 @@ ME="$(printf '%q' "${R:-./}run.sh")"  # this script as the caller types it, in t
 if [ "$(pwd -P)" = "$(cd "$ROOT" && pwd -P)/src" ]; then ME="./run.sh"; fi  # src/run.sh, the course's, runs it there
 DATA="${DATA_DIR:-${R}data}"
 OUT="${OUT_DIR:-${R}src/submission}"
+# a quoted ~ (OUT_DIR="~/runs") is the home folder, as the shell would have made it unquoted
+case "$DATA" in "~"|"~/"*) DATA="$HOME${DATA#\~}" ;; esac
+case "$OUT" in "~"|"~/"*) OUT="$HOME${OUT#\~}" ;; esac
 
 # The interpreter: .venv's once its setup has finished; else python3 when it has torch, numpy and
 # tqdm; else a new .venv. A file in .venv marks a finished setup, so a setup stopped part way

@@ -9,6 +9,7 @@ example printer) stays argparse's own.
 """
 import argparse
 import difflib
+import os
 import sys
 
 
@@ -21,6 +22,16 @@ def lenient_streams():
             stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError):
             pass
+
+
+def at_home(arg):
+    """`arg` with a leading ~ of its path (`~/x`, or `--flag=~/x`) made the home folder. The shell leaves a
+    quoted ~, and one after a flag's =, as it is, and the run wrote into a folder named ~ inside the
+    current one while it said ~/x."""
+    flag, eq, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
+    if value == "~" or value.startswith(("~/", "~" + os.sep)):
+        return flag + eq + os.path.expanduser(value)
+    return arg
 
 
 def nearest(flag, known):
@@ -43,8 +54,8 @@ class OneLineParser(argparse.ArgumentParser):
         self._argv = []
 
     def parse_known_args(self, args=None, namespace=None):
-        args = self._argv = list(sys.argv[1:] if args is None else args)  # (an error names its subcommand's)
-        return super().parse_known_args(args, namespace)
+        args = self._argv = [at_home(a) for a in (sys.argv[1:] if args is None else args)]  # (an error names
+        return super().parse_known_args(args, namespace)                                    # its subcommand's)
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message}{self._suggestions(message)} (--help lists the options)\n")

@@ -944,6 +944,17 @@ def test_a_misspelt_flag_is_answered_with_the_nearest_one(capsys, flag, says):
     assert says in one_line_exit(capsys, argv + [flag, "1"])  # (the 1 is taken as a positional)
 
 
+def test_a_tilde_the_shell_left_is_the_home_folder(monkeypatch, tmp_path):
+    """`--writing_params_path=~/gpt/v.params` (no expansion after a flag's =) or a quoted "~/x" wrote into a
+    folder named ~ in the current one, while run.py said "Params written to ~/gpt/v.params"."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    args = driver.parse_args(["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path", "~/w.txt",
+                              "--writing_params_path=~/gpt/v.params", "--log_path=~user/x"])
+    assert args.pretrain_corpus_path == str(tmp_path / "w.txt")
+    assert args.writing_params_path == str(tmp_path / "gpt" / "v.params")
+    assert args.log_path == "~user/x"  # another user's home: left as given
+
+
 def test_every_script_suggests_flags_its_subcommands_know(capsys):
     import ask
     import plots

@@ -763,6 +763,23 @@ echo "$PWD|$*" >> "$CALLS"
 """
 
 
+def test_a_quoted_tilde_in_data_dir_and_out_dir_is_the_home_folder(repo, tmp_path):
+    """OUT_DIR="~/runs" (quoted: the shell leaves the ~) wrote into a folder named ~ in the current one,
+    while the run said ~/runs; it is the home folder, as unquoted."""
+    root, _, calls = repo
+    fake = tmp_path / "where-python"
+    fake.write_text(WHERE_PYTHON)
+    fake.chmod(0o755)
+    home = tmp_path / "home"
+    p = subprocess.run([str(root / "run.sh"), "vanilla_pretrain"], cwd=str(root), capture_output=True, text=True,
+                       timeout=60, env=dict(os.environ, PYTHON=str(fake), CALLS=str(calls), HOME=str(home),
+                                        DATA_DIR="~/d", OUT_DIR="~/o"))
+    assert p.returncode == 0, p.stderr
+    assert calls.read_text().splitlines() == [
+        f"{root}|src/run.py --function=pretrain --variant=vanilla --pretrain_corpus_path={home}/d/wiki.txt "
+        f"--writing_params_path={home}/o/vanilla.pretrain.params"]
+
+
 @pytest.mark.parametrize("mode, flags, env, runs", [
     ("ask", ["--params", "p.params", "Ann Bo"], {}, "src/ask.py --params p.params Ann Bo"),  # ask picks the corpus
     ("ask", ["--params", "p.params", "Ann Bo"], {"DATA_DIR": "d"}, "src/ask.py --data-dir d --params p.params Ann Bo"),
