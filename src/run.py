@@ -22,7 +22,7 @@ from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("run.py"):  # torch loads here
     from submission import helper, resume
-    from submission.card import write_card
+    from submission.card import read_card, write_card
     from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
     from submission.decoding import predict_places_reference
     from submission.files import is_special_file, reads_as, training_lock
@@ -370,6 +370,10 @@ def params_hints():
 
 def evaluate(args, model, pretrain_dataset, device):
     load_params(model, args.reading_params_path, itos=pretrain_dataset.itos, **params_hints())
+    if (read_card(args.reading_params_path) or {}).get("function") == "pretrain":  # a course's file: no card
+        print(f"run.py: note: {args.reading_params_path} were pretrained, not finetuned (their card says): they were "
+              f"never taught to answer, so expect few right; finetune them first (run.sh's "
+              f"{args.variant}_finetune_with_pretrain makes the params its eval modes read)", file=sys.stderr)
     model = model.to(device)
     questions = read_questions(args.eval_corpus_path, pretrain_dataset.stoi, pretrain_dataset.block_size)
     start = time.time()

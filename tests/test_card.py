@@ -60,6 +60,24 @@ def test_params_read_with_other_heads_are_refused_in_one_line(trained, capsys):
     assert total == 1.0 and (folder / "dev.predictions").exists()
 
 
+def test_evaluating_pretrained_only_params_notes_it(trained, capsys):
+    """Evaluating the pretraining's params (vanilla.pretrain.params for vanilla.finetune.params, a common slip)
+    wrote near-empty predictions without a word; the card says what they are. Finetuned params: no note."""
+    folder, params, evaluate = trained
+    driver.main(evaluate + ["--n_head", "2"])
+    assert (f"run.py: note: {params} were pretrained, not finetuned (their card says): they were never taught to "
+            f"answer, so expect few right; finetune them first (run.sh's vanilla_finetune_with_pretrain makes the "
+            f"params its eval modes read)") in capsys.readouterr().err.splitlines()
+    finetuned = folder / "f.params"
+    driver.main(["--function=finetune", "--variant=vanilla", f"--pretrain_corpus_path={folder / 'wiki.txt'}",
+                 f"--reading_params_path={params}", f"--finetune_corpus_path={folder / 'dev.tsv'}",
+                 f"--writing_params_path={finetuned}", "--max_epochs", "1", "--n_head", "2", *SIZE])
+    capsys.readouterr()
+    driver.main([f"--reading_params_path={finetuned}" if a.startswith("--reading_params_path=") else a
+                 for a in evaluate] + ["--n_head", "2"])
+    assert "pretrained, not finetuned" not in capsys.readouterr().err
+
+
 def test_params_of_another_vocabulary_of_as_many_characters_are_refused(trained, capsys):
     """A corpus whose characters differ but not their count gave the params' ids other characters."""
     folder, params, evaluate = trained
