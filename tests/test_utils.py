@@ -137,13 +137,24 @@ def test_load_params_errors(tmp_path, monkeypatch):
         load_params(small(), str(tmp_path / "vanilla.finetune.params"))
     with pytest.raises(ParamsError, match="not found; make it with OUT_DIR='a b' ./run.sh vanilla_pretrain$"):
         load_params(small(), os.path.join("a b", "vanilla.pretrain.params"))
+    # from a folder outside the repo, run.sh by its whole path (./run.sh was not there); DATA_DIR as this
+    # run has it (the hint retrained on data/'s vocabulary)
+    import submission
+    script = re.escape(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(submission.__file__))), "run.sh"))
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(ParamsError, match="not found; make it with OUT_DIR=. ./run.sh synthesizer_pretrain$"):
+    with pytest.raises(ParamsError, match=f"not found; make it with OUT_DIR=. {script} synthesizer_pretrain$"):
         load_params(small(), "synthesizer.pretrain.params")
+    monkeypatch.setenv("DATA_DIR", "my data")
+    with pytest.raises(ParamsError, match=f"not found; make it with DATA_DIR='my data' OUT_DIR=. {script} "
+                                          f"synthesizer_pretrain$"):
+        load_params(small(), "synthesizer.pretrain.params")
+    monkeypatch.delenv("DATA_DIR")
     # the course's own folder, src/submission/: no OUT_DIR (reached through a folder that is not there, so
     # that the file is missing even where the course's pretraining has run)
-    import submission
     default = os.path.join(os.path.dirname(submission.__file__), "not-there", "..", "vanilla.pretrain.params")
+    with pytest.raises(ParamsError, match=f"params file not found; make it with {script} vanilla_pretrain$"):
+        load_params(small(), default)
+    monkeypatch.chdir(os.path.dirname(os.path.dirname(submission.__file__)))  # src/, the course's place
     with pytest.raises(ParamsError, match="params file not found; make it with ./run.sh vanilla_pretrain$"):
         load_params(small(), default)
     with pytest.raises(ParamsError, match=f"^{tmp_path}: is not a regular file; give the params file run.py wrote"):

@@ -121,9 +121,26 @@ PARAMS_FILES = {  # the course's params files: (variant, the run.sh mode that wr
 }
 
 
+def _run_sh():
+    """The repo's run.sh as typed from the current folder: ./run.sh in the repo or in src/ (the course's
+    place, src/run.sh), its relative path from a folder above the repo, else its whole path."""
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        here = os.path.realpath(os.getcwd())
+        if here in (os.path.realpath(repo), os.path.realpath(os.path.join(repo, "src"))):
+            return "./run.sh"
+        shown = os.path.relpath(os.path.join(repo, "run.sh"))
+        if shown.startswith(os.pardir):  # not below the current folder: its whole path
+            shown = os.path.join(repo, "run.sh")
+    except (OSError, ValueError):  # no current folder, or Windows: on another drive
+        shown = os.path.join(repo, "run.sh")
+    return shlex.quote(shown if os.sep in shown else os.path.join(".", shown))
+
+
 def _make_with(path):
     """`./run.sh MODE (after ...)`, the command that makes a course params file (with OUT_DIR set to the
-    file's folder when that is not src/submission/, where the modes write); None for another file."""
+    file's folder when that is not src/submission/, where the modes write, and DATA_DIR as this run has
+    it: the same corpus, so the same vocabulary); None for another file."""
     made = PARAMS_FILES.get(os.path.basename(path))
     if made is None:
         return None
@@ -132,7 +149,9 @@ def _make_with(path):
     folder = os.path.dirname(path) or "."
     here = os.path.dirname(os.path.abspath(__file__))  # src/submission/, run.sh's default OUT_DIR
     env = "" if os.path.realpath(folder) == os.path.realpath(here) else f"OUT_DIR={shlex.quote(folder)} "
-    return f"{env}./run.sh {mode}{after}"
+    if os.environ.get("DATA_DIR"):
+        env = f"DATA_DIR={shlex.quote(os.environ['DATA_DIR'])} " + env
+    return f"{env}{_run_sh()} {mode}{after}"
 
 
 def _not_found(path):
