@@ -506,3 +506,18 @@ def test_a_folder_removed_before_the_lock_file_is_opened_is_made_again(tmp_path,
     monkeypatch.setattr(os, "open", folder_gone_first)
     with training_lock(str(params)):  # run B
         assert (tmp_path / "out" / "a.params.lock").exists() and refused(params)  # run C
+
+
+def test_a_params_folder_that_cannot_be_made_gets_no_lock_and_no_note(tmp_path, monkeypatch, capsys):
+    """OUT_DIR=/results (a folder above it not writable): the lock tried 100 times to make the folder and
+    then said "params.lock kept changing under this run", a false note before the real error."""
+    from submission.files import training_lock
+
+    def refused_here(path, *args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr(os, "makedirs", refused_here)
+    params = tmp_path / "not-mine" / "sub" / "a.params"
+    with training_lock(str(params)) as locked:
+        assert locked is False
+    assert capsys.readouterr().err == "" and not (tmp_path / "not-mine").exists()

@@ -451,8 +451,10 @@ def _take(fcntl, path, params_path):
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
         except FileNotFoundError:  # the folder, made by another run that then stopped, removed by it
-            with contextlib.suppress(OSError):
+            try:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
+            except OSError:  # it cannot be made (a folder above it this user cannot write in): no lock, and
+                return None  # the output check says what is wrong
             continue
         except OSError:
             return None
