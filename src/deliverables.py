@@ -145,7 +145,8 @@ def check_predictions(path, questions):
     except grader.Failure as e:  # not UTF-8 text
         raise Bad(str(e)) from None
     if len(lines) != len(questions):
-        raise Bad(f"{len(lines)} lines for {len(questions)} questions: one prediction a line, in order")
+        raise Bad(f"{len(lines)} lines for {len(questions)} questions{grader.blank_lines(lines, len(questions))}: "
+                  f"one prediction a line, in order")
     note = f"{len(lines)} predictions"
     if lines and all(place is not None for _, place, _ in questions):
         right = grader.count_right(lines, [place for _, place, _ in questions])  # as the grader counts

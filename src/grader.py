@@ -654,8 +654,20 @@ def read_predictions(ctx, name):
                       f"predictions file holds the predicted place alone, one a line; remake it with {ctx.run_sh(mode)}")
     require(len(lines) == len(answers),
             f"{name} has {len(lines)} line{'' if len(lines) == 1 else 's'} for the {len(answers)} questions of "
-            f"{LABELS[split]}: it must hold one prediction a line, in order; {count_fix(ctx, split, mode, len(lines))}")
+            f"{LABELS[split]}{blank_lines(lines, len(answers))}: it must hold one prediction a line, in order; "
+            f"{count_fix(ctx, split, mode, len(lines))}")
     return lines, answers
+
+
+def blank_lines(lines, questions):
+    """' (line 5 is blank)' for a file with more lines than questions whose extra lines may be its blank
+    ones (a line added by hand; run.py writes an empty answer as an empty line too, so only as many as the
+    extra lines, at most 3), else ''."""
+    blank = [n for n, line in enumerate(lines, start=1) if not line.strip()]
+    if not blank or len(blank) > min(3, len(lines) - questions):
+        return ""
+    said = ", ".join(map(str, blank[:-1])) + (" and " if len(blank) > 1 else "") + str(blank[-1])
+    return f" (line{'s' if len(blank) > 1 else ''} {said} {'are' if len(blank) > 1 else 'is'} blank)"
 
 
 def count_fix(ctx, split, mode, count):

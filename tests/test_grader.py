@@ -994,7 +994,18 @@ def test_a_byte_order_mark_or_blank_lines_at_the_end_of_predictions_cost_nothing
     (tmp_path / name).write_text("".join(p + "\n" for p in dev[:-1]) + "\n", encoding="utf-8")
     assert grader.score_predictions(ctx, name) == (len(dev) - 1, len(dev))
     (tmp_path / name).write_text(body + "Lima\n\n", encoding="utf-8")  # a line too many is still one
-    with pytest.raises(graderlib.Failure, match=f"has {len(dev) + 1} lines for the {len(dev)} questions"):
+    with pytest.raises(graderlib.Failure, match=f"has {len(dev) + 1} lines for the {len(dev)} questions of "
+                                                f"birth_dev.tsv: it must"):
+        grader.score_predictions(ctx, name)
+    # a blank line added inside: named, as the line to look at (empty answers are blank lines too, so only
+    # as many as the extra lines are named)
+    lines = [p + "\n" for p in dev]
+    (tmp_path / name).write_text("".join(lines[:4] + ["\n"] + lines[4:]), encoding="utf-8")
+    with pytest.raises(graderlib.Failure, match=f"has {len(dev) + 1} lines for the {len(dev)} questions of "
+                                                f"birth_dev.tsv \\(line 5 is blank\\): it must"):
+        grader.score_predictions(ctx, name)
+    (tmp_path / name).write_text("".join(lines[:4] + ["\n"] + lines[4:6] + ["\n"] + lines[6:]), encoding="utf-8")
+    with pytest.raises(graderlib.Failure, match=r"questions of birth_dev.tsv \(lines 5 and 8 are blank\): it must"):
         grader.score_predictions(ctx, name)
 
 
