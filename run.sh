@@ -168,8 +168,11 @@ callers_env() {  # the same DATA_DIR and OUT_DIR as this call, to put before a h
 needs() {
   if [ ! -f "$1" ] && [ "$OWN_FLAG" = 0 ]; then
     local env; env="$(callers_env)"
+    local folder; folder="$(dirname "$1")"
     if [ -d "$1" ]; then  # the mode that makes it refuses a folder's path: "make it" alone went round in a loop
       echo "run.sh: $1 is a folder, not a file; remove or rename it, then make it with: ${env}$ME $2" >&2
+    elif [ -e "$folder" ] && [ ! -d "$folder" ]; then  # OUT_DIR names a file: making it there fails too
+      echo "run.sh: $folder is a file, not a folder, so $1 cannot be there; set OUT_DIR to a folder" >&2
     else
       echo "run.sh: $1 not found; make it first with: ${env}$ME $2" >&2
     fi

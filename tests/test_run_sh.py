@@ -428,6 +428,12 @@ def test_missing_params_names_the_mode(world, tmp_path):
     p = subprocess.run(["./run.sh", "synthesizer_eval_dev_with_pretrain"], cwd=ROOT, capture_output=True, text=True,
                        env=dict(os.environ, DATA_DIR=str(world), OUT_DIR=str(tmp_path)), timeout=120)
     assert p.returncode == 2 and f"OUT_DIR={tmp_path} ./run.sh synthesizer_finetune_with_pretrain" in p.stderr
+    # OUT_DIR a file: "make it first" sent the user to a mode that fails on that folder in turn
+    (tmp_path / "a-file").write_text("mine\n")
+    p = sh(["synthesizer_eval_dev_with_pretrain"], world, tmp_path / "a-file", check=False)
+    assert p.returncode == 2 and p.stderr == (f"run.sh: {tmp_path / 'a-file'} is a file, not a folder, so "
+                                              f"{tmp_path / 'a-file' / 'synthesizer.finetune.params'} cannot be there; "
+                                              f"set OUT_DIR to a folder\n")
 
 
 def test_a_flag_of_the_modes_own_is_refused_before_its_missing_input_is_named(world, tmp_path):
