@@ -317,6 +317,12 @@ def test_a_params_file_or_utf16_given_as_text_is_named_for_what_it_is(tmp_path):
     with pytest.raises(DataError, match=r"dev.tsv: UTF-16 text \(byte-order mark (FF FE|FE FF)\), not UTF-8; save the "
                                         r"file as UTF-8$"):
         read_text(str(utf16), "dev corpus")
+    # without a byte-order mark it read as UTF-8, a NUL every other character: "'\x00' is not in the vocabulary"
+    for codec in ("utf-16-le", "utf-16-be"):
+        utf16.write_bytes("Where was Ann Lee born?\tLima\n".encode(codec))
+        with pytest.raises(DataError, match=r"dev.tsv: UTF-16 text without a byte-order mark \(every other byte "
+                                            r"is zero\), not UTF-8; save the file as UTF-8$"):
+            read_text(str(utf16), "dev corpus")
     latin1 = tmp_path / "wiki.txt"
     latin1.write_bytes("Ann Lee.\nRen\xe9e Bo.\n".encode("latin-1"))
     with pytest.raises(DataError, match=r"wiki.txt:2: not valid UTF-8 at byte 12; save the file as UTF-8$"):

@@ -97,7 +97,12 @@ def read_text(path, what="file"):
         raise DataError(f"{path}: {what} not found; check the path" + (f" ({'; '.join(notes)})" if notes else ""))
     try:
         with open(path, encoding="utf-8-sig") as f:  # text mode: \r\n read as \n, as the course reads
-            return f.read()
+            text = f.read()
+        head = text[:4096]  # ASCII saved as UTF-16 without a byte-order mark reads as UTF-8, a NUL every other
+        if "\x00" in head and max(head[0::2].count("\x00"), head[1::2].count("\x00")) > len(head) // 4:
+            raise DataError(f"{path}: UTF-16 text without a byte-order mark (every other byte is zero), not UTF-8; "
+                            f"save the file as UTF-8")
+        return text
     except UnicodeDecodeError as e:
         with open(path, "rb") as f:
             head = f.read(max(e.start, 4))
