@@ -303,6 +303,20 @@ def test_the_copies_kept_for_modules_that_load_before_torch_match_the_dataset():
                                           block_size=grader.BLOCK_SIZE)
 
 
+def test_an_accent_stored_apart_from_its_letter_is_named_for_what_it_is():
+    """A name pasted in NFD ("e" then U+0301) was told to "remove it": the name would lose its accent. Where
+    the composed name is in the vocabulary, the fix is to save the file composed (NFC)."""
+    question = "Where was Rene\u0301e Lo born?\tLima\n"
+    ds = CharCorruptionDataset("Where was Ren\u00e9e Lo born? In Lima.\n" * 4, 32)
+    with pytest.raises(DataError, match=r"^train.tsv:1: character '\u0301' \(U\+0301\) is an accent stored apart "
+                                        r"from its letter \(Unicode NFD\), which the vocabulary lacks; save the file "
+                                        r"with composed characters \(Unicode NFC\), not remove it"):
+        NameDataset(question, ds, path="train.tsv")
+    without = CharCorruptionDataset("Where was Renee Lo born? In Lima.\n" * 4, 32)  # no composed e-acute either
+    with pytest.raises(DataError, match=r"character '\u0301' \(U\+0301\) is not in the vocabulary built"):
+        NameDataset(question, without, path="train.tsv")
+
+
 def test_a_params_file_or_utf16_given_as_text_is_named_for_what_it_is(tmp_path):
     """`london_baseline.py vanilla.finetune.params` said "...:1: not valid UTF-8 at byte 64; save the
     file as UTF-8": a params file is no text to re-save. UTF-16 from a Windows editor is named too."""

@@ -14,6 +14,7 @@ import argparse
 import os
 import random
 import sys
+import unicodedata
 
 import torch
 from torch.utils.data import Dataset
@@ -146,9 +147,16 @@ def parse_tsv(text, path="<string>", require_label=True):
 
 
 def check_chars(text, stoi, path, lineno):
-    """DataError if `text` has a character the pretraining vocabulary lacks."""
+    """DataError if `text` has a character the pretraining vocabulary lacks. An accent stored apart from its
+    letter (a name pasted from a Mac or a PDF), where the composed form of the text is all in the
+    vocabulary, is named for what it is."""
     for c in text:
         if c not in stoi:
+            composed = unicodedata.normalize("NFC", text)
+            if unicodedata.combining(c) and all(ch in stoi for ch in composed):
+                raise DataError(f"{path}:{lineno}: character {c!r} (U+{ord(c):04X}) is an accent stored apart from "
+                                f"its letter (Unicode NFD), which the vocabulary lacks; save the file with composed "
+                                f"characters (Unicode NFC), not remove it: that would change the name")
             raise DataError(f"{path}:{lineno}: character {c!r} (U+{ord(c):04X}) is not in the vocabulary "
                             f"built from the pretraining corpus; remove it or pretrain on a corpus that has it")
 
