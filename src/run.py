@@ -348,6 +348,9 @@ def read_questions(path, stoi, block_size):
         if place is None and lineno < n_lines:  # a line without a tab, followed by a newline
             q += "\n"
         check_chars(q, stoi, path, lineno)
+        if len(q) + 1 >= block_size and place is None and not q.rstrip().endswith("?"):
+            raise DataError(f"{path}:{lineno}: {len(q)} characters that are no question (a biography? the pretraining "
+                            f"corpus?); give the questions to answer, such as birth_dev.tsv or birth_test_inputs.tsv")
         if len(q) + 1 >= block_size:
             raise DataError(f"{path}:{lineno}: the question has {len(q)} characters; with its MASK it leaves no "
                             f"room to answer in a block of {block_size}, the size the params were trained with; "

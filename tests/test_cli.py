@@ -442,6 +442,9 @@ def test_evaluation_never_overwrites_its_own_input(tmp_path):
     ("Where was Ada Quill born?\t \n", ":1: expected .* found a blank question or place"),
     ("Where was Bo Li born?\n" + "Where was Ada Quill born?" * 6 + "\n",
      ":2: the question has 151 characters; .* block of 128, the size the params were trained with; shorten"),
+    ("Ada Quill was born in Lisbon. " * 5 + "\n",  # --eval_corpus_path wiki.txt: "shorten the question"
+     ":1: 151 characters that are no question \\(a biography\\? the pretraining corpus\\?\\); give the questions to "
+     "answer, such as birth_dev.tsv or birth_test_inputs.tsv$"),
 ])
 def test_evaluation_corpus_errors(tmp_path, text, says):
     path = tmp_path / "q.tsv"
