@@ -303,6 +303,16 @@ def test_the_copies_kept_for_modules_that_load_before_torch_match_the_dataset():
                                           block_size=grader.BLOCK_SIZE)
 
 
+def test_a_place_with_spaces_around_it_is_refused_for_finetuning():
+    """`Q?<TAB>London  ` trained the model to write "London  ", which never equals a scored place (the
+    scorer strips the gold line's end), without a word."""
+    ds = CharCorruptionDataset("Where was Bo Li born? In London.\n" * 4, 32)
+    with pytest.raises(DataError, match=r"^train.tsv:2: the place 'London  ' has spaces around it, which the model "
+                                        r"would learn to write and no scored answer has; remove them$"):
+        NameDataset("Where was Bo Li born?\tLondon\nWhere was Bo Li born?\tLondon  \r\n", ds, path="train.tsv")
+    assert len(NameDataset("Where was Bo Li born?\tLondon\r\n", ds, path="train.tsv")) == 1  # a Windows line end
+
+
 def test_an_accent_stored_apart_from_its_letter_is_named_for_what_it_is():
     """A name pasted in NFD ("e" then U+0301) was told to "remove it": the name would lose its accent. Where
     the composed name is in the vocabulary, the fix is to save the file composed (NFC)."""

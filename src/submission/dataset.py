@@ -184,6 +184,9 @@ class NameDataset(Dataset):
             raise DataError(f"{path}: no `question<TAB>place` lines to finetune on; give a file with some "
                             f"(data/birth_places_train.tsv is one)")
         for inp, oup, lineno in self.rows:
+            if oup != oup.strip():  # the model would learn to write them, and the scorer strips the gold place
+                raise DataError(f"{path}:{lineno}: the place {oup!r} has spaces around it, which the model would "
+                                f"learn to write and no scored answer has; remove them")
             check_chars(inp + oup, self.stoi, path, lineno)
             if len(inp) + len(oup) + 2 > self.block_size:
                 raise DataError(f"{path}:{lineno}: question and place take {len(inp) + len(oup) + 2} characters "
