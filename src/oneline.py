@@ -10,6 +10,7 @@ example printer) stays argparse's own.
 import argparse
 import difflib
 import os
+import re
 import sys
 
 
@@ -24,14 +25,25 @@ def lenient_streams():
             pass
 
 
-def at_home(arg):
-    """`arg` with a leading ~ of its path (`~/x`, or `--flag=~/x`) made the home folder. The shell leaves a
-    quoted ~, and one after a flag's =, as it is, and the run wrote into a folder named ~ inside the
-    current one while it said ~/x."""
-    flag, eq, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
-    if value == "~" or value.startswith(("~/", "~" + os.sep)):
-        return flag + eq + os.path.expanduser(value)
-    return arg
+PATH_FLAG = re.compile(r"path|dir|out|params|json|zip|marks")  # the flags whose value is a file or folder
+
+
+def at_home(args):
+    """`args` with the leading ~ of a path flag's value (`--out ~/x`, `--out=~/x`) made the home folder. The
+    shell leaves a quoted ~, and one after a flag's =, as it is, and a run wrote into a folder named ~
+    inside the current one while it said ~/x. Other text (a --title, a question) is left as it is."""
+    def home(value):
+        return os.path.expanduser(value) if value == "~" or value.startswith(("~/", "~" + os.sep)) else value
+
+    out = []
+    for i, arg in enumerate(args):
+        flag, eq, value = arg.partition("=")
+        if arg.startswith("--") and eq and PATH_FLAG.search(flag):
+            arg = flag + eq + home(value)
+        elif i and args[i - 1].startswith("--") and "=" not in args[i - 1] and PATH_FLAG.search(args[i - 1]):
+            arg = home(arg)
+        out.append(arg)
+    return out
 
 
 def nearest(flag, known):
@@ -54,8 +66,8 @@ class OneLineParser(argparse.ArgumentParser):
         self._argv = []
 
     def parse_known_args(self, args=None, namespace=None):
-        args = self._argv = [at_home(a) for a in (sys.argv[1:] if args is None else args)]  # (an error names
-        return super().parse_known_args(args, namespace)                                    # its subcommand's)
+        args = self._argv = at_home(list(sys.argv[1:] if args is None else args))  # (an error names its
+        return super().parse_known_args(args, namespace)                           # subcommand's)
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message}{self._suggestions(message)} (--help lists the options)\n")

@@ -956,6 +956,9 @@ def test_a_tilde_the_shell_left_is_the_home_folder(monkeypatch, tmp_path):
     assert args.pretrain_corpus_path == str(tmp_path / "w.txt")
     assert args.writing_params_path == str(tmp_path / "gpt" / "v.params")
     assert args.log_path == "~user/x"  # another user's home: left as given
+    import oneline  # text that is no path stays as typed: a title, a question, a name
+    assert oneline.at_home(["--title", "~/runs: 2 epochs", "--question=~", "~/Emily", "--out", "~/c.png"]) == [
+        "--title", "~/runs: 2 epochs", "--question=~", "~/Emily", "--out", str(tmp_path / "c.png")]
 
 
 def test_every_script_suggests_flags_its_subcommands_know(capsys):
