@@ -18,6 +18,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 if [ "$(pwd -P)" = "$(cd "$ROOT" && pwd -P)" ]; then R=""; else R="$ROOT/"; fi
 ME="$(printf '%q' "${R:-./}run.sh")"  # this script as the caller types it, in the hints
 if [ "$(pwd -P)" = "$(cd "$ROOT" && pwd -P)/src" ]; then ME="./run.sh"; fi  # src/run.sh, the course's, runs it there
+# this command as the caller typed it, for a hint to run it again (in a mode `all` runs: the `all` command)
+AGAIN="${RUN_SH_ALL:-$ME${1+$(printf ' %q' "$@")}}"
 DATA="${DATA_DIR:-${R}data}"
 OUT="${OUT_DIR:-${R}src/submission}"
 # a quoted ~ (OUT_DIR="~/runs") is the home folder, as the shell would have made it unquoted
@@ -39,7 +41,8 @@ venv_python() {
 PINS=""
 torch_wheels() {
   local said rc=0
-  said="$("$1" "$ROOT/src/wheels.py" "$ME ${MODE:-MODE}" 2>/dev/null)" || rc=$?
+  said="$("$1" "$ROOT/src/wheels.py" "$(callers_env)$AGAIN" 2>/dev/null)" || rc=$?
+  said="${said%$'\r'}"  # a Windows Python's line end
   if [ "$rc" = 3 ]; then echo "run.sh: $said$2" >&2; exit 1; fi
   if [ "$rc" = 0 ]; then PINS="$said"; fi  # (a Python that cannot run it at all: pip says why)
 }
@@ -351,7 +354,7 @@ case "$MODE" in
       fi
       echo "=== ./run.sh $m${FLAGS[*]:+ ${FLAGS[*]}}" >&2 || true
       if [ -n "$STOPPED" ]; then stop_all "$STOPPED"; fi  # Ctrl-C since the check above: not after a whole mode
-      RUN_PY_SHARED_FLAGS=1 "$BASH" "$ROOT/run.sh" "$m" ${ARGS[@]+"${ARGS[@]}"} ${FLAGS[@]+"${FLAGS[@]}"} || {
+      RUN_SH_ALL="$AGAIN" RUN_PY_SHARED_FLAGS=1 "$BASH" "$ROOT/run.sh" "$m" ${ARGS[@]+"${ARGS[@]}"} ${FLAGS[@]+"${FLAGS[@]}"} || {
         STATUS=$?
         if [ "$STATUS" = 141 ]; then PIPED=1; else stop_all "$STATUS"; fi; }
       if [ -n "$PREV" ] && [ "$PREV" != none ]; then rm -f "$PREV"; fi

@@ -15,6 +15,7 @@ ending with COMMAND run by a Python that has one. Standard library only and no f
 whatever Python the user has.
 """
 import platform
+import struct
 import sys
 
 NEW = ("2.13.0", (3, 10), (3, 14))  # requirements.txt's torch, the Pythons it has wheels for
@@ -22,10 +23,14 @@ OLD = ("2.2.2", (3, 8), (3, 12))    # its fallback, with numpy<2
 MACOS_14 = 23                       # Darwin's major version of macOS 14
 
 
-def choice(system, machine, release, python):
-    """(pins, problem) for sys.platform `system`, platform.machine(), platform.release() and the Python
-    (major, minor): pins, a list to install in place of requirements.txt's torch and numpy (empty: its
-    own); problem, why no torch has a wheel here (None: one has)."""
+def choice(system, machine, release, python, implementation="CPython", bits=64):
+    """(pins, problem) for sys.platform `system`, platform.machine(), platform.release(), the Python
+    (major, minor), its implementation and its pointer size: pins, a list to install in place of
+    requirements.txt's torch and numpy (empty: its own); problem, why no torch has a wheel here (None:
+    one has)."""
+    if implementation != "CPython" or bits != 64:  # PyPy; a 32-bit Python (on 64-bit Windows too)
+        return [], ("torch has no wheel for {} (torch's are for 64-bit CPython)".format(
+            "a 32-bit Python" if bits != 64 else implementation))
     try:
         darwin = int(release.split(".")[0])
     except ValueError:
@@ -43,7 +48,8 @@ def choice(system, machine, release, python):
 
 
 def main(argv):
-    pins, problem = choice(sys.platform, platform.machine(), platform.release(), tuple(sys.version_info[:2]))
+    pins, problem = choice(sys.platform, platform.machine(), platform.release(), tuple(sys.version_info[:2]),
+                           platform.python_implementation(), struct.calcsize("P") * 8)
     if problem is not None:
         command = argv[1] if len(argv) > 1 else "the command"
         print("{}; run it with one of those, e.g. PYTHON=python3.12 {}".format(problem, command))

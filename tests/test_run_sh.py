@@ -654,6 +654,15 @@ def test_a_python_no_torch_wheel_fits_stops_before_the_venv(repo):
     assert p.returncode == 1 and p.stderr == f"run.sh: {why}\n"
     assert said == ["-c import torch, numpy, tqdm", f"{root}/src/wheels.py ./run.sh bench"]
     assert not (root / ".venv").exists()
+    # under `all`, the command to run again is the `all` command, with the caller's flags and folders; a
+    # Windows Python's \r\n does not end up inside the line
+    root, fake, calls = repo
+    p = subprocess.run([str(root / "run.sh"), "all", "--max_epochs", "1"], cwd=str(root), capture_output=True,
+                       text=True, timeout=60, env=dict(os.environ, PYTHON=str(fake), CALLS=str(calls), OUT_DIR="o d",
+                                                       WHEELS_SAY=why + "\r", WHEELS_RC="3"))
+    assert p.returncode != 0 and p.stderr.endswith(f"run.sh: {why}\n"), p.stderr
+    assert f"{root}/src/wheels.py OUT_DIR=o\\ d ./run.sh all --max_epochs 1" in calls.read_text().splitlines()
+    calls.unlink()
     setup_run(repo, INSTALL_RC="1")  # a .venv whose install stopped part way
     p, said = setup_run(repo, WHEELS_SAY=why, WHEELS_RC="3")
     assert p.returncode == 1 and p.stderr == f"run.sh: {why} (remove .venv first: it was made with this Python)\n"
@@ -703,11 +712,23 @@ def test_wheels_choose_a_torch_this_python_can_install():
     assert wheels.choice("darwin", "arm64", "21.6.0", (3, 13))[1] == (
         "torch has no wheel for Python 3.13 on Apple silicon before macOS 14: torch 2.2.2's are for Python 3.8 to "
         "3.12 (or update macOS to 14 or later)")
+    assert wheels.choice("linux", "x86_64", "6.8.0", (3, 11), "PyPy")[1] == (
+        "torch has no wheel for PyPy (torch's are for 64-bit CPython)")
+    assert wheels.choice("win32", "AMD64", "10", (3, 12), "CPython", 32)[1] == (
+        "torch has no wheel for a 32-bit Python (torch's are for 64-bit CPython)")
     assert wheels.choice("win32", "AMD64", "10", (3, 7))[1] == (
         "torch has no wheel for Python 3.7 on this machine: torch 2.2.2's are for Python 3.8 to 3.12")
+    import platform  # the script itself, on the machine at hand
+    import struct
+    pins, problem = wheels.choice(sys.platform, platform.machine(), platform.release(), sys.version_info[:2],
+                                  platform.python_implementation(), struct.calcsize("P") * 8)
     p = subprocess.run([sys.executable, os.path.join(ROOT, "src", "wheels.py"), "./run.sh demo"],
-                       capture_output=True, text=True, timeout=60)  # this machine: Linux, Python 3.10-3.14
-    assert (p.returncode, p.stdout, p.stderr) == (0, "", "")
+                       capture_output=True, text=True, timeout=60)
+    if problem is None:
+        assert (p.returncode, p.stdout, p.stderr) == (0, "".join(" ".join(pins) + "\n" for _ in pins[:1]), "")
+    else:
+        assert (p.returncode, p.stdout) == (3, f"{problem}; run it with one of those, e.g. PYTHON=python3.12 "
+                                               f"./run.sh demo\n")
 
 
 def test_a_windows_python_s_venv_layout_is_used(repo, tmp_path):
