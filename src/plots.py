@@ -29,6 +29,7 @@ import glob
 import json
 import math
 import os
+import re
 import shlex
 import signal
 import sys
@@ -210,15 +211,29 @@ def output_path(out):
 MAGIC = {"png": (b"\x89PNG",), "pdf": (b"%PDF",), "eps": (b"%!PS",), "ps": (b"%!PS",), "svgz": (b"\x1f\x8b",),
          "jpg": (b"\xff\xd8\xff",), "jpeg": (b"\xff\xd8\xff",), "tif": (b"II*\x00", b"MM\x00*"),
          "tiff": (b"II*\x00", b"MM\x00*"), "webp": (b"RIFF",), "svg": (b"<?xml", b"<svg"), "pgf": (b"%%",)}
-SIGNED = ("pdf", "eps", "ps", "svg", "pgf")  # formats whose files name the program that wrote them
-MAX_SIGNED = 64 << 20  # bytes of such a file read to find "matplotlib"; a larger one is no plot of ours
+MAX_SIGNED = 64 << 20  # bytes of a PDF read to count its pages; a larger one is no plot
+
+
+def _drawn_by_matplotlib(data, ext):
+    """Whether the bytes of a .`ext` file (pdf, eps, ps, svg, pgf) are a one-picture file matplotlib wrote:
+    its own header says so (not a document that includes a matplotlib figure: dvips' PostScript of an
+    answer sheet holds the figure's "%%Creator: Matplotlib" further down), and a PDF has one page (two PDFs
+    merged by pdfunite keep the figure's "Matplotlib" producer)."""
+    head = data[:2048].lower()
+    if ext in ("eps", "ps", "pgf"):  # its first Creator comment, in the header
+        creators = [line for line in head.split(b"\n")[:12] if line.lstrip(b"%").strip().startswith(b"creator:")]
+        return bool(creators) and b"matplotlib" in creators[0]
+    if ext == "svg":
+        return b"matplotlib" in head
+    pages = re.findall(rb"/Type\s*/Page(?![a-zA-Z])", data)
+    return b"/producer (matplotlib" in data.lower() and len(pages) == 1
 
 
 def _not_replaceable(path, ext):
     """Why an existing file at `path` is not a picture a plot may replace, in words, or None: a file of
-    another kind than its .`ext` says (a corpus saved as w.png), or a PDF, EPS, PS, SVG or PGF that
-    matplotlib did not write (submission.pdf, the written answers LaTeX made). An empty file, or none, is
-    fine; so is any picture of a format that names no program (PNG, JPEG, ...)."""
+    another kind than its .`ext` says (a corpus saved as w.png), or a PDF, EPS, PS, SVG or PGF that is not
+    one picture matplotlib wrote (submission.pdf, the written answers LaTeX made). An empty file, or none,
+    is fine; so is any picture of a format that names no program (PNG, JPEG, ...)."""
     try:
         if not os.path.isfile(path) or os.path.getsize(path) == 0:
             return None
@@ -227,13 +242,13 @@ def _not_replaceable(path, ext):
             head = f.read(64)
             if not head.lstrip().startswith(MAGIC.get(ext, (b"",))):
                 return f"it is no .{ext} picture"
-            if ext not in SIGNED:
+            if ext not in ("pdf", "eps", "ps", "svg", "pgf"):
                 return None
             if size > MAX_SIGNED:
                 return f"it is a .{ext} file of {size >> 20} MB, no plot's"
             f.seek(0)
-            if b"matplotlib" not in f.read().lower():
-                return f"it is a .{ext} file that matplotlib did not write (a document of your own?)"
+            if not _drawn_by_matplotlib(f.read(), ext):
+                return f"it is a .{ext} file that is not one picture matplotlib drew (a document of your own?)"
     except OSError:  # unreadable: the save reports what it meets
         return None
     return None

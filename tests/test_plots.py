@@ -669,20 +669,35 @@ def test_out_never_replaces_a_file_that_is_no_plot(tmp_path, capsys):
     answers.write_bytes(b"%PDF-1.5\n%\xd0\xd4\xc5\xd8\n1 0 obj << /Producer (pdfTeX-1.40.25) >> endobj\n")
     corpus = tmp_path / "w.png"
     corpus.write_text("Ann Lee was born in Lima.\n")
-    for mine, kind in ((answers, "a .pdf file that matplotlib did not write (a document of your own?)"),
-                       (corpus, "no .png picture")):
+    # documents holding a matplotlib figure: dvips' PostScript of a sheet that includes one, two plots in one PDF
+    figure = tmp_path / "figure.eps"
+    assert curves([log, "--out", str(figure)], capsys)[0] == 0
+    sheet = tmp_path / "sheet.ps"
+    sheet.write_bytes(b"%!PS-Adobe-2.0\n%%Creator: dvips(k) 2023.1\n%%Pages: 1\n" + figure.read_bytes())
+    from matplotlib.backends.backend_pdf import PdfPages
+    import matplotlib.pyplot as plt
+    both = tmp_path / "both.pdf"
+    with PdfPages(both) as pages:
+        for _ in range(2):
+            fig = plt.figure()
+            pages.savefig(fig)
+            plt.close(fig)
+    for mine, kind in ((answers, "a .pdf file that is not one picture matplotlib drew (a document of your own?)"),
+                       (corpus, "no .png picture"),
+                       (sheet, "a .ps file that is not one picture matplotlib drew (a document of your own?)"),
+                       (both, "a .pdf file that is not one picture matplotlib drew (a document of your own?)")):
         before = mine.read_bytes()
         code, printed, err = curves([log, "--out", str(mine)], capsys)
         assert code == 2 and printed == "" and err == [
             f"plots.py: error: {mine}: already there, and it is {kind}, which a picture would replace; give --out "
             f"another path, or move that file away first"]
         assert mine.read_bytes() == before
-    for name in ("plot.pdf", "plot.png", "plot.svg"):  # a plot of its own: drawn again over it
+    for name in ("plot.pdf", "plot.png", "plot.svg", "figure.eps"):  # a plot of its own: drawn again over it
         for _ in range(2):
             code, printed, _ = curves([log, "--out", str(tmp_path / name)], capsys)
             assert code == 0 and printed == f"wrote {tmp_path / name}\n"
     assert sorted(os.listdir(tmp_path)) == sorted(["submission.pdf", "w.png", "plot.pdf", "plot.png", "plot.svg",
-                                                   os.path.basename(log)])
+                                                   "figure.eps", "sheet.ps", "both.pdf", os.path.basename(log)])
 
 
 def test_it_prints_the_path_it_wrote(tmp_path, capsys):
