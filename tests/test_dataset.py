@@ -303,14 +303,19 @@ def test_the_copies_kept_for_modules_that_load_before_torch_match_the_dataset():
                                           block_size=grader.BLOCK_SIZE)
 
 
-def test_a_place_with_spaces_around_it_is_refused_for_finetuning():
-    """`Q?<TAB>London  ` trained the model to write "London  ", which never equals a scored place (the
-    scorer strips the gold line's end), without a word."""
+def test_a_place_with_spaces_around_it_is_noted(capsys):
+    """`Q?<TAB>London  ` trained the model to write "London  ", which run.py's evaluation (the course's
+    evaluate_places, against the stripped gold line) counts wrong, without a word. It trains as the course
+    trains it, with a note; a Windows line end is no space."""
     ds = CharCorruptionDataset("Where was Bo Li born? In London.\n" * 4, 32)
-    with pytest.raises(DataError, match=r"^train.tsv:2: the place 'London  ' has spaces around it, which the model "
-                                        r"would learn to write and no scored answer has; remove them$"):
-        NameDataset("Where was Bo Li born?\tLondon\nWhere was Bo Li born?\tLondon  \r\n", ds, path="train.tsv")
-    assert len(NameDataset("Where was Bo Li born?\tLondon\r\n", ds, path="train.tsv")) == 1  # a Windows line end
+    text = "Where was Bo Li born?\tLondon\nWhere was Bo Li born?\tLondon  \r\nWhere was Bo Li born?\t London\n"
+    names = NameDataset(text, ds, path="train.tsv")
+    assert len(names) == 3 and names.rows[1][1] == "London  "  # as the course reads it
+    assert capsys.readouterr().err == (
+        "note: train.tsv:2: the place 'London  ' has spaces around it (2 lines); the model learns to write them, "
+        "and run.py's evaluation (the course's evaluate_places) counts such answers wrong: remove them\n")
+    NameDataset("Where was Bo Li born?\tLondon\r\n", ds, path="train.tsv")
+    assert capsys.readouterr().err == ""
 
 
 def test_an_accent_stored_apart_from_its_letter_is_named_for_what_it_is():

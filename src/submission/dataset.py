@@ -183,10 +183,14 @@ class NameDataset(Dataset):
         if not self.rows:
             raise DataError(f"{path}: no `question<TAB>place` lines to finetune on; give a file with some "
                             f"(data/birth_places_train.tsv is one)")
+        spaced = [(lineno, oup) for _, oup, lineno in self.rows if oup != oup.strip()]
+        if spaced:  # trained as the course trains them, with a word: the model learns to write the spaces
+            lineno, oup = spaced[0]
+            print(f"note: {path}:{lineno}: the place {oup!r} has spaces around it"
+                  f"{f' ({len(spaced)} lines)' if len(spaced) > 1 else ''}; the model learns to write them, and "
+                  f"run.py's evaluation (the course's evaluate_places) counts such answers wrong: remove them",
+                  file=sys.stderr)
         for inp, oup, lineno in self.rows:
-            if oup != oup.strip():  # the model would learn to write them, and the scorer strips the gold place
-                raise DataError(f"{path}:{lineno}: the place {oup!r} has spaces around it, which the model would "
-                                f"learn to write and no scored answer has; remove them")
             check_chars(inp + oup, self.stoi, path, lineno)
             if len(inp) + len(oup) + 2 > self.block_size:
                 raise DataError(f"{path}:{lineno}: question and place take {len(inp) + len(oup) + 2} characters "
