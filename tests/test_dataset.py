@@ -347,8 +347,8 @@ def test_a_params_file_or_utf16_given_as_text_is_named_for_what_it_is(tmp_path):
                                         r"file as UTF-8$"):
         read_text(str(utf16), "dev corpus")
     # without a byte-order mark it read as UTF-8, a NUL every other character: "'\x00' is not in the vocabulary"
-    for codec in ("utf-16-le", "utf-16-be"):
-        utf16.write_bytes("Where was Ann Lee born?\tLima\n".encode(codec))
+    for codec, name in (("utf-16-le", "Ann Lee"), ("utf-16-be", "Ann Lee"), ("utf-16-le", "Ren\u00e9e Lo")):
+        utf16.write_bytes(f"Where was {name} born?\tLima\n".encode(codec))  # (with the e-acute: no valid UTF-8)
         with pytest.raises(DataError, match=r"dev.tsv: UTF-16 text without a byte-order mark \(every other byte "
                                             r"is zero\), not UTF-8; save the file as UTF-8$"):
             read_text(str(utf16), "dev corpus")

@@ -113,6 +113,11 @@ def read_text(path, what="file"):
         if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
             raise DataError(f"{path}: UTF-16 text (byte-order mark {head[:2].hex(' ').upper()}), not UTF-8; save "
                             f"the file as UTF-8") from None
+        with open(path, "rb") as f:
+            start = f.read(4096)
+        if max(start[0::2].count(0), start[1::2].count(0)) > len(start) // 4:  # UTF-16 without the mark
+            raise DataError(f"{path}: UTF-16 text without a byte-order mark (every other byte is zero), not UTF-8; "
+                            f"save the file as UTF-8") from None
         line = head[:e.start].count(b"\n") + 1
         raise DataError(f"{path}:{line}: not valid UTF-8 at byte {e.start}; save the file as UTF-8") from None
 
