@@ -426,11 +426,18 @@ def ask_hint(out, data, model_args):
     said = read_text(predictions).split("\n") if os.path.isfile(predictions) else []
     right = [q for (q, place, _), answer in zip(rows, said) if same_place(answer, place)]
     question = (right or [rows[0][0]])[0] if rows else "Where was Emily Lee born?"
-    flags = size_flags(size_from_flags(model_args))
+    # ask reads the size, the heads and the corpus off the params and their card (modelflags.settings_from_params):
+    # flags only for what it could not find there (params without their card)
+    from ask import DEFAULT_DATA
+    from submission.card import corpus_folder, read_card
+    carded = isinstance((read_card(params) or {}).get("n_head"), int)
+    flags = [] if carded else size_flags(size_from_flags(model_args))
+    found = corpus_folder(params, [os.path.join(out, "data"), DEFAULT_DATA]) if carded else None
+    if found is None or os.path.realpath(found) != os.path.realpath(data):
+        flags += ["--data-dir", as_typed(data)]
     # run.sh runs Python in the caller's folder: paths below it are shown from there
     return (f"Ask the models yourself (docs/learners.md, \"Asking a model\"):\n  ./run.sh ask --params "
-            f"{shlex.quote(as_typed(params))} " + "".join(f"{f} " for f in flags)
-            + f"--data-dir {shlex.quote(as_typed(data))} {shlex.quote(question)}")
+            f"{shlex.quote(as_typed(params))} " + "".join(f"{shlex.quote(f)} " for f in flags) + shlex.quote(question))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ Run:  python -m pytest -q tests/test_demo.py
 """
 import json
 import shlex
+import shutil
 
 import pytest
 import torch
@@ -167,6 +168,18 @@ def test_the_demo_ends_with_an_ask_command_that_runs_as_printed(tmp_path, capsys
                                                "0", "--seed", "3"])
     command = shlex.split(hint.splitlines()[1])
     assert command[:2] == ["./run.sh", "ask"] and command[-1] == "Where was Ed Fa born?"
+    assert "--n_head" in command and "--data-dir" in command  # no card: what ask cannot read off the params
+    assert ask.main(command[2:]) == 0
+    assert capsys.readouterr().out.startswith("Where was Ed Fa born?\n  answer: ")
+    # with their card (run.py writes one), and the world beside them as the demo keeps it: no flags
+    from submission.card import write_card
+    world = out / "data"
+    shutil.copytree(data, world)
+    write_card(str(out / "vanilla.finetune.params"), GPT(GPTConfig(vocab.vocab_size, 128, n_layer=1, n_head=2,
+                                                                   n_embd=16)), vocab.itos, "finetune")
+    hint = demo.ask_hint(str(out), str(world), ["--n_layer", "1", "--n_head", "2", "--n_embd", "16"])
+    command = shlex.split(hint.splitlines()[1])
+    assert command == ["./run.sh", "ask", "--params", str(out / "vanilla.finetune.params"), "Where was Ed Fa born?"]
     assert ask.main(command[2:]) == 0
     assert capsys.readouterr().out.startswith("Where was Ed Fa born?\n  answer: ")
 

@@ -246,7 +246,7 @@ def test_a_run_interrupted_before_its_first_save_says_there_is_nothing_to_resume
         with pytest.raises(KeyboardInterrupt):
             trainer(tmp_path, corpus(), state_every=300.0).train()
     assert ("no training state was saved yet (it is saved at the first epoch's end 5 min or more into the run; "
-            "--state_every sets when): --resume has nothing to go on from, the same command starts again"
+            "--state_every sets when): --resume has nothing to go on from, run the same command to start over"
             in capsys.readouterr().err)
     assert not os.path.exists(tmp_path / "params.state")
     with monkeypatch.context() as m:  # one epoch: no state is ever saved, so none is promised

@@ -466,7 +466,7 @@ class Trainer:
                     first = ("at the first epoch's end" if config.state_every <= 0 else
                              f"at the first epoch's end {_span(config.state_every)} or more into the run")
                     tqdm.write(f"no training state was saved yet (it is saved {first}; --state_every sets when): "
-                               f"--resume has nothing to go on from, the same command starts again",
+                               f"--resume has nothing to go on from, run the same command to start over",
                                file=sys.stderr)
             raise
         finally:
