@@ -179,12 +179,18 @@ def check(code_dir, submission_dir, data_dir):
     wiki = os.path.join(data_dir, "wiki.txt")
     vocab = CharCorruptionDataset(read_text(wiki, "pretraining corpus"), COURSE_SIZE["block_size"], wiki)
     questions = read_questions(data_dir)
+    demo = os.path.isfile(os.path.join(submission_dir, grader.DEMO_RECORD))
+    # a demo's folder: a mode run into it (OUT_DIR=runs/demo) would train the course's model on data/ there
+    # and fail on the demo's smaller params; the deliverables are the modes' files in their own folder
+    modes_instead = ("a demo's file: the deliverables are the run.sh modes' files (./run.sh all makes them in "
+                     "src/submission/)")
     rows = []
     for name in HANDOUT_ORDER:
         path = os.path.join(code_dir if name in CODE else submission_dir, name)
         _, mode, before = PARAMS.get(name) or PREDICTIONS.get(name) or (None, None, [])
         if not os.path.isfile(path):
-            fix = (f"make it with {grader.run_sh_command(mode, data_dir, submission_dir, before)}" if mode
+            fix = (modes_instead if mode and demo else
+                   f"make it with {grader.run_sh_command(mode, data_dir, submission_dir, before)}" if mode
                    else "restore it from git")
             split = PREDICTIONS.get(name, (None,))[0]
             if split is not None and not questions[split]:  # the demo's world: no test split
@@ -205,7 +211,8 @@ def check(code_dir, submission_dir, data_dir):
                 note = check_code(path)
         except (Bad, OSError) as e:
             what = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            fix = getattr(e, "fix", None) or (f"remake it with {grader.run_sh_command(mode, data_dir, submission_dir)}"
+            fix = getattr(e, "fix", None) or (modes_instead if mode and demo else
+                                              f"remake it with {grader.run_sh_command(mode, data_dir, submission_dir)}"
                                               if mode else "restore it from git")
             rows.append((name, "bad", f"{what}; {fix}"))
             continue
@@ -262,8 +269,9 @@ def with_grader_verdicts(rows, data_dir, submission_dir):
                 note += f"; {test_id} fails: {result.reason}"
                 before = PREDICTIONS[name][2]
                 modes = before + [mode for _, mode, after in PREDICTIONS.values() if after == before]
-                note += "; to retrain and remake it: " + " && ".join(
-                    grader.run_sh_command(mode, data_dir, submission_dir) for mode in modes)
+                if not os.path.isfile(os.path.join(submission_dir, grader.DEMO_RECORD)):  # (a demo's: not
+                    note += "; to retrain and remake it: " + " && ".join(                   # a mode's place)
+                        grader.run_sh_command(mode, data_dir, submission_dir) for mode in modes)
         out.append((name, status, note))
     return out
 

@@ -354,3 +354,22 @@ def test_a_demo_folder_is_named_and_test_predictions_a_world_without_test_questi
     assert said["vanilla.pretrain.test.predictions"].endswith(
         f"nothing to predict in {other}: its birth_test_inputs.tsv holds no questions (a demo's world has no test "
         f"split); the deliverables come from a corpus with test questions (data/ or the course's)")
+
+
+def test_a_demo_folder_s_fixes_name_the_modes_files_not_a_mode_run_into_it(complete, tmp_path, capsys):
+    """`OUT_DIR=runs/demo ./run.sh deliverables` told each file to be remade with `OUT_DIR=runs/demo ./run.sh
+    MODE`: a course-size model trained into the demo's folder, which then failed on the demo's params, and a
+    low accuracy's retraining chain ended in an eval_test mode of a world without test questions."""
+    code, folder = complete
+    (folder / ".made-by-demo.json").write_text("{}", encoding="utf-8")
+    (folder / "vanilla.nopretrain.test.predictions").unlink()
+    (folder / "vanilla.pretrain.dev.predictions").write_text("Nowhere\n" * 500, encoding="utf-8")  # 0% right
+    status, lines, _ = run(complete, tmp_path / "s.zip", capsys)
+    said = {line.split()[2]: line for line in lines[1:19]}
+    instead = ("a demo's file: the deliverables are the run.sh modes' files (./run.sh all makes them in "
+               "src/submission/)")
+    assert status == 1 and said["vanilla.nopretrain.test.predictions"].endswith(f"missing vanilla.nopretrain.test."
+                                                                                f"predictions    {instead}")
+    low = said["vanilla.pretrain.dev.predictions"]
+    assert " low " in low and "1f-1-hidden fails" in low and "./run.sh" not in low, low
+    assert not any("OUT_DIR=" in line for line in lines), lines
