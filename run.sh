@@ -400,9 +400,12 @@ case "$MODE" in
       pip_install requirements-dev.txt
     fi
     "$PY" -m pytest -q "${ARGS[@]}" ;;
-  plot)  # attention reads DATA_DIR's wiki.txt, as ask does; a --pretrain_corpus_path flag comes later and wins
+  plot)  # attention reads DATA_DIR's wiki.txt when it is set, as ask does (a --pretrain_corpus_path flag comes
+    # later and wins); neither: plots.py picks the corpus of the params' vocabulary, data/ or the demo's world
     pick_python
-    if [ "${1:-}" = attention ]; then shift; set -- attention --pretrain_corpus_path "$DATA/wiki.txt" "$@"; fi
+    if [ "${1:-}" = attention ] && [ -n "${DATA_DIR:-}" ]; then
+      shift; set -- attention --pretrain_corpus_path "$DATA/wiki.txt" "$@"
+    fi
     "$PY" "${R}src/plots.py" "$@" ;;
   memorised|ask)  # DATA_DIR as for the other modes (a --data-dir flag comes later and wins); neither: the tool
     # picks the corpus of the params' vocabulary, data/ or the demo's world beside them

@@ -72,12 +72,12 @@ def check_model_flags(parser, args):
                      f"lower them")
 
 
-def settings_from_params(parser, args, default_data):
-    """The flags of a tool that loads one --params file (ask, memorised) left out, from that file: the
+def settings_from_params(parser, args, default_data, corpus_flag="--data-dir"):
+    """The flags of a tool that loads a --params file (ask, memorised, plot attention) left out, from that file: the
     corpus folder (the first of the folder `data` beside it, as the demo keeps its world, and
     `default_data` whose wiki.txt has the vocabulary its card records; else `default_data`, a note saying
-    so when it is another), then the model size and variant (fill_size). Returns params_shape's dict.
-    Needs torch (call it once the tool has loaded it)."""
+    so when it is another, naming `corpus_flag`), then the model size and variant (fill_size). Returns
+    params_shape's dict. Needs torch (call it once the tool has loaded it)."""
     from submission.card import corpus_folder
     from submission.params import params_shape
     if args.data_dir is None:
@@ -85,7 +85,7 @@ def settings_from_params(parser, args, default_data):
         args.data_dir = corpus_folder(args.params, [beside, default_data]) or default_data
         if os.path.realpath(args.data_dir) != os.path.realpath(default_data):
             print(f"note: reading {args.data_dir}, the corpus whose vocabulary {args.params} was trained with "
-                  f"(its card says); --data-dir chooses another", file=sys.stderr)
+                  f"(its card says); {corpus_flag} chooses another", file=sys.stderr)
     shape = params_shape(args.params)
     if "n_head" in fill_size(args, shape) and shape and args.n_embd % args.n_head:
         parser.error(f"{args.params} does not say how many heads it has (a vanilla file without its card, "

@@ -24,6 +24,7 @@ matplotlib is in requirements.txt; in a Python without it, each command prints h
 install it and exits with status 2. `plot_demo_runs(work_dir)` draws the curves (and, when both
 finetuned models are there, the attention maps) of a `./run.sh demo` work folder.
 """
+import argparse
 import contextlib
 import glob
 import json
@@ -41,7 +42,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-from modelflags import COURSE_SIZE, add_model_flags, check_model_flags, size_from_flags  # noqa: E402
+from modelflags import (COURSE_SIZE, add_model_flags, check_model_flags, settings_from_params,  # noqa: E402
+                        size_from_flags)
 from oneline import OneLineParser, lenient_streams  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
@@ -620,21 +622,22 @@ def build_parser():
     c.add_argument("--dpi", type=int, default=100)
     a = sub.add_parser("attention", help="each layer's and head's attention over a question, as heatmaps")
     a.add_argument("--params", required=True, help="a params file written by src/run.py")
-    a.add_argument("--variant", default="vanilla", choices=["vanilla", "synthesizer"],
-                   help="the params file's variant (default: vanilla, as ask and memorised)")
+    a.add_argument("--variant", default=None, choices=["vanilla", "synthesizer"],
+                   help="the params file's variant (default: what its shapes say, as ask and memorised read it)")
     a.add_argument("--params2", default=None, help="a second params file, drawn beside the first")
     a.add_argument("--variant2", default=None, choices=["vanilla", "synthesizer"],
-                   help="the second file's variant (default: the other variant)")
-    a.add_argument("--pretrain_corpus_path", default=os.path.join(os.path.dirname(HERE), "data", "wiki.txt"),
-                   help="the corpus the params were trained with (it defines the vocabulary; default: data/wiki.txt, "
-                        "under run.sh DATA_DIR's)")
+                   help="the second file's variant (default: what its shapes say)")
+    a.add_argument("--pretrain_corpus_path", default=None,
+                   help="the corpus the params were trained with (it defines the vocabulary; default: the wiki.txt "
+                        "of a data/ beside the params or of the repo's data/ whose vocabulary their card records, "
+                        "else data/wiki.txt; under run.sh DATA_DIR's when set)")
     a.add_argument("--question", required=True,
                    help='a question ("Where was Emily Lee born?") or a name ("Emily Lee"), as ask takes them')
     a.add_argument("--expected", default=None, help="the true place, shown beside the models' answers")
     a.add_argument("--out", required=True, help="the PNG to write")
     a.add_argument("--last-row", action="store_true",
                    help="only the MASK's row of each map, as labelled strips: readable in print")
-    add_model_flags(a)
+    add_model_flags(a, from_params=True)
     a.add_argument("--title", default=None)
     a.add_argument("--dpi", type=int, default=100)
     p.commands = {"curves": c, "attention": a}  # for errors found after parsing (check_args)
@@ -646,15 +649,30 @@ def check_args(parser, args):
     sub = parser.commands[args.command]
     if not MIN_DPI <= args.dpi <= MAX_DPI:
         sub.error(f"--dpi must be between {MIN_DPI} and {MAX_DPI}, got {args.dpi}")
-    if args.command == "attention":
-        check_model_flags(sub, args)
+    if args.command == "attention":  # the sizes given; those left out come from the params (fill_from_params)
+        given = {name: getattr(args, name) for name in COURSE_SIZE if getattr(args, name) is not None}
+        check_model_flags(sub, argparse.Namespace(**dict(COURSE_SIZE, **given)))
+
+
+def fill_from_params(parser, args):
+    """plot attention's flags left out, as ask and memorised take theirs (modelflags.settings_from_params):
+    the corpus whose vocabulary the params' card records, the size and variant their shapes say; the
+    second file's variant from its own shapes. Needs torch."""
+    from submission.params import params_shape
+    corpus = args.pretrain_corpus_path
+    args.data_dir = None if corpus is None else (os.path.dirname(corpus) or ".")
+    settings_from_params(parser, args, os.path.join(os.path.dirname(HERE), "data"), "--pretrain_corpus_path")
+    if corpus is None:
+        args.pretrain_corpus_path = os.path.join(args.data_dir, "wiki.txt")
+    if args.params2 and args.variant2 is None:
+        args.variant2 = "synthesizer" if params_shape(args.params2).get("synthesizer") else "vanilla"
+    check_model_flags(parser, args)
 
 
 def _attention_command(args):
     models = [(args.params, args.variant)]
     if args.params2:
-        other = "synthesizer" if args.variant == "vanilla" else "vanilla"
-        models.append((args.params2, args.variant2 or other))
+        models.append((args.params2, args.variant2))
     size = {name: getattr(args, name) for name in COURSE_SIZE}
     return draw_attention(args.question, args.pretrain_corpus_path, models, args.out, size=size,
                           title=args.title, dpi=args.dpi, expected=args.expected, last_row=args.last_row)
@@ -688,6 +706,8 @@ def main(argv=None):
     previous_term = signal.signal(signal.SIGTERM, terminate) if main_thread else None
     try:
         args.out = output_path(args.out)  # checked before any work
+        if args.command == "attention":
+            fill_from_params(parser.commands["attention"], args)
         if args.command == "curves":
             out = plot_curves(args.logs, args.out, title=args.title, dpi=args.dpi)
         else:

@@ -10,6 +10,7 @@ import math
 import os
 import signal
 import random
+import shutil
 import subprocess
 import sys
 
@@ -430,20 +431,45 @@ def test_a_panel_names_the_model_its_greedy_answer_and_the_true_place(runs):
 
 
 def test_params_of_the_other_variant_name_the_flag_that_chose_it(runs, tmp_path, capsys):
-    """Vanilla params given to --params2 (synthesizer by default) told the user to pass --variant=."""
+    """Vanilla params given to --params2 with --variant2 synthesizer told the user to pass --variant=.
+    Without the flag each file's variant is what its shapes say (it was the other variant's)."""
     out = tmp_path / "a.png"
-    for flags, says in (([], "pass --variant2 vanilla or use the synthesizer params file"),
-                        (["--variant2", "synthesizer"], "pass --variant2 vanilla or use the synthesizer params file")):
-        args = [a for a in attention_args(runs, out, *size_flags()) if a not in ("--variant2", "synthesizer")]
-        args[args.index("--params2") + 1] = runs["vanilla"][0]
-        assert plots.main(args + flags) == 2
-        err = capsys.readouterr().err
-        assert says in err and "--variant=" not in err and err.count("\n") == 1, err
+    args = [a for a in attention_args(runs, out, *size_flags()) if a not in ("--variant2", "synthesizer")]
+    args[args.index("--params2") + 1] = runs["vanilla"][0]
+    assert plots.main(args) == 0 and out.exists()
+    out.unlink()
+    capsys.readouterr()
+    assert plots.main(args + ["--variant2", "synthesizer"]) == 2
+    err = capsys.readouterr().err
+    assert "pass --variant2 vanilla or use the synthesizer params file" in err and "--variant=" not in err
+    assert err.count("\n") == 1, err
     args = attention_args(runs, out, *size_flags())
     args[args.index("--params") + 1] = runs["synthesizer"][0]  # the first file: --variant
     assert plots.main(args) == 2
     assert "pass --variant synthesizer or use the vanilla params file" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_the_attention_command_reads_variant_size_and_corpus_off_the_params(runs, tmp_path, capsys):
+    """`plot attention --params synthesizer.finetune.params` said to pass --variant synthesizer, then the
+    size flags the file's shapes spell out, then the corpus: as ask and memorised do, they come from the
+    params, their card and the world beside them (as the demo leaves them); a flag given still wins."""
+    from submission.card import write_card
+    (tmp_path / "data").mkdir()
+    shutil.copy(os.path.join(runs["folder"], "wiki.txt"), tmp_path / "data" / "wiki.txt")
+    synth = tmp_path / "synthesizer.pretrain.params"
+    shutil.copy(runs["synthesizer"][0], synth)
+    ds = runs["synthesizer"][2]
+    write_card(str(synth), GPT(GPTConfig(ds.vocab_size, SIZE["block_size"], n_layer=SIZE["n_layer"],
+                                         n_head=SIZE["n_head"], n_embd=SIZE["n_embd"], synthesizer=True)),
+               ds.itos, "pretrain")
+    out = tmp_path / "a.png"
+    assert plots.main(["attention", "--params", str(synth), "--question", QUESTION, "--out", str(out)]) == 0, \
+        capsys.readouterr().err
+    assert out.exists() and f"note: reading {tmp_path / 'data'}" in capsys.readouterr().err
+    assert plots.main(["attention", "--params", str(synth), "--question", QUESTION, "--variant", "vanilla",
+                       "--out", str(out)]) == 2
+    assert "pass --variant synthesizer" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("flags, says", [
