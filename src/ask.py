@@ -38,9 +38,8 @@ from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("ask.py"):  # torch loads here
     import torch
-    import torch.nn.functional as F
     from submission.dataset import MASK_CHAR, PAD_CHAR, CharCorruptionDataset, DataError, parse_tsv, read_text
-    from submission.decoding import longest_input
+    from submission.decoding import log_probs, longest_input
     from submission.utils import (denormals_flushed, get_device, load_params, predict_places, run_cli, same_place,
                                   sample_cached)
 
@@ -118,30 +117,6 @@ def check_text(text, stoi, room, what="the text"):
     if len(text) > room:
         raise AskError(f"{what} is {len(text)} characters; with the longest place it must fit in the block, "
                        f"so at most {room}: shorten it")
-
-
-@torch.no_grad()
-def log_probs(model, prompt, continuations):
-    """log P(c | prompt) under `model` for each id list c of `continuations`: a (len(continuations),)
-    tensor, the sum of the log-probabilities of c's ids, each given the prompt and c's earlier ids.
-
-    All continuations run as one batch of prompt + c[:-1], right-padded: attention is causal, so the
-    padding after a row's last id never reaches the logits that are read.
-    """
-    device = next(model.parameters()).device
-    model.eval()
-    width = len(prompt) + max(len(c) for c in continuations) - 1
-    x = torch.zeros(len(continuations), width, dtype=torch.long)       # (n, T)
-    targets = torch.zeros(len(continuations), width, dtype=torch.long)  # (n, T): the id each position predicts
-    counted = torch.zeros(len(continuations), width, dtype=torch.bool)  # (n, T): positions that predict c
-    for i, c in enumerate(continuations):
-        row = prompt + c[:-1]
-        x[i, :len(row)] = torch.tensor(row)
-        targets[i, len(prompt) - 1:len(prompt) - 1 + len(c)] = torch.tensor(c)
-        counted[i, len(prompt) - 1:len(prompt) - 1 + len(c)] = True
-    logits, _ = model(x.to(device))                                     # (n, T, vocab)
-    lp = F.log_softmax(logits.float(), dim=-1).gather(2, targets.to(device).unsqueeze(2)).squeeze(2)  # (n, T)
-    return lp.masked_fill(~counted.to(device), 0.0).sum(dim=1).cpu()
 
 
 class Asker:

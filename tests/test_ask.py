@@ -52,6 +52,37 @@ def test_batched_log_probs_equal_each_continuation_scored_alone():
         assert torch.allclose(lp, each.sum(), atol=1e-5), (c, lp, each.sum())
 
 
+@pytest.mark.parametrize("synthesizer", [False, True])
+def test_cached_log_probs_equal_the_full_batch(synthesizer):
+    """log_probs runs the prompt once and the continuations through the key/value cache, longest first, in
+    chunks of `rows`, each leaving after its last id; log_probs_full runs prompt + c[:-1] for every row.
+    The same sums, within float32 rounding, for both variants, across a chunk's edge; a model without the
+    cache gets the full batch itself."""
+    from submission.decoding import log_probs_full
+    torch.manual_seed(1)
+    model = GPT(GPTConfig(12, 16, **dict(SIZE, synthesizer=synthesizer)))
+    for p in model.parameters():
+        p.data.normal_(0, 0.3)
+    model.eval()
+    prompt = [3, 7, 1, 4, 2]
+    conts = [[int(t) for t in torch.randint(1, 12, (n,))] for n in (1, 3, 7, 2, 5, 1, 4, 6, 2, 3)]
+    full = log_probs_full(model, prompt, conts)
+    for rows in (128, 3):
+        assert torch.allclose(ask.log_probs(model, prompt, conts, rows=rows), full, atol=1e-4, rtol=1e-5)
+
+
+    class Uncached(torch.nn.Module):  # a model of the course's forward alone (no cache): the full batch itself
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, idx):
+            return self.inner(idx)
+
+    plain = Uncached(model).eval()
+    assert torch.equal(ask.log_probs(plain, prompt, conts), log_probs_full(model, prompt, conts))
+
+
 def test_the_probabilities_of_every_continuation_sum_to_one():
     model = random_model(vocab=6)
     prompt = [2, 3]

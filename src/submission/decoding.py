@@ -7,9 +7,10 @@ many questions at once: prompts of equal length run through the model together (
 exactly `sample`'s), then all questions decode together with the cache, each at its own position,
 and leave the batch once they have produced their closing MASK; `predict_places_recompute` is the
 same without the cache (a full forward of each equal-length group every step), and
-`predict_places_reference` the course's loop, one question at a time. Where a sequence would
-outgrow the block, decoding falls back to `sample`'s cropped full forward, so results stay
-`sample`'s (tests/test_fast.py).
+`predict_places_reference` the course's loop, one question at a time. `log_probs` scores given
+continuations of one prompt (ask.py's probabilities of every place) with the cache too. Where a
+sequence would outgrow the block, decoding falls back to `sample`'s cropped full forward, so results
+stay `sample`'s (tests/test_fast.py).
 The course's names (`sample`, `top_k_logits`) are also importable from utils.
 """
 import torch
@@ -235,6 +236,66 @@ def _decode_full(model, prompts, indices, generated, steps, stop_id, batch_size,
             x = torch.tensor([prompts[i] for i in chunk], dtype=torch.long, device=device)  # (b, t)
             for i, gen in zip(chunk, _greedy_full(model, x, steps, stop_id)):
                 generated[i] = gen
+
+
+@torch.no_grad()
+def log_probs(model, prompt, continuations, rows=128):
+    """log P(c | prompt) under `model` for each id list c of `continuations`: a (len(continuations),)
+    tensor, the sum of the log-probabilities of c's ids, each given the prompt and c's earlier ids.
+
+    The prompt runs through the model once, its keys and values cached (the cache of sample_cached); then the
+    continuations, longest first, up to `rows` at a time, one position a step, each leaving the batch
+    after its last id: every position once, where each row of one batch of prompt + c[:-1] ran the
+    prompt again (499 places of the course's data: about 5x the work). Models without the cache, or a
+    prompt and continuation longer than it holds, take that batch (`log_probs_full`).
+    """
+    limit = _cache_limit(model)
+    longest = max(len(c) for c in continuations)
+    if limit is None or len(prompt) + longest - 1 > limit:
+        return log_probs_full(model, prompt, continuations)
+    device = next(model.parameters()).device
+    model.eval()
+    order = sorted(range(len(continuations)), key=lambda i: -len(continuations[i]))
+    caches = _new_caches(model, 1, len(prompt) + longest - 1)
+    first = F.log_softmax(_prefill(model, torch.tensor([prompt], device=device), caches).float(), dim=-1)[0]  # (vocab,)
+    out = torch.zeros(len(continuations))
+    for s in range(0, len(order), rows):
+        chunk = [continuations[i] for i in order[s:s + rows]]  # longest first
+        n = len(chunk)
+        lp = first[torch.tensor([c[0] for c in chunk], device=device)].cpu()  # (n,): each first id
+        # the prompt's cache, one copy a row; rows that have ended leave from the end (lengths descend)
+        rows_caches = [{name: buf.expand(n, *buf.shape[1:]).clone() for name, buf in cache.items()} for cache in caches]
+        for j in range(1, len(chunk[0])):
+            k = sum(len(c) > j for c in chunk)  # rows with an id at j
+            view = [{name: buf[:k] for name, buf in cache.items()} for cache in rows_caches]
+            idx = torch.tensor([[c[j - 1]] for c in chunk[:k]], device=device)  # (k, 1)
+            pos = torch.full((k,), len(prompt) + j - 1, dtype=torch.long, device=device)
+            logits = _decode(model, idx, view, pos, len(prompt) + j)  # (k, vocab)
+            step = F.log_softmax(logits.float(), dim=-1).gather(1, torch.tensor([[c[j]] for c in chunk[:k]],
+                                                                               device=device))  # (k, 1)
+            lp[:k] += step[:, 0].cpu()
+        out[torch.tensor(order[s:s + rows])] = lp
+    return out
+
+
+@torch.no_grad()
+def log_probs_full(model, prompt, continuations):
+    """`log_probs` as one batch of prompt + c[:-1], right-padded: attention is causal, so the padding
+    after a row's last id never reaches the logits that are read. The reference of the cached path."""
+    device = next(model.parameters()).device
+    model.eval()
+    width = len(prompt) + max(len(c) for c in continuations) - 1
+    x = torch.zeros(len(continuations), width, dtype=torch.long)       # (n, T)
+    targets = torch.zeros(len(continuations), width, dtype=torch.long)  # (n, T): the id each position predicts
+    counted = torch.zeros(len(continuations), width, dtype=torch.bool)  # (n, T): positions that predict c
+    for i, c in enumerate(continuations):
+        row = prompt + c[:-1]
+        x[i, :len(row)] = torch.tensor(row)
+        targets[i, len(prompt) - 1:len(prompt) - 1 + len(c)] = torch.tensor(c)
+        counted[i, len(prompt) - 1:len(prompt) - 1 + len(c)] = True
+    logits, _ = model(x.to(device))                                     # (n, T, vocab)
+    lp = F.log_softmax(logits.float(), dim=-1).gather(2, targets.to(device).unsqueeze(2)).squeeze(2)  # (n, T)
+    return lp.masked_fill(~counted.to(device), 0.0).sum(dim=1).cpu()
 
 
 @torch.no_grad()
