@@ -1,5 +1,6 @@
 """src/ask.py: the probabilities it prints are the model's (batched and padded, equal to scoring each
-place alone; summing to 1 over every possible continuation), its answer is the evaluation's, and a
+place alone, the cached path equal to the full batch; summing to 1 over every possible continuation),
+its answer is the evaluation's, and a
 model trained on two people answers each with its place; bad texts are one line each.
 
 Run:  python -m pytest -q tests/test_ask.py
