@@ -25,25 +25,19 @@ def lenient_streams():
             pass
 
 
-PATH_FLAG = re.compile(r"path|dir|out|params|json|zip|marks")  # the flags whose value is a file or folder
+# the arguments whose values are files or folders, by their dest (positionals: london_baseline's EVAL_TSV,
+# plots' LOGs, run.py's course-style FUNCTION VARIANT CORPUS), ~ made the home folder in them (home)
+PATH_DEST = re.compile(r"path|dir|^out$|params|json|zip|stats|^logs$|eval_tsv|^positional$")
 
 
-def at_home(args):
-    """`args` with the leading ~ of a path flag's value (`--out ~/x`, `--out=~/x`) made the home folder. The
-    shell leaves a quoted ~, and one after a flag's =, as it is, and a run wrote into a folder named ~
-    inside the current one while it said ~/x. Other text (a --title, a question) is left as it is."""
-    def home(value):
-        return os.path.expanduser(value) if value == "~" or value.startswith(("~/", "~" + os.sep)) else value
-
-    out = []
-    for i, arg in enumerate(args):
-        flag, eq, value = arg.partition("=")
-        if arg.startswith("--") and eq and PATH_FLAG.search(flag):
-            arg = flag + eq + home(value)
-        elif i and args[i - 1].startswith("--") and "=" not in args[i - 1] and PATH_FLAG.search(args[i - 1]):
-            arg = home(arg)
-        out.append(arg)
-    return out
+def home(value):
+    """`value` with a leading ~ (`~`, `~/x`) made the home folder: the shell leaves a quoted ~, and one after
+    a flag's =, as it is, and a run wrote into a folder named ~ inside the current one while it said ~/x."""
+    if isinstance(value, list):
+        return [home(v) for v in value]
+    if isinstance(value, str) and (value == "~" or value.startswith(("~/", "~" + os.sep))):
+        return os.path.expanduser(value)
+    return value
 
 
 def nearest(flag, known):
@@ -66,8 +60,12 @@ class OneLineParser(argparse.ArgumentParser):
         self._argv = []
 
     def parse_known_args(self, args=None, namespace=None):
-        args = self._argv = at_home(list(sys.argv[1:] if args is None else args))  # (an error names its
-        return super().parse_known_args(args, namespace)                           # subcommand's)
+        args = self._argv = list(sys.argv[1:] if args is None else args)  # (an error names its subcommand's)
+        namespace, extras = super().parse_known_args(args, namespace)
+        for action in self._actions:  # paths only: a --title or a question stays as typed
+            if PATH_DEST.search(action.dest) and hasattr(namespace, action.dest):
+                setattr(namespace, action.dest, home(getattr(namespace, action.dest)))
+        return namespace, extras
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message}{self._suggestions(message)} (--help lists the options)\n")

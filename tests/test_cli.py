@@ -947,7 +947,7 @@ def test_a_misspelt_flag_is_answered_with_the_nearest_one(capsys, flag, says):
     assert says in one_line_exit(capsys, argv + [flag, "1"])  # (the 1 is taken as a positional)
 
 
-def test_a_tilde_the_shell_left_is_the_home_folder(monkeypatch, tmp_path):
+def test_a_tilde_the_shell_left_is_the_home_folder(monkeypatch, tmp_path, capsys):
     """`--writing_params_path=~/gpt/v.params` (no expansion after a flag's =) or a quoted "~/x" wrote into a
     folder named ~ in the current one, while run.py said "Params written to ~/gpt/v.params"."""
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -956,9 +956,26 @@ def test_a_tilde_the_shell_left_is_the_home_folder(monkeypatch, tmp_path):
     assert args.pretrain_corpus_path == str(tmp_path / "w.txt")
     assert args.writing_params_path == str(tmp_path / "gpt" / "v.params")
     assert args.log_path == "~user/x"  # another user's home: left as given
-    import oneline  # text that is no path stays as typed: a title, a question, a name
-    assert oneline.at_home(["--title", "~/runs: 2 epochs", "--question=~", "~/Emily", "--out", "~/c.png"]) == [
-        "--title", "~/runs: 2 epochs", "--question=~", "~/Emily", "--out", str(tmp_path / "c.png")]
+    # positionals that are paths, and abbreviated flags, too; text that is no path stays as typed
+    course_style = driver.parse_args(["pretrain", "vanilla", "~/w.txt", "--writing_p=~/v.params"])
+    assert course_style.pretrain_corpus_path == str(tmp_path / "w.txt")
+    assert course_style.writing_params_path == str(tmp_path / "v.params")
+    import ask
+    import london_baseline
+    import make_world
+    import plots
+    curves = plots.build_parser().parse_args(["curves", "~/a.log.jsonl", "--title", "~/runs: 2", "--out", "~/c.png"])
+    assert (curves.logs, curves.title, curves.out) == ([str(tmp_path / "a.log.jsonl")], "~/runs: 2",
+                                                       str(tmp_path / "c.png"))
+    attention = plots.build_parser().parse_args(["attention", "--params", "~/p", "--question", "~", "--out", "a.png"])
+    assert (attention.params, attention.question) == (str(tmp_path / "p"), "~")
+    asked = ask.build_parser().parse_args(["--params", "~/p", "--data=~/d", "~/Emily"])
+    assert (asked.params, asked.data_dir, asked.texts) == (str(tmp_path / "p"), str(tmp_path / "d"), ["~/Emily"])
+    (tmp_path / "dev.tsv").write_text("Where was Bo Li born?\tLondon\n", encoding="utf-8")
+    london_baseline.main(["~/dev.tsv"])  # EVAL_TSV
+    assert "Correct: 1.0 out of 1.0: 100.0%" in capsys.readouterr().out
+    assert make_world.main(["--stats", "~"]) == 2  # no world in the home folder: its line names it, expanded
+    assert f"make_world.py: error: {tmp_path / 'wiki.txt'}: not found" in capsys.readouterr().err
 
 
 def test_every_script_suggests_flags_its_subcommands_know(capsys):
