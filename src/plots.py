@@ -9,13 +9,13 @@ Two commands turn runs into PNG images:
         runs/demo/synthesizer.pretrain.params.log.jsonl --out curves.png
 
     # each layer's and head's attention over a question, vanilla beside synthesizer
-    python src/plots.py attention --params src/submission/vanilla.finetune.params --variant vanilla \
-        --params2 src/submission/synthesizer.finetune.params --variant2 synthesizer \
-        --pretrain_corpus_path data/wiki.txt --question "Where was Emily Lee born?" --out attention.png
+    python src/plots.py attention --params src/submission/vanilla.finetune.params \
+        --params2 src/submission/synthesizer.finetune.params --question "Where was Emily Lee born?" \
+        --out attention.png
 
-The model size flags (--n_layer --n_head --n_embd --block_size) default to the course's
-4 / 8 / 256 / 128, as in src/run.py; pass the ones the params were trained with otherwise (both
-params files of one picture share them). The attention weights are not read from the model's
+Each file's variant, the model size and the corpus default to what the params say, as ask.py reads
+them (their shapes, their card, a data/ beside them); the flags given win. Both params files of one
+picture share the size and the corpus. The attention weights are not read from the model's
 forward pass (its fused kernel never forms them): a forward hook on each block's `attn` module
 recomputes them from that module's own parameters and its input, exactly as the reference path
 of src/submission/attention.py does, in eval mode (no dropout).
@@ -649,9 +649,12 @@ def check_args(parser, args):
     sub = parser.commands[args.command]
     if not MIN_DPI <= args.dpi <= MAX_DPI:
         sub.error(f"--dpi must be between {MIN_DPI} and {MAX_DPI}, got {args.dpi}")
-    if args.command == "attention":  # the sizes given; those left out come from the params (fill_from_params)
+    if args.command == "attention":
+        # the sizes given, alone: those left out come from the params later (fill_from_params checks them
+        # all), so here they stand in as values that fit any given (one head, a width of the heads given)
         given = {name: getattr(args, name) for name in COURSE_SIZE if getattr(args, name) is not None}
-        check_model_flags(sub, argparse.Namespace(**dict(COURSE_SIZE, **given)))
+        stand_in = dict(COURSE_SIZE, n_head=1, n_embd=given.get("n_head", COURSE_SIZE["n_embd"]))
+        check_model_flags(sub, argparse.Namespace(**dict(stand_in, **given)))
 
 
 def fill_from_params(parser, args):
@@ -664,8 +667,20 @@ def fill_from_params(parser, args):
     settings_from_params(parser, args, os.path.join(os.path.dirname(HERE), "data"), "--pretrain_corpus_path")
     if corpus is None:
         args.pretrain_corpus_path = os.path.join(args.data_dir, "wiki.txt")
-    if args.params2 and args.variant2 is None:
-        args.variant2 = "synthesizer" if params_shape(args.params2).get("synthesizer") else "vanilla"
+    if args.params2:  # drawn with the first file's size and corpus: a second of others is named as such
+        from submission.card import read_card
+        shape, shape2 = params_shape(args.params), params_shape(args.params2)
+        other = [f"--{name} {shape2[name]} against {shape[name]}" for name in COURSE_SIZE
+                 if name in shape and name in shape2 and shape[name] != shape2[name]]
+        vocab, vocab2 = ((read_card(p) or {}).get("vocab") for p in (args.params, args.params2))
+        if isinstance(vocab, str) and isinstance(vocab2, str) and vocab != vocab2:
+            other.append("another corpus's vocabulary (their cards say)")
+        if other:
+            raise PlotError(f"{args.params2}: a model of another size or corpus than {args.params} "
+                            f"({', '.join(other)}); the two models of one picture share both: give --params2 "
+                            f"one trained alike, or draw each alone")
+        if args.variant2 is None:
+            args.variant2 = "synthesizer" if shape2.get("synthesizer") else "vanilla"
     check_model_flags(parser, args)
 
 

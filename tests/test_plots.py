@@ -475,7 +475,7 @@ def test_the_attention_command_reads_variant_size_and_corpus_off_the_params(runs
 @pytest.mark.parametrize("flags, says", [
     (["--dpi", "0"], "--dpi must be between 10 and 1200, got 0"),
     (["--dpi", "100000"], "--dpi must be between 10 and 1200"),
-    (["--n_head", "3"], "--n_embd 256 must be a multiple of --n_head 3"),
+    (["--n_head", "3", "--n_embd", "256"], "--n_embd 256 must be a multiple of --n_head 3"),
     (["--n_head", "0"], "--n_head must be at least 1"),
     (["--n_layer", "0"], "--n_layer must be at least 1"),
     (["--block_size", "16"], "--block_size must be between 17"),
@@ -493,6 +493,33 @@ def test_impossible_flags_are_usage_errors_before_any_work(tmp_path, capsys, fla
     err = capsys.readouterr().err
     assert stop.value.code == 2 and says in err and not out.exists()
     assert err.count("\n") == 1 and err.endswith(" (--help lists the options)\n"), err  # no usage block
+
+
+def test_a_second_model_of_another_size_is_named_as_such(runs, tmp_path, capsys):
+    """--params2 of another size than --params got the size error of a file that "looks like --n_layer 1
+    ...", whose flags then broke --params: one picture draws both at one size, so it says that."""
+    ds = runs["vanilla"][2]
+    small = tmp_path / "small.params"
+    torch.save(GPT(GPTConfig(ds.vocab_size, SIZE["block_size"], n_layer=1, n_head=SIZE["n_head"],
+                             n_embd=SIZE["n_embd"])).state_dict(), small)
+    args = attention_args(runs, tmp_path / "a.png", *size_flags())
+    args[args.index("--params2") + 1] = str(small)
+    assert plots.main(args) == 2
+    assert capsys.readouterr().err == (
+        f"plots.py: error: {small}: a model of another size or corpus than {runs['vanilla'][0]} (--n_layer 1 "
+        f"against {SIZE['n_layer']}); the two models of one picture share both: give --params2 one trained alike, "
+        f"or draw each alone\n")
+    assert not (tmp_path / "a.png").exists()
+
+
+def test_a_size_flag_given_alone_is_checked_against_the_params_not_the_course(tmp_path):
+    """`plot attention --n_embd 20` (a 4-head model's width) was refused before the params were read, as
+    not a multiple of the course's 8 heads: a size flag left out comes from the params, so the flags given
+    are checked alone first."""
+    parser = plots.build_parser()
+    for flags in (["--n_embd", "20"], ["--n_head", "3"], ["--n_layer", "2", "--block_size", "64"]):
+        args = parser.parse_args(["attention", "--params", "p", "--question", "q", "--out", "a.png", *flags])
+        plots.check_args(parser, args)  # no usage error
 
 
 @pytest.mark.parametrize("argv, says", [([], "plots.py: error: the following arguments are required: {curves,attention}"),
