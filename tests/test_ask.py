@@ -54,7 +54,7 @@ def test_batched_log_probs_equal_each_continuation_scored_alone():
 
 
 @pytest.mark.parametrize("synthesizer", [False, True])
-def test_cached_log_probs_equal_the_full_batch(synthesizer):
+def test_cached_log_probs_equal_the_full_batch(synthesizer, monkeypatch):
     """log_probs runs the prompt once and the continuations through the key/value cache, longest first, in
     chunks of `rows`, each leaving after its last id; log_probs_full runs prompt + c[:-1] for every row.
     The same sums, within float32 rounding, for both variants, across a chunk's edge; a model without the
@@ -68,8 +68,15 @@ def test_cached_log_probs_equal_the_full_batch(synthesizer):
     prompt = [3, 7, 1, 4, 2]
     conts = [[int(t) for t in torch.randint(1, 12, (n,))] for n in (1, 3, 7, 2, 5, 1, 4, 6, 2, 3)]
     full = log_probs_full(model, prompt, conts)
+    import submission.decoding as decoding
+    steps = []
+    real_decode = decoding._decode
+    monkeypatch.setattr(decoding, "_decode", lambda *a: steps.append(a[1].shape) or real_decode(*a))
     for rows in (128, 3):
         assert torch.allclose(ask.log_probs(model, prompt, conts, rows=rows), full, atol=1e-4, rtol=1e-5)
+    # the cached path ran: one step a position after each chunk's first, the rows that reach it
+    assert steps[:6] == [(k, 1) for k in (8, 6, 4, 3, 2, 1)], steps
+    assert torch.allclose(ask.log_probs(model, prompt, conts + [[]]), torch.cat([full, torch.zeros(1)]))  # empty: 0
 
 
     class Uncached(torch.nn.Module):  # a model of the course's forward alone (no cache): the full batch itself

@@ -352,6 +352,10 @@ def test_a_params_file_or_utf16_given_as_text_is_named_for_what_it_is(tmp_path):
         with pytest.raises(DataError, match=r"dev.tsv: UTF-16 text without a byte-order mark \(every other byte "
                                             r"is zero\), not UTF-8; save the file as UTF-8$"):
             read_text(str(utf16), "dev corpus")
+    numbers = tmp_path / "numbers.bin"  # zeros at even and odd offsets alike: no UTF-16
+    numbers.write_bytes(b"".join(i.to_bytes(8, "little") for i in range(200, 300)))
+    with pytest.raises(DataError, match=r"numbers.bin:1: not valid UTF-8 at byte \d+; save the file as UTF-8$"):
+        read_text(str(numbers))
     latin1 = tmp_path / "wiki.txt"
     latin1.write_bytes("Ann Lee.\nRen\xe9e Bo.\n".encode("latin-1"))
     with pytest.raises(DataError, match=r"wiki.txt:2: not valid UTF-8 at byte 12; save the file as UTF-8$"):

@@ -77,6 +77,15 @@ def _embedded_copy(path):
         return f"the embedded corpus has it: {ours}"
 
 
+def _utf16_without_mark(head):
+    """Whether bytes `head` read as UTF-16 saved without a byte-order mark: zeros at most even (or odd)
+    offsets, the high bytes of Latin letters, and almost none at the others (a binary file, an array of
+    numbers, has zeros at both)."""
+    even, odd = head[0::2], head[1::2]
+    zeros = sorted((even.count(0) / max(len(even), 1), odd.count(0) / max(len(odd), 1)))
+    return zeros[1] > 0.4 and zeros[0] < 0.05
+
+
 def read_text(path, what="file"):
     """The whole text of a UTF-8 file (a leading byte-order mark, as Windows editors write, dropped),
     or a DataError saying what is missing and how to make it."""
@@ -99,8 +108,7 @@ def read_text(path, what="file"):
     try:
         with open(path, encoding="utf-8-sig") as f:  # text mode: \r\n read as \n, as the course reads
             text = f.read()
-        head = text[:4096]  # ASCII saved as UTF-16 without a byte-order mark reads as UTF-8, a NUL every other
-        if "\x00" in head and max(head[0::2].count("\x00"), head[1::2].count("\x00")) > len(head) // 4:
+        if "\x00" in text and _utf16_without_mark(text[:4096].encode("utf-8", "surrogatepass")):
             raise DataError(f"{path}: UTF-16 text without a byte-order mark (every other byte is zero), not UTF-8; "
                             f"save the file as UTF-8")
         return text
@@ -115,7 +123,7 @@ def read_text(path, what="file"):
                             f"the file as UTF-8") from None
         with open(path, "rb") as f:
             start = f.read(4096)
-        if max(start[0::2].count(0), start[1::2].count(0)) > len(start) // 4:  # UTF-16 without the mark
+        if _utf16_without_mark(start):
             raise DataError(f"{path}: UTF-16 text without a byte-order mark (every other byte is zero), not UTF-8; "
                             f"save the file as UTF-8") from None
         line = head[:e.start].count(b"\n") + 1

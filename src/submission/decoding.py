@@ -251,7 +251,7 @@ def log_probs(model, prompt, continuations, rows=128):
     """
     limit = _cache_limit(model)
     longest = max(len(c) for c in continuations)
-    if limit is None or len(prompt) + longest - 1 > limit:
+    if limit is None or len(prompt) + longest - 1 > limit or not all(continuations):  # (an empty one: 0)
         return log_probs_full(model, prompt, continuations)
     device = next(model.parameters()).device
     model.eval()
@@ -261,20 +261,21 @@ def log_probs(model, prompt, continuations, rows=128):
     out = torch.zeros(len(continuations))
     for s in range(0, len(order), rows):
         chunk = [continuations[i] for i in order[s:s + rows]]  # longest first
-        n = len(chunk)
-        lp = first[torch.tensor([c[0] for c in chunk], device=device)].cpu()  # (n,): each first id
+        n, width = len(chunk), len(chunk[0])
+        ids = torch.zeros(n, width, dtype=torch.long)  # (n, width): each continuation, 0 after its end
+        for i, c in enumerate(chunk):
+            ids[i, :len(c)] = torch.tensor(c)
+        ids = ids.to(device)  # one copy to the device a chunk, and one back (lp)
+        lp = first[ids[:, 0]]  # (n,): each first id's
         # the prompt's cache, one copy a row; rows that have ended leave from the end (lengths descend)
         rows_caches = [{name: buf.expand(n, *buf.shape[1:]).clone() for name, buf in cache.items()} for cache in caches]
-        for j in range(1, len(chunk[0])):
+        for j in range(1, width):
             k = sum(len(c) > j for c in chunk)  # rows with an id at j
             view = [{name: buf[:k] for name, buf in cache.items()} for cache in rows_caches]
-            idx = torch.tensor([[c[j - 1]] for c in chunk[:k]], device=device)  # (k, 1)
             pos = torch.full((k,), len(prompt) + j - 1, dtype=torch.long, device=device)
-            logits = _decode(model, idx, view, pos, len(prompt) + j)  # (k, vocab)
-            step = F.log_softmax(logits.float(), dim=-1).gather(1, torch.tensor([[c[j]] for c in chunk[:k]],
-                                                                               device=device))  # (k, 1)
-            lp[:k] += step[:, 0].cpu()
-        out[torch.tensor(order[s:s + rows])] = lp
+            logits = _decode(model, ids[:k, j - 1:j], view, pos, len(prompt) + j)  # (k, vocab)
+            lp[:k] += F.log_softmax(logits.float(), dim=-1).gather(1, ids[:k, j:j + 1])[:, 0]  # (k,)
+        out[torch.tensor(order[s:s + rows])] = lp.cpu()
     return out
 
 
