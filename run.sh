@@ -38,8 +38,10 @@ venv_python() {
 # torch's wheels for this machine (src/wheels.py): none for the Python $1 (a line, and the set-up stops
 # before it installs anything; $2 says what to do with .venv), or pins in place of requirements.txt's
 # torch and numpy (PINS: Apple silicon before macOS 14)
-PINS=""
+PINS=""; WHEELS_CHECKED=0
 torch_wheels() {
+  [ "$WHEELS_CHECKED" = 1 ] && return  # once a run: the venv's Python is the one it was made with
+  WHEELS_CHECKED=1
   local said rc=0
   said="$("$1" "$ROOT/src/wheels.py" "$(callers_env)$AGAIN" 2>/dev/null)" || rc=$?
   said="${said%$'\r'}"  # a Windows Python's line end

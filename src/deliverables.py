@@ -179,7 +179,7 @@ def check(code_dir, submission_dir, data_dir):
     wiki = os.path.join(data_dir, "wiki.txt")
     vocab = CharCorruptionDataset(read_text(wiki, "pretraining corpus"), COURSE_SIZE["block_size"], wiki)
     questions = read_questions(data_dir)
-    demo = os.path.isfile(os.path.join(submission_dir, grader.DEMO_RECORD))
+    demo = grader.is_demo_folder(submission_dir)
     # a demo's folder: a mode run into it (OUT_DIR=runs/demo) would train the course's model on data/ there
     # and fail on the demo's smaller params; the deliverables are the modes' files in their own folder
     modes_instead = ("a demo's file: the deliverables are the run.sh modes' files (./run.sh all makes them in "
@@ -269,8 +269,8 @@ def with_grader_verdicts(rows, data_dir, submission_dir):
                 note += f"; {test_id} fails: {result.reason}"
                 before = PREDICTIONS[name][2]
                 modes = before + [mode for _, mode, after in PREDICTIONS.values() if after == before]
-                if not os.path.isfile(os.path.join(submission_dir, grader.DEMO_RECORD)):  # (a demo's: not
-                    note += "; to retrain and remake it: " + " && ".join(                   # a mode's place)
+                if not grader.is_demo_folder(submission_dir):  # (a demo's folder is no mode's place)
+                    note += "; to retrain and remake it: " + " && ".join(
                         grader.run_sh_command(mode, data_dir, submission_dir) for mode in modes)
         out.append((name, status, note))
     return out
@@ -330,7 +330,7 @@ def main(argv=None):
     if other is not None:
         raise DataError(f"{args.zip}: a zip of other files ({other} in it), not one this command wrote, so it is not "
                         f"replaced; give --zip a new path, or move that zip away")
-    if os.path.isfile(os.path.join(args.submission_dir, grader.DEMO_RECORD)):
+    if grader.is_demo_folder(args.submission_dir):
         print(f"note: {args.submission_dir} is a folder the demo wrote ({grader.DEMO_RECORD}): on a CPU its models "
               f"are smaller than the course's and its world has no test questions; the deliverables are the run.sh "
               f"modes' files (OUT_DIR, default src/submission/)")

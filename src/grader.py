@@ -69,7 +69,7 @@ class Context:
         self.corpus = corpus  # "course" or "embedded": which marks
         # a folder the demo wrote (its record, demo.RECORD), and graded with the demo's world kept in it (the
         # CPU demo's; on CUDA the demo trains the course's size on data/)
-        self.demo = os.path.isfile(os.path.join(self.submission_dir, DEMO_RECORD))
+        self.demo = is_demo_folder(self.submission_dir)
         self.demo_world = self.demo and os.path.realpath(self.data_dir) == os.path.realpath(
             os.path.join(self.submission_dir, "data"))
 
@@ -107,6 +107,11 @@ class Context:
         out = os.path.realpath(self.submission_dir) != os.path.realpath(DEFAULT_DEMO_DIR)
         return ("./run.sh demo" + (f" --out {shlex.quote(_typed(self.submission_dir))}" if out else "")
                 + " (the demo's files come from the demo)")
+
+
+def is_demo_folder(folder):
+    """Whether `folder` is one the demo wrote (its record, demo.RECORD, is there)."""
+    return os.path.isfile(os.path.join(folder, DEMO_RECORD))
 
 
 def run_sh_command(mode, data_dir, submission_dir, before=()):

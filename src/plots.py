@@ -213,7 +213,8 @@ def output_path(out):
 MAGIC = {"png": (b"\x89PNG",), "pdf": (b"%PDF",), "eps": (b"%!PS",), "ps": (b"%!PS",), "svgz": (b"\x1f\x8b",),
          "jpg": (b"\xff\xd8\xff",), "jpeg": (b"\xff\xd8\xff",), "tif": (b"II*\x00", b"MM\x00*"),
          "tiff": (b"II*\x00", b"MM\x00*"), "webp": (b"RIFF",), "svg": (b"<?xml", b"<svg"), "pgf": (b"%%",)}
-MAX_SIGNED = 64 << 20  # bytes of a PDF read to count its pages; a larger one is no plot
+SIGNED = ("pdf", "eps", "ps", "svg", "pgf")  # formats whose files name the program that wrote them
+MAX_SIGNED = 64 << 20  # bytes of such a file read to check it; a larger one is no plot
 
 
 def _drawn_by_matplotlib(data, ext):
@@ -244,7 +245,7 @@ def _not_replaceable(path, ext):
             head = f.read(64)
             if not head.lstrip().startswith(MAGIC.get(ext, (b"",))):
                 return f"it is no .{ext} picture"
-            if ext not in ("pdf", "eps", "ps", "svg", "pgf"):
+            if ext not in SIGNED:
                 return None
             if size > MAX_SIGNED:
                 return f"it is a .{ext} file of {size >> 20} MB, no plot's"
@@ -664,12 +665,12 @@ def fill_from_params(parser, args):
     from submission.params import params_shape
     corpus = args.pretrain_corpus_path
     args.data_dir = None if corpus is None else (os.path.dirname(corpus) or ".")
-    settings_from_params(parser, args, os.path.join(os.path.dirname(HERE), "data"), "--pretrain_corpus_path")
+    shape = settings_from_params(parser, args, os.path.join(os.path.dirname(HERE), "data"), "--pretrain_corpus_path")
     if corpus is None:
         args.pretrain_corpus_path = os.path.join(args.data_dir, "wiki.txt")
     if args.params2:  # drawn with the first file's size and corpus: a second of others is named as such
         from submission.card import read_card
-        shape, shape2 = params_shape(args.params), params_shape(args.params2)
+        shape2 = params_shape(args.params2)
         other = [f"--{name} {shape2[name]} against {shape[name]}" for name in COURSE_SIZE
                  if name in shape and name in shape2 and shape[name] != shape2[name]]
         vocab, vocab2 = ((read_card(p) or {}).get("vocab") for p in (args.params, args.params2))
