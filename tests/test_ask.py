@@ -91,6 +91,47 @@ def test_cached_log_probs_equal_the_full_batch(synthesizer, monkeypatch):
     assert torch.equal(ask.log_probs(plain, prompt, conts), log_probs_full(model, prompt, conts))
 
 
+@pytest.mark.parametrize("synthesizer", [False, True])
+def test_log_probs_that_just_fill_the_block_run_from_the_cache(synthesizer, monkeypatch):
+    """A continuation whose prompt + c[:-1] fills the longest input exactly (the block; one less with the
+    synthesizer) still fits the cache: it is scored there, one position a step, not by the full batch."""
+    from submission.decoding import log_probs_full, longest_input
+    import submission.decoding as decoding
+    torch.manual_seed(2)
+    model = GPT(GPTConfig(12, 16, **dict(SIZE, synthesizer=synthesizer)))
+    for p in model.parameters():
+        p.data.normal_(0, 0.3)
+    model.eval()
+    prompt = [3, 7, 1, 4, 2]
+    longest = longest_input(model) - len(prompt) + 1  # prompt + c[:-1] is the longest input
+    conts = [[int(t) for t in torch.randint(1, 12, (n,))] for n in (longest, 2, longest - 3, 1)]
+    full = log_probs_full(model, prompt, conts)
+    steps = []
+    real_decode = decoding._decode
+    monkeypatch.setattr(decoding, "_decode", lambda *a: steps.append(a[1].shape[0]) or real_decode(*a))
+    assert torch.allclose(ask.log_probs(model, prompt, conts), full, atol=1e-4, rtol=1e-5)
+    assert len(steps) == longest - 1 and steps[0] == 3 and steps[-1] == 1, steps  # the cache's path ran
+
+
+def test_log_probs_of_a_model_left_training_are_its_eval_ones():
+    """Scoring turns dropout off, on the cached path too: a model handed over in training mode, with
+    dropout everywhere, scores as in eval mode, the same each time."""
+    from submission.decoding import log_probs_full
+    torch.manual_seed(3)
+    model = GPT(GPTConfig(12, 16, n_layer=2, n_head=2, n_embd=32, embd_pdrop=0.5, resid_pdrop=0.5, attn_pdrop=0.5))
+    for p in model.parameters():
+        p.data.normal_(0, 0.3)
+    prompt = [3, 7, 1, 4, 2]
+    conts = [[5, 9, 1], [2], [8, 8, 6, 1]]
+    got = []
+    for _ in range(2):
+        model.train()
+        got.append(ask.log_probs(model, prompt, conts))
+    model.eval()
+    expected = log_probs_full(model, prompt, conts)
+    assert all(torch.allclose(g, expected, atol=1e-4, rtol=1e-5) for g in got), (got, expected)
+
+
 def test_the_probabilities_of_every_continuation_sum_to_one():
     model = random_model(vocab=6)
     prompt = [2, 3]
