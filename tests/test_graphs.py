@@ -260,3 +260,20 @@ def test_length_groups_refuse_torch_compiles_own_cuda_graphs(monkeypatch):
     monkeypatch.setattr(torch, "compile", lambda *a, **k: pytest.fail("compiled before the check"))
     with pytest.raises(ValueError, match=r"^length groups \(3\) do not train under torch.compile's reduce-overhead"):
         fake.prepare()
+
+
+def test_auto_compiling_leaves_a_step_graphs_run_uncompiled(monkeypatch):
+    """A run with step graphs replays its own CUDA graphs (graphs.py): compile="auto" does not compile it,
+    even where a run without them would be (one GPU, Triton, a C compiler, a long run), unless GPT_COMPILE
+    asks; an explicit compile setting is the run's own choice."""
+    from submission import fastpath
+    from submission.fastpath import AUTO_COMPILE_STEPS, compile_setting
+    monkeypatch.delenv("GPT_COMPILE", raising=False)
+    monkeypatch.setattr(fastpath, "_has_triton", lambda: True)
+    monkeypatch.setattr(fastpath, "_has_c_compiler", lambda: True)
+    assert compile_setting(TrainerConfig(), "cuda", 10 * AUTO_COMPILE_STEPS) == {"mode": "reduce-overhead"}
+    assert compile_setting(TrainerConfig(step_graphs=True), "cuda", 10 * AUTO_COMPILE_STEPS) is None
+    assert compile_setting(TrainerConfig(step_graphs=True, length_groups=2), "cuda", 10 * AUTO_COMPILE_STEPS) is None
+    assert compile_setting(TrainerConfig(step_graphs=True, compile="default"), "cuda") == {"mode": "default"}
+    monkeypatch.setenv("GPT_COMPILE", "default")
+    assert compile_setting(TrainerConfig(step_graphs=True), "cuda", 10 * AUTO_COMPILE_STEPS) == {"mode": "default"}
