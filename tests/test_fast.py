@@ -489,6 +489,46 @@ def test_auto_packing_packs_a_batch_only_where_that_costs_less():
     assert bench.layout_words(run, [alike]) == "2 length groups"
 
 
+
+
+def test_packed_columns_no_span_fills_are_skipped_by_a_loss_that_skips_minus_100():
+    """With ignore_index -100 (cross_entropy's default, for a model without loss_ignore_index) the columns no
+    span fills, and the rows added to round R up, hold target -100: the packed batch counts exactly the
+    source's targets, where a target 0 there would be a real id that the loss counts."""
+    torch.manual_seed(0)
+    x, y = span_batch([23, 3, 21, 5, 19, 7, 17, 9], pad=-100)
+    p = pack_rows(x, y, -100, row_multiple=4)
+    assert p.shape[0] == 8 and bool((p.segments < 0).all(1).any())  # 5 rows, then 3 added: unused columns and rows
+    assert bool((p.y[p.segments < 0] == -100).all())
+    assert int((p.y != -100).sum()) == int((y != -100).sum())
+    assert sorted(p.y[p.y != -100].tolist()) == sorted(y[y != -100].tolist())
+
+
+def test_spans_that_fill_a_row_exactly_share_it():
+    """First fit takes a row whose free columns the span fills exactly: spans of 18 + 5 and 12 + 11 columns
+    make two full rows of 23, every column in a segment (a strict fit opened a third row for 11 and 5)."""
+    torch.manual_seed(0)
+    x, y = span_batch([18, 12, 11, 5])
+    p = pack_rows(x, y, 0)
+    assert p.shape == (2, 23) and bool((p.segments >= 0).all())
+    assert sorted(p.segments.max(1).values.tolist()) == [1, 1]  # two spans a row
+
+
+def test_pack_true_is_refused_with_any_number_of_length_groups_asked_for():
+    """Packing replaces the length groups: pack=True with 2 or more asked for by number is a ValueError,
+    one group (a layout of its own, no groups) is not; an equal cost keeps a batch unpacked (packing only
+    where it costs less)."""
+    from submission.fastpath import packing_setting, packs_cheaper
+    model = GPT(config())
+    for groups in (2, 3, 8):
+        with pytest.raises(ValueError, match=f"pack needs no length groups \\({groups} asked for\\)"):
+            packing_setting(TrainerConfig(pack=True, length_groups=groups), model)
+    assert packing_setting(TrainerConfig(pack=True, length_groups=1), model) is True
+    for shape in ((16, 40), (1, 127), (128, 114)):
+        assert not packs_cheaper(shape, [shape])  # the same forward: nothing saved
+    assert packs_cheaper((15, 40), [(16, 40)]) and not packs_cheaper((17, 40), [(16, 40)])
+
+
 def padded_data(n=24, width=23, vocab=20):
     g = torch.Generator().manual_seed(3)
     x = torch.randint(1, vocab, (n, width), generator=g)
