@@ -607,3 +607,92 @@ def test_loader_workers_leave_a_core_for_each_training_process(monkeypatch):
     assert loader_workers(16, "cuda") == 1
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "8")  # one core a process: no worker
     assert loader_workers(16, "cuda") == 0
+
+
+def special_log(tmp_path, monkeypatch):
+    """A regular file the trainer takes for a special one (/dev/null, a FIFO: files.is_special_file): the
+    real /dev/null would be replaced, as root, by a mutant that renamed over it."""
+    target = tmp_path / "special.jsonl"
+    target.write_text("", encoding="utf-8")
+    monkeypatch.setattr(trainer_module, "is_special_file", lambda p: os.path.abspath(p) == str(target))
+    return target
+
+
+def test_a_loss_log_into_a_special_file_is_written_straight_and_never_removed(tmp_path, monkeypatch, capsys):
+    """/dev/null or a FIFO takes the log straight: no <log>.partial, nothing renamed over it at the end; a
+    write that fails (a full disk) stops the log without removing the special file."""
+    import errno
+    target = special_log(tmp_path, monkeypatch)
+    log = trainer_module.LossLog(str(target))
+    assert log.writing and log.direct
+    log.write('{"step": 1}\n', flush=True)
+    assert target.read_text(encoding="utf-8") == '{"step": 1}\n'  # straight into it, while training
+    log.close()
+    log.publish()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["special.jsonl"]
+
+    class Full:
+        def __init__(self, f):
+            self.f, self.name = f, f.name
+
+        def write(self, text):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def close(self):
+            self.f.close()
+
+    log = trainer_module.LossLog(str(target))
+    log.file = Full(log.file)
+    log.write("x\n")
+    log.write("y\n")  # a second line after the failure: nothing, no second note
+    log.close()
+    log.publish()
+    assert not log.writing and target.exists()
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
+    assert err == [f"note: {target}: could not write the loss log (No space left on device); training goes on "
+                   f"without it"]
+
+
+def test_a_loss_log_whose_last_flush_fails_is_dropped_not_raised(tmp_path, capsys):
+    """A full disk may show only at the last flush (the lines sat in the buffer): closing the log drops it,
+    its part removed, instead of raising out of training's end."""
+    import errno
+    path = tmp_path / "log.jsonl"
+    log = trainer_module.LossLog(str(path))
+
+    class FlushFails:
+        def __init__(self, f):
+            self.f, self.name = f, f.name
+
+        def write(self, text):
+            return self.f.write(text)
+
+        def flush(self):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def close(self):  # a real file's close flushes first, and fails the same way
+            self.f.close()
+            self.flush()
+
+    log.file = FlushFails(log.file)
+    log.write('{"step": 1}\n')
+    log.close()
+    log.publish()
+    assert not log.writing and list(tmp_path.iterdir()) == []
+    assert "could not write the loss log (No space left on device)" in capsys.readouterr().err
+
+
+def test_a_diverged_run_logging_into_a_special_file_names_no_partial_log(tmp_path, monkeypatch):
+    """A run logging into /dev/null that diverges says so without pointing at a <log>.partial that is not there."""
+    from submission.cli import TrainingDiverged
+    target = special_log(tmp_path, monkeypatch)
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (40, 9))
+    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+    conf = TrainerConfig(max_epochs=1, batch_size=16, log_path=str(target))
+    with torch.no_grad():
+        model.head.weight[0, 0] = float("nan")
+    with pytest.raises(TrainingDiverged) as raised:
+        Trainer(model, TensorDataset(x, torch.roll(x, -1, 1)), None, conf).train()
+    assert "the training loss is nan at step 1" in str(raised.value) and "partial" not in str(raised.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["special.jsonl"]
