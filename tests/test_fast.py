@@ -439,6 +439,48 @@ def test_a_model_with_an_attention_of_the_courses_signature_trains_unpacked():
     assert torch.isfinite(loss)
 
 
+
+def test_a_model_with_a_block_of_the_courses_signature_trains_unpacked():
+    """A block of the course's signature, forward(x), swapped in whole cannot pass a packed batch on to its
+    attention, whatever that attention takes: the model does not pack rows, and the default trains it
+    unpacked."""
+    from submission.fastpath import packing_setting
+
+    class CourseBlock(nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner, self.attn = inner, inner.attn  # its attention would take `packed`
+
+        def forward(self, x):
+            return self.inner(x)
+
+    torch.manual_seed(0)
+    model = GPT(config())
+    model.blocks[0] = CourseBlock(model.blocks[0])
+    assert not model.packs_rows
+    assert packing_setting(TrainerConfig(), model) is False
+    x, y = span_batch([23, 3, 21, 5, 19, 7, 17, 9, 15, 11, 13, 12, 22, 2, 20, 4] * 2)  # packed by default
+    run = Trainer(model, None, None, TrainerConfig(batch_size=32, num_threads=1)).prepare()
+    assert run.pack(x, y) is None
+    assert torch.isfinite(run.loss(x, y)[0])
+
+
+def test_pack_true_packs_every_batch_even_where_the_groups_cost_less():
+    """pack=True packs each batch, the short, alike rows that "auto" leaves in their groups included; the
+    loss is the batch's either way."""
+    torch.manual_seed(0)
+    model = GPT(config())
+    run = Trainer(model, None, None, TrainerConfig(batch_size=32, num_threads=1, pack=True)).prepare()
+    assert run.packing is True
+    x, y = span_batch([9, 10, 8, 9, 10, 9, 8, 10] * 4)  # "auto" keeps these in 2 length groups
+    full = pack_rows(x, y, 0)
+    assert run.shapes(x, y) == [full.shape] and run.pack(x, y).shape == full.shape
+    model.eval()
+    with torch.no_grad():
+        _, whole = model(x, y)
+        assert run.loss(x, y)[1].item() == pytest.approx(whole.item(), rel=1e-5)
+
+
 def test_layout_cost_counts_positions_and_attention_scores():
     from submission.fastpath import SCORE_COST, layout_cost, packs_cheaper
     assert layout_cost([(3, 10)]) == pytest.approx(30 + 300 * SCORE_COST)
