@@ -1009,6 +1009,61 @@ def test_a_byte_order_mark_or_blank_lines_at_the_end_of_predictions_cost_nothing
         grader.score_predictions(ctx, name)
 
 
+def test_blank_lines_are_named_only_as_many_as_the_extra_lines_and_at_most_three():
+    """Mutation audit of blank_lines: a line of spaces is blank too; an empty answer is a blank line as
+    well, so no more blank lines are named than the file has extra lines, and never more than three."""
+    assert grader.blank_lines(["Lima", "Oslo", " ", "Quito"], 3) == " (line 3 is blank)"
+    assert grader.blank_lines(["Lima", "", "Oslo", ""], 3) == ""  # one line too many, two blank: which?
+    assert grader.blank_lines(["Lima", "", "", "", "Oslo"], 2) == " (lines 2, 3 and 4 are blank)"
+    assert grader.blank_lines(["Lima", "", "", "", "", "Oslo"], 2) == ""  # four: more than a slip
+    assert grader.blank_lines(["Lima", "Oslo", "Quito"], 2) == ""
+
+
+def test_one_place_as_half_the_answers_is_no_baseline(corpus, tmp_path):
+    """Mutation audit: the one-place baseline is a place given as more than half the answers; exactly half,
+    the rest wrong, passes on its accuracy (a model that answers its commonest place half the time)."""
+    def half(answers):
+        commonest = max(PLACES, key=answers.count)
+        chosen = sorted(range(len(answers)), key=lambda i: answers[i] != commonest)[:len(answers) // 2]
+        return [commonest if i in chosen else "Atlantis" for i in range(len(answers))]
+    assert all(len(corpus[1][split]) % 2 == 0 for split in ("dev", "test"))
+    write_predictions(str(tmp_path), corpus[1], half)
+    assert not failing(run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path)))
+
+
+def test_only_a_demo_s_own_folder_and_world_get_the_demo_s_words(corpus, tmp_path, monkeypatch):
+    """Mutation audit: a folder without the demo's record is no demo's, even graded with a data/ inside it
+    (no excuse for 0 right), nor is one where the record's name is a folder; the demo's own default folder
+    (runs/demo) is remade by `./run.sh demo` without --out."""
+    plain = tmp_path / "plain"
+    shutil.copytree(corpus[0], plain / "data")
+    dev = len((plain / "data" / "birth_dev.tsv").read_text(encoding="utf-8").splitlines())
+    (plain / ACCURACY["1d-0-hidden"]).write_text("Atlantis\n" * dev, encoding="utf-8")
+    (plain / grader.DEMO_RECORD).mkdir()
+    assert not grader.is_demo_folder(str(plain))
+    reason = run(str(plain / "data"), ["1d-0-hidden"], submission_dir=str(plain))["1d-0-hidden"].reason
+    assert "even without pretraining the model gets a few right" in reason and "demo" not in reason
+    demo = tmp_path / "demo"
+    demo.mkdir()
+    (demo / grader.DEMO_RECORD).write_text("{}", encoding="utf-8")
+    monkeypatch.setattr(grader, "DEFAULT_DEMO_DIR", str(demo))
+    reason = run(corpus[0], ["1f-1-hidden"], submission_dir=str(demo))["1f-1-hidden"].reason
+    assert reason.endswith("not found: make it with ./run.sh demo (the demo's files come from the demo)"), reason
+
+
+def test_a_world_without_test_questions_is_named_in_the_header(corpus, tmp_path, capsys):
+    """Mutation audit of grade's header: an empty birth_test.tsv (a demo's world) is said before the tests,
+    as a missing one is, with the tests that cannot pass, not left to each test's failure alone."""
+    world = tmp_path / "world"
+    shutil.copytree(corpus[0], world)
+    for name in ("birth_test.tsv", "birth_test_inputs.tsv"):
+        (world / name).write_text("", encoding="utf-8")
+    grader.main(["1f-2", "--data-dir", str(world), "--submission-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert (f"note: birth_test.tsv in {world} holds no questions (a demo's world has no test split): "
+            f"1f-2-hidden cannot pass") in out, out
+
+
 def test_predictions_not_in_utf8_are_named_so(corpus, tmp_path):
     """Notepad's "Unicode" (UTF-16) made "501 lines for the 500 questions", and a Latin-1 file lost its
     non-ASCII places silently: both are one line saying the file is not UTF-8."""
@@ -1399,6 +1454,32 @@ def test_what_the_code_under_test_prints_is_capped_per_test(capsys, monkeypatch)
             "\n----- END 9a-0-basic") in captured.out
     assert "----- START 9a-1-basic: prints a line\none line\n----- END 9a-1-basic" in captured.out
     assert captured.out.rstrip().endswith("========== END GRADING")
+
+
+def test_the_output_cap_counts_every_write_and_ends_a_cut_line_before_its_note(capsys, monkeypatch):
+    """Mutation audit: the cap holds for writelines too (a log handler's route), write returns the length it
+    was given, as a stream's write does, even for text left out (code that loops until it is all written),
+    and a line the cap cut in two is ended before the frame's note, which otherwise joined it. The grader's
+    main thread writes past the cap (the frame)."""
+    import io
+    monkeypatch.setattr(graderlib, "OUTPUT_CAP", 10)
+    returned = []
+
+    def chatty(ctx):
+        returned.append(sys.stdout.write("x" * 15))  # cut after 10: mid-line
+        sys.stdout.writelines(["yyyyy\n"] * 4)  # 24 more, all left out
+
+    g = graderlib.Grader({"9a-0-basic": 1})
+    g.add("9a-0-basic", "prints past the cap", chatty, 5)
+    assert all(r.passed for r in g.run())
+    out = capsys.readouterr().out
+    assert returned == [15] and "yyyyy" not in out
+    assert ("START 9a-0-basic: prints past the cap\nxxxxxxxxxx\n[the code under test printed 29 more characters, "
+            "not shown: the grader shows 10 a test]\n----- END 9a-0-basic") in out
+    frame = io.StringIO()
+    spent = graderlib._OutputBudget(0)
+    assert graderlib._Capped(frame, spent).write("----- END\n") == 10 and frame.getvalue() == "----- END\n"
+    assert spent.end_test() is None
 
 
 def test_json_names_numbers_and_notes_each_test():

@@ -892,3 +892,20 @@ def test_the_conda_environment_has_every_requirement():
     pip_pins = {line.partition(";")[0].strip() for line in lines
                 if line.partition(";")[2] and Marker(line.partition(";")[2]).evaluate(intel_mac)}
     assert pip_pins == {"torch==2.2.2", "numpy<2"}
+
+
+def test_wheels_name_only_fixes_that_help_and_an_unknown_release_is_no_old_mac(monkeypatch, capsys):
+    """Mutation audit: wheels.choice's "(or update macOS ...)" is for a Python too new for torch 2.2.2, not
+    one too old for any torch (3.7: a newer macOS installs nothing more); an Apple silicon Mac whose release
+    platform.release() cannot tell ("") gets requirements.txt's own pins, not 2.2.2's; and `wheels.py`
+    without a COMMAND names "the command", not its own path."""
+    import wheels
+    problem = wheels.choice("darwin", "arm64", "21.6.0", (3, 7))[1]
+    assert problem == ("torch has no wheel for Python 3.7 on Apple silicon before macOS 14: torch 2.2.2's are for "
+                       "Python 3.8 to 3.12")
+    assert wheels.choice("darwin", "arm64", "", (3, 12)) == ([], None)
+    assert wheels.choice("darwin", "arm64", "unknown", (3, 13)) == ([], None)
+    monkeypatch.setattr(wheels, "choice", lambda *args: ([], "torch has no wheel for Python 3.15 on this machine"))
+    assert wheels.main(["src/wheels.py"]) == 3
+    assert capsys.readouterr().out == ("torch has no wheel for Python 3.15 on this machine; run it with one of those, "
+                                       "e.g. PYTHON=python3.12 the command\n")
