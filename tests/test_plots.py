@@ -869,3 +869,89 @@ def test_a_file_the_system_will_not_open_is_one_line(tmp_path, monkeypatch, caps
     monkeypatch.setattr(plots, "_attention_command", lambda args: (_ for _ in ()).throw(OSError("no file named")))
     with pytest.raises(OSError, match="no file named"):
         plots.main(argv)
+
+
+def test_out_replaces_an_empty_file_but_no_svg_or_postscript_of_another_program(tmp_path, capsys):
+    """Mutation audit of _not_replaceable: an empty file is no one's document (a picture goes over it); an
+    SVG is a format that names its writer, so an Inkscape drawing is kept; and a PostScript document is
+    judged by the Creator in its own header, not by a matplotlib figure's Creator included further down."""
+    needs_matplotlib()
+    log = small_log(tmp_path)
+    for name in ("empty.png", "empty.pdf"):
+        (tmp_path / name).write_bytes(b"")
+        code, printed, _ = curves([log, "--out", str(tmp_path / name)], capsys)
+        assert code == 0 and printed == f"wrote {tmp_path / name}\n"
+    drawing = tmp_path / "drawing.svg"
+    drawing.write_text('<?xml version="1.0"?>\n<!-- Created with Inkscape (http://www.inkscape.org/) -->\n'
+                       '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"></svg>\n')
+    figure = tmp_path / "figure.eps"
+    assert curves([log, "--out", str(figure)], capsys)[0] == 0
+    notes = tmp_path / "notes.ps"  # a header without a Creator, then a matplotlib figure pasted in
+    notes.write_bytes(b"%!PS-Adobe-3.0\n%%Title: notes\n" + b"%%BoundingBox: 0 0 612 792\n" * 20
+                      + figure.read_bytes())
+    for mine, ext in ((drawing, "svg"), (notes, "ps")):
+        before = mine.read_bytes()
+        code, printed, err = curves([log, "--out", str(mine)], capsys)
+        assert code == 2 and printed == "" and err == [
+            f"plots.py: error: {mine}: already there, and it is a .{ext} file that is not one picture matplotlib "
+            f"drew (a document of your own?), which a picture would replace; give --out another path, or move that "
+            f"file away first"]
+        assert mine.read_bytes() == before
+
+
+def test_a_second_model_of_another_vocabulary_and_heads_that_do_not_divide_the_params_width_are_refused(
+        runs, tmp_path, capsys):
+    """Mutation audit of fill_from_params: two params of one size whose cards record other vocabularies
+    are not drawn as one picture; and a --n_head given alone, which the params' width (read off their
+    shapes, after the flags were checked) does not divide, is a usage error, not a failure to build it."""
+    from submission.card import write_card
+    ds = runs["vanilla"][2]
+    model = GPT(GPTConfig(ds.vocab_size, SIZE["block_size"], n_layer=SIZE["n_layer"], n_head=SIZE["n_head"],
+                          n_embd=SIZE["n_embd"]))
+    first, second = tmp_path / "a.params", tmp_path / "b.params"
+    for path in (first, second):
+        shutil.copy(runs["vanilla"][0], path)
+    write_card(str(first), model, ds.itos)
+    other = dict(ds.itos)
+    other[len(other) - 1] = "\u00e9" if other[len(other) - 1] != "\u00e9" else "\u00e8"
+    write_card(str(second), model, other)
+    out = tmp_path / "a.png"
+    argv = ["attention", "--params", str(first), "--params2", str(second),
+            "--pretrain_corpus_path", os.path.join(runs["folder"], "wiki.txt"), "--question", QUESTION,
+            "--out", str(out)]
+    assert plots.main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"plots.py: error: {second}: a model of another size or corpus than {first} (another corpus's vocabulary "
+        f"(their cards say)); the two models of one picture share both: give --params2 one trained alike, or draw "
+        f"each alone\n")
+    with pytest.raises(SystemExit) as stop:
+        plots.main(["attention", "--params", runs["vanilla"][0], "--n_head", "3", "--pretrain_corpus_path",
+                    os.path.join(runs["folder"], "wiki.txt"), "--question", QUESTION, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and f"--n_embd {SIZE['n_embd']} must be a multiple of --n_head 3" in err, err
+    assert not out.exists()
+
+
+def test_a_plot_behind_leading_blank_lines_or_one_that_cannot_be_read_is_drawn_over(tmp_path, capsys, monkeypatch):
+    """Mutation audit of _not_replaceable: a matplotlib SVG an editor saved with a blank line first is still a
+    plot, and a file the check cannot read is left to the save (which replaces it through a new file, or says
+    what it met), not refused as unreadable."""
+    needs_matplotlib()
+    log = small_log(tmp_path)
+    svg = tmp_path / "plot.svg"
+    assert curves([log, "--out", str(svg)], capsys)[0] == 0
+    svg.write_bytes(b"\n  " + svg.read_bytes())
+    code, printed, _ = curves([log, "--out", str(svg)], capsys)
+    assert code == 0 and printed == f"wrote {svg}\n" and svg.read_bytes().startswith(b"<?xml")
+    locked = tmp_path / "locked.pdf"
+    locked.write_bytes(b"%PDF-1.5 someone's")
+    real_open = open
+
+    def refusing(path, *args, **kwargs):
+        if str(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(plots, "open", refusing, raising=False)
+    code, printed, _ = curves([log, "--out", str(locked)], capsys)
+    assert code == 0 and printed == f"wrote {locked}\n"
