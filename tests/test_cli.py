@@ -1293,3 +1293,61 @@ def test_an_unknown_gpt_compile_backend_is_one_line(capsys, monkeypatch):
     for known in ("eager", "inductor", "reduce-overhead", "0", "1"):
         monkeypatch.setenv("GPT_COMPILE", known)
         driver.parse_args(argv)
+
+
+def test_pack_flags_contradict_what_they_cannot_run_with_and_set_the_part_s_packing_only_when_given(capsys):
+    """Mutation audit: --pack and --no_pack are one choice; --pack replaces the length groups and has no step
+    graphs, and the course's loop (--reference_train) has none of them: each is a usage error naming the
+    flag. Given, they set TrainerConfig.pack; without them the part's "auto" stays."""
+    base = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "--writing_params_path=p"]
+    for flags, says in ((["--pack", "--no_pack"], "--no_pack contradicts --pack; give one of them"),
+                        (["--pack", "--length_groups", "2"], "leave out --pack or --length_groups"),
+                        (["--pack", "--step_graphs"], "leave out --pack or --step_graphs"),
+                        (["--reference_train", "--pack"], "--reference_train is the course's loop, without --pack")):
+        assert says in one_line_exit(capsys, base + flags), flags
+    for flags, packs in (([], "auto"), (["--pack"], True), (["--no_pack"], False)):
+        assert driver.apply_overrides(TrainerConfig(), driver.parse_args(base + flags)).pack == packs, flags
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["pretrain", "vanilla", "max_epochs", "1"], "error: max_epochs: a flag is written with two dashes: --max_epochs"),
+    (["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "max-epochs", "1"],
+     "error: max-epochs: a flag is written with two dashes: --max_epochs"),
+])
+def test_a_flag_without_its_dashes_is_named_wherever_it_is_and_however_it_is_spelt(capsys, argv, says):
+    """Mutation audit of flag_named and parse_args: a bare flag word after the course-style positionals, or
+    spelt with a hyphen for the underscore, is named as the flag meant, not as a fourth positional."""
+    assert says in one_line_exit(capsys, argv + ["--writing_params_path=p"])
+
+
+def test_a_long_labelled_line_is_a_question_too_long_not_a_biography(tmp_path):
+    """Mutation audit of read_questions: only a line without a place is taken for a biography; a long
+    question<TAB>place line is a question too long for the block."""
+    path = tmp_path / "q.tsv"
+    path.write_text("Ada Quill was born in Lisbon. " * 5 + "\tLisbon\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r":1: the question has 150 characters; with its MASK"):
+        driver.read_questions(str(path), CharCorruptionDataset(WIKI, 128).stoi, 128)
+
+
+def test_a_loss_log_given_by_its_own_flag_is_named_by_its_own_path(tmp_path):
+    """Mutation audit of check_outputs: a --log_path the user gave that cannot serve is theirs to change;
+    "give --writing_params_path another path (the loss log goes beside it)" is for the log derived from the
+    params' path."""
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    (tmp_path / "logs").mkdir()
+    args = driver.parse_args(["--function=pretrain", "--variant=vanilla",
+                              f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+                              f"--writing_params_path={tmp_path / 'v.params'}", f"--log_path={tmp_path / 'logs'}"])
+    with pytest.raises(DataError, match=r"logs: the loss log path is a folder; give a file path$"):
+        driver.check_outputs(args)
+
+
+def test_a_tilde_before_a_user_name_is_left_as_typed(monkeypatch, tmp_path):
+    """Mutation audit of oneline.home: only `~` and `~/...` are the home folder; `~root/x` (another user's
+    home, which the shell would have expanded unquoted) is left as given."""
+    if os.path.expanduser("~root/x") == "~root/x":
+        pytest.skip("no user named root here")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    args = driver.parse_args(["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=~root/w.txt",
+                              "--writing_params_path=~/v.params"])
+    assert (args.pretrain_corpus_path, args.writing_params_path) == ("~root/w.txt", str(tmp_path / "v.params"))
