@@ -189,3 +189,85 @@ def test_no_card_is_written_for_params_that_are_no_regular_file(tmp_path, capsys
             if os.path.isfile(card_path(os.devnull)):  # only where the check failed
                 os.unlink(card_path(os.devnull))
     assert capsys.readouterr().err == ""
+
+
+def small_params(path, text):
+    """Params of a one-layer vanilla GPT of `text`'s vocabulary, with their card."""
+    ds = CharCorruptionDataset(text, 32)
+    model = GPT(GPTConfig(ds.vocab_size, 32, n_layer=1, n_head=2, n_embd=16))
+    torch.save(model.state_dict(), path)
+    write_card(str(path), model, ds.itos)
+    return str(path)
+
+
+TEXT = "Ann Lee was born in Lima.\nBo Li was born in Oslo.\n" * 3
+
+
+def test_the_corpus_of_a_card_is_found_past_a_folder_without_one_and_in_a_file_with_a_mark(tmp_path):
+    """Mutation audit of corpus_folder: a folder without a wiki.txt is passed over, not the end of the
+    search, and a wiki.txt saved with a byte-order mark is read as dataset.read_text reads it; a card
+    written without a function records none."""
+    from submission.card import corpus_folder
+    params = small_params(tmp_path / "v.params", TEXT)
+    marked = tmp_path / "marked"
+    marked.mkdir()
+    (marked / "wiki.txt").write_text("\ufeff" + TEXT, encoding="utf-8")
+    assert corpus_folder(params, [str(tmp_path / "none"), str(marked)]) == str(marked)
+    assert "function" not in read_card(params)
+
+
+def test_a_card_beside_a_fifo_is_not_read(tmp_path):
+    """Mutation audit of read_card: checking a card's sha256 reads the params; a FIFO named as params (a
+    shell's process substitution) would block that read for ever, so its card is not read."""
+    import threading
+    fifo = tmp_path / "v.params"
+    os.mkfifo(fifo)
+    with open(card_path(str(fifo)), "w", encoding="utf-8") as f:
+        json.dump({"params_sha256": "0" * 64, "n_head": 2, "vocab": "ab"}, f)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(read_card(str(fifo))), daemon=True)
+    reader.start()
+    reader.join(5)
+    blocked = reader.is_alive()
+    if blocked:  # let the blocked reader go
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(10)
+    assert not blocked and got == [None]
+
+
+def test_the_heads_a_card_records_are_taken_only_when_they_are_a_count(tmp_path):
+    """Mutation audit of params_shape: a card edited to say 0 heads, or true, says nothing of the heads (a
+    vanilla file's shapes do not say them): the tools then take the course's or ask for --n_head."""
+    from submission.params import params_shape
+    params = small_params(tmp_path / "v.params", TEXT)
+    assert params_shape(params) == dict(n_layer=1, n_embd=16, block_size=32, synthesizer=False, n_head=2)
+    card = json.loads(open(card_path(params), encoding="utf-8").read())
+    for heads in (0, -2, True):
+        with open(card_path(params), "w", encoding="utf-8") as f:
+            json.dump(dict(card, n_head=heads), f)
+        assert "n_head" not in params_shape(params), heads
+
+
+def test_the_world_beside_the_params_wins_over_the_repo_s_of_the_same_characters(tmp_path, capsys):
+    """Mutation audit of modelflags.settings_from_params: the data/ beside the params (as the demo keeps its
+    world) is read before the repo's, even where both have the vocabulary the card records; and a file that
+    does not load has no heads to ask for (load_params explains it later)."""
+    import argparse
+    import modelflags
+    run = tmp_path / "run"
+    (run / "data").mkdir(parents=True)
+    (run / "data" / "wiki.txt").write_text(TEXT, encoding="utf-8")
+    repo = tmp_path / "repo_data"
+    repo.mkdir()
+    (repo / "wiki.txt").write_text(TEXT[::-1], encoding="utf-8")  # the same characters, another corpus
+    params = small_params(run / "v.params", TEXT)
+
+    def settings(path, **given):
+        args = argparse.Namespace(params=path, data_dir=None, **dict(dict.fromkeys(modelflags.COURSE_SIZE), **given))
+        return args, modelflags.settings_from_params(argparse.ArgumentParser(), args, str(repo))
+    args, shape = settings(params)
+    assert args.data_dir == str(run / "data") and (args.n_layer, args.n_head, args.n_embd) == (1, 2, 16)
+    assert f"note: reading {run / 'data'}" in capsys.readouterr().err
+    (tmp_path / "junk.params").write_bytes(b"not params")
+    args, shape = settings(str(tmp_path / "junk.params"), n_embd=20)
+    assert shape == {} and args.data_dir == str(repo) and args.n_head == modelflags.COURSE_SIZE["n_head"]

@@ -360,3 +360,21 @@ def test_a_params_file_or_utf16_given_as_text_is_named_for_what_it_is(tmp_path):
     latin1.write_bytes("Ann Lee.\nRen\xe9e Bo.\n".encode("latin-1"))
     with pytest.raises(DataError, match=r"wiki.txt:2: not valid UTF-8 at byte 12; save the file as UTF-8$"):
         read_text(str(latin1))
+
+
+def test_utf16_without_a_mark_is_named_for_names_in_other_scripts_and_one_spaced_place_is_one_line(tmp_path, capsys):
+    """Mutation audit: UTF-16 saved without a byte-order mark is named when half its characters are of
+    another script (Cyrillic names: zeros at about half the high bytes, not nearly all); and the note on a
+    place with spaces around it counts lines only when there are several."""
+    from submission.dataset import read_text
+    utf16 = tmp_path / "dev.tsv"
+    utf16.write_bytes("Where was \u0418\u0432\u0430\u043d \u041f\u0435\u0442\u0440\u043e\u0432 born?\t"
+                      "\u041c\u043e\u0441\u043a\u0432\u0430\n".encode("utf-16-le"))
+    with pytest.raises(DataError, match=r"dev.tsv: UTF-16 text without a byte-order mark \(every other byte is "
+                                        r"zero\), not UTF-8; save the file as UTF-8$"):
+        read_text(str(utf16), "dev corpus")
+    ds = CharCorruptionDataset("Where was Bo Li born? In London.\n" * 4, 32)
+    NameDataset("Where was Bo Li born?\tLondon\nWhere was Bo Li born?\tLondon \n", ds, path="train.tsv")
+    assert capsys.readouterr().err == (
+        "note: train.tsv:2: the place 'London ' has spaces around it; the model learns to write them, and run.py's "
+        "evaluation (the course's evaluate_places) counts such answers wrong: remove them\n")

@@ -521,3 +521,69 @@ def test_a_params_folder_that_cannot_be_made_gets_no_lock_and_no_note(tmp_path, 
     with training_lock(str(params)) as locked:
         assert locked is False
     assert capsys.readouterr().err == "" and not (tmp_path / "not-mine").exists()
+
+
+def test_a_lock_file_replaced_between_a_runs_open_and_its_flock_is_not_the_one_it_holds(tmp_path, monkeypatch):
+    """Mutation audit of the lock: run A ends (removing the lock file) and a new file takes the name (run C
+    starting) between run B's open and its flock: B's flock on the removed file would exclude nobody. B must
+    hold the file now at the path."""
+    from submission.files import training_lock
+    params = tmp_path / "a.params"
+    lock = tmp_path / "a.params.lock"
+    first = training_lock(str(params))
+    first.__enter__()  # run A
+    real_open = os.open
+
+    def open_then_a_ends_and_another_starts(path, *args, **kwargs):
+        fd = real_open(path, *args, **kwargs)
+        if str(path).endswith(".lock"):
+            monkeypatch.setattr(os, "open", real_open)
+            first.__exit__(None, None, None)
+            lock.write_text("4194303\n", encoding="ascii")  # a new file, not yet locked
+        return fd
+
+    monkeypatch.setattr(os, "open", open_then_a_ends_and_another_starts)
+    with training_lock(str(params)):  # run B
+        assert lock.read_text(encoding="ascii") == f"{os.getpid()}\n"
+        assert refused(params)
+    assert not lock.exists()
+
+
+def test_without_flock_a_lock_file_that_was_there_is_left_and_setuid_bits_are_not_kept(tmp_path, monkeypatch):
+    """Mutation audit: where flock fails, only an empty lock file this run made is removed (one holding a pid
+    was there before it, another run's); and a replaced file keeps its permissions, not a setuid bit."""
+    import fcntl
+    from submission.files import training_lock
+
+    def no_flock(fd, operation):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_flock)
+    lock = tmp_path / "a.params.lock"
+    lock.write_text("4194303\n", encoding="ascii")
+    with training_lock(str(tmp_path / "a.params")) as locked:
+        assert locked is False
+    assert lock.read_text(encoding="ascii") == "4194303\n"
+    marked = tmp_path / "old.params"
+    marked.write_text("old\n")
+    os.chmod(marked, 0o4640)
+    atomic_write_text(str(marked), "new\n")
+    assert marked.read_text() == "new\n" and stat.S_IMODE(os.stat(marked).st_mode) == 0o640
+
+
+def test_the_remake_command_names_run_sh_as_typed_from_here_and_the_data_dir_in_use(tmp_path, monkeypatch):
+    """Mutation audit of params._make_with: from the repo or from src/ (the course's place of run.sh) it is
+    ./run.sh; from a folder outside the repo, run.sh's whole path (not a climb of ../); and the DATA_DIR this
+    run has is kept, so the params are remade with the same corpus."""
+    from submission import params
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    monkeypatch.delenv("DATA_DIR", raising=False)
+    for here in (root, os.path.join(root, "src")):
+        monkeypatch.chdir(here)
+        assert params._run_sh() == "./run.sh", here
+    monkeypatch.chdir(tmp_path)
+    assert params._run_sh() == os.path.join(root, "run.sh")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("DATA_DIR", "my data")
+    made = params._make_with(os.path.join(root, "src", "submission", "vanilla.pretrain.params"))
+    assert made.startswith("DATA_DIR='my data' ./run.sh vanilla_pretrain"), made
