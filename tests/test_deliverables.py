@@ -373,3 +373,23 @@ def test_a_demo_folder_s_fixes_name_the_modes_files_not_a_mode_run_into_it(compl
     low = said["vanilla.pretrain.dev.predictions"]
     assert " low " in low and "1f-1-hidden fails" in low and "./run.sh" not in low, low
     assert not any("OUT_DIR=" in line for line in lines), lines
+
+
+def test_a_zip_path_that_is_no_regular_file_and_a_blank_line_too_many_are_named(complete, tmp_path, capsys):
+    """Mutation audit: --zip /dev/full (a device, as a FIFO would be) is refused in one line before any
+    check, and a predictions file with a blank line added inside names that line, as the grader does."""
+    from submission.utils import run_cli
+    code, folder = complete
+    with pytest.raises(SystemExit) as stop:
+        run_cli(lambda: deliverables.main(["--code-dir", str(code), "--submission-dir", str(folder),
+                                           "--data-dir", DATA, "--zip", "/dev/full"]))
+    captured = capsys.readouterr()
+    assert stop.value.code == 2 and captured.out == "" and captured.err.count("\n") == 1
+    assert "/dev/full: is not a regular file; give --zip the path of a file" in captured.err
+    name = "vanilla.nopretrain.dev.predictions"
+    lines = (folder / name).read_text(encoding="utf-8").splitlines(keepends=True)
+    (folder / name).write_text("".join(lines[:4] + ["\n"] + lines[4:]), encoding="utf-8")
+    status, said, _ = run(complete, tmp_path / "s.zip", capsys)
+    said = {line.split()[2]: line for line in said[:18]}
+    n = questions("birth_dev.tsv")
+    assert status == 1 and f"{n + 1} lines for {n} questions (line 5 is blank): one prediction" in said[name], said[name]

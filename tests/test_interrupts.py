@@ -46,6 +46,8 @@ def starting(body, tmp_path):
     # a second Ctrl-C stops it at once (a second KeyboardInterrupt, raised while the first was answered, was
     # a traceback; one raised inside torch's C++ import code, an abort)
     "signal.raise_signal(signal.SIGINT)\nsignal.raise_signal(signal.SIGINT)\nraise AssertionError('not reached')",
+    # (mutation audit: nothing after the second Ctrl-C runs; the exception above ended the start either way)
+    "signal.raise_signal(signal.SIGINT)\nsignal.raise_signal(signal.SIGINT)\nprint('not reached', flush=True)",
     "try:\n    signal.raise_signal(signal.SIGINT)\nexcept KeyboardInterrupt:\n    pass",  # an import swallows it
     "try:\n    signal.raise_signal(signal.SIGINT)\nexcept KeyboardInterrupt:\n    pass\n"
     "raise ImportError('cannot load module more than once per process')",  # a half-imported module
