@@ -32,6 +32,13 @@ if "GPT_DEVICE" not in os.environ:
         pass
 
 
+def pytest_configure(config):
+    # torch.compile's import chain defines torch.utils.mkldnn's ScriptModules, whose decorator warns in
+    # torch 2.13: torch's own words about torch's code, not about this project's
+    config.addinivalue_line("filterwarnings",
+                            "ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")
+
+
 @pytest.fixture(autouse=True)
 def keep_ctrl_c():
     """Entry points run in-process (run_cli, plots.main) ignore Ctrl-C once they have answered: give the
