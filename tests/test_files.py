@@ -50,6 +50,32 @@ def test_a_folder_that_takes_no_file_is_refused_up_front(tmp_path, monkeypatch):
         check_output_path(str(tmp_path / "p.params"), "params")
 
 
+@pytest.mark.parametrize("letter,kind", [("i", "immutable"), ("a", "append-only")])
+def test_an_immutable_or_append_only_output_is_refused_up_front(tmp_path, letter, kind):
+    """A params file under `chattr +i` or `+a` cannot be renamed over, even by root: a run found it only at
+    its final write, after the training (its model lost); now the check names the flag and how to clear it.
+    Needs Linux, chattr and a file system with flags (ext4, btrfs, xfs; not tmpfs or overlayfs's upper layer
+    on every kernel)."""
+    import shutil
+    params = tmp_path / "p.params"
+    params.write_bytes(b"")
+    if not sys.platform.startswith("linux") or not shutil.which("chattr"):
+        pytest.skip("needs Linux's chattr")
+    if subprocess.run(["chattr", f"+{letter}", str(params)], capture_output=True).returncode:
+        pytest.skip(f"chattr +{letter} is refused here (not root, or a file system without flags)")
+    try:
+        with pytest.raises(DataError, match=rf"^{re.escape(str(params))}: the file is {kind}, so no run can replace "
+                                            rf"it; clear that with `chattr -{letter} {re.escape(str(params))}` \(as "
+                                            rf"its owner or root\), or pick another path for the params$"):
+            check_output_path(str(params), "params", replaces=("params",))
+        with pytest.raises(DataError, match="could not write it"):  # what it foresees: the write's rename refused
+            atomic_write_text(str(params), "x")
+    finally:
+        subprocess.run(["chattr", f"-{letter}", str(params)], check=True)
+    check_output_path(str(params), "params", replaces=("params",))  # flag cleared: replaced as before
+    check_output_path(str(tmp_path / "new.params"), "params")  # a file not there yet has no flags
+
+
 def test_sys_is_refused_up_front():
     """The real case, where there is a /sys that refuses files (as root os.access says it is writable)."""
     if not os.path.isdir("/sys"):

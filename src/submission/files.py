@@ -334,6 +334,43 @@ READS_AS = {"torch": "a torch file (params or a training state)", "zip": "a zip 
             "binary": "a binary file"}
 
 
+def _unreplaceable(path):
+    """How `path`'s file flags stop a rename over it, even by root: "immutable" or "append-only" (Linux
+    `chattr +i`/`+a`, read with the FS_IOC_GETFLAGS ioctl; macOS and BSD `chflags uchg`/`schg`/`uappnd`/
+    `sappnd`), with the command that clears it; None when they do not, or cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    flags = getattr(st, "st_flags", None)  # macOS and the BSDs
+    if flags is not None:
+        for mask, user, system, kind in ((stat.UF_IMMUTABLE, "nouchg", "noschg", "immutable"),
+                                         (stat.UF_APPEND, "nouappnd", "nosappnd", "append-only")):
+            if flags & (mask | mask << 16):  # SF_* = UF_* << 16
+                return kind, f"chflags {user if flags & mask else system} {path}"
+        return None
+    if not sys.platform.startswith("linux"):
+        return None
+    import fcntl
+    import struct
+    get_flags = (2 << 30) | (struct.calcsize("l") << 16) | (ord("f") << 8) | 1  # _IOR('f', 1, long)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        buf = fcntl.ioctl(fd, get_flags, bytes(8))  # the kernel writes an int at the start
+    except OSError:  # a file system without flags (ENOTTY), a file that is not a regular one
+        return None
+    finally:
+        os.close(fd)
+    value = struct.unpack("i", buf[:4])[0]
+    for mask, letter, kind in ((0x10, "i", "immutable"), (0x20, "a", "append-only")):  # FS_IMMUTABLE_FL, FS_APPEND_FL
+        if value & mask:
+            return kind, f"chattr -{letter} {path}"
+    return None
+
+
 def check_output_path(path, what, inputs=(), replaces=None, named_by=None):
     """DataError unless `path` can take an output file: not a folder (nor spelled as one, `out/`), not
     one of the `inputs`, nor an existing file whose content (`reads_as`) is not among `replaces` (the
@@ -377,6 +414,10 @@ def check_output_path(path, what, inputs=(), replaces=None, named_by=None):
             if content not in contents + ["damaged"]:
                 raise DataError(f"{path}: is {TORCH_CONTENT[content]}, not the {what} an earlier run wrote, so it is "
                                 f"not replaced; {other}, or move the file away first")
+    flag = _unreplaceable(full) if os.path.isfile(full) else None
+    if flag:  # the run would train for hours, then fail to replace it
+        raise DataError(f"{path}: the file is {flag[0]}, so no run can replace it; clear that with "
+                        f"`{flag[1]}` (as its owner or root), or {pick}")
     folder = os.path.dirname(full)
     existing = folder
     while not os.path.exists(existing):  # the nearest folder that is there: the rest are made in it
