@@ -505,7 +505,7 @@ def test_the_state_keeps_the_best_test_loss_and_a_resumed_run_checkpoints_every_
     losses = [float(line.split()[-1]) for line in capsys.readouterr().out.splitlines()
               if re.match(r"epoch \d+: test loss", line)]
     assert len(losses) == 2 and state["best_loss"] == pytest.approx(min(losses), abs=1e-5)
-    checkpoint = (tmp_path / "ckpt.params").read_bytes()
+    assert (tmp_path / "ckpt.params").is_file()  # the best checkpoint of epochs 1-2 was written
     written = []
     with monkeypatch.context() as m:
         m.setattr(Trainer, "save_checkpoint", lambda self: written.append(1))
