@@ -537,3 +537,34 @@ def test_a_saved_optimizer_state_holds_a_plain_learning_rate():
     state = portable_optimizer_state(optimizer)
     assert [type(g["lr"]) for g in state["param_groups"]] == [float] and state["param_groups"][0]["lr"] == 0.5
     assert isinstance(optimizer.param_groups[0]["lr"], torch.Tensor)
+
+
+def test_params_that_cannot_be_written_at_the_end_leave_the_last_state_to_resume_from(tmp_path, capsys):
+    """A disk that fills at the final write loses the trained model in memory, but not the run: the state
+    saved at the last epoch's end but one stays, the error says so, and --resume from it ends at the params
+    the run would have written."""
+    data = corpus()
+    whole = trainer(tmp_path / "whole", data, max_epochs=3)
+    (tmp_path / "whole").mkdir()
+    whole.train()
+    want = params(whole.model)
+
+    def full_disk():
+        raise DataError(f"{tmp_path / 'p.params'}: could not write it (No space left on device); the previous "
+                        f"file, if any, is unchanged; pick another path")
+
+    state = tmp_path / "params.state"
+    with pytest.raises(DataError) as failed:
+        trainer(tmp_path, data, max_epochs=3).train(after=full_disk)
+    assert str(failed.value).endswith(f"(No space left on device); the previous file, if any, is unchanged; pick "
+                                      f"another path; the training state after epoch 2 of 3 is in {state}: once the "
+                                      f"params can be written, the same command with --resume trains from there")
+    assert state.is_file()
+    resumed = trainer(tmp_path, data, max_epochs=3, resume=True)
+    resumed.train()
+    assert all(torch.equal(v, want[k]) for k, v in resumed.model.state_dict().items())
+    assert not state.exists()
+
+    with pytest.raises(DataError) as failed:  # no state saved (--state_every not yet due): the error as it was
+        trainer(tmp_path, data, max_epochs=3, state_every=1e9).train(after=full_disk)
+    assert str(failed.value).endswith("pick another path") and not state.exists()

@@ -473,7 +473,14 @@ class Trainer:
             log.close()
         with interrupts_held():  # an interrupted run leaves its .partial log and the previous log intact
             if after is not None:
-                after()
+                try:
+                    after()
+                except DataError as e:  # the params could not be written (a full disk): the state saved is kept
+                    if saved_epoch is None or not self.is_main:
+                        raise
+                    raise DataError(f"{e}; the training state after epoch {saved_epoch} of {config.max_epochs} is "
+                                    f"in {state_path}: once the params can be written, the same command with --resume "
+                                    f"trains from there") from None
             log.publish()
             if state_path and self.is_main and os.path.exists(state_path):
                 os.remove(state_path)  # training has ended: nothing left to resume
