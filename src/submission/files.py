@@ -13,6 +13,7 @@ import contextlib
 import errno
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -337,7 +338,8 @@ READS_AS = {"torch": "a torch file (params or a training state)", "zip": "a zip 
 def _unreplaceable(path):
     """How `path`'s file flags stop a rename over it, even by root: "immutable" or "append-only" (Linux
     `chattr +i`/`+a`, read with the FS_IOC_GETFLAGS ioctl; macOS and BSD `chflags uchg`/`schg`/`uappnd`/
-    `sappnd`), with the command that clears it; None when they do not, or cannot be read."""
+    `sappnd`), with the command that clears it (for `path` itself: chattr does not follow a link); None when
+    they do not, or cannot be read."""
     try:
         st = os.stat(path)
     except OSError:
@@ -347,7 +349,7 @@ def _unreplaceable(path):
         for mask, user, system, kind in ((stat.UF_IMMUTABLE, "nouchg", "noschg", "immutable"),
                                          (stat.UF_APPEND, "nouappnd", "nosappnd", "append-only")):
             if flags & (mask | mask << 16):  # SF_* = UF_* << 16
-                return kind, f"chflags {user if flags & mask else system} {path}"
+                return kind, f"chflags {user if flags & mask else system} {shlex.quote(path)}"
         return None
     if not sys.platform.startswith("linux"):
         return None
@@ -367,7 +369,7 @@ def _unreplaceable(path):
     value = struct.unpack("i", buf[:4])[0]
     for mask, letter, kind in ((0x10, "i", "immutable"), (0x20, "a", "append-only")):  # FS_IMMUTABLE_FL, FS_APPEND_FL
         if value & mask:
-            return kind, f"chattr -{letter} {path}"
+            return kind, f"chattr -{letter} {shlex.quote(path)}"
     return None
 
 
