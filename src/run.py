@@ -22,7 +22,7 @@ from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("run.py"):  # torch loads here
     from submission import helper, resume
-    from submission.card import read_card, write_card
+    from submission.card import card_path, read_card, write_card
     from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
     from submission.decoding import predict_places_reference
     from submission.files import is_special_file, reads_as, training_lock
@@ -457,19 +457,24 @@ LOG_LAG = 60.0  # seconds a finished run's loss log may be older than its params
 
 
 def check_longer_run_kept(args, max_epochs):
-    """Before training: refuse to replace params that a longer finished run wrote, as its loss log beside them
-    (<params>.log.jsonl, not older than they are) says, so that a trial run (`./run.sh all --max_epochs 1`)
-    cannot replace hours of training. --restart replaces them; --resume goes on with a run that was checked
-    when it started."""
+    """Before training: refuse to replace params that a longer finished run wrote, as their loss log beside them
+    says (<params>.log.jsonl, not older than they are) or else their card (the epochs run.py trained them, while
+    its sha256 is theirs: where that run's log went elsewhere with --log_path, or is gone, removed, dropped by a
+    full disk or not copied with the params), so that a trial run (`./run.sh all --max_epochs 1`) cannot replace
+    hours of training. --restart replaces them; --resume goes on with a run that was checked when it started."""
     params = args.writing_params_path
     log = params + ".log.jsonl"
-    if args.restart or args.resume or not (os.path.isfile(params) and os.path.isfile(log)):
+    if args.restart or args.resume or not os.path.isfile(params):
         return
-    if os.path.getmtime(log) < os.path.getmtime(params) - LOG_LAG:  # params written since: the log is not theirs
-        return
-    epochs = logged_epochs(log)
-    if epochs is not None and epochs > max_epochs:
-        raise DataError(f"{params}: the params of a finished {epochs}-epoch run (its loss log {log} says), which this "
+    epochs = None
+    if os.path.isfile(log) and os.path.getmtime(log) >= os.path.getmtime(params) - LOG_LAG:  # else params written
+        epochs, said = logged_epochs(log), f"its loss log {log} says"                          # since: not theirs
+    if epochs is None:
+        epochs, said = (read_card(params) or {}).get("epochs"), f"its card {card_path(params)} says"
+        if not isinstance(epochs, int) or isinstance(epochs, bool):
+            return
+    if epochs > max_epochs:
+        raise DataError(f"{params}: the params of a finished {epochs}-epoch run ({said}), which this "
                         f"{max_epochs}-epoch run would replace; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), move "
                         f"the file away, or add --restart to replace it")
 
@@ -522,7 +527,8 @@ def train_or_evaluate_unlocked(args):
     else:
         return evaluate(args, model, pretrain_dataset, device)
     if is_main_process():  # (under torchrun, rank 0 writes them)
-        write_card(args.writing_params_path, model, pretrain_dataset.itos, args.function)  # what shapes do not say
+        write_card(args.writing_params_path, model, pretrain_dataset.itos, args.function,  # what shapes do not say
+                   tconf.max_epochs)
         print(f"Params written to {args.writing_params_path}")
 
 

@@ -369,8 +369,38 @@ def test_a_shorter_run_over_a_longer_finished_runs_params_needs_restart(tmp_path
     with pytest.raises(DataError, match="finished 4-epoch run"):
         run(3)
     now = os.path.getmtime(params)
-    os.utime(log, (now - driver.LOG_LAG - 1,) * 2)  # params written since the log: it is not theirs
+    os.utime(log, (now - driver.LOG_LAG - 1,) * 2)  # params written since the log: it is not theirs,
+    (tmp_path / "p.params.card.json").unlink()     # nor is a card (another tool's params, the course's)
     assert run(1) == 1
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("lose_log", ["log_path", "removed"])
+def test_a_longer_runs_params_are_kept_by_their_card_where_its_log_is_elsewhere_or_gone(tmp_path, monkeypatch,
+                                                                                         capsys, lose_log):
+    """The check above read only <params>.log.jsonl: a longer run that logged elsewhere (--log_path), or whose
+    log was removed (or dropped by a full disk, or not copied with the params), had its params replaced by a
+    1-epoch trial without a word. The card beside the params records the epochs they were trained."""
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    params = tmp_path / "p.params"
+    argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+            "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--block_size", "32", "--batch_size", "8",
+            f"--writing_params_path={params}"]
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")
+    if lose_log == "log_path":
+        driver.main(argv + ["--max_epochs", "3", f"--log_path={tmp_path / 'elsewhere.jsonl'}"])
+    else:
+        driver.main(argv + ["--max_epochs", "3"])
+        (tmp_path / "p.params.log.jsonl").unlink()
+    kept = params.read_bytes()
+    with pytest.raises(DataError) as e:
+        driver.main(argv + ["--max_epochs", "1"])
+    assert str(e.value) == (f"{params}: the params of a finished 3-epoch run (its card {params}.card.json says), "
+                            f"which this 1-epoch run would replace; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), "
+                            f"move the file away, or add --restart to replace it")
+    assert params.read_bytes() == kept
+    driver.main(argv + ["--max_epochs", "1", "--restart"])
+    assert params.read_bytes() != kept
     capsys.readouterr()
 
 

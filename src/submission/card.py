@@ -5,8 +5,9 @@ shapes record the vocabulary's size, the block, the layers and the width (params
 any), but not two things that change every answer: the number of heads of vanilla attention (its
 key, query and value are n_embd x n_embd whatever the heads), and which characters the vocabulary's
 ids stand for (another corpus of as many characters loads silently). run.py writes them, with the
-params' sha256 and the function that made them (pretrain or finetune: ask notes pretrained params asked
-a question), to `<params>.card.json` after training; `load_params` refuses params whose card
+params' sha256, the function that made them (pretrain or finetune: ask notes pretrained params asked
+a question) and the epochs they were trained (run.py keeps a longer run's params from a shorter run by it,
+also where the loss log is elsewhere or gone), to `<params>.card.json` after training; `load_params` refuses params whose card
 disagrees with the model or the corpus at hand. A card is read only while the sha256 is the params'
 own: params copied in or written since without a card are loaded unchecked, as the course's are.
 Standard library only (the package imports nothing from outside itself, so not ledger.sha256_of).
@@ -41,9 +42,9 @@ def vocab_text(itos):
     return "".join(itos[i] for i in range(len(itos)))
 
 
-def write_card(params_path, model, itos, function=None):
+def write_card(params_path, model, itos, function=None, epochs=None):
     """Write the card of params just written by `model` (unwrapped), whose vocabulary is `itos`, and
-    `function`, run.py's ("pretrain" or "finetune"), when given. A card that cannot be written costs only
+    `function`, run.py's ("pretrain" or "finetune"), and the `epochs` trained, when given. A card that cannot be written costs only
     its checks: one line on stderr, and the run goes on."""
     from .files import atomic_write_text  # files.py imports params.py, which imports this module
     if not os.path.isfile(params_path):  # /dev/null, a FIFO: nothing to describe
@@ -53,6 +54,8 @@ def write_card(params_path, model, itos, function=None):
             "params_sha256": _sha256(params_path), "n_head": model_heads(model), "vocab": vocab_text(itos)}
     if function is not None:
         card["function"] = function
+    if epochs is not None:
+        card["epochs"] = epochs
     try:
         atomic_write_text(card_path(params_path), json.dumps(card, ensure_ascii=False, indent=1) + "\n")
     except (OSError, ValueError) as e:  # files.py's DataError (a ValueError) names the path and the reason
