@@ -461,22 +461,24 @@ def check_longer_run_kept(args, max_epochs):
     says (<params>.log.jsonl, not older than they are) or else their card (the epochs run.py trained them, while
     its sha256 is theirs: where that run's log went elsewhere with --log_path, or is gone, removed, dropped by a
     full disk or not copied with the params), so that a trial run (`./run.sh all --max_epochs 1`) cannot replace
-    hours of training. --restart replaces them; --resume goes on with a run that was checked when it started."""
-    params = args.writing_params_path
-    log = params + ".log.jsonl"
-    if args.restart or args.resume or not os.path.isfile(params):
+    hours of training. Params that are a symbolic link are looked at beside the link and beside the file it names
+    (the run that trained them wrote its log and card there; this run writes the file through the link).
+    --restart replaces them; --resume goes on with a run that was checked when it started."""
+    if args.restart or args.resume or not os.path.isfile(args.writing_params_path):
         return
-    epochs = None
-    if os.path.isfile(log) and os.path.getmtime(log) >= os.path.getmtime(params) - LOG_LAG:  # else params written
-        epochs, said = logged_epochs(log), f"its loss log {log} says"                          # since: not theirs
-    if epochs is None:
-        epochs, said = (read_card(params) or {}).get("epochs"), f"its card {card_path(params)} says"
-        if not isinstance(epochs, int) or isinstance(epochs, bool):
-            return
-    if epochs > max_epochs:
-        raise DataError(f"{params}: the params of a finished {epochs}-epoch run ({said}), which this "
-                        f"{max_epochs}-epoch run would replace; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), move "
-                        f"the file away, or add --restart to replace it")
+    for params in dict.fromkeys([args.writing_params_path, os.path.realpath(args.writing_params_path)]):
+        log = params + ".log.jsonl"
+        epochs = None
+        if os.path.isfile(log) and os.path.getmtime(log) >= os.path.getmtime(params) - LOG_LAG:  # else params
+            epochs, said = logged_epochs(log), f"its loss log {log} says"                      # written since
+        if epochs is None:
+            epochs, said = (read_card(params) or {}).get("epochs"), f"its card {card_path(params)} says"
+            if not isinstance(epochs, int) or isinstance(epochs, bool):
+                continue
+        if epochs > max_epochs:
+            raise DataError(f"{args.writing_params_path}: the params of a finished {epochs}-epoch run ({said}), which "
+                            f"this {max_epochs}-epoch run would replace; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), "
+                            f"move the file away, or add --restart to replace it")
 
 
 def main(argv=None):

@@ -598,3 +598,24 @@ def test_params_that_cannot_be_written_at_the_end_leave_the_last_state_to_resume
     with pytest.raises(DataError) as failed:  # no state saved (--state_every not yet due): the error as it was
         trainer(tmp_path, data, max_epochs=3, state_every=1e9).train(after=full_disk)
     assert str(failed.value).endswith("pick another path") and not state.exists()
+
+
+def test_a_longer_runs_params_behind_a_symbolic_link_are_kept(tmp_path, monkeypatch, capsys):
+    """Params trained at one path and linked into the output folder (src/submission/X.params -> a bigger disk) have
+    their log and card beside the file the link names; the check looked beside the link alone, and a 1-epoch run
+    through the link replaced the 3-epoch run's params (written through the link) without a word."""
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    (tmp_path / "big").mkdir()
+    (tmp_path / "out").mkdir()
+    real, link = tmp_path / "big" / "p.params", tmp_path / "out" / "p.params"
+    argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+            "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--block_size", "32", "--batch_size", "8"]
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")
+    driver.main(argv + ["--max_epochs", "3", f"--writing_params_path={real}"])
+    link.symlink_to(real)
+    kept = real.read_bytes()
+    with pytest.raises(DataError, match=rf"^{re.escape(str(link))}: the params of a finished 3-epoch run \(its loss "
+                                        rf"log {re.escape(str(real))}.log.jsonl says\)"):
+        driver.main(argv + ["--max_epochs", "1", f"--writing_params_path={link}"])
+    assert real.read_bytes() == kept and link.is_symlink()
+    capsys.readouterr()
