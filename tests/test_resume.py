@@ -19,6 +19,7 @@ import run as driver
 from submission import GPT, GPTConfig, Trainer, TrainerConfig
 from submission.dataset import CharCorruptionDataset, DataError, NameDataset
 from submission.graphs import capture_rerun
+from submission import resume as resume_module
 from submission.resume import data_digest
 from submission.trainer import TrainingRun
 from submission.utils import ParamsError
@@ -619,3 +620,35 @@ def test_a_longer_runs_params_behind_a_symbolic_link_are_kept(tmp_path, monkeypa
         driver.main(argv + ["--max_epochs", "1", f"--writing_params_path={link}"])
     assert real.read_bytes() == kept and link.is_symlink()
     capsys.readouterr()
+
+
+def test_a_state_save_that_fails_names_the_state_saved_before_it(tmp_path, monkeypatch):
+    """A disk that fills at an epoch's state save stops the run; the state saved at an earlier epoch's end is
+    whole (atomic writes), and the error says where it is and that --resume trains from it."""
+    data = corpus()
+    original = resume_module.save
+    calls = []
+
+    def full_after_first(path, **kw):
+        calls.append(kw["epoch"])
+        if len(calls) > 1:
+            raise DataError(f"{path}: could not write it (No space left on device); the previous file, if any, is "
+                            f"unchanged; free some disk space or pick another path")
+        original(path, **kw)
+
+    monkeypatch.setattr(resume_module, "save", full_after_first)
+    state = tmp_path / "params.state"
+    with pytest.raises(DataError) as failed:
+        trainer(tmp_path, data, max_epochs=4).train()
+    assert calls == [1, 2]
+    assert str(failed.value).endswith(f"free some disk space or pick another path; the training state after epoch 1 "
+                                      f"of 4 is still in {state}: once there is space, the same command with --resume "
+                                      f"trains from there")
+    assert torch.load(state, weights_only=True)["epoch"] == 1
+
+    calls.clear()
+    calls.append(0)  # the first save fails too: no earlier state to name
+    state.unlink()
+    with pytest.raises(DataError) as failed:
+        trainer(tmp_path, data, max_epochs=4).train()
+    assert str(failed.value).endswith("free some disk space or pick another path") and not state.exists()

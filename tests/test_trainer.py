@@ -696,3 +696,20 @@ def test_a_diverged_run_logging_into_a_special_file_names_no_partial_log(tmp_pat
         Trainer(model, TensorDataset(x, torch.roll(x, -1, 1)), None, conf).train()
     assert "the training loss is nan at step 1" in str(raised.value) and "partial" not in str(raised.value)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["special.jsonl"]
+
+
+def test_a_loss_log_whose_folder_moved_during_training_is_a_note_not_a_traceback(tmp_path, capsys):
+    """A params folder renamed while a run trains: its .partial log went with it, and the rename into place at
+    the end fails; the run ends with a note (its params are written into the folder made again), not a
+    traceback that skipped the card and left the training state behind."""
+    folder = tmp_path / "run"
+    log = trainer_module.LossLog(str(folder / "p.params.log.jsonl"))
+    log.write('{"step": 1}\n')
+    log.close()
+    folder.rename(tmp_path / "run-old")
+    log.publish()
+    err = capsys.readouterr().err
+    assert err.startswith(f"note: {folder / 'p.params.log.jsonl'}: the finished loss log could not be put in place "
+                          f"(No such file or directory: its folder was moved or removed during training); the params "
+                          f"are written without it")
+    assert (tmp_path / "run-old" / "p.params.log.jsonl.partial").read_text(encoding="utf-8") == '{"step": 1}\n'

@@ -237,9 +237,16 @@ class LossLog:
             self.file.close()
 
     def publish(self):
-        """The finished log over the old one (after close); nothing when it was dropped or written straight."""
+        """The finished log over the old one (after close); nothing when it was dropped or written straight. A
+        rename that fails (the folder moved or removed during training) is a note: the params are written."""
         if self.file is not None and not self.direct:
-            os.replace(self.path + ".partial", self.path)
+            try:
+                os.replace(self.path + ".partial", self.path)
+            except OSError as e:
+                gone = not os.path.exists(self.path + ".partial")
+                tqdm.write(f"note: {self.path}: the finished loss log could not be put in place ({e.strerror or e}"
+                           f"{': its folder was moved or removed during training' if gone else ''}); the params are "
+                           f"written without it", file=sys.stderr)
 
 
 class Trainer:
@@ -445,9 +452,16 @@ class Trainer:
                     self.save_checkpoint()
                 due = time.time() - last_save >= config.state_every  # the state, for --resume
                 if log_lines is not None and due and epoch + 1 < config.max_epochs:
-                    resume.save(state_path, model=self.model, optimizer=run.optimizer, settings=settings,
-                                epoch=epoch + 1, step=step, tokens=self.tokens, best_loss=best_loss,
-                                elapsed=time.time() - start, log_lines=log_lines)
+                    try:
+                        resume.save(state_path, model=self.model, optimizer=run.optimizer, settings=settings,
+                                    epoch=epoch + 1, step=step, tokens=self.tokens, best_loss=best_loss,
+                                    elapsed=time.time() - start, log_lines=log_lines)
+                    except DataError as e:  # a full disk: the state saved before is whole (atomic writes)
+                        if saved_epoch is None:
+                            raise
+                        raise DataError(f"{e}; the training state after epoch {saved_epoch} of {config.max_epochs} "
+                                        f"is still in {state_path}: once there is space, the same command with "
+                                        f"--resume trains from there") from None
                     last_save, saved_epoch = time.time(), epoch + 1
                 if epoch == first_epoch + 1 and self.is_main:  # the first epoch may compile or warm up
                     line = pace_line(epoch + 1, time.time() - epoch_began, config.max_epochs,
