@@ -21,6 +21,7 @@ from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("run.py"):  # torch loads here
+    import torch
     from submission import helper, resume
     from submission.card import card_path, read_card, write_card
     from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
@@ -456,13 +457,27 @@ def check_outputs(args):
 LOG_LAG = 60.0  # seconds a finished run's loss log may be older than its params (written just before it)
 
 
-def check_longer_run_kept(args, max_epochs):
+def weight_count(state):
+    """How many numbers a state_dict holds, or a params file (its path): None when it cannot be read as one."""
+    if isinstance(state, str):
+        try:
+            state = torch.load(state, map_location="cpu", weights_only=True)
+        except Exception:  # noqa: BLE001 - not a params file: the run's own checks name what it is
+            return None
+    if not isinstance(state, dict):
+        return None
+    return sum(v.numel() for v in state.values() if isinstance(v, torch.Tensor)) or None
+
+
+def check_longer_run_kept(args, max_epochs, weights=None):
     """Before training: refuse to replace params that a longer finished run wrote, as their loss log beside them
     says (<params>.log.jsonl, not older than they are) or else their card (the epochs run.py trained them, while
     its sha256 is theirs: where that run's log went elsewhere with --log_path, or is gone, removed, dropped by a
     full disk or not copied with the params), so that a trial run (`./run.sh all --max_epochs 1`) cannot replace
     hours of training. Params that are a symbolic link are looked at beside the link and beside the file it names
     (the run that trained them wrote its log and card there; this run writes the file through the link).
+    `weights`, this run's model's count (weight_count's): the training compared is epochs times weights, so a
+    smaller model's trial (`--n_layer 1`) of as many epochs keeps them too.
     --restart replaces them; --resume goes on with a run that was checked when it started."""
     if args.restart or args.resume or not os.path.isfile(args.writing_params_path):
         return
@@ -475,7 +490,14 @@ def check_longer_run_kept(args, max_epochs):
             epochs, said = (read_card(params) or {}).get("epochs"), f"its card {card_path(params)} says"
             if not isinstance(epochs, int) or isinstance(epochs, bool):
                 continue
-        if epochs > max_epochs:
+        theirs = weight_count(params) if weights else None
+        if theirs and theirs != weights:
+            if epochs * theirs > max_epochs * weights:
+                raise DataError(f"{args.writing_params_path}: the params of a finished {epochs}-epoch run of "
+                                f"{theirs:,} weights ({said}), more training than this {max_epochs}-epoch run of "
+                                f"{weights:,} weights would replace them with; write elsewhere (OUT_DIR=FOLDER "
+                                f"./run.sh MODE), move the file away, or add --restart to replace them")
+        elif epochs > max_epochs:
             raise DataError(f"{args.writing_params_path}: the params of a finished {epochs}-epoch run ({said}), which "
                             f"this {max_epochs}-epoch run would replace; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), "
                             f"move the file away, or add --restart to replace it")
@@ -515,7 +537,7 @@ def train_or_evaluate_unlocked(args):
     if args.function == "pretrain":
         tconf, trainer = helper.pretrain(pretrain_dataset, args.block_size, model)
         apply_overrides(tconf, args)
-        check_longer_run_kept(args, tconf.max_epochs)
+        check_longer_run_kept(args, tconf.max_epochs, weight_count(model.state_dict()))
         helper.train(model, args.writing_params_path, trainer)
     elif args.function == "finetune":
         if args.reading_params_path is not None:  # checked here, against the corpus's vocabulary (their card) and in
@@ -524,7 +546,7 @@ def train_or_evaluate_unlocked(args):
         tconf, trainer = helper.finetune(args.reading_params_path, args.finetune_corpus_path,
                                          pretrain_dataset, args.block_size, model)
         apply_overrides(tconf, args)
-        check_longer_run_kept(args, tconf.max_epochs)
+        check_longer_run_kept(args, tconf.max_epochs, weight_count(model.state_dict()))
         helper.train(model, args.writing_params_path, trainer)
     else:
         return evaluate(args, model, pretrain_dataset, device)

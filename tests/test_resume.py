@@ -652,3 +652,35 @@ def test_a_state_save_that_fails_names_the_state_saved_before_it(tmp_path, monke
     with pytest.raises(DataError) as failed:
         trainer(tmp_path, data, max_epochs=4).train()
     assert str(failed.value).endswith("free some disk space or pick another path") and not state.exists()
+
+
+def test_a_smaller_models_trial_of_as_many_epochs_keeps_a_larger_runs_params(tmp_path, monkeypatch, capsys):
+    """Epochs alone let `./run.sh vanilla_pretrain --n_layer 1` (a quick try, the course's 650 epochs) replace
+    hours of full-size pretraining: the training compared is epochs times weights. A run of more of it (a larger
+    model, fewer epochs) replaces them as before."""
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    params = tmp_path / "p.params"
+    argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+            "--n_head", "2", "--block_size", "32", "--batch_size", "8", f"--writing_params_path={params}"]
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")
+
+    def run(epochs, layers, width, *extra):
+        driver.main(argv + ["--max_epochs", str(epochs), "--n_layer", str(layers), "--n_embd", str(width), *extra])
+
+    run(2, 2, 16)
+    theirs = driver.weight_count(str(params))
+    kept = params.read_bytes()
+    with pytest.raises(DataError) as e:
+        run(2, 1, 16)
+    ours = theirs - sum(v.numel() for k, v in torch.load(params, weights_only=True).items() if k.startswith("blocks.1."))
+    assert str(e.value) == (f"{params}: the params of a finished 2-epoch run of {theirs:,} weights (its loss log "
+                            f"{params}.log.jsonl says), more training than this 2-epoch run of {ours:,} weights would "
+                            f"replace them with; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), move the file away, "
+                            f"or add --restart to replace them")
+    assert params.read_bytes() == kept
+    run(1, 2, 48)  # one epoch of a model over twice as large is more training: replaced
+    assert driver.weight_count(str(params)) > 2 * theirs
+    with pytest.raises(DataError, match=r"finished 1-epoch run of [\d,]+ weights"):
+        run(1, 2, 16)
+    assert driver.weight_count(str(params / "missing")) is None and driver.weight_count(str(tmp_path / "wiki.txt")) is None
+    capsys.readouterr()
