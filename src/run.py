@@ -457,8 +457,14 @@ def check_outputs(args):
 LOG_LAG = 60.0  # seconds a finished run's loss log may be older than its params (written just before it)
 
 
+VOCAB_WEIGHTS = ("tok_emb.weight", "head.weight")  # a row a character: their count is the corpus's, not the size's
+
+
 def weight_count(state):
-    """How many numbers a state_dict holds, or a params file (its path): None when it cannot be read as one."""
+    """How many trained numbers a state_dict holds, or a params file (its path), beside those the vocabulary sets
+    (VOCAB_WEIGHTS) and the attention masks (buffers, block_size squared a layer, never trained): the model's size
+    that its flags set, so that a run on a corpus of one character fewer is not a smaller model. None when it
+    cannot be read as one."""
     if isinstance(state, str):
         try:
             state = torch.load(state, map_location="cpu", weights_only=True)
@@ -466,7 +472,9 @@ def weight_count(state):
             return None
     if not isinstance(state, dict):
         return None
-    return sum(v.numel() for v in state.values() if isinstance(v, torch.Tensor)) or None
+    return sum(v.numel() for k, v in state.items() if isinstance(v, torch.Tensor) and isinstance(k, str)
+               and k.rsplit(".", 1)[-1] != "mask" and not any(k == n or k.endswith("." + n) for n in VOCAB_WEIGHTS)
+               ) or None
 
 
 def check_longer_run_kept(args, max_epochs, weights=None):

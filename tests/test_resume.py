@@ -672,7 +672,8 @@ def test_a_smaller_models_trial_of_as_many_epochs_keeps_a_larger_runs_params(tmp
     kept = params.read_bytes()
     with pytest.raises(DataError) as e:
         run(2, 1, 16)
-    ours = theirs - sum(v.numel() for k, v in torch.load(params, weights_only=True).items() if k.startswith("blocks.1."))
+    ours = theirs - sum(v.numel() for k, v in torch.load(params, weights_only=True).items()
+                        if k.startswith("blocks.1.") and not k.endswith(".mask"))
     assert str(e.value) == (f"{params}: the params of a finished 2-epoch run of {theirs:,} weights (its loss log "
                             f"{params}.log.jsonl says), more training than this 2-epoch run of {ours:,} weights would "
                             f"replace them with; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), move the file away, "
@@ -683,4 +684,24 @@ def test_a_smaller_models_trial_of_as_many_epochs_keeps_a_larger_runs_params(tmp
     with pytest.raises(DataError, match=r"finished 1-epoch run of [\d,]+ weights"):
         run(1, 2, 16)
     assert driver.weight_count(str(params / "missing")) is None and driver.weight_count(str(tmp_path / "wiki.txt")) is None
+    capsys.readouterr()
+
+
+def test_a_run_of_as_many_epochs_on_a_corpus_of_fewer_characters_replaces_the_params(tmp_path, monkeypatch, capsys):
+    """The weights compared are the model's size, not its vocabulary's: a corpus one character short makes the
+    embedding and head a row smaller, and counting them refused a same-size, same-epochs run as "more training"
+    (its 1-epoch run of more weights). Nor are the attention masks weights (buffers, never trained)."""
+    params = tmp_path / "p.params"
+    (tmp_path / "a.txt").write_text(WIKI + "Person Q was born in Qatar.\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_text(WIKI, encoding="utf-8")
+    argv = ["--function=pretrain", "--variant=vanilla", "--n_layer", "1", "--n_head", "2", "--n_embd", "16",
+            "--block_size", "32", "--batch_size", "8", "--max_epochs", "1", f"--writing_params_path={params}"]
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")
+    driver.main(argv + [f"--pretrain_corpus_path={tmp_path / 'a.txt'}"])
+    kept = params.read_bytes()
+    driver.main(argv + [f"--pretrain_corpus_path={tmp_path / 'b.txt'}"])
+    assert params.read_bytes() != kept
+    model = GPT(GPTConfig(20, 32, n_layer=1, n_head=2, n_embd=16))
+    assert driver.weight_count(model.state_dict()) == driver.weight_count(str(params)) == sum(
+        p.numel() for n, p in model.named_parameters() if n not in ("tok_emb.weight", "head.weight"))
     capsys.readouterr()
