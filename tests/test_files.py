@@ -17,6 +17,7 @@ import pytest
 import torch
 
 import run as driver
+import submission.files as files_module
 from submission import GPT, GPTConfig, TrainerConfig
 from submission.files import DataError, atomic_torch_save, atomic_write_text, check_output_path
 
@@ -66,7 +67,7 @@ def test_an_immutable_or_append_only_output_is_refused_up_front(tmp_path, letter
     try:
         with pytest.raises(DataError, match=rf"^{re.escape(str(params))}: the file is {kind}, so no run can replace "
                                             rf"it; clear that with `chattr -{letter} {re.escape(str(params))}` \(as "
-                                            rf"its owner or root\), or pick another path for the params$"):
+                                            rf"root\), or pick another path for the params$"):
             check_output_path(str(params), "params", replaces=("params",))
         with pytest.raises(DataError, match="could not write it"):  # what it foresees: the write's rename refused
             atomic_write_text(str(params), "x")
@@ -74,6 +75,26 @@ def test_an_immutable_or_append_only_output_is_refused_up_front(tmp_path, letter
         subprocess.run(["chattr", f"-{letter}", str(params)], check=True)
     check_output_path(str(params), "params", replaces=("params",))  # flag cleared: replaced as before
     check_output_path(str(tmp_path / "new.params"), "params")  # a file not there yet has no flags
+
+
+@pytest.mark.parametrize("flags,command,who", [
+    (stat.UF_IMMUTABLE, "chflags nouchg", "its owner or root"), (stat.SF_IMMUTABLE, "chflags noschg", "root"),
+    (stat.UF_APPEND, "chflags nouappnd", "its owner or root"), (stat.SF_APPEND, "chflags nosappnd", "root")])
+def test_who_may_clear_a_flag_is_named(tmp_path, monkeypatch, flags, command, who):
+    """chattr -i and -a need root (CAP_LINUX_IMMUTABLE), and chflags' system flags (schg, sappnd) root too; the
+    message told the file's owner to clear them. Only macOS' and BSD's user flags (uchg, uappnd) are the owner's.
+    st_flags is made up here (Linux's stat has none), so the chflags branch runs everywhere."""
+    import types
+    params = tmp_path / "p.params"
+    params.write_bytes(b"")
+    class FlaggedOs:  # files.py's os, with a stat that has st_flags
+        stat = staticmethod(lambda path: types.SimpleNamespace(st_flags=flags))
+
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+    monkeypatch.setattr(files_module, "os", FlaggedOs())
+    assert files_module._unreplaceable(str(params))[1:] == (f"{command} {params}", who)
 
 
 def test_sys_is_refused_up_front():

@@ -338,8 +338,9 @@ READS_AS = {"torch": "a torch file (params or a training state)", "zip": "a zip 
 def _unreplaceable(path):
     """How `path`'s file flags stop a rename over it, even by root: "immutable" or "append-only" (Linux
     `chattr +i`/`+a`, read with the FS_IOC_GETFLAGS ioctl; macOS and BSD `chflags uchg`/`schg`/`uappnd`/
-    `sappnd`), with the command that clears it (for `path` itself: chattr does not follow a link); None when
-    they do not, or cannot be read."""
+    `sappnd`), with the command that clears it (for `path` itself: chattr does not follow a link) and who may
+    run it (chattr's i and a: root alone, CAP_LINUX_IMMUTABLE; chflags' user flags: the owner too; its system
+    flags: root); None when they do not, or cannot be read."""
     try:
         st = os.stat(path)
     except OSError:
@@ -349,7 +350,8 @@ def _unreplaceable(path):
         for mask, user, system, kind in ((stat.UF_IMMUTABLE, "nouchg", "noschg", "immutable"),
                                          (stat.UF_APPEND, "nouappnd", "nosappnd", "append-only")):
             if flags & (mask | mask << 16):  # SF_* = UF_* << 16
-                return kind, f"chflags {user if flags & mask else system} {shlex.quote(path)}"
+                return (kind, f"chflags {user if flags & mask else system} {shlex.quote(path)}",
+                        "its owner or root" if flags & mask else "root")
         return None
     if not sys.platform.startswith("linux"):
         return None
@@ -369,7 +371,7 @@ def _unreplaceable(path):
     value = struct.unpack("i", buf[:4])[0]
     for mask, letter, kind in ((0x10, "i", "immutable"), (0x20, "a", "append-only")):  # FS_IMMUTABLE_FL, FS_APPEND_FL
         if value & mask:
-            return kind, f"chattr -{letter} {shlex.quote(path)}"
+            return kind, f"chattr -{letter} {shlex.quote(path)}", "root"
     return None
 
 
@@ -419,7 +421,7 @@ def check_output_path(path, what, inputs=(), replaces=None, named_by=None):
     flag = _unreplaceable(full) if os.path.isfile(full) else None
     if flag:  # the run would train for hours, then fail to replace it
         raise DataError(f"{path}: the file is {flag[0]}, so no run can replace it; clear that with "
-                        f"`{flag[1]}` (as its owner or root), or {pick}")
+                        f"`{flag[1]}` (as {flag[2]}), or {pick}")
     folder = os.path.dirname(full)
     existing = folder
     while not os.path.exists(existing):  # the nearest folder that is there: the rest are made in it
