@@ -589,7 +589,8 @@ def test_params_that_cannot_be_written_at_the_end_leave_the_last_state_to_resume
         trainer(tmp_path, data, max_epochs=3).train(after=full_disk)
     assert str(failed.value).endswith(f"(No space left on device); the previous file, if any, is unchanged; pick "
                                       f"another path; the training state after epoch 2 of 3 is in {state}: once the "
-                                      f"params can be written, the same command with --resume trains from there")
+                                      f"params can be written to this path, the same command with --resume trains "
+                                      f"from there")
     assert state.is_file()
     resumed = trainer(tmp_path, data, max_epochs=3, resume=True)
     resumed.train()
@@ -642,7 +643,7 @@ def test_a_state_save_that_fails_names_the_state_saved_before_it(tmp_path, monke
         trainer(tmp_path, data, max_epochs=4).train()
     assert calls == [1, 2]
     assert str(failed.value).endswith(f"free some disk space or pick another path; the training state after epoch 1 "
-                                      f"of 4 is still in {state}: once there is space, the same command with --resume "
+                                      f"of 4 is still in {state}: once there is space there, the same command with --resume "
                                       f"trains from there")
     assert torch.load(state, weights_only=True)["epoch"] == 1
 

@@ -710,6 +710,6 @@ def test_a_loss_log_whose_folder_moved_during_training_is_a_note_not_a_traceback
     log.publish()
     err = capsys.readouterr().err
     assert err.startswith(f"note: {folder / 'p.params.log.jsonl'}: the finished loss log could not be put in place "
-                          f"(No such file or directory: its folder was moved or removed during training); the params "
-                          f"are written without it")
+                          f"(No such file or directory: its folder was moved or removed during training); training has "
+                          f"ended without it")
     assert (tmp_path / "run-old" / "p.params.log.jsonl.partial").read_text(encoding="utf-8") == '{"step": 1}\n'

@@ -238,15 +238,15 @@ class LossLog:
 
     def publish(self):
         """The finished log over the old one (after close); nothing when it was dropped or written straight. A
-        rename that fails (the folder moved or removed during training) is a note: the params are written."""
+        rename that fails (the folder moved or removed during training) is a note: training has ended."""
         if self.file is not None and not self.direct:
             try:
                 os.replace(self.path + ".partial", self.path)
             except OSError as e:
                 gone = not os.path.exists(self.path + ".partial")
                 tqdm.write(f"note: {self.path}: the finished loss log could not be put in place ({e.strerror or e}"
-                           f"{': its folder was moved or removed during training' if gone else ''}); the params are "
-                           f"written without it", file=sys.stderr)
+                           f"{': its folder was moved or removed during training' if gone else ''}); training has "
+                           f"ended without it", file=sys.stderr)
 
 
 class Trainer:
@@ -460,7 +460,7 @@ class Trainer:
                         if saved_epoch is None:
                             raise
                         raise DataError(f"{e}; the training state after epoch {saved_epoch} of {config.max_epochs} "
-                                        f"is still in {state_path}: once there is space, the same command with "
+                                        f"is still in {state_path}: once there is space there, the same command with "
                                         f"--resume trains from there") from None
                     last_save, saved_epoch = time.time(), epoch + 1
                 if epoch == first_epoch + 1 and self.is_main:  # the first epoch may compile or warm up
@@ -493,7 +493,7 @@ class Trainer:
                     if saved_epoch is None or not self.is_main:
                         raise
                     raise DataError(f"{e}; the training state after epoch {saved_epoch} of {config.max_epochs} is "
-                                    f"in {state_path}: once the params can be written, the same command with --resume "
+                                    f"in {state_path}: once the params can be written to this path, the same command with --resume "
                                     f"trains from there") from None
             log.publish()
             if state_path and self.is_main and os.path.exists(state_path):
