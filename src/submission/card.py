@@ -6,9 +6,9 @@ any), but not two things that change every answer: the number of heads of vanill
 key, query and value are n_embd x n_embd whatever the heads), and which characters the vocabulary's
 ids stand for (another corpus of as many characters loads silently). run.py writes them, with the
 params' sha256, the function that made them (pretrain or finetune: ask notes pretrained params asked
-a question) and the epochs they were trained (run.py keeps a longer run's params from a shorter run by it,
-also where the loss log is elsewhere or gone), to `<params>.card.json` after training; `load_params` refuses params whose card
-disagrees with the model or the corpus at hand. A card is read only while the sha256 is the params'
+a question) and the epochs they were trained (run.py keeps a longer run's params from a shorter run
+by it, also where the loss log is elsewhere or gone), to `<params>.card.json` after training;
+`load_params` refuses params whose card disagrees with the model or the corpus at hand. A card is read only while the sha256 is the params'
 own: params copied in or written since without a card are loaded unchecked, as the course's are.
 Standard library only (the package imports nothing from outside itself, so not ledger.sha256_of).
 """
@@ -44,8 +44,8 @@ def vocab_text(itos):
 
 def write_card(params_path, model, itos, function=None, epochs=None):
     """Write the card of params just written by `model` (unwrapped), whose vocabulary is `itos`, and
-    `function`, run.py's ("pretrain" or "finetune"), and the `epochs` trained, when given. A card that cannot be written costs only
-    its checks: one line on stderr, and the run goes on."""
+    `function`, run.py's ("pretrain" or "finetune"), and the `epochs` trained, when given. A card that
+    cannot be written costs only its checks: one line on stderr, and the run goes on."""
     from .files import atomic_write_text  # files.py imports params.py, which imports this module
     if not os.path.isfile(params_path):  # /dev/null, a FIFO: nothing to describe
         return

@@ -493,8 +493,8 @@ class Trainer:
                     if saved_epoch is None or not self.is_main:
                         raise
                     raise DataError(f"{e}; the training state after epoch {saved_epoch} of {config.max_epochs} is "
-                                    f"in {state_path}: once the params can be written to this path, the same command with --resume "
-                                    f"trains from there") from None
+                                    f"in {state_path}: once the params can be written to this path, the same command "
+                                    f"with --resume trains from there") from None
             log.publish()
             if state_path and self.is_main and os.path.exists(state_path):
                 os.remove(state_path)  # training has ended: nothing left to resume
