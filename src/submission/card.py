@@ -8,8 +8,9 @@ ids stand for (another corpus of as many characters loads silently). run.py writ
 params' sha256, the function that made them (pretrain or finetune: ask notes pretrained params asked
 a question) and the epochs they were trained (run.py keeps a longer run's params from a shorter run
 by it, also where the loss log is elsewhere or gone), to `<params>.card.json` after training;
-`load_params` refuses params whose card disagrees with the model or the corpus at hand. A card is read only while the sha256 is the params'
-own: params copied in or written since without a card are loaded unchecked, as the course's are.
+`load_params` refuses params whose card disagrees with the model or the corpus at hand. A card is
+read only while the sha256 is the params' own: params copied in or written since without a card are
+loaded unchecked, as the course's are.
 Standard library only (the package imports nothing from outside itself, so not ledger.sha256_of).
 """
 import hashlib
