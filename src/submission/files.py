@@ -22,12 +22,18 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 import zipfile
 
 import torch
 
 from .dataset import DataError
 from .params import unwrap
+
+# torch 2.0's torch.load(weights_only=True) warns that TypedStorage is deprecated from inside its own
+# unpickler (torch 2.1 no longer does): a warning about torch's code, printed before the one-line errors
+# and notes that sniffing and loading params lead to. Every process that loads params imports this module.
+warnings.filterwarnings("ignore", message="TypedStorage is deprecated", category=UserWarning)
 
 
 def _umask():
