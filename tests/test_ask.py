@@ -21,9 +21,9 @@ SIZE = dict(n_layer=2, n_head=2, n_embd=32)
 SIZE_FLAGS = ["--n_layer", "2", "--n_head", "2", "--n_embd", "32", "--block_size", "48"]
 
 
-def random_model(vocab=12, block=32, seed=0):
+def random_model(vocab=12, block=32, seed=0, **config):
     torch.manual_seed(seed)
-    model = GPT(GPTConfig(vocab, block, **SIZE))
+    model = GPT(GPTConfig(vocab, block, **dict(SIZE, **config)))
     for p in model.parameters():
         p.data.normal_(0, 0.3)  # a random model with decided preferences
     return model.eval()
@@ -60,11 +60,7 @@ def test_cached_log_probs_equal_the_full_batch(synthesizer, monkeypatch):
     The same sums, within float32 rounding, for both variants, across a chunk's edge; a model without the
     cache gets the full batch itself."""
     from submission.decoding import log_probs_full
-    torch.manual_seed(1)
-    model = GPT(GPTConfig(12, 16, **dict(SIZE, synthesizer=synthesizer)))
-    for p in model.parameters():
-        p.data.normal_(0, 0.3)
-    model.eval()
+    model = random_model(block=16, seed=1, synthesizer=synthesizer)
     prompt = [3, 7, 1, 4, 2]
     conts = [[int(t) for t in torch.randint(1, 12, (n,))] for n in (1, 3, 7, 2, 5, 1, 4, 6, 2, 3)]
     full = log_probs_full(model, prompt, conts)
@@ -97,11 +93,7 @@ def test_log_probs_that_just_fill_the_block_run_from_the_cache(synthesizer, monk
     synthesizer) still fits the cache: it is scored there, one position a step, not by the full batch."""
     from submission.decoding import log_probs_full, longest_input
     import submission.decoding as decoding
-    torch.manual_seed(2)
-    model = GPT(GPTConfig(12, 16, **dict(SIZE, synthesizer=synthesizer)))
-    for p in model.parameters():
-        p.data.normal_(0, 0.3)
-    model.eval()
+    model = random_model(block=16, seed=2, synthesizer=synthesizer)
     prompt = [3, 7, 1, 4, 2]
     longest = longest_input(model) - len(prompt) + 1  # prompt + c[:-1] is the longest input
     conts = [[int(t) for t in torch.randint(1, 12, (n,))] for n in (longest, 2, longest - 3, 1)]
