@@ -643,8 +643,8 @@ def test_a_state_save_that_fails_names_the_state_saved_before_it(tmp_path, monke
         trainer(tmp_path, data, max_epochs=4).train()
     assert calls == [1, 2]
     assert str(failed.value).endswith(f"free some disk space or pick another path; the training state after epoch 1 "
-                                      f"of 4 is still in {state}: once there is space there, the same command with --resume "
-                                      f"trains from there")
+                                      f"of 4 is still in {state}: once it can be written there, the same command with "
+                                      f"--resume trains from there")
     assert torch.load(state, weights_only=True)["epoch"] == 1
 
     calls.clear()
@@ -706,3 +706,34 @@ def test_a_run_of_as_many_epochs_on_a_corpus_of_fewer_characters_replaces_the_pa
     assert driver.weight_count(model.state_dict()) == driver.weight_count(str(params)) == sum(
         p.numel() for n, p in model.named_parameters() if n not in ("tok_emb.weight", "head.weight"))
     capsys.readouterr()
+
+
+def test_a_state_save_refused_for_another_reason_than_space_does_not_ask_for_space(tmp_path, monkeypatch):
+    """A state save refused by a folder made read-only (or a read-only remount) is one line as a full disk's is,
+    but more space would not help: the hint names the state saved before it and --resume once it can be
+    written, not "once there is space there"."""
+    import errno
+    data = corpus()
+    original = resume_module.save
+    calls = []
+
+    def refused(src, dst):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    def refused_after_first(path, **kw):
+        calls.append(kw["epoch"])
+        with monkeypatch.context() as m:
+            if len(calls) > 1:  # the real atomic write, its rename refused
+                m.setattr(os, "replace", refused)
+            original(path, **kw)
+
+    monkeypatch.setattr(resume_module, "save", refused_after_first)
+    state = tmp_path / "params.state"
+    with pytest.raises(DataError) as failed:
+        trainer(tmp_path, data, max_epochs=4).train()
+    assert calls == [1, 2]
+    assert str(failed.value) == (f"{state}: could not write it (Permission denied); the previous file, if any, is "
+                                 f"unchanged; pick another path; the training state after epoch 1 of 4 is still in "
+                                 f"{state}: once it can be written there, the same command with --resume trains "
+                                 f"from there")
+    assert torch.load(state, weights_only=True)["epoch"] == 1

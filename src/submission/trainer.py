@@ -456,12 +456,12 @@ class Trainer:
                         resume.save(state_path, model=self.model, optimizer=run.optimizer, settings=settings,
                                     epoch=epoch + 1, step=step, tokens=self.tokens, best_loss=best_loss,
                                     elapsed=time.time() - start, log_lines=log_lines)
-                    except DataError as e:  # a full disk: the state saved before is whole (atomic writes)
+                    except DataError as e:  # a full disk, a read-only folder: the state saved before is whole
                         if saved_epoch is None:
                             raise
                         raise DataError(f"{e}; the training state after epoch {saved_epoch} of {config.max_epochs} "
-                                        f"is still in {state_path}: once there is space there, the same command with "
-                                        f"--resume trains from there") from None
+                                        f"is still in {state_path}: once it can be written there, the same command "
+                                        f"with --resume trains from there") from None
                     last_save, saved_epoch = time.time(), epoch + 1
                 if epoch == first_epoch + 1 and self.is_main:  # the first epoch may compile or warm up
                     line = pace_line(epoch + 1, time.time() - epoch_began, config.max_epochs,
