@@ -99,7 +99,8 @@ def build_parser():
     g.add_argument("--restart", action="store_true",
                    help="start training afresh where <writing_params_path>.state holds an interrupted run's state "
                         "(refused without --resume or this; the new run replaces it at its first save), or where "
-                        "<writing_params_path> holds the params of a run of more epochs (refused without this)")
+                        "<writing_params_path> holds the params of a run of more training, epochs times weights "
+                        "(refused without this)")
     g.add_argument("--state_every", type=float, default=None, metavar="SECONDS",
                    help="save the training state at the first epoch's end after this many seconds since the last "
                         "save (default 300; 0: every epoch)")
@@ -507,8 +508,8 @@ def check_longer_run_kept(args, max_epochs, weights=None):
                                 f"./run.sh MODE), move the file away, or add --restart to replace them")
         elif epochs > max_epochs:
             raise DataError(f"{args.writing_params_path}: the params of a finished {epochs}-epoch run ({said}), which "
-                            f"this {max_epochs}-epoch run would replace; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), "
-                            f"move the file away, or add --restart to replace it")
+                            f"this {max_epochs}-epoch run would replace; write elsewhere (OUT_DIR=FOLDER ./run.sh "
+                            f"MODE), move the file away, or add --restart to replace it")
 
 
 def main(argv=None):
