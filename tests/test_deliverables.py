@@ -392,4 +392,5 @@ def test_a_zip_path_that_is_no_regular_file_and_a_blank_line_too_many_are_named(
     status, said, _ = run(complete, tmp_path / "s.zip", capsys)
     said = {line.split()[2]: line for line in said[:18]}
     n = questions("birth_dev.tsv")
-    assert status == 1 and f"{n + 1} lines for {n} questions (line 5 is blank): one prediction" in said[name], said[name]
+    assert status == 1, said
+    assert f"{n + 1} lines for {n} questions (line 5 is blank): one prediction" in said[name], said[name]

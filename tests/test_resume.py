@@ -684,7 +684,8 @@ def test_a_smaller_models_trial_of_as_many_epochs_keeps_a_larger_runs_params(tmp
     assert driver.weight_count(str(params)) > 2 * theirs
     with pytest.raises(DataError, match=r"finished 1-epoch run of [\d,]+ weights"):
         run(1, 2, 16)
-    assert driver.weight_count(str(params / "missing")) is None and driver.weight_count(str(tmp_path / "wiki.txt")) is None
+    assert driver.weight_count(str(params / "missing")) is None
+    assert driver.weight_count(str(tmp_path / "wiki.txt")) is None
     capsys.readouterr()
 
 

@@ -175,7 +175,7 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
 
 
 def working(p):
-    """The lines of `p`'s stderr up to its first finished epoch's progress bar: its mode is training. A Ctrl-C
+    """The lines of `p`'s stderr up to its first progress bar (tqdm's 0% line, "?it/s]"): its mode is training. A Ctrl-C
     sent as soon as `all` names the mode can land between `all`'s check and the mode's start, where only `all`
     gets it and stops after that whole mode (a window of a fork's time, hit here under load)."""
     lines = []
