@@ -643,7 +643,7 @@ def test_a_state_save_that_fails_names_the_state_saved_before_it(tmp_path, monke
         trainer(tmp_path, data, max_epochs=4).train()
     assert calls == [1, 2]
     assert str(failed.value).endswith(f"free some disk space or pick another path; the training state after epoch 1 "
-                                      f"of 4 is still in {state}: once it can be written there, the same command with "
+                                      f"of 4 is in {state}: once it can be written there, the same command with "
                                       f"--resume trains from there")
     assert torch.load(state, weights_only=True)["epoch"] == 1
 
@@ -734,7 +734,7 @@ def test_a_state_save_refused_for_another_reason_than_space_does_not_ask_for_spa
         trainer(tmp_path, data, max_epochs=4).train()
     assert calls == [1, 2]
     assert str(failed.value) == (f"{state}: could not write it (Permission denied); the previous file, if any, is "
-                                 f"unchanged; pick another path; the training state after epoch 1 of 4 is still in "
+                                 f"unchanged; pick another path; the training state after epoch 1 of 4 is in "
                                  f"{state}: once it can be written there, the same command with --resume trains "
                                  f"from there")
     assert torch.load(state, weights_only=True)["epoch"] == 1

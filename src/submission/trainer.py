@@ -192,6 +192,11 @@ def _init_process_group(device):
     atexit.register(lambda: dist.is_initialized() and dist.destroy_process_group())
 
 
+def state_saved(epoch, config):
+    """Where an interrupted or failed run's --resume goes on from: the state saved after `epoch`."""
+    return f"the training state after epoch {epoch} of {config.max_epochs} is in {config.state_path}"
+
+
 class LossLog:
     """A training run's loss log, one JSON line a step. The params are written atomically into a folder
     made as needed; the log goes beside them, as <log>.partial while training, renamed over the old log
@@ -459,9 +464,8 @@ class Trainer:
                     except DataError as e:  # a full disk, a read-only folder: the state saved before is whole
                         if saved_epoch is None:
                             raise
-                        raise DataError(f"{e}; the training state after epoch {saved_epoch} of {config.max_epochs} "
-                                        f"is still in {state_path}: once it can be written there, the same command "
-                                        f"with --resume trains from there") from None
+                        raise DataError(f"{e}; {state_saved(saved_epoch, config)}: once it can be written there, the "
+                                        f"same command with --resume trains from there") from None
                     last_save, saved_epoch = time.time(), epoch + 1
                 if epoch == first_epoch + 1 and self.is_main:  # the first epoch may compile or warm up
                     line = pace_line(epoch + 1, time.time() - epoch_began, config.max_epochs,
@@ -470,8 +474,8 @@ class Trainer:
                         tqdm.write(line)
         except KeyboardInterrupt:
             if saved_epoch is not None and self.is_main:
-                tqdm.write(f"the training state after epoch {saved_epoch} of {config.max_epochs} is in {state_path}: "
-                           f"the same command with --resume continues from there", file=sys.stderr)
+                tqdm.write(f"{state_saved(saved_epoch, config)}: the same command with --resume continues from there",
+                           file=sys.stderr)
             elif state_path and log_lines is not None and self.is_main:  # the pace line promised --resume
                 if os.path.exists(state_path):  # not replaced yet: the earlier run's
                     tqdm.write(f"this run saved no training state yet; {state_path} is still the earlier "
@@ -492,9 +496,8 @@ class Trainer:
                 except DataError as e:  # the params could not be written (a full disk): the state saved is kept
                     if saved_epoch is None or not self.is_main:
                         raise
-                    raise DataError(f"{e}; the training state after epoch {saved_epoch} of {config.max_epochs} is "
-                                    f"in {state_path}: once the params can be written to this path, the same command "
-                                    f"with --resume trains from there") from None
+                    raise DataError(f"{e}; {state_saved(saved_epoch, config)}: once the params can be written to this "
+                                    f"path, the same command with --resume trains from there") from None
             log.publish()
             if state_path and self.is_main and os.path.exists(state_path):
                 os.remove(state_path)  # training has ended: nothing left to resume
