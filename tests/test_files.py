@@ -463,12 +463,11 @@ def test_a_lock_left_by_a_killed_run_is_taken_and_then_holds(tmp_path):
         assert refused(tmp_path / "a.params")
 
 
-def test_a_lock_file_removed_between_a_runs_open_and_its_flock_is_not_the_one_it_holds(tmp_path, monkeypatch):
-    """Run B opens the lock file, run A ends (removing it), B's flock then succeeds on the removed file:
-    a lock no later run sees, so a run C trained alongside B. B must hold the file at the path."""
+def run_a_ends_as_b_opens(tmp_path, monkeypatch, then=None):
+    """Run A holds the lock of tmp_path/a.params; the next os.open of a lock file (run B's) is followed by A's
+    end, which removes the file, and then by `then()` (another run making the file anew)."""
     from submission.files import training_lock
-    params = tmp_path / "a.params"
-    first = training_lock(str(params))
+    first = training_lock(str(tmp_path / "a.params"))
     first.__enter__()  # run A
     real_open = os.open
 
@@ -477,13 +476,27 @@ def test_a_lock_file_removed_between_a_runs_open_and_its_flock_is_not_the_one_it
         if str(path).endswith(".lock"):
             monkeypatch.setattr(os, "open", real_open)
             first.__exit__(None, None, None)
+            if then:
+                then()
         return fd
 
     monkeypatch.setattr(os, "open", open_then_a_ends)
+
+
+@pytest.mark.parametrize("replaced", [False, True])
+def test_a_lock_file_removed_or_replaced_between_a_runs_open_and_its_flock_is_not_the_one_it_holds(
+        tmp_path, monkeypatch, replaced):
+    """Run B opens the lock file, run A ends (removing it), B's flock then succeeds on the removed file:
+    a lock no later run sees, so a run C trained alongside B. With `replaced`, a new file takes the name
+    (run C starting) before B's flock (mutation audit). B must hold the file at the path."""
+    from submission.files import training_lock
+    params, lock = tmp_path / "a.params", tmp_path / "a.params.lock"
+    run_a_ends_as_b_opens(tmp_path, monkeypatch,
+                          then=(lambda: lock.write_text("4194303\n", encoding="ascii")) if replaced else None)
     with training_lock(str(params)):  # run B
-        assert (tmp_path / "a.params.lock").read_text(encoding="ascii") == f"{os.getpid()}\n"
+        assert lock.read_text(encoding="ascii") == f"{os.getpid()}\n"
         assert refused(params)  # run C
-    assert not (tmp_path / "a.params.lock").exists()
+    assert not lock.exists()
 
 
 def test_a_run_into_a_folder_not_yet_there_holds_the_lock_and_leaves_no_empty_folder(tmp_path):
@@ -568,32 +581,6 @@ def test_a_params_folder_that_cannot_be_made_gets_no_lock_and_no_note(tmp_path, 
     with training_lock(str(params)) as locked:
         assert locked is False
     assert capsys.readouterr().err == "" and not (tmp_path / "not-mine").exists()
-
-
-def test_a_lock_file_replaced_between_a_runs_open_and_its_flock_is_not_the_one_it_holds(tmp_path, monkeypatch):
-    """Mutation audit of the lock: run A ends (removing the lock file) and a new file takes the name (run C
-    starting) between run B's open and its flock: B's flock on the removed file would exclude nobody. B must
-    hold the file now at the path."""
-    from submission.files import training_lock
-    params = tmp_path / "a.params"
-    lock = tmp_path / "a.params.lock"
-    first = training_lock(str(params))
-    first.__enter__()  # run A
-    real_open = os.open
-
-    def open_then_a_ends_and_another_starts(path, *args, **kwargs):
-        fd = real_open(path, *args, **kwargs)
-        if str(path).endswith(".lock"):
-            monkeypatch.setattr(os, "open", real_open)
-            first.__exit__(None, None, None)
-            lock.write_text("4194303\n", encoding="ascii")  # a new file, not yet locked
-        return fd
-
-    monkeypatch.setattr(os, "open", open_then_a_ends_and_another_starts)
-    with training_lock(str(params)):  # run B
-        assert lock.read_text(encoding="ascii") == f"{os.getpid()}\n"
-        assert refused(params)
-    assert not lock.exists()
 
 
 def test_without_flock_a_lock_file_that_was_there_is_left_and_setuid_bits_are_not_kept(tmp_path, monkeypatch):
