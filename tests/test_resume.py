@@ -623,21 +623,33 @@ def test_a_longer_runs_params_behind_a_symbolic_link_are_kept(tmp_path, monkeypa
     capsys.readouterr()
 
 
+def saves_failing_after_the_first(monkeypatch, fail):
+    """resume.save as it is for the run's first state, then `fail(path, save)` for every later one (`save()`: the
+    real save); returns the list of the epochs asked to be saved, which a test may also fill to fail sooner."""
+    original = resume_module.save
+    calls = []
+
+    def save(path, **kw):
+        calls.append(kw["epoch"])
+        if len(calls) > 1:
+            fail(path, lambda: original(path, **kw))
+        else:
+            original(path, **kw)
+
+    monkeypatch.setattr(resume_module, "save", save)
+    return calls
+
+
 def test_a_state_save_that_fails_names_the_state_saved_before_it(tmp_path, monkeypatch):
     """A disk that fills at an epoch's state save stops the run; the state saved at an earlier epoch's end is
     whole (atomic writes), and the error says where it is and that --resume trains from it."""
     data = corpus()
-    original = resume_module.save
-    calls = []
 
-    def full_after_first(path, **kw):
-        calls.append(kw["epoch"])
-        if len(calls) > 1:
-            raise DataError(f"{path}: could not write it (No space left on device); the previous file, if any, is "
-                            f"unchanged; free some disk space or pick another path")
-        original(path, **kw)
+    def full_disk(path, save):
+        raise DataError(f"{path}: could not write it (No space left on device); the previous file, if any, is "
+                        f"unchanged; free some disk space or pick another path")
 
-    monkeypatch.setattr(resume_module, "save", full_after_first)
+    calls = saves_failing_after_the_first(monkeypatch, full_disk)
     state = tmp_path / "params.state"
     with pytest.raises(DataError) as failed:
         trainer(tmp_path, data, max_epochs=4).train()
@@ -715,20 +727,16 @@ def test_a_state_save_refused_for_another_reason_than_space_does_not_ask_for_spa
     written, not "once there is space there"."""
     import errno
     data = corpus()
-    original = resume_module.save
-    calls = []
 
     def refused(src, dst):
         raise PermissionError(errno.EACCES, "Permission denied")
 
-    def refused_after_first(path, **kw):
-        calls.append(kw["epoch"])
-        with monkeypatch.context() as m:
-            if len(calls) > 1:  # the real atomic write, its rename refused
-                m.setattr(os, "replace", refused)
-            original(path, **kw)
+    def rename_refused(path, save):
+        with monkeypatch.context() as m:  # the real atomic write, its rename refused
+            m.setattr(os, "replace", refused)
+            save()
 
-    monkeypatch.setattr(resume_module, "save", refused_after_first)
+    calls = saves_failing_after_the_first(monkeypatch, rename_refused)
     state = tmp_path / "params.state"
     with pytest.raises(DataError) as failed:
         trainer(tmp_path, data, max_epochs=4).train()
