@@ -541,8 +541,9 @@ def train_or_evaluate_unlocked(args):
     pretrain_dataset = CharCorruptionDataset(text, args.block_size, args.pretrain_corpus_path)
     model = build_model(args, pretrain_dataset)
     n_params = sum(p.numel() for p in model.parameters())
-    print(f"{args.function} {args.variant}: {n_params:,} parameters, vocabulary {pretrain_dataset.vocab_size}, "
-          f"block {args.block_size}, device {device}")
+    if is_main_process():  # once, not once a torchrun process
+        print(f"{args.function} {args.variant}: {n_params:,} parameters, vocabulary {pretrain_dataset.vocab_size}, "
+              f"block {args.block_size}, device {device}")
     if args.function == "pretrain":
         tconf, trainer = helper.pretrain(pretrain_dataset, args.block_size, model)
         apply_overrides(tconf, args)

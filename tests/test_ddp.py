@@ -7,12 +7,16 @@ learning rates need the token counter to count the global batch (also where the 
 different numbers of -100 targets). Only rank 0 writes the log and checkpoint and calls the writer.
 Ranks that pack their rows (TrainerConfig.pack) train to the same params too; DDP is built without
 its deprecation warning.
+`run.py` itself under torchrun prints once and writes once, and when rank 0 stops with an error,
+rank 1 says so in one line.
 
 Run:  python -m pytest -q tests/test_ddp.py
 """
 import json
 import os
 import socket
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -216,3 +220,65 @@ def test_ranks_count_the_same_tokens_when_targets_are_skipped_unevenly(runs):
     expected = [conf.learning_rate * lr_multiplier(step * BATCH * WIDTH, conf)
                 for step in range(1, EPOCHS * ROWS // BATCH + 1)]
     assert ranks[0]["unigram_lr"] == pytest.approx(expected, rel=1e-12)
+
+
+# --- run.py itself under torchrun: 2 CPU processes on data/'s corpus, a tiny model -------------------------
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY_RUN = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={os.path.join(ROOT, 'data', 'wiki.txt')}",
+            "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--batch_size", "16", "--block_size", "32"]
+
+# run.py with the training state's second save failing on rank 0 (a disk filled during the run)
+FAILING_SAVE = """
+import os, runpy, sys
+sys.path.insert(0, {src!r})
+from submission import resume
+from submission.dataset import DataError
+saves, real_save = [], resume.save
+def save(*args, **kwargs):
+    saves.append(1)
+    if len(saves) == 2 and os.environ["RANK"] == "0":
+        raise DataError("no space left on device (simulated)")
+    return real_save(*args, **kwargs)
+resume.save = save
+sys.argv[0] = {run!r}
+runpy.run_path({run!r}, run_name="__main__")
+"""
+
+
+def torchrun(script, *args, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT")}
+    env.update(OMP_NUM_THREADS="1", GPT_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    return subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+                           script, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_run_py_under_torchrun_trains_and_speaks_once(tmp_path):
+    """`torchrun --nproc_per_node=2 src/run.py --function=pretrain ...` (docs/speed.md) trains and writes the
+    params, card and log once, and says what it trains and where it wrote once, not once a process."""
+    params = str(tmp_path / "p.params")
+    p = torchrun(os.path.join(ROOT, "src", "run.py"), *TINY_RUN, "--max_epochs", "2",
+                 f"--writing_params_path={params}", tmp_path=tmp_path)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.count("pretrain vanilla: ") == 1 and p.stdout.count("Params written to") == 1, p.stdout
+    assert sorted(os.listdir(tmp_path)) == ["p.params", "p.params.card.json", "p.params.log.jsonl"]
+    steps = [json.loads(line)["step"] for line in open(params + ".log.jsonl")]
+    assert steps == list(range(1, 2 * (2938 // 16 + 1) + 1))  # wiki.txt's 2,937 lines and one empty item
+    assert "Traceback" not in p.stderr
+
+
+def test_a_process_whose_peer_stopped_says_so_in_one_line(tmp_path):
+    """Rank 0 stops (its state save fails mid-run); rank 1's next all-reduce fails in gloo. Rank 0 names the
+    state it kept; rank 1 says in one line that another process stopped first, or torchrun's SIGTERM ends
+    it first: no traceback of ours either way, and the state saved after epoch 1 is kept."""
+    script = tmp_path / "failing_save.py"
+    script.write_text(FAILING_SAVE.format(src=os.path.join(ROOT, "src"), run=os.path.join(ROOT, "src", "run.py")))
+    params = str(tmp_path / "p.params")
+    p = torchrun(str(script), *TINY_RUN, "--max_epochs", "4", "--state_every", "0",
+                 f"--writing_params_path={params}", tmp_path=tmp_path)
+    assert p.returncode != 0
+    assert (f"error: no space left on device (simulated); the training state after epoch 1 of 4 is in "
+            f"{params}.state") in p.stderr
+    assert ("error: process 1 of 2 stopped because another process of this torchrun run stopped first: that "
+            "process's error says why" in p.stderr or "terminated (SIGTERM)" in p.stderr), p.stderr[-3000:]
+    assert "trainer.py" not in p.stderr and "[rank1]" not in p.stderr  # torchrun's own traceback names neither
+    assert os.path.exists(params + ".state") and not os.path.exists(params)

@@ -1,10 +1,11 @@
 """Command lines: running a script's main() so that it ends in one line, never a traceback.
 
-`run_cli` turns a bad input (DataError, ParamsError) into its message and exit status 2, a diverged
-training run and the machine's limits (an unreadable file, memory run out, a missing compiler:
-`machine_limit`) into one line and status 1, Ctrl-C and SIGTERM into 130 and 143 once the writes
-under way are done (files.py holds them), and a closed stdout (`| head`) into 141. src/oneline.py's parser gives the
-scripts one-line usage errors.
+`run_cli` turns a bad input (DataError, ParamsError) into its message and exit status 2; a diverged
+training run, the machine's limits (an unreadable file, memory run out, a missing compiler:
+`machine_limit`) and a torchrun process whose peer stopped first (`peer_stopped`) into one line and
+status 1; Ctrl-C and SIGTERM into 130 and 143 once the writes under way are done (files.py holds
+them); and a closed stdout (`| head`) into 141. src/oneline.py's parser gives the scripts one-line
+usage errors.
 """
 import contextlib
 import errno
@@ -125,6 +126,21 @@ def machine_limit(e):
     return None
 
 
+# what gloo says when a collective's peer process has gone (NCCL waits instead, until torchrun ends this one)
+PEER_GONE = ("closed by peer", "reset by peer", "Broken pipe", "Connection refused")
+
+
+def peer_stopped(e):
+    """The one-line message for a torchrun process whose collective failed because another process of the
+    run stopped (that process prints its own error; torchrun then ends the rest); None otherwise."""
+    from .utils import distributed_env  # utils imports this module: here, not at the top
+    rank, world, _ = distributed_env()
+    if world > 1 and isinstance(e, RuntimeError) and any(words in str(e) for words in PEER_GONE):
+        return (f"process {rank} of {world} stopped because another process of this torchrun run stopped first: "
+                f"that process's error says why")
+    return None
+
+
 def run_cli(main, keep_working=False):
     """Run a command-line `main()`: a bad input file (DataError, ParamsError) ends in its one-line message and
     exit status 2, a diverged training run (TrainingDiverged) in its message and status 1, Ctrl-C in exit status
@@ -167,7 +183,7 @@ def run_cli(main, keep_working=False):
               file=sys.stderr)
         sys.exit(status)
     except (OSError, MemoryError, RuntimeError) as e:
-        message = machine_limit(e)
+        message = machine_limit(e) or peer_stopped(e)
         if message is None:
             raise
         print(f"error: {message}", file=sys.stderr)
