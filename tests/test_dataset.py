@@ -225,6 +225,23 @@ def test_parse_tsv_unlabelled():
     assert rows == [("q1", None, 1), ("q2", None, 2)]
 
 
+def test_a_column_header_line_is_refused_by_line():
+    """A spreadsheet's export starts `name<TAB>place`: the course would finetune on it, or answer and score it,
+    as a question. Refused when every later question ends in '?' and the first does not; a file of questions
+    without question marks, one whose later lines are mixed, or one of two questions is read as it is."""
+    questions = "".join(f"Where was Person {i} born?\tPlace {i}\n" for i in range(3))
+    with pytest.raises(DataError, match=r"^t.tsv:2: 'name\\tplace' reads as a column header, not a question "
+                                        r"\(every other line's question ends in '\?'\); remove that line$"):
+        parse_tsv("\nname\tplace\n" + questions, "t.tsv")
+    with pytest.raises(DataError, match=r"^t.tsv:1: 'question' reads as a column header"):
+        parse_tsv("question\n" + "".join(q + "\n" for q, _, _ in parse_tsv(questions)), "t.tsv", require_label=False)
+    for text in ("who\tx\nq1\ty\nq2\tz\n",                                          # no question marks at all
+                 "Where was Al born\tx\nWhere was Bo born?\ty\nWhere was Cy born\tz\n",  # mixed
+                 "name\tplace\nWhere was Bo born?\ty\n",                               # too few to tell
+                 "Where was Al born? \tx\n" + questions):                              # asks, space after
+        assert len(parse_tsv(text, "t.tsv")) == text.count("\n")
+
+
 def test_parse_tsv_drops_carriage_returns(ds):
     """Windows line ends in a string (not read through read_text's text mode): the \\r is no part of the place."""
     text = "Where was Bo Li born?\tHanoi\r\nWhere was Zoë Ñandú born?\tGenève\r\n\r\n"

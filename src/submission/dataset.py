@@ -132,7 +132,8 @@ def read_text(path, what="file"):
 
 def parse_tsv(text, path="<string>", require_label=True):
     """Rows of a birth-place TSV as (question, place-or-None, line_number); blank lines are skipped,
-    a line with the reserved MASK or PAD character is a DataError.
+    a line with the reserved MASK or PAD character is a DataError, and so is a first line that reads as
+    a column header (no question mark where every later question has one).
 
     Each non-empty line is `question<TAB>place` (or the question alone when require_label is False).
     """
@@ -156,7 +157,16 @@ def parse_tsv(text, path="<string>", require_label=True):
                      f"{len(fields)} tab-separated field(s)")
             raise DataError(f"{path}:{lineno}: expected {want}, found {found} in {line[:60]!r}; "
                             f"fix or remove that line")
+    if len(rows) >= 3 and not _asks(rows[0][0]) and all(_asks(q) for q, _, _ in rows[1:]):
+        # a spreadsheet's export: "name<TAB>place" would be trained on, or answered and scored, as a question
+        first = "\t".join(field for field in rows[0][:2] if field is not None)
+        raise DataError(f"{path}:{rows[0][2]}: {first[:60]!r} reads as a column header, not a question (every other "
+                        f"line's question ends in '?'); remove that line")
     return rows
+
+
+def _asks(question):
+    return question.rstrip().endswith("?")
 
 
 def check_chars(text, stoi, path, lineno):
