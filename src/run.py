@@ -41,16 +41,18 @@ TRAINER_OVERRIDES = ("max_epochs", "batch_size", "learning_rate", "num_workers",
 class GivenOnce(argparse.Action):
     """A flag that a run.sh mode sets: given again with another value (`./run.sh vanilla_pretrain
     --variant synthesizer`), argparse would let the last win and the run write the mode's file with the
-    other variant's params; it is a usage error instead."""
+    other variant's params; it is a usage error instead (worded for run.sh under run.sh, RUN_SH_MODE)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         given = namespace.__dict__.setdefault("_given", set())
         if self.dest in given and getattr(namespace, self.dest) != values:
+            twice = f"{option_string} given twice, as {getattr(namespace, self.dest)!r} and as {values!r}"
+            if not os.environ.get("RUN_SH_MODE"):  # typed twice on run.py's own command line
+                parser.error(f"{twice}; give it once")
             fix = ("choose the run.sh mode that does what you want" if self.dest in ("function", "variant") else
                    "DATA_DIR and OUT_DIR choose the folders of a run.sh mode; for other file names, run "
                    "python src/run.py with the flags you want")
-            parser.error(f"{option_string} given twice, as {getattr(namespace, self.dest)!r} and as {values!r} "
-                         f"(a run.sh mode gives it: {fix})")
+            parser.error(f"{twice} (a run.sh mode gives it: {fix})")
         given.add(self.dest)
         setattr(namespace, self.dest, values)
 
@@ -525,8 +527,10 @@ def main(argv=None):
 def train_or_evaluate(args):
     """The run main() parsed the flags of: the data and the model, then training or evaluation. A training
     run holds its params' lock (training_lock) from before its output check to its end: a second run into
-    the same params stops at once (under torchrun rank 0 holds it)."""
+    the same params stops at once (under torchrun rank 0 holds it, and evaluates alone)."""
     params = args.writing_params_path
+    if args.function == "evaluate" and not is_main_process():  # under torchrun rank 0 evaluates alone: the
+        return None                                              # others would write the same predictions
     if args.function == "evaluate" or not is_main_process() or is_special_file(params):
         return train_or_evaluate_unlocked(args)
     with training_lock(params):

@@ -61,10 +61,18 @@ def one_line_exit(capsys, argv):
     (["--writing_params_path", "q"], "given twice, as 'p' and as 'q' (a run.sh mode gives it: DATA_DIR and OUT_DIR "
                                      "choose the folders of a run.sh mode; for other file names, run python src/run.py"),
 ])
-def test_bad_flags_stop_with_one_line(capsys, flags, says):
+def test_bad_flags_stop_with_one_line(capsys, monkeypatch, flags, says):
+    monkeypatch.setenv("RUN_SH_MODE", "vanilla_pretrain")  # a flag given twice: the mode gave it first
     argv = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "--writing_params_path=p"]
     err = one_line_exit(capsys, argv + flags)
     assert ": error: " in err and says in err and "(--help lists the options)" in err
+
+
+def test_a_flag_typed_twice_on_run_py_itself_is_not_blamed_on_run_sh(capsys, monkeypatch):
+    monkeypatch.delenv("RUN_SH_MODE", raising=False)
+    err = one_line_exit(capsys, ["--function=pretrain", "--variant=vanilla", "--function=evaluate"])
+    assert err.endswith(": error: --function given twice, as 'pretrain' and as 'evaluate'; give it once "
+                        "(--help lists the options)\n")
 
 
 def test_model_size_limits_are_inclusive_and_size_flags_name_only_what_differs(capsys):

@@ -224,8 +224,9 @@ def test_ranks_count_the_same_tokens_when_targets_are_skipped_unevenly(runs):
 
 # --- run.py itself under torchrun: 2 CPU processes on data/'s corpus, a tiny model -------------------------
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TINY_RUN = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={os.path.join(ROOT, 'data', 'wiki.txt')}",
-            "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--batch_size", "16", "--block_size", "32"]
+RUN_PY = os.path.join(ROOT, "src", "run.py")
+TINY_RUN = ["--variant=vanilla", f"--pretrain_corpus_path={os.path.join(ROOT, 'data', 'wiki.txt')}",
+            "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--block_size", "64"]
 
 # run.py with the training state's second save failing on rank 0 (a disk filled during the run)
 FAILING_SAVE = """
@@ -254,16 +255,23 @@ def torchrun(script, *args, tmp_path):
 
 def test_run_py_under_torchrun_trains_and_speaks_once(tmp_path):
     """`torchrun --nproc_per_node=2 src/run.py --function=pretrain ...` (docs/speed.md) trains and writes the
-    params, card and log once, and says what it trains and where it wrote once, not once a process."""
+    params, card and log once, and says what it trains and where it wrote once, not once a process; an
+    evaluation under torchrun is rank 0's alone."""
     params = str(tmp_path / "p.params")
-    p = torchrun(os.path.join(ROOT, "src", "run.py"), *TINY_RUN, "--max_epochs", "2",
+    p = torchrun(RUN_PY, "--function=pretrain", *TINY_RUN, "--batch_size", "16", "--max_epochs", "1",
                  f"--writing_params_path={params}", tmp_path=tmp_path)
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stdout.count("pretrain vanilla: ") == 1 and p.stdout.count("Params written to") == 1, p.stdout
     assert sorted(os.listdir(tmp_path)) == ["p.params", "p.params.card.json", "p.params.log.jsonl"]
     steps = [json.loads(line)["step"] for line in open(params + ".log.jsonl")]
-    assert steps == list(range(1, 2 * (2938 // 16 + 1) + 1))  # wiki.txt's 2,937 lines and one empty item
+    assert steps == list(range(1, 2938 // 16 + 2))  # wiki.txt's 2,937 lines and one empty item
     assert "Traceback" not in p.stderr
+    dev, predictions = os.path.join(ROOT, "data", "birth_dev.tsv"), str(tmp_path / "dev.predictions")
+    p = torchrun(RUN_PY, "--function=evaluate", *TINY_RUN, f"--reading_params_path={params}",
+                 f"--eval_corpus_path={dev}", f"--outputs_path={predictions}", tmp_path=tmp_path)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.count("decoded 500 questions") == p.stdout.count("Correct: ") == 1, p.stdout  # rank 0 alone
+    assert len(open(predictions).read().split("\n")) == 501
 
 
 def test_a_process_whose_peer_stopped_says_so_in_one_line(tmp_path):
@@ -271,12 +279,12 @@ def test_a_process_whose_peer_stopped_says_so_in_one_line(tmp_path):
     state it kept; rank 1 says in one line that another process stopped first, or torchrun's SIGTERM ends
     it first: no traceback of ours either way, and the state saved after epoch 1 is kept."""
     script = tmp_path / "failing_save.py"
-    script.write_text(FAILING_SAVE.format(src=os.path.join(ROOT, "src"), run=os.path.join(ROOT, "src", "run.py")))
+    script.write_text(FAILING_SAVE.format(src=os.path.join(ROOT, "src"), run=RUN_PY))
     params = str(tmp_path / "p.params")
-    p = torchrun(str(script), *TINY_RUN, "--max_epochs", "4", "--state_every", "0",
-                 f"--writing_params_path={params}", tmp_path=tmp_path)
+    p = torchrun(str(script), "--function=pretrain", *TINY_RUN, "--batch_size", "16", "--max_epochs", "3",
+                 "--state_every", "0", f"--writing_params_path={params}", tmp_path=tmp_path)
     assert p.returncode != 0
-    assert (f"error: no space left on device (simulated); the training state after epoch 1 of 4 is in "
+    assert (f"error: no space left on device (simulated); the training state after epoch 1 of 3 is in "
             f"{params}.state") in p.stderr
     assert ("error: process 1 of 2 stopped because another process of this torchrun run stopped first: that "
             "process's error says why" in p.stderr or "terminated (SIGTERM)" in p.stderr), p.stderr[-3000:]
