@@ -230,8 +230,8 @@ def parse_args(argv=None):
                            "reference_eval"],
               "finetune": ["eval_corpus_path", "outputs_path", "reference_eval"],
               "evaluate": training}[args.function]
-    if os.environ.get(SHARED_FLAGS):  # `./run.sh all FLAGS`, the demo: every step has the same flags, knowingly
-        unread = []
+    if os.environ.get(SHARED_FLAGS) or not is_main_process():  # `./run.sh all FLAGS`, the demo: every step has
+        unread = []  # the same flags, knowingly; under torchrun, rank 0 alone says it
     for name in unread:  # the course's run.py ignores them too; say so, as a user may expect otherwise
         if getattr(args, name) is not None and getattr(args, name) is not False:
             why = " (pretraining always starts from a new model)" if name == "reading_params_path" else ""

@@ -320,10 +320,10 @@ def test_the_copies_kept_for_modules_that_load_before_torch_match_the_dataset():
                                           block_size=grader.BLOCK_SIZE)
 
 
-def test_a_place_with_spaces_around_it_is_noted(capsys):
+def test_a_place_with_spaces_around_it_is_noted(capsys, monkeypatch):
     """`Q?<TAB>London  ` trained the model to write "London  ", which run.py's evaluation (the course's
     evaluate_places, against the stripped gold line) counts wrong, without a word. It trains as the course
-    trains it, with a note; a Windows line end is no space."""
+    trains it, with a note (under torchrun, from rank 0 alone); a Windows line end is no space."""
     ds = CharCorruptionDataset("Where was Bo Li born? In London.\n" * 4, 32)
     text = "Where was Bo Li born?\tLondon\nWhere was Bo Li born?\tLondon  \r\nWhere was Bo Li born?\t London\n"
     names = NameDataset(text, ds, path="train.tsv")
@@ -332,6 +332,9 @@ def test_a_place_with_spaces_around_it_is_noted(capsys):
         "note: train.tsv:2: the place 'London  ' has spaces around it (2 lines); the model learns to write them, "
         "and run.py's evaluation (the course's evaluate_places) counts such answers wrong: remove them\n")
     NameDataset("Where was Bo Li born?\tLondon\r\n", ds, path="train.tsv")
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv("RANK", "1")  # torchrun's other processes: rank 0 says it once
+    NameDataset(text, ds, path="train.tsv")
     assert capsys.readouterr().err == ""
 
 

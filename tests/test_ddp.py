@@ -267,10 +267,11 @@ def test_run_py_under_torchrun_trains_and_speaks_once(tmp_path):
     assert steps == list(range(1, 2938 // 16 + 2))  # wiki.txt's 2,937 lines and one empty item
     assert "Traceback" not in p.stderr
     dev, predictions = os.path.join(ROOT, "data", "birth_dev.tsv"), str(tmp_path / "dev.predictions")
-    p = torchrun(RUN_PY, "--function=evaluate", *TINY_RUN, f"--reading_params_path={params}",
+    p = torchrun(RUN_PY, "--function=evaluate", *TINY_RUN, "--max_epochs", "1", f"--reading_params_path={params}",
                  f"--eval_corpus_path={dev}", f"--outputs_path={predictions}", tmp_path=tmp_path)
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stdout.count("decoded 500 questions") == p.stdout.count("Correct: ") == 1, p.stdout  # rank 0 alone
+    assert p.stderr.count("does not read --max_epochs") == p.stderr.count("pretrained, not finetuned") == 1, p.stderr
     assert len(open(predictions).read().split("\n")) == 501
 
 

@@ -207,7 +207,8 @@ class NameDataset(Dataset):
             raise DataError(f"{path}: no `question<TAB>place` lines to finetune on; give a file with some "
                             f"(data/birth_places_train.tsv is one)")
         spaced = [(lineno, oup) for _, oup, lineno in self.rows if oup != oup.strip()]
-        if spaced:  # trained as the course trains them, with a word: the model learns to write the spaces
+        if spaced and os.environ.get("RANK", "0") == "0":  # (torchrun's rank 0 alone says it) trained as the
+            # course trains them, with a word: the model learns to write the spaces
             lineno, oup = spaced[0]
             print(f"note: {path}:{lineno}: the place {oup!r} has spaces around it"
                   f"{f' ({len(spaced)} lines)' if len(spaced) > 1 else ''}; the model learns to write them, and "
