@@ -512,14 +512,24 @@ def test_a_second_model_of_another_size_is_named_as_such(runs, tmp_path, capsys)
     assert not (tmp_path / "a.png").exists()
 
 
-def test_a_size_flag_given_alone_is_checked_against_the_params_not_the_course(tmp_path):
+def test_a_size_flag_given_alone_is_checked_against_the_params_not_the_course(capsys):
     """`plot attention --n_embd 20` (a 4-head model's width) was refused before the params were read, as
     not a multiple of the course's 8 heads: a size flag left out comes from the params, so the flags given
-    are checked alone first."""
+    are checked alone first, and still against each other."""
     parser = plots.build_parser()
+    start = ["attention", "--params", "p", "--question", "q", "--out", "a.png"]
+    sizes = ("n_layer", "n_head", "n_embd", "block_size")
     for flags in (["--n_embd", "20"], ["--n_head", "3"], ["--n_layer", "2", "--block_size", "64"]):
-        args = parser.parse_args(["attention", "--params", "p", "--question", "q", "--out", "a.png", *flags])
+        args = parser.parse_args([*start, *flags])
         plots.check_args(parser, args)  # no usage error
+        given = {flag[2:]: int(value) for flag, value in zip(flags[::2], flags[1::2])}
+        # the sizes left out stay unset, for the params to fill (fill_from_params), not the course's
+        assert {name: getattr(args, name) for name in sizes} == {name: given.get(name) for name in sizes}
+    # the flags given are checked, not waved through: 20 is no width for 3 heads
+    with pytest.raises(SystemExit) as stop:
+        plots.check_args(parser, parser.parse_args([*start, "--n_embd", "20", "--n_head", "3"]))
+    assert stop.value.code == 2
+    assert "--n_embd 20 must be a multiple of --n_head 3" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, says", [([], "plots.py: error: the following arguments are required: {curves,attention}"),
