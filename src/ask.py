@@ -156,7 +156,7 @@ class Asker:
         if self.complete:
             x = torch.tensor([[stoi[c] for c in text]], dtype=torch.long, device=next(self.model.parameters()).device)
             steps = min(self.chars, self.model.get_block_size() - len(text))
-            out = sample_cached(self.model, x, steps)[0, len(text):].tolist()
+            out = sample_cached(self.model, x, steps)[0, len(text):].tolist()  # (1, t + steps) -> (steps,)
             answer = "".join(itos[t] for t in out).split(MASK_CHAR)[0].split("\n")[0]
         else:
             answer = predict_places(self.model, [text], stoi, itos)[0]

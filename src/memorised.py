@@ -63,7 +63,7 @@ def memorised(model, items, stoi, itos, batch_size=256):
     for (_, n), ks in sorted(groups.items()):
         for s in range(0, len(ks), batch_size):
             chunk = ks[s:s + batch_size]
-            x = torch.tensor([[stoi[c] for c in items[k][1]] for k in chunk], dtype=torch.long, device=device)
+            x = torch.tensor([[stoi[c] for c in items[k][1]] for k in chunk], dtype=torch.long, device=device)  # (b, t)
             out = sample_cached(model, x, n)[:, x.size(1):].tolist()  # (b, n): the continuations
             for k, ids in zip(chunk, out):
                 hits[k] = "".join(itos[t] for t in ids) == items[k][2]

@@ -325,7 +325,8 @@ class SynthesizerAttention(nn.Module):
         b2 = self.b2[:T]     # (T,)
         if packed is not None:
             # w2's and b2's columns at the keys' positions, as embedding lookups: their gradients sum in a
-            # fixed order on the CPU (model.py's pos_emb lookup says why)
+            # fixed order on the CPU (model.py's pos_emb lookup says why); the tables are w2.t() (l, hs) and
+            # b2.view(-1, 1) (l, 1), l = block_size - 1
             w2 = F.embedding(packed.positions, self.w2.t()).transpose(1, 2).unsqueeze(1)  # (B, T, hs) -> (B, 1, hs, T)
             b2 = F.embedding(packed.positions, self.b2.view(-1, 1)).view(B, 1, 1, T)  # (B, T, 1) -> (B, 1, 1, T)
             y = _attend_within_segments(self, a @ w2 + b2, v, packed)  # (B, nh, T, hs) @ (B, 1, hs, T) + b2

@@ -105,7 +105,7 @@ class Packed:
         if non_blocking:
             stacked = stacked.pin_memory()
         stacked = stacked.to(device, non_blocking=non_blocking)
-        return Packed(*(t.to(part.dtype) for t, part in zip(stacked.unbind(0), parts)))
+        return Packed(*(t.to(part.dtype) for t, part in zip(stacked.unbind(0), parts)))  # (4, R, W) -> 4 x (R, W)
 
     @property
     def shape(self):
@@ -148,7 +148,7 @@ def pack_rows(x, y, ignore_index, multiple=1, row_multiple=1):
     lengths = torch.tensor([last[i] for i in order])                                  # (k,)
     j = torch.arange(int(lengths.sum())) - torch.repeat_interleave(lengths.cumsum(0) - lengths, lengths)  # (n,)
     src = torch.repeat_interleave(torch.tensor(order) * T, lengths) + j               # (n,)
-    dst = torch.repeat_interleave(torch.tensor([r * width + c for r, c, _ in placed]), lengths) + j
+    dst = torch.repeat_interleave(torch.tensor([r * width + c for r, c, _ in placed]), lengths) + j  # (n,)
     xp = torch.zeros(rows * width, dtype=x.dtype)  # an id of every vocabulary, where ignore_index (-100, say) is none
     yp = torch.full((rows * width,), ignore_index, dtype=y.dtype)
     positions = torch.zeros(rows * width, dtype=torch.long)
@@ -156,5 +156,5 @@ def pack_rows(x, y, ignore_index, multiple=1, row_multiple=1):
     xp[dst] = x.reshape(-1)[src]  # (B, T) -> (B*T,), its n counted positions into the packed rows' (R*W,)
     yp[dst] = y.reshape(-1)[src]  # the same for the targets
     positions[dst] = j
-    segments[dst] = torch.repeat_interleave(torch.tensor([segment for _, _, segment in placed]), lengths)
+    segments[dst] = torch.repeat_interleave(torch.tensor([segment for _, _, segment in placed]), lengths)  # (n,)
     return Packed(*(t.view(rows, width) for t in (xp, yp, positions, segments)))  # each (R, W)

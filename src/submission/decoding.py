@@ -163,7 +163,7 @@ def _greedy_cached(model, prompts, steps, stop_id, device):
         b = a
         while b < n and lengths[b] == lengths[a]:
             b += 1
-        x = torch.tensor(prompts[a:b], dtype=torch.long, device=device)
+        x = torch.tensor(prompts[a:b], dtype=torch.long, device=device)  # (b - a, t): the prompts of one length
         rows_view = [{name: buf[a:b] for name, buf in cache.items()} for cache in caches]
         parts.append(_prefill(model, x, rows_view))  # writes into rows a..b-1 of the caches
         a = b
@@ -267,7 +267,8 @@ def log_probs(model, prompt, continuations, rows=128):
             ids[i, :len(c)] = torch.tensor(c)
         ids = ids.to(device)  # one copy to the device a chunk, and one back (lp)
         lp = first[ids[:, 0]]  # (n,): each first id's
-        # the prompt's cache, one copy a row; rows that have ended leave from the end (lengths descend)
+        # the prompt's cache, one copy a row: each buffer (1, ...) -> (n, ...), e.g. v (1, nh, capacity, hs) ->
+        # (n, nh, capacity, hs); rows that have ended leave from the end (lengths descend)
         rows_caches = [{name: buf.expand(n, *buf.shape[1:]).clone() for name, buf in cache.items()} for cache in caches]
         for j in range(1, width):
             k = sum(len(c) > j for c in chunk)  # rows with an id at j
