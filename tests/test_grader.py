@@ -2,7 +2,7 @@
 wrong solutions (mutants) fail the right test, accuracy tests score prediction files made here,
 and the framework keeps its promises (time limits, output frame, Gradescope JSON, CLI).
 
-Run with:  python -m pytest -q tests/test_grader.py
+Run:  python -m pytest -q tests/test_grader.py
 
 Everything runs on a small biography corpus written into a temporary folder, so the tests need
 neither the embedded corpus nor trained models; one test also grades the repo's data/ when it is

@@ -1,8 +1,6 @@
 """Tests of the biography-world generator (src/make_world.py, src/world/) and of the shipped data/.
 
-CPU only, a few seconds, no network and no course data needed:
-
-    python -m pytest -q tests/test_world.py
+Run:  python -m pytest -q tests/test_world.py      (CPU only, a few seconds, no network and no course data)
 
 They check that data/ is exactly what the generator writes, the course's file formats, the
 statistics the task depends on (London share, long-tailed places, line lengths, unanswerable
