@@ -46,6 +46,7 @@ data/, else a world generated with src/make_world.py into a temporary folder, re
 --params (course-size params of --variant, vanilla by default) are loaded and the dev questions
 checked against the vocabulary and the block before any timing, so bad input stops the bench at once.
 """
+import argparse
 import atexit
 import os
 import platform
@@ -73,11 +74,11 @@ with interruptible_start("bench.py"):  # torch loads here
     from submission.batching import pack_rows
     from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
     from submission.decoding import predict_places_reference
-    from submission.model import GPT, GPTConfig
+    from submission.model import GPT
     from submission.fastpath import loader_workers, step_graphs_need
     from submission.utils import (CpuThreads, get_device, load_params, predict_places, predict_places_recompute,
                                   run_cli, usable_cores)
-    from run import read_questions
+    from run import build_model, read_questions
 
 COURSE = {k: v for k, v in COURSE_SIZE.items() if k != "block_size"}  # the course's GPT (modelflags)
 BLOCK = COURSE_SIZE["block_size"]
@@ -195,8 +196,8 @@ def training_runs(pre, variant, batch, threads, paths):
     groups (default "auto", the trainer's), whole-step CUDA graphs (default off; graphs.py) and packed
     rows (default "auto", the trainer's; batching.pack_rows)."""
     torch.manual_seed(0)
-    cfg = GPTConfig(pre.vocab_size, BLOCK, synthesizer=variant == "synthesizer", **COURSE)
-    state = GPT(cfg).state_dict()
+    first = build_model(argparse.Namespace(variant=variant, **COURSE), pre)  # run.py's: course size, pre's block
+    cfg, state = first.config, first.state_dict()
     runs = {}
     for name, fast_attention, fast_trainer, *options in paths:
         defaults = (None, False, "auto", False, "auto")
@@ -365,7 +366,7 @@ def main(argv=None):
     questions = read_questions(dev_path, pre.stoi, BLOCK)  # each in the vocabulary, with room to answer
     torch.manual_seed(0)
     # the evaluated model, checked before timing
-    eval_model = GPT(GPTConfig(pre.vocab_size, BLOCK, **COURSE, synthesizer=args.variant == "synthesizer"))
+    eval_model = build_model(argparse.Namespace(variant=args.variant, **COURSE), pre)
     if args.params:
         load_params(eval_model, args.params, variant_flag="--variant ",
                     corpus_flag="--data-dir (the folder of the wiki.txt)",
