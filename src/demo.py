@@ -357,13 +357,19 @@ def main(argv=None):
                  if flag in a]
         names += [name + ".state" for name in names if name.endswith(".params")]  # left by a Ctrl-C
         # the demo starts its training runs over: a state in --out is an interrupted demo's (check_out_folder
-        # refused any other), unless its flags say --resume
-        fresh = [] if "--function=evaluate" in a or {"--resume", "--restart"} & set(common) else ["--restart"]
+        # refused any other), unless its flags say --resume. --resume, which run.py's Ctrl-C message names,
+        # goes on from the training step whose state is there; the other steps (done before the Ctrl-C, not
+        # begun, or evaluations) run as without it, where run.py refused --resume with no state to resume
+        flags = common
+        if "--resume" in common and ("--function=evaluate" in a or not any(
+                os.path.isfile(os.path.join(out, name)) for name in names if name.endswith(".state"))):
+            flags = [f for f in common if f != "--resume"]
+        fresh = [] if "--function=evaluate" in a or {"--resume", "--restart"} & set(flags) else ["--restart"]
         shared = os.environ.get(driver.SHARED_FLAGS)
         os.environ[driver.SHARED_FLAGS] = "1"  # its flags go to every step: no notes of those an evaluation skips
         try:
             with recorded(out, names):
-                return driver.main(list(a) + common + fresh)
+                return driver.main(list(a) + flags + fresh)
         finally:
             if shared is None:
                 os.environ.pop(driver.SHARED_FLAGS)

@@ -265,6 +265,40 @@ def test_an_interrupted_demos_training_state_is_started_over(tmp_path, capsys, m
     assert (foreign / "vanilla.model.params.state").exists()
 
 
+def test_an_interrupted_demo_goes_on_with_resume_as_its_ctrl_c_message_says(tmp_path, capsys, monkeypatch):
+    """A Ctrl-C after a state save prints run.py's "the same command with --resume continues from there".
+    The demo gave --resume to every step, so the step finished before the Ctrl-C (its params there, no
+    state) stopped with "no training state to resume ... leave out --resume", as did the steps after the
+    interrupted one: --resume goes on from the interrupted step, and the others run as without it."""
+    import make_world
+    from submission.trainer import TrainingRun
+    data = tmp_path / "world"
+    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
+    out = tmp_path / "out"
+    argv = ["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16",
+            "--variants", "nopretrain,vanilla", "--out", str(out),
+            "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "2", "--state_every", "0"]
+    original = TrainingRun.step
+
+    def interrupted_in_pretraining(self, x, y):  # once pretraining has saved its state (epoch 1's end)
+        if (out / "vanilla.pretrain.params.state").exists():
+            raise KeyboardInterrupt
+        return original(self, x, y)
+    with monkeypatch.context() as m:
+        m.setattr(TrainingRun, "step", interrupted_in_pretraining)
+        with pytest.raises(KeyboardInterrupt):
+            demo.main(argv)
+    assert (out / "vanilla.model.params").exists() and not (out / "vanilla.model.params.state").exists()
+    assert (out / "vanilla.pretrain.params.state").exists()
+    assert "with --resume continues from there" in capsys.readouterr().err
+    results = demo.main(argv + ["--resume"])
+    assert [row[0] for row in results] == ["always London", "vanilla, no pretraining",
+                                           "vanilla, pretrained + finetuned"]
+    said = capsys.readouterr()
+    assert "resuming from " in said.out + said.err
+    assert not list(out.glob("*.state"))
+
+
 def test_an_out_folder_of_the_courses_runs_is_refused_before_any_work(tmp_path, capsys):
     """`demo.py --out src/submission` replaced the student's course-size vanilla.model.params and
     predictions with the demo's small ones, without a word. A file of the names the demo writes is
