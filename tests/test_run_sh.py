@@ -783,6 +783,19 @@ def test_a_failed_venv_names_the_fix_and_keeps_only_what_was_there(repo, existed
         assert (root / ".venv/mine").read_text() == "kept\n"
 
 
+def test_a_venv_that_is_a_link_is_ignored_as_a_folder_is():
+    """run.sh takes a .venv that is a symbolic link (to an environment shared between checkouts) as it takes
+    a folder; .gitignore's `.venv/` matched only a folder, so `git status` listed the link and `git add -A`
+    committed it. Asked of a path that is not there, git takes it for a file, as it takes a link."""
+    try:
+        rc = subprocess.run(["git", "check-ignore", "-q", "--no-index", "no-such-folder/.venv"], cwd=ROOT).returncode
+    except OSError:
+        pytest.skip("no git")
+    if rc == 128:
+        pytest.skip("not a git checkout (a copy from a zip)")
+    assert rc == 0
+
+
 def test_run_sh_edited_in_place_during_a_run_finishes_as_it_began(repo):
     """An editor saving run.sh in place while a long run trains: bash would read the new bytes when
     the run's command returns; run.sh is one brace group, read whole before it starts."""
