@@ -170,6 +170,21 @@ def test_a_state_of_other_data_or_model_is_refused(tmp_path, monkeypatch):
         t.train()
 
 
+def test_a_state_refused_names_every_setting_that_differs_at_once(tmp_path, monkeypatch):
+    """`./run.sh vanilla_pretrain --resume` without the interrupted run's --n_layer 1 --n_head 2 --n_embd 16
+    --max_epochs 30 was refused for n_head alone; given --n_head, for n_embd; then for max_epochs: a try
+    a setting. The one line names them all, the model's and the training's."""
+    data = cut_run(tmp_path, monkeypatch)
+    t = trainer(tmp_path, data, resume=True, max_epochs=6)
+    t.model = GPT(GPTConfig(data.vocab_size, 32, n_layer=2, n_head=4, n_embd=32))
+    with pytest.raises(ParamsError) as e:
+        t.train()
+    message = str(e.value)
+    assert ("a model of another shape (n_layer 1, this run's is 2; n_head 2, this run's is 4; n_embd 16, this "
+            "run's is 32) and other training settings (max_epochs 5, this run's is 6); resume with") in message
+    assert "\n" not in message
+
+
 def test_finetuning_rows_read_through_another_vocabulary_are_other_data():
     """A NameDataset's rows are the same text over another pretraining corpus's vocabulary (one of the
     same size, other characters): its ids, and so what training sees, differ."""

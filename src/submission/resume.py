@@ -134,11 +134,14 @@ def save(path, *, model, optimizer, settings, epoch, step, tokens, best_loss, el
     }, path)
 
 
-def _first_difference(saved, now):
+def _differences(saved, now):
+    """Each setting of `now` that `saved` holds otherwise, all of them: a run resumed without its flags
+    differs in several (--n_layer, --n_head, --n_embd, --max_epochs), and naming one at a time took a
+    try for each."""
     if isinstance(saved, dict) and isinstance(now, dict):
-        for key in now:
-            if saved.get(key) != now[key]:
-                return f"{key} {saved.get(key)!r}, this run's is {now[key]!r}"
+        said = [f"{key} {saved.get(key)!r}, this run's is {now[key]!r}" for key in now if saved.get(key) != now[key]]
+        if said:
+            return "; ".join(said)
     return f"{saved!r}, this run's is {now!r}"
 
 
@@ -167,9 +170,11 @@ def load(path, settings):
     training = state["settings"]["training"]
     if isinstance(training, dict):  # settings checked since a later version: a state without one had the default
         state["settings"]["training"] = {**ADDED_LATER, **training}
-    for section, words in SECTIONS.items():
-        saved, now = state["settings"][section], settings[section]
-        if saved != now:
-            raise ParamsError(f"{path}: saved by a run with {words} ({_first_difference(saved, now)}); resume "
-                              f"with the interrupted run's settings, or {START_OVER}")
+    # every section that differs, but other data alone: it is the cause of the shape and settings it changes
+    differ = [s for s in SECTIONS if state["settings"][s] != settings[s]]
+    differ = differ[:1] if differ[:1] == ["data"] else differ
+    if differ:
+        said = " and ".join(f"{SECTIONS[s]} ({_differences(state['settings'][s], settings[s])})" for s in differ)
+        raise ParamsError(f"{path}: saved by a run with {said}; resume with the interrupted run's settings, or "
+                          f"{START_OVER}")
     return state
