@@ -375,8 +375,8 @@ case "$MODE" in
   test)  # the suite's own paths are the repo's
     pick_python
     case "$PY" in /*) ;; */*) PY="$PWD/$PY" ;; esac  # a relative PYTHON, before leaving the caller's folder
-    # a test file or folder named (tests/test_plots.py, test_x.py::test_y), from the caller's folder or
-    # the repo's, is run alone; with none named, the whole suite. Other arguments, and the values of
+    # a test file or folder named (tests/test_plots.py, test_x.py::test_y), from the caller's folder, the
+    # repo's or tests/, is run alone; with none named, the whole suite. Other arguments, and the values of
     # pytest's options (-k data, --deselect PATH), go to pytest as given.
     ARGS=(); NAMED=0; VALUE=0
     for a in "$@"; do
@@ -387,6 +387,8 @@ case "$MODE" in
           NAMED=1
         elif [ -e "$ROOT/$f" ]; then
           NAMED=1
+        elif [ -e "$ROOT/tests/$f" ]; then  # a test file by its own name (test_ask.py), as the suite's
+          a="tests/$a"; NAMED=1
         fi
       fi
       case "$a" in  # pytest's options whose value is the next argument

@@ -275,6 +275,7 @@ def test_src_run_sh_is_the_same_entry_point(world):
     ("", ["tests/test_ask.py"], {"tests/test_ask.py"}),             # a file named runs alone
     ("src", ["../tests/test_ask.py::test_a_name_asks_the_course_question"], {"tests/test_ask.py"}),  # the caller's path
     ("src", ["tests/test_ask.py", "tests/test_oneline.py"], None),  # repo paths from anywhere (the second is absent)
+    ("src", ["test_ask.py::test_a_name_asks_the_course_question"], {"tests/test_ask.py"}),  # a test file's own name
     ("src", ["-k", "test_ask or test_plots"], {"tests/test_ask.py", "tests/test_plots.py"}),  # none: the suite, filtered
     ("", ["-k", "data"], "suite"),  # an option's value that names a folder (data/) is still the option's
     ("", ["--deselect", "tests/test_ask.py::test_a_name_asks_the_course_question"], "suite"),
