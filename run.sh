@@ -200,7 +200,7 @@ warn_src_data() {
     echo "run.sh: note: reading data/ (the embedded corpus), not src/data/; to use src/data/: DATA_DIR=$(printf '%q' "$ROOT/src/data") $ME $MODE" >&2
   fi
 }
-# RUN_SH_MODE: run.py words its hints for run.sh (DATA_DIR and the modes, not the flags they refuse)
+# RUN_SH_MODE: run.py (and london_baseline.py) word their hints for run.sh (DATA_DIR and the modes, not the flags they refuse)
 mode_files() {  # WRITES: the output of mode $1; READS: the params it starts from (none: pretraining)
   local m="$1" V="${1%%_*}"
   case "$m" in
@@ -255,7 +255,7 @@ case "$MODE" in
       --outputs_path="$OUT/$V.pretrain.$SPLIT.predictions" "$@" ;;
   london_baseline)
     if [ $# -gt 0 ]; then echo "run.sh: london_baseline takes no arguments (got: $*); it scores \$DATA_DIR/birth_dev.tsv" >&2; exit 2; fi
-    warn_src_data; pick_python; "$PY" "${R}src/london_baseline.py" "$DATA/birth_dev.tsv" ;;
+    warn_src_data; pick_python; RUN_SH_MODE="$MODE" "$PY" "${R}src/london_baseline.py" "$DATA/birth_dev.tsv" ;;
   all)  # with --resume: an interrupted training mode goes on, and a mode whose output is newer than its
     # input is done (a stopped `all` continues where it stopped: the same command with --resume); an
     # `all` started without --resume leaves a stamp, and outputs older than it are not done (they are

@@ -504,10 +504,12 @@ def check_longer_run_kept(args, max_epochs, weights=None):
         theirs = weight_count(params) if weights else None
         if theirs and theirs != weights:
             if epochs * theirs > max_epochs * weights:
-                raise DataError(f"{args.writing_params_path}: the params of a finished {epochs}-epoch run of "
-                                f"{theirs:,} weights ({said}), more training than this {max_epochs}-epoch run of "
-                                f"{weights:,} weights would replace them with; write elsewhere (OUT_DIR=FOLDER "
-                                f"./run.sh MODE), move the file away, or add --restart to replace them")
+                size = "larger" if theirs > weights else "smaller"  # (the header's parameters count tok_emb, head)
+                raise DataError(f"{args.writing_params_path}: the params of a finished {epochs}-epoch run of a {size} "
+                                f"model ({said}; {theirs:,} weights beside the vocabulary's tok_emb and head, against "
+                                f"{weights:,}), more training than this {max_epochs}-epoch run would replace them with; "
+                                f"write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), move the file away, or add --restart "
+                                f"to replace them")
         elif epochs > max_epochs:
             raise DataError(f"{args.writing_params_path}: the params of a finished {epochs}-epoch run ({said}), which "
                             f"this {max_epochs}-epoch run would replace; write elsewhere (OUT_DIR=FOLDER ./run.sh "

@@ -702,14 +702,15 @@ def test_a_smaller_models_trial_of_as_many_epochs_keeps_a_larger_runs_params(tmp
         run(2, 1, 16)
     ours = theirs - sum(v.numel() for k, v in torch.load(params, weights_only=True).items()
                         if k.startswith("blocks.1.") and not k.endswith(".mask"))
-    assert str(e.value) == (f"{params}: the params of a finished 2-epoch run of {theirs:,} weights (its loss log "
-                            f"{params}.log.jsonl says), more training than this 2-epoch run of {ours:,} weights would "
-                            f"replace them with; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), move the file away, "
-                            f"or add --restart to replace them")
+    assert str(e.value) == (f"{params}: the params of a finished 2-epoch run of a larger model (its loss log "
+                            f"{params}.log.jsonl says; {theirs:,} weights beside the vocabulary's tok_emb and head, "
+                            f"against {ours:,}), more training than this 2-epoch run would replace them with; write "
+                            f"elsewhere (OUT_DIR=FOLDER ./run.sh MODE), move the file away, or add --restart to "
+                            f"replace them")
     assert params.read_bytes() == kept
     run(1, 2, 48)  # one epoch of a model over twice as large is more training: replaced
     assert driver.weight_count(str(params)) > 2 * theirs
-    with pytest.raises(DataError, match=r"finished 1-epoch run of [\d,]+ weights"):
+    with pytest.raises(DataError, match=r"finished 1-epoch run of a larger model \(.*; [\d,]+ weights "):
         run(1, 2, 16)
     assert driver.weight_count(str(params / "missing")) is None
     assert driver.weight_count(str(tmp_path / "wiki.txt")) is None

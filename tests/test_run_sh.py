@@ -261,6 +261,9 @@ def test_london_baseline(world):
     p = sh(["london_baseline"], world, world)
     rows = [line.split("\t")[1] for line in open(world / "birth_dev.tsv", encoding="utf-8").read().split("\n") if line]
     assert f"Correct: {float(rows.count('London'))} out of {float(len(rows))}" in p.stdout
+    p = sh(["london_baseline"], world / "missing", world, check=False)  # its input is DATA_DIR's, as the others'
+    assert p.returncode == 2 and p.stderr == (f"error: {world}/missing/birth_dev.tsv: evaluation corpus not found; "
+                                              f"check the path (run.sh reads the folder DATA_DIR names)\n")
 
 
 def test_src_run_sh_is_the_same_entry_point(world):
