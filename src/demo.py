@@ -316,8 +316,8 @@ def main(argv=None):
                         "with --people (or below full size), all of it at full size")
     p.add_argument("--people", type=int, default=None, help="with --data-dir: train+dev people to keep")
     p.add_argument("--train", type=int, default=None, help="with --data-dir: how many of them are train people")
-    p.add_argument("--out", default=DEFAULT_OUT, help="work folder (params, predictions, logs)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=DEFAULT_OUT, help="work folder (params, predictions, logs; default runs/demo)")
+    p.add_argument("--seed", type=int, default=0, help="seeds the generated world and every run's model (default 0)")
     p.add_argument("--variants", default="nopretrain,vanilla,synthesizer",
                    help="comma-separated runs, of nopretrain, vanilla, synthesizer (default: all three)")
     p.add_argument("--pretrain-epochs", type=int, default=None, help="override the size's pretraining epochs")
