@@ -721,4 +721,10 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        status = main()
+        sys.stdout.flush()  # a closed pipe shows here, not at exit's flush (stdout to a pipe is buffered)
+    except BrokenPipeError:  # `make_world.py --stats data | head`: stop quietly with 141, as a shell tool does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # (the world, if --out was given, is written by now)
+        status = 141
+    sys.exit(status)
