@@ -465,6 +465,29 @@ def test_a_model_with_a_block_of_the_courses_signature_trains_unpacked():
     assert torch.isfinite(run.loss(x, y)[0])
 
 
+def test_a_gpt_subclass_with_the_courses_forward_signature_trains_unpacked():
+    """A GPT subclass whose forward has the course's signature, forward(idx, targets=None) (a student's or a
+    grader's wrapper that logs or adds a term), cannot take a packed batch's positions and segments: the
+    model does not pack rows, and the default trains it unpacked on batches the CPU would otherwise pack
+    (it raised TypeError: unexpected keyword argument 'positions')."""
+    from submission.fastpath import packing_setting
+
+    class CourseForwardGPT(GPT):
+        def forward(self, idx, targets=None):
+            return super().forward(idx, targets)
+
+    torch.manual_seed(0)
+    model = CourseForwardGPT(config())
+    assert not model.packs_rows
+    assert packing_setting(TrainerConfig(), model) is False
+    with pytest.raises(ValueError, match="pack needs a model that attends within segments"):
+        packing_setting(TrainerConfig(pack=True), model)
+    x, y = span_batch([23, 3, 21, 5, 19, 7, 17, 9, 15, 11, 13, 12, 22, 2, 20, 4] * 2)  # packed by default
+    run = Trainer(model, None, None, TrainerConfig(batch_size=32, num_threads=1)).prepare()
+    assert run.pack(x, y) is None
+    assert torch.isfinite(run.loss(x, y)[0])
+
+
 def test_pack_true_packs_every_batch_even_where_the_groups_cost_less():
     """pack=True packs each batch, the short, alike rows that "auto" leaves in their groups included; the
     loss is the batch's either way."""

@@ -80,9 +80,14 @@ class GPT(nn.Module):
     @property
     def packs_rows(self):
         """Whether forward can take positions and segments, so the Trainer may pack rows (batching.pack_rows):
-        every block and its attention take `packed`. This module's do; a block or an attention of the course's
-        signature, forward(x, layer_past=None), swapped in by a program or a grader's test, does not, and its
-        model trains unpacked (by default on the CPU the Trainer packs the batches where that is cheaper)."""
+        the model's own forward takes `positions` and `segments`, and every block and its attention take
+        `packed`. This module's do; a subclass whose forward has the course's signature, forward(idx,
+        targets=None), or a block or an attention of the course's signature, forward(x, layer_past=None),
+        swapped in by a program or a grader's test, does not, and its model trains unpacked (by default on
+        the CPU the Trainer packs the batches where that is cheaper)."""
+        own = inspect.signature(self.forward).parameters
+        if "positions" not in own or "segments" not in own:
+            return False
         return all(_takes_packed(block) and _takes_packed(getattr(block, "attn", None)) for block in self.blocks)
 
     def __init__(self, config):
