@@ -1360,3 +1360,39 @@ def test_a_tilde_before_a_user_name_is_left_as_typed(monkeypatch, tmp_path):
     args = driver.parse_args(["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=~root/w.txt",
                               "--writing_params_path=~/v.params"])
     assert (args.pretrain_corpus_path, args.writing_params_path) == ("~root/w.txt", str(tmp_path / "v.params"))
+
+
+CS224N_RUN_PY = r"""
+import random, torch
+import dataset, model, trainer, utils, attention
+import submission
+assert dataset.NameDataset is submission.NameDataset and model.GPT is submission.GPT
+assert trainer.Trainer is submission.Trainer and attention.SynthesizerAttention is submission.SynthesizerAttention
+text = open('data/wiki.txt', encoding='utf-8').read()
+pretrain_dataset = dataset.CharCorruptionDataset(text, 128)
+mconf = model.GPTConfig(pretrain_dataset.vocab_size, pretrain_dataset.block_size, n_layer=1, n_head=2, n_embd=8)
+m = model.GPT(mconf)
+rows = open('data/birth_dev.tsv', encoding='utf-8').read().split('\n')[:3]
+ft = dataset.NameDataset(pretrain_dataset, '\n'.join(rows) + '\n')
+tconf = trainer.TrainerConfig(max_epochs=1, batch_size=3, learning_rate=6e-4, num_workers=0)
+trainer.Trainer(m, ft, None, tconf).train()
+x = torch.tensor([pretrain_dataset.stoi[s] for s in rows[0].split('\t')[0] + '\u2047'], dtype=torch.long)[None, ...]
+pred = utils.sample(m, x, 4, sample=False)[0]
+print(utils.evaluate_places('data/birth_dev.tsv', ['London'] * 500))
+"""
+
+
+def test_a_cs224n_run_py_imports_the_assignments_modules_as_siblings_of_src():
+    """CS224N's src/run.py imports dataset, model, trainer and utils as modules beside it (XCS224N's keep them
+    in src/submission/); docs/course.md says either edition's run.py works unchanged, and from src/ such a
+    program stopped at once with ModuleNotFoundError: No module named 'dataset'. Each name is the package's
+    module itself, and CS224N's `python src/dataset.py charcorruption` prints its examples."""
+    env = dict(os.environ, GPT_NUM_THREADS="1", PYTHONPATH="")
+    done = subprocess.run([sys.executable, "-c", CS224N_RUN_PY], cwd=os.path.join(ROOT, "src"), env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith("(500.0, 25.0)"), done.stdout[-500:]
+    shown = subprocess.run([sys.executable, os.path.join("src", "dataset.py"), "charcorruption"], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert shown.stdout.count("\nx: ") + shown.stdout.startswith("x: ") == 4 and shown.stdout.count("\ny: ") == 4

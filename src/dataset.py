@@ -1,0 +1,19 @@
+"""CS224N's layout: its src/run.py imports the assignment's modules as siblings (`import dataset`), where
+XCS224N's (and this project's) keep them in the package src/submission/. This name is that module,
+submission.dataset itself, so that such a program runs unchanged from src/.
+
+Print a few examples, as CS224N's `python src/dataset.py namedata|charcorruption` does:
+    python src/dataset.py namedata|charcorruption [--data-dir DIR]
+"""
+import os
+import sys
+
+if os.path.dirname(os.path.abspath(__file__)) not in sys.path:  # run as a script from elsewhere
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import submission.dataset as _module  # noqa: E402
+
+if __name__ == "__main__":
+    _module._main()
+else:
+    sys.modules[__name__] = _module
