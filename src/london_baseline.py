@@ -1,7 +1,7 @@
 """The always-"London" baseline of part (d) of the CS224N/XCS224N Assignment 5 handout: the accuracy of
 predicting London for every question.
 
-Usage: python src/london_baseline.py data/birth_dev.tsv   (or ./run.sh london_baseline)
+Usage: python src/london_baseline.py [data/birth_dev.tsv]   (or ./run.sh london_baseline)
 """
 import os
 import sys
@@ -14,6 +14,8 @@ from startup import interruptible_start  # noqa: E402
 with interruptible_start("london_baseline.py"):  # torch loads here
     from submission.dataset import DataError, parse_tsv, read_text
     from submission.utils import evaluate_places, run_cli
+
+DEV = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "birth_dev.tsv")
 
 
 def london_accuracy(path):
@@ -36,7 +38,8 @@ def london_accuracy(path):
 def main(argv=None):
     """The command line: prints the course's `Correct: C out of T: P%` line."""
     p = OneLineParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("eval_tsv", metavar="EVAL_TSV", help="a labelled `question<TAB>place` file, e.g. data/birth_dev.tsv")
+    p.add_argument("eval_tsv", metavar="EVAL_TSV", nargs="?", default=DEV,  # CS224N's takes no argument
+                   help="a labelled `question<TAB>place` file (default: data/birth_dev.tsv, the embedded dev set)")
     args = p.parse_args(argv)
     total, correct = london_accuracy(args.eval_tsv)
     print("Correct: {} out of {}: {}%".format(correct, total, correct / total * 100))

@@ -750,6 +750,7 @@ def test_london_baseline_prints_the_course_line(capsys):
     code, out, err = london([path], capsys)
     assert code == 0 and err == []
     assert out == f"Correct: {float(right)} out of {float(n)}: {right / n * 100}%\n"  # the course's format
+    assert london([], capsys) == (0, out, [])  # CS224N's takes no argument: the embedded dev set
     code, out, _ = london(["--help"], capsys)
     assert code == 0 and "EVAL_TSV" in out
     assert "predicting London for every question." in " ".join(out.split())  # the whole first sentence
@@ -787,7 +788,7 @@ def test_london_baseline_reads_a_file_with_a_byte_order_mark(tmp_path, capsys, t
 
 
 def test_london_baseline_usage_errors_are_one_line(tmp_path, capsys):
-    for args, says in (([], "required: EVAL_TSV"), (["a.tsv", "b.tsv"], "unrecognized arguments: b.tsv"),
+    for args, says in ((["a.tsv", "b.tsv"], "unrecognized arguments: b.tsv"),
                        ([str(tmp_path / "none.tsv")], "not found")):
         code, out, err = london(args, capsys)
         assert code == 2 and len(err) == 1 and says in err[0], err
