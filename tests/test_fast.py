@@ -414,7 +414,6 @@ def test_a_model_with_an_attention_of_the_courses_signature_trains_unpacked():
     """An attention of the course's signature, forward(x, layer_past=None), swapped into the GPT (as a grader's
     test does) cannot take a packed batch: the model says so (packs_rows), the default trains it unpacked on
     batches the CPU would otherwise pack, and pack=True is refused naming what is missing."""
-    from submission.fastpath import packing_setting
 
     class CourseAttention(nn.Module):
         def __init__(self, inner):
@@ -428,6 +427,13 @@ def test_a_model_with_an_attention_of_the_courses_signature_trains_unpacked():
     model = GPT(config())
     assert model.packs_rows
     model.blocks[1].attn = CourseAttention(model.blocks[1].attn)
+    trains_unpacked(model)
+
+
+def trains_unpacked(model):
+    """Checks that `model` does not pack rows: the default trains it on whole rows of a batch the CPU would
+    otherwise pack, and pack=True is refused naming what is missing."""
+    from submission.fastpath import packing_setting
     assert not model.packs_rows
     assert packing_setting(TrainerConfig(), model) is False
     with pytest.raises(ValueError, match="pack needs a model that attends within segments"):
@@ -435,8 +441,7 @@ def test_a_model_with_an_attention_of_the_courses_signature_trains_unpacked():
     x, y = span_batch([23, 3, 21, 5, 19, 7, 17, 9, 15, 11, 13, 12, 22, 2, 20, 4] * 2)  # packed by default
     run = Trainer(model, None, None, TrainerConfig(batch_size=32, num_threads=1)).prepare()
     assert run.pack(x, y) is None
-    loss, _ = run.loss(x, y)
-    assert torch.isfinite(loss)
+    assert torch.isfinite(run.loss(x, y)[0])
 
 
 
@@ -444,7 +449,6 @@ def test_a_model_with_a_block_of_the_courses_signature_trains_unpacked():
     """A block of the course's signature, forward(x), swapped in whole cannot pass a packed batch on to its
     attention, whatever that attention takes: the model does not pack rows, and the default trains it
     unpacked."""
-    from submission.fastpath import packing_setting
 
     class CourseBlock(nn.Module):
         def __init__(self, inner):
@@ -457,12 +461,7 @@ def test_a_model_with_a_block_of_the_courses_signature_trains_unpacked():
     torch.manual_seed(0)
     model = GPT(config())
     model.blocks[0] = CourseBlock(model.blocks[0])
-    assert not model.packs_rows
-    assert packing_setting(TrainerConfig(), model) is False
-    x, y = span_batch([23, 3, 21, 5, 19, 7, 17, 9, 15, 11, 13, 12, 22, 2, 20, 4] * 2)  # packed by default
-    run = Trainer(model, None, None, TrainerConfig(batch_size=32, num_threads=1)).prepare()
-    assert run.pack(x, y) is None
-    assert torch.isfinite(run.loss(x, y)[0])
+    trains_unpacked(model)
 
 
 def test_a_gpt_subclass_with_the_courses_forward_signature_trains_unpacked():
@@ -470,22 +469,13 @@ def test_a_gpt_subclass_with_the_courses_forward_signature_trains_unpacked():
     grader's wrapper that logs or adds a term), cannot take a packed batch's positions and segments: the
     model does not pack rows, and the default trains it unpacked on batches the CPU would otherwise pack
     (it raised TypeError: unexpected keyword argument 'positions')."""
-    from submission.fastpath import packing_setting
 
     class CourseForwardGPT(GPT):
         def forward(self, idx, targets=None):
             return super().forward(idx, targets)
 
     torch.manual_seed(0)
-    model = CourseForwardGPT(config())
-    assert not model.packs_rows
-    assert packing_setting(TrainerConfig(), model) is False
-    with pytest.raises(ValueError, match="pack needs a model that attends within segments"):
-        packing_setting(TrainerConfig(pack=True), model)
-    x, y = span_batch([23, 3, 21, 5, 19, 7, 17, 9, 15, 11, 13, 12, 22, 2, 20, 4] * 2)  # packed by default
-    run = Trainer(model, None, None, TrainerConfig(batch_size=32, num_threads=1)).prepare()
-    assert run.pack(x, y) is None
-    assert torch.isfinite(run.loss(x, y)[0])
+    trains_unpacked(CourseForwardGPT(config()))
 
 
 def test_pack_true_packs_every_batch_even_where_the_groups_cost_less():
