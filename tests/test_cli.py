@@ -844,7 +844,7 @@ def test_a_tool_that_only_prints_stops_at_a_closed_pipe(tmp_path):
 
 
 @pytest.mark.parametrize("command", [["src/grader.py", "--list"], ["src/submission/dataset.py", "namedata"],
-                                     ["src/london_baseline.py", "data/birth_dev.tsv"],
+                                     ["src/dataset.py", "namedata"], ["src/london_baseline.py", "data/birth_dev.tsv"],
                                      ["src/make_world.py", "--stats", "data"]])
 def test_output_into_a_closed_pipe_stops_quietly(command):
     """`python src/grader.py | head` ended in a BrokenPipeError traceback; a shell tool exits 141."""

@@ -330,10 +330,16 @@ def _main():
         print("y:", "".join(dataset.itos[int(c)] for c in y))
 
 
-if __name__ == "__main__":
+def _script():
+    """`python src/submission/dataset.py` (or CS224N's `python src/dataset.py`): _main, stopping quietly at a
+    closed pipe."""
     try:
         _main()
         sys.stdout.flush()  # a closed pipe shows here, not at exit's flush (stdout to a pipe is buffered)
     except BrokenPipeError:  # `dataset.py namedata | head`: stop quietly, as a shell tool does
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         raise SystemExit(141)
+
+
+if __name__ == "__main__":
+    _script()
