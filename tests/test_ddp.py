@@ -247,10 +247,14 @@ runpy.run_path({run!r}, run_name="__main__")
 
 
 def torchrun(script, *args, tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT")}
+    """torchrun of 2 processes on a free port: --standalone's rendezvous port is a fixed 29400 before torch 2.1,
+    where another test run's (or anything listening there) made this one hang until the timeout."""
+    env = {k: v for k, v in os.environ.items()  # a launcher's own settings (PET_*) and a parent torchrun's
+           if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT") and not k.startswith("PET_")}
     env.update(OMP_NUM_THREADS="1", GPT_NUM_THREADS="1", PYTHONUNBUFFERED="1")
-    return subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-                           script, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nnodes=1", "--nproc_per_node=2",
+                           "--master_addr=127.0.0.1", f"--master_port={free_port()}", script, *args],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
 
 
 def test_run_py_under_torchrun_trains_and_speaks_once(tmp_path):
