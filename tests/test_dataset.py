@@ -333,7 +333,10 @@ def test_a_place_with_spaces_around_it_is_noted(capsys, monkeypatch):
         "and run.py's evaluation (the course's evaluate_places) counts such answers wrong: remove them\n")
     NameDataset("Where was Bo Li born?\tLondon\r\n", ds, path="train.tsv")
     assert capsys.readouterr().err == ""
-    monkeypatch.setenv("RANK", "1")  # torchrun's other processes: rank 0 says it once
+    monkeypatch.setenv("RANK", "1")  # a RANK without torchrun's WORLD_SIZE: a single process, which says it
+    NameDataset(text, ds, path="train.tsv")
+    assert "has spaces around it" in capsys.readouterr().err
+    monkeypatch.setenv("WORLD_SIZE", "2")  # torchrun's other processes: rank 0 says it once
     NameDataset(text, ds, path="train.tsv")
     assert capsys.readouterr().err == ""
 

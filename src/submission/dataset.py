@@ -169,6 +169,13 @@ def _asks(question):
     return question.rstrip().endswith("?")
 
 
+def _main_process():
+    """utils.is_main_process (utils imports this module: imported here, not at the top): a RANK left in the
+    environment of a single process (WORLD_SIZE unset or 1) is no torchrun process of another rank."""
+    from .utils import is_main_process
+    return is_main_process()
+
+
 def check_chars(text, stoi, path, lineno):
     """DataError if `text` has a character the pretraining vocabulary lacks. An accent stored apart from its
     letter (a name pasted from a Mac or a PDF), where the composed form of the text is all in the
@@ -207,8 +214,8 @@ class NameDataset(Dataset):
             raise DataError(f"{path}: no `question<TAB>place` lines to finetune on; give a file with some "
                             f"(data/birth_places_train.tsv is one)")
         spaced = [(lineno, oup) for _, oup, lineno in self.rows if oup != oup.strip()]
-        if spaced and os.environ.get("RANK", "0") == "0":  # (torchrun's rank 0 alone says it) trained as the
-            # course trains them, with a word: the model learns to write the spaces
+        if spaced and _main_process():  # (torchrun's rank 0 alone says it) trained as the course trains them,
+            # with a word: the model learns to write the spaces
             lineno, oup = spaced[0]
             print(f"note: {path}:{lineno}: the place {oup!r} has spaces around it"
                   f"{f' ({len(spaced)} lines)' if len(spaced) > 1 else ''}; the model learns to write them, and "
