@@ -15,7 +15,8 @@ with interruptible_start("london_baseline.py"):  # torch loads here
     from submission.dataset import DataError, parse_tsv, read_text
     from submission.utils import evaluate_places, run_cli
 
-DEV = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "birth_dev.tsv")
+# the embedded dev set, named without "src/.." in a message
+DEV = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "birth_dev.tsv"))
 
 
 def london_accuracy(path):

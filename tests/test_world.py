@@ -751,6 +751,8 @@ def test_london_baseline_prints_the_course_line(capsys):
     assert code == 0 and err == []
     assert out == f"Correct: {float(right)} out of {float(n)}: {right / n * 100}%\n"  # the course's format
     assert london([], capsys) == (0, out, [])  # CS224N's takes no argument: the embedded dev set
+    import london_baseline
+    assert london_baseline.DEV == os.path.join(DATA, "birth_dev.tsv")  # as a missing file's message names it
     code, out, _ = london(["--help"], capsys)
     assert code == 0 and "EVAL_TSV" in out
     assert "predicting London for every question." in " ".join(out.split())  # the whole first sentence
