@@ -37,6 +37,10 @@ def pytest_configure(config):
     # torch 2.13: torch's own words about torch's code, not about this project's
     config.addinivalue_line("filterwarnings",
                             "ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")
+    # torch 2.0's torch.load of a state_dict warns that TypedStorage is deprecated; files.py filters it for
+    # the tools, but pytest restores the filters after each test, so a test that imported files.py first
+    # takes that filter with it
+    config.addinivalue_line("filterwarnings", "ignore:TypedStorage is deprecated:UserWarning")
 
 
 @pytest.fixture(autouse=True)
