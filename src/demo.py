@@ -19,6 +19,8 @@ it reproduces from the biographies before finetuning, which bounds what finetuni
 how many of the memorised dev birthplaces the finetuned model then retrieves for the question.
 """
 import contextlib
+import hashlib
+import json
 import os
 import shlex
 import sys
@@ -235,6 +237,42 @@ def _record(out, names):
                         f"you can write to") from None
 
 
+DONE = ".demo-steps-done.json"  # in --out: each finished training step's key (step_key) and its params' sha256
+READS = ("--pretrain_corpus_path", "--finetune_corpus_path", "--reading_params_path")  # a step's input files
+
+
+def step_key(argv):
+    """What a training step computes from: its run.py flags, less --resume and --restart (how it starts, not
+    what it makes), and the sha256 of each file it reads (a pretraining resumed or redone is other params
+    for the finetuning after it)."""
+    flags = [f for f in argv if f not in ("--resume", "--restart")]
+    reads = {flag: ledger.sha256_of(argv[argv.index(flag) + 1]) for flag in READS if flag in argv}
+    return hashlib.sha256(json.dumps([flags, reads]).encode("utf-8")).hexdigest()
+
+
+def _done_steps(out):
+    try:
+        with open(os.path.join(out, DONE), encoding="utf-8") as f:
+            done = json.load(f)
+    except (OSError, ValueError):  # none yet, or not one the demo wrote whole: every step runs
+        return {}
+    return done if isinstance(done, dict) else {}
+
+
+def finished_before(out, name, key):
+    """Whether the training step writing `name` in `out` finished before with the same key, and its params
+    are still the ones it wrote."""
+    entry = _done_steps(out).get(name)
+    return (isinstance(entry, dict) and entry.get("key") == key
+            and entry.get("params") == ledger.sha256_of(os.path.join(out, name)))
+
+
+def mark_finished(out, name, key):
+    done = _done_steps(out)
+    done[name] = {"key": key, "params": ledger.sha256_of(os.path.join(out, name))}
+    atomic_write_text(os.path.join(out, DONE), json.dumps(done, indent=1) + "\n")
+
+
 def check_out_folder(out):
     """DataError when `out` is src/submission (the course's runs go there, empty or not), or holds a file
     of the names the demo writes (params, predictions, the states of interrupted training steps, the
@@ -358,18 +396,28 @@ def main(argv=None):
         names += [name + ".state" for name in names if name.endswith(".params")]  # left by a Ctrl-C
         # the demo starts its training runs over: a state in --out is an interrupted demo's (check_out_folder
         # refused any other), unless its flags say --resume. --resume, which run.py's Ctrl-C message names,
-        # goes on from the training step whose state is there; the other steps (done before the Ctrl-C, not
-        # begun, or evaluations) run as without it, where run.py refused --resume with no state to resume
+        # goes on from the training step whose state is there; a training step that finished before with the
+        # same flags and inputs (finished_before) is kept; the other steps (not begun, or evaluations) run as
+        # without it, where run.py refused --resume with no state to resume
+        training = "--function=evaluate" not in a
+        interrupted = any(os.path.isfile(os.path.join(out, name)) for name in names if name.endswith(".state"))
         flags = common
-        if "--resume" in common and ("--function=evaluate" in a or not any(
-                os.path.isfile(os.path.join(out, name)) for name in names if name.endswith(".state"))):
+        if "--resume" in common and not (training and interrupted):
             flags = [f for f in common if f != "--resume"]
-        fresh = [] if "--function=evaluate" in a or {"--resume", "--restart"} & set(flags) else ["--restart"]
+        key = step_key(list(a) + flags) if training else None
+        if training and "--resume" in common and not interrupted and finished_before(out, names[0], key):
+            print(f"demo: {names[0]} kept: its step finished before with these flags and inputs (--resume)",
+                  flush=True)
+            return None
+        fresh = [] if not training or {"--resume", "--restart"} & set(flags) else ["--restart"]
         shared = os.environ.get(driver.SHARED_FLAGS)
         os.environ[driver.SHARED_FLAGS] = "1"  # its flags go to every step: no notes of those an evaluation skips
         try:
             with recorded(out, names):
-                return driver.main(list(a) + flags + fresh)
+                result = driver.main(list(a) + flags + fresh)
+            if training:
+                mark_finished(out, names[0], key)
+            return result
         finally:
             if shared is None:
                 os.environ.pop(driver.SHARED_FLAGS)

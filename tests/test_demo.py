@@ -269,7 +269,8 @@ def test_an_interrupted_demo_goes_on_with_resume_as_its_ctrl_c_message_says(tmp_
     """A Ctrl-C after a state save prints run.py's "the same command with --resume continues from there".
     The demo gave --resume to every step, so the step finished before the Ctrl-C (its params there, no
     state) stopped with "no training state to resume ... leave out --resume", as did the steps after the
-    interrupted one: --resume goes on from the interrupted step, and the others run as without it."""
+    interrupted one: --resume goes on from the interrupted step, keeps the training steps that finished
+    with the same flags and inputs (a whole pretraining, at full size), and runs the others as without it."""
     import make_world
     from submission.trainer import TrainingRun
     data = tmp_path / "world"
@@ -291,12 +292,24 @@ def test_an_interrupted_demo_goes_on_with_resume_as_its_ctrl_c_message_says(tmp_
     assert (out / "vanilla.model.params").exists() and not (out / "vanilla.model.params.state").exists()
     assert (out / "vanilla.pretrain.params.state").exists()
     assert "with --resume continues from there" in capsys.readouterr().err
+    finished = (out / "vanilla.model.params").read_bytes()
     results = demo.main(argv + ["--resume"])
     assert [row[0] for row in results] == ["always London", "vanilla, no pretraining",
                                            "vanilla, pretrained + finetuned"]
     said = capsys.readouterr()
     assert "resuming from " in said.out + said.err
+    # the step finished before the Ctrl-C is kept, not trained again (at full size: a whole pretraining)
+    assert said.out.count(" kept: its step finished before") == 1
+    assert "demo: vanilla.model.params kept: its step finished before with these flags and inputs" in said.out
+    assert (out / "vanilla.model.params").read_bytes() == finished
     assert not list(out.glob("*.state"))
+    trained = {name: (out / name).read_bytes() for name in ("vanilla.pretrain.params", "vanilla.finetune.params")}
+    again = demo.main(argv + ["--resume"])  # all done: every training step kept, the table made again
+    assert capsys.readouterr().out.count(" kept: its step finished before") == 3
+    assert [row[1] for row in again] == [row[1] for row in results]
+    assert all((out / name).read_bytes() == data for name, data in trained.items())
+    demo.main(argv[:-4] + ["--max_epochs", "1", "--state_every", "0", "--resume"])  # other flags: trained anew
+    assert " kept: " not in capsys.readouterr().out
 
 
 def test_an_out_folder_of_the_courses_runs_is_refused_before_any_work(tmp_path, capsys):
