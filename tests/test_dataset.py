@@ -231,7 +231,8 @@ def test_a_column_header_line_is_refused_by_line():
     without question marks, one whose later lines are mixed, or one of two questions is read as it is."""
     questions = "".join(f"Where was Person {i} born?\tPlace {i}\n" for i in range(3))
     with pytest.raises(DataError, match=r"^t.tsv:2: 'name\\tplace' reads as a column header, not a question "
-                                        r"\(every other line's question ends in '\?'\); remove that line$"):
+                                        r"\(every other line's question ends in '\?'\); remove that line, or end "
+                                        r"it in '\?' if it is a question$"):
         parse_tsv("\nname\tplace\n" + questions, "t.tsv")
     with pytest.raises(DataError, match=r"^t.tsv:1: 'question' reads as a column header"):
         parse_tsv("question\n" + "".join(q + "\n" for q, _, _ in parse_tsv(questions)), "t.tsv", require_label=False)

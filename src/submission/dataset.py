@@ -161,7 +161,7 @@ def parse_tsv(text, path="<string>", require_label=True):
         # a spreadsheet's export: "name<TAB>place" would be trained on, or answered and scored, as a question
         first = "\t".join(field for field in rows[0][:2] if field is not None)
         raise DataError(f"{path}:{rows[0][2]}: {first[:60]!r} reads as a column header, not a question (every other "
-                        f"line's question ends in '?'); remove that line")
+                        f"line's question ends in '?'); remove that line, or end it in '?' if it is a question")
     return rows
 
 
