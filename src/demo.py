@@ -237,7 +237,8 @@ def _record(out, names):
                         f"you can write to") from None
 
 
-DONE = ".demo-steps-done.json"  # in --out: each finished training step's key (step_key) and its params' sha256
+DONE = ".demo-steps-done.json"  # in --out: each finished training step's key (step_key) and its params' sha256,
+# and each interrupted step's key and its state's sha256 (under the state's name)
 READS = ("--pretrain_corpus_path", "--finetune_corpus_path", "--reading_params_path")  # a step's input files
 
 
@@ -259,18 +260,43 @@ def _done_steps(out):
     return done if isinstance(done, dict) else {}
 
 
+def _same(out, name, key, field):
+    """Whether DONE's entry for `name` has `key` and, as `field`, the sha256 of `out`'s file `name` as it is now."""
+    entry = _done_steps(out).get(name)
+    return (isinstance(entry, dict) and entry.get("key") == key and entry.get(field) is not None
+            and entry.get(field) == ledger.sha256_of(os.path.join(out, name)))
+
+
 def finished_before(out, name, key):
     """Whether the training step writing `name` in `out` finished before with the same key, and its params
     are still the ones it wrote."""
-    entry = _done_steps(out).get(name)
-    return (isinstance(entry, dict) and entry.get("key") == key
-            and entry.get("params") == ledger.sha256_of(os.path.join(out, name)))
+    return _same(out, name, key, "params")
+
+
+def saved_with(out, state, key):
+    """Whether the training state `state` in `out` was saved by the step of the same key (run.py's resume
+    checks the model's shape, the training settings and the data, not the seed, the dropout or the params
+    a finetuning starts from: a state of other flags or inputs goes on as another run)."""
+    return _same(out, state, key, "state")
 
 
 def mark_finished(out, name, key):
     done = _done_steps(out)
     done[name] = {"key": key, "params": ledger.sha256_of(os.path.join(out, name))}
+    done.pop(name + ".state", None)  # removed when the training ends
     atomic_write_text(os.path.join(out, DONE), json.dumps(done, indent=1) + "\n")
+
+
+def mark_state(out, state, key):
+    """Record that the step of `key` saved `state` (interrupted, or stopped by an error after a save); one line
+    on stderr when it cannot be: --resume then starts that step over."""
+    done = _done_steps(out)
+    done[state] = {"key": key, "state": ledger.sha256_of(os.path.join(out, state))}
+    try:
+        atomic_write_text(os.path.join(out, DONE), json.dumps(done, indent=1) + "\n")
+    except (OSError, ValueError) as e:
+        print(f"note: {os.path.join(out, DONE)} not written ({e}): --resume will start {state}'s step over",
+              file=sys.stderr, flush=True)
 
 
 def check_out_folder(out):
@@ -288,6 +314,9 @@ def check_out_folder(out):
     record = os.path.join(out, RECORD)
     if os.path.isdir(record):
         raise DataError(f"{record}: a folder where the demo keeps its record of what it wrote; remove it")
+    if os.path.isdir(os.path.join(out, DONE)):  # written after the first training step: refused before it
+        raise DataError(f"{os.path.join(out, DONE)}: a folder where the demo keeps its record of the training "
+                        f"steps it finished; remove it")
     default = os.path.realpath(out) == os.path.realpath(DEFAULT_OUT)
     adopt = None
     if os.path.isfile(os.path.join(out, OLD_MARKER)) or (default and os.path.isdir(out) and not os.path.exists(record)):
@@ -396,25 +425,34 @@ def main(argv=None):
         names += [name + ".state" for name in names if name.endswith(".params")]  # left by a Ctrl-C
         # the demo starts its training runs over: a state in --out is an interrupted demo's (check_out_folder
         # refused any other), unless its flags say --resume. --resume, which run.py's Ctrl-C message names,
-        # goes on from the training step whose state is there; a training step that finished before with the
-        # same flags and inputs (finished_before) is kept; the other steps (not begun, or evaluations) run as
-        # without it, where run.py refused --resume with no state to resume
+        # goes on from the training step whose state is there, saved with the same flags and inputs (saved_with:
+        # one of others is started over); a training step that finished before with the same flags and inputs
+        # (finished_before) is kept; the other steps (not begun, or evaluations) run as without it, where run.py
+        # refused --resume with no state to resume
         training = "--function=evaluate" not in a
-        interrupted = any(os.path.isfile(os.path.join(out, name)) for name in names if name.endswith(".state"))
-        flags = common
-        if "--resume" in common and not (training and interrupted):
-            flags = [f for f in common if f != "--resume"]
-        key = step_key(list(a) + flags) if training else None
-        if training and "--resume" in common and not interrupted and finished_before(out, names[0], key):
+        state = names[0] + ".state" if training else None
+        key = step_key(list(a) + common) if training else None  # (less --resume)
+        resume = training and "--resume" in common and os.path.isfile(os.path.join(out, state))
+        if resume and not saved_with(out, state, key):
+            print(f"demo: {state} was saved with other flags or inputs: its step starts over (--resume goes on "
+                  f"from a state of the same flags and inputs)", flush=True)
+            resume = False
+        flags = common if resume else [f for f in common if f != "--resume"]
+        if training and "--resume" in common and not resume and finished_before(out, names[0], key):
             print(f"demo: {names[0]} kept: its step finished before with these flags and inputs (--resume)",
                   flush=True)
             return None
         fresh = [] if not training or {"--resume", "--restart"} & set(flags) else ["--restart"]
         shared = os.environ.get(driver.SHARED_FLAGS)
         os.environ[driver.SHARED_FLAGS] = "1"  # its flags go to every step: no notes of those an evaluation skips
+        saved = _signature(out, state) if training else None
         try:
-            with recorded(out, names):
-                result = driver.main(list(a) + flags + fresh)
+            try:
+                with recorded(out, names):
+                    result = driver.main(list(a) + flags + fresh)
+            finally:
+                if training and _signature(out, state) not in (None, saved):  # this run saved it, and stopped
+                    mark_state(out, state, key)
             if training:
                 mark_finished(out, names[0], key)
             return result

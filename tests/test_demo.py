@@ -312,6 +312,115 @@ def test_an_interrupted_demo_goes_on_with_resume_as_its_ctrl_c_message_says(tmp_
     assert " kept: " not in capsys.readouterr().out
 
 
+def test_resume_starts_over_a_state_saved_with_other_flags_or_inputs(tmp_path, capsys, monkeypatch):
+    """A Ctrl-C in the finetuning leaves its state; `--resume` with another --pretrain-epochs (or --seed,
+    --dropout: settings run.py's state check does not hold) pretrained again and then went on from that
+    state, whose weights are the finetuning of the other pretraining: the finetuned params were those of
+    the other chain, bit for bit, recorded as finished with this run's flags and inputs (so every later
+    --resume kept them). A state goes on only with the flags and inputs it was saved with."""
+    import make_world
+    from submission.trainer import TrainingRun
+    data = tmp_path / "world"
+    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
+
+    def argv(out, epochs):
+        return ["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16", "--variants", "vanilla",
+                "--out", str(out), "--pretrain-epochs", str(epochs), "--n_layer", "1", "--n_head", "2",
+                "--n_embd", "16", "--state_every", "0"]
+    out = tmp_path / "out"
+    original = TrainingRun.step
+
+    def interrupted_in_finetuning(self, x, y):  # once finetuning has saved its state (an epoch's end)
+        if (out / "vanilla.finetune.params.state").exists():
+            raise KeyboardInterrupt
+        return original(self, x, y)
+    with monkeypatch.context() as m:
+        m.setattr(TrainingRun, "step", interrupted_in_finetuning)
+        with pytest.raises(KeyboardInterrupt):
+            demo.main(argv(out, 2))
+    assert (out / "vanilla.finetune.params.state").exists()
+    capsys.readouterr()
+    demo.main(argv(out, 1) + ["--resume"])  # another pretraining: the finetuning's state is not this run's
+    said = capsys.readouterr()
+    assert "resuming from " not in said.out + said.err
+    assert "demo: vanilla.finetune.params.state was saved with other flags or inputs: its step starts over" in said.out
+    assert not list(out.glob("*.state"))
+    clean = tmp_path / "clean"  # the same flags, uninterrupted: the params the resumed run must end with
+    demo.main(argv(clean, 1))
+    for name in ("vanilla.pretrain.params", "vanilla.finetune.params"):
+        assert (out / name).read_bytes() == (clean / name).read_bytes(), name
+    capsys.readouterr()
+    demo.main(argv(out, 1) + ["--resume"])  # now finished with these flags: both kept
+    assert capsys.readouterr().out.count(" kept: its step finished before") == 2
+
+
+def test_resume_goes_on_from_a_state_saved_with_the_same_flags_and_keeps_a_finished_step_over_another_state(
+        tmp_path, capsys, monkeypatch):
+    """The state a step saved with these flags and inputs is resumed; one saved with others is not, and the
+    params the step finished with these flags are kept beside it."""
+    import make_world
+    from submission.trainer import TrainingRun
+    data = tmp_path / "world"
+    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
+    out = tmp_path / "out"
+    argv = ["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16", "--variants", "nopretrain",
+            "--out", str(out), "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--state_every", "0"]
+    demo.main(argv)  # finished with --seed 0
+    finished = (out / "vanilla.model.params").read_bytes()
+    original = TrainingRun.step
+
+    def interrupted(self, x, y):
+        if (out / "vanilla.model.params.state").exists():
+            raise KeyboardInterrupt
+        return original(self, x, y)
+    with monkeypatch.context() as m:
+        m.setattr(TrainingRun, "step", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            demo.main(argv + ["--seed", "1"])
+    capsys.readouterr()
+    demo.main(argv + ["--resume"])  # --seed 0: finished, and the state is --seed 1's
+    said = capsys.readouterr()
+    assert "demo: vanilla.model.params kept: its step finished before" in said.out
+    assert "resuming from " not in said.out + said.err
+    assert (out / "vanilla.model.params").read_bytes() == finished
+    demo.main(argv + ["--seed", "1", "--resume"])  # --seed 1: its own state, resumed
+    said = capsys.readouterr()
+    assert "resuming from " in said.out + said.err and " kept: " not in said.out
+    assert not list(out.glob("*.state"))
+
+
+def test_a_folder_named_as_the_demos_record_of_finished_steps_is_refused_before_any_work(tmp_path):
+    """A folder at .demo-steps-done.json stopped the demo after its first training step, when it wrote
+    the step's record there ("could not write it (Is a directory)"): refused first, as the RECORD folder."""
+    out = tmp_path / "out"
+    (out / demo.DONE).mkdir(parents=True)
+    with pytest.raises(DataError, match="a folder where the demo keeps its record of the training steps"):
+        demo.main(["--size", "cpu", "--variants", "nopretrain", "--out", str(out), "--n_layer", "1", "--n_head", "2",
+                   "--n_embd", "16"])
+    assert not (out / "vanilla.model.params").exists()
+
+
+def test_a_record_of_finished_steps_without_the_params_sha256_keeps_no_step(tmp_path, capsys):
+    """An entry whose params sha256 is null (hand-edited, or params that were no file when it was written)
+    matched params that are gone (whose sha256_of is None too): the step was kept, and the evaluation after
+    it stopped on the missing params."""
+    import make_world
+    data = tmp_path / "world"
+    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
+    out = tmp_path / "out"
+    argv = ["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16", "--variants", "nopretrain",
+            "--out", str(out), "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "2"]
+    demo.main(argv)
+    done = json.loads((out / demo.DONE).read_text(encoding="utf-8"))
+    done["vanilla.model.params"]["params"] = None
+    (out / demo.DONE).write_text(json.dumps(done), encoding="utf-8")
+    (out / "vanilla.model.params").unlink()
+    capsys.readouterr()
+    demo.main(argv + ["--resume"])
+    assert " kept: " not in capsys.readouterr().out
+    assert (out / "vanilla.model.params").is_file()
+
+
 def test_an_out_folder_of_the_courses_runs_is_refused_before_any_work(tmp_path, capsys):
     """`demo.py --out src/submission` replaced the student's course-size vanilla.model.params and
     predictions with the demo's small ones, without a word. A file of the names the demo writes is
