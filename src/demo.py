@@ -434,8 +434,8 @@ def main(argv=None):
         key = step_key(list(a) + common) if training else None  # (less --resume)
         resume = training and "--resume" in common and os.path.isfile(os.path.join(out, state))
         if resume and not saved_with(out, state, key):
-            print(f"demo: {state} was saved with other flags or inputs: its step starts over (--resume goes on "
-                  f"from a state of the same flags and inputs)", flush=True)
+            print(f"demo: {state} was not saved by this step with these flags and inputs: the step starts over "
+                  f"(--resume goes on from a state of the same flags and inputs)", flush=True)
             resume = False
         flags = common if resume else [f for f in common if f != "--resume"]
         if training and "--resume" in common and not resume and finished_before(out, names[0], key):

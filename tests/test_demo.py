@@ -343,7 +343,8 @@ def test_resume_starts_over_a_state_saved_with_other_flags_or_inputs(tmp_path, c
     demo.main(argv(out, 1) + ["--resume"])  # another pretraining: the finetuning's state is not this run's
     said = capsys.readouterr()
     assert "resuming from " not in said.out + said.err
-    assert "demo: vanilla.finetune.params.state was saved with other flags or inputs: its step starts over" in said.out
+    assert ("demo: vanilla.finetune.params.state was not saved by this step with these flags and inputs: the step "
+            "starts over") in said.out
     assert not list(out.glob("*.state"))
     clean = tmp_path / "clean"  # the same flags, uninterrupted: the params the resumed run must end with
     demo.main(argv(clean, 1))
