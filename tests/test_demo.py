@@ -228,30 +228,34 @@ def test_the_table_gives_each_runs_accuracy_memorised_share_and_retrieved_count(
                     ["vanilla, pretrained + finetuned", "62.5%", "62.5%", "1 of 2"]]
 
 
+def interrupted_once_saved(monkeypatch, state, argv):
+    """demo.main(argv), stopped by a Ctrl-C at the first training step after `state` was saved."""
+    from submission.trainer import TrainingRun
+    original = TrainingRun.step
+
+    def step(self, x, y):
+        if state.exists():
+            raise KeyboardInterrupt
+        return original(self, x, y)
+    with monkeypatch.context() as m:
+        m.setattr(TrainingRun, "step", step)
+        with pytest.raises(KeyboardInterrupt):
+            demo.main(argv)
+
+
 def test_an_interrupted_demos_training_state_is_started_over(tmp_path, capsys, monkeypatch):
     """run.py refuses a fresh run over an interrupted run's state; the demo starts its runs over, so a
     demo stopped by Ctrl-C runs again with the same command. A state it did not write (an interrupted
     course run's, with --out src/submission) is refused before any work, as its params would be."""
     import make_world
-    from submission.trainer import TrainingRun
     data = tmp_path / "world"
     make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
     out = tmp_path / "out"
     argv = ["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16", "--variants", "nopretrain",
             "--out", str(out), "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "2",
             "--state_every", "0"]
-    original, calls = TrainingRun.step, []
-
-    def second_step_interrupted(self, x, y):  # one step an epoch: the state after epoch 1 is saved
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return original(self, x, y)
-    with monkeypatch.context() as m:
-        m.setattr(TrainingRun, "step", second_step_interrupted)
-        with pytest.raises(KeyboardInterrupt):
-            demo.main(argv)
     state = out / "vanilla.model.params.state"
+    interrupted_once_saved(monkeypatch, state, argv)  # at epoch 2's first step
     assert state.exists()
     capsys.readouterr()
     results = demo.main(argv)
@@ -272,23 +276,13 @@ def test_an_interrupted_demo_goes_on_with_resume_as_its_ctrl_c_message_says(tmp_
     interrupted one: --resume goes on from the interrupted step, keeps the training steps that finished
     with the same flags and inputs (a whole pretraining, at full size), and runs the others as without it."""
     import make_world
-    from submission.trainer import TrainingRun
     data = tmp_path / "world"
     make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
     out = tmp_path / "out"
     argv = ["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16",
             "--variants", "nopretrain,vanilla", "--out", str(out),
             "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "2", "--state_every", "0"]
-    original = TrainingRun.step
-
-    def interrupted_in_pretraining(self, x, y):  # once pretraining has saved its state (epoch 1's end)
-        if (out / "vanilla.pretrain.params.state").exists():
-            raise KeyboardInterrupt
-        return original(self, x, y)
-    with monkeypatch.context() as m:
-        m.setattr(TrainingRun, "step", interrupted_in_pretraining)
-        with pytest.raises(KeyboardInterrupt):
-            demo.main(argv)
+    interrupted_once_saved(monkeypatch, out / "vanilla.pretrain.params.state", argv)  # at epoch 1's end
     assert (out / "vanilla.model.params").exists() and not (out / "vanilla.model.params.state").exists()
     assert (out / "vanilla.pretrain.params.state").exists()
     assert "with --resume continues from there" in capsys.readouterr().err
@@ -319,7 +313,6 @@ def test_resume_starts_over_a_state_saved_with_other_flags_or_inputs(tmp_path, c
     the other chain, bit for bit, recorded as finished with this run's flags and inputs (so every later
     --resume kept them). A state goes on only with the flags and inputs it was saved with."""
     import make_world
-    from submission.trainer import TrainingRun
     data = tmp_path / "world"
     make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
 
@@ -328,16 +321,7 @@ def test_resume_starts_over_a_state_saved_with_other_flags_or_inputs(tmp_path, c
                 "--out", str(out), "--pretrain-epochs", str(epochs), "--n_layer", "1", "--n_head", "2",
                 "--n_embd", "16", "--state_every", "0"]
     out = tmp_path / "out"
-    original = TrainingRun.step
-
-    def interrupted_in_finetuning(self, x, y):  # once finetuning has saved its state (an epoch's end)
-        if (out / "vanilla.finetune.params.state").exists():
-            raise KeyboardInterrupt
-        return original(self, x, y)
-    with monkeypatch.context() as m:
-        m.setattr(TrainingRun, "step", interrupted_in_finetuning)
-        with pytest.raises(KeyboardInterrupt):
-            demo.main(argv(out, 2))
+    interrupted_once_saved(monkeypatch, out / "vanilla.finetune.params.state", argv(out, 2))
     assert (out / "vanilla.finetune.params.state").exists()
     capsys.readouterr()
     demo.main(argv(out, 1) + ["--resume"])  # another pretraining: the finetuning's state is not this run's
@@ -360,7 +344,6 @@ def test_resume_goes_on_from_a_state_saved_with_the_same_flags_and_keeps_a_finis
     """The state a step saved with these flags and inputs is resumed; one saved with others is not, and the
     params the step finished with these flags are kept beside it."""
     import make_world
-    from submission.trainer import TrainingRun
     data = tmp_path / "world"
     make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
     out = tmp_path / "out"
@@ -368,16 +351,7 @@ def test_resume_goes_on_from_a_state_saved_with_the_same_flags_and_keeps_a_finis
             "--out", str(out), "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--state_every", "0"]
     demo.main(argv)  # finished with --seed 0
     finished = (out / "vanilla.model.params").read_bytes()
-    original = TrainingRun.step
-
-    def interrupted(self, x, y):
-        if (out / "vanilla.model.params.state").exists():
-            raise KeyboardInterrupt
-        return original(self, x, y)
-    with monkeypatch.context() as m:
-        m.setattr(TrainingRun, "step", interrupted)
-        with pytest.raises(KeyboardInterrupt):
-            demo.main(argv + ["--seed", "1"])
+    interrupted_once_saved(monkeypatch, out / "vanilla.model.params.state", argv + ["--seed", "1"])
     capsys.readouterr()
     demo.main(argv + ["--resume"])  # --seed 0: finished, and the state is --seed 1's
     said = capsys.readouterr()
