@@ -342,6 +342,19 @@ def refuse_foreign(out, names):
                         f"the file away")
 
 
+def spelled_out(extra, run_flags):
+    """The run.py flags in `extra`, each abbreviation that names one flag (`--resum`, which run.py's parser
+    takes for --resume) written in full: the demo reads --resume, --restart and the flags it sets itself."""
+    spelled = []
+    for arg in extra:
+        flag, eq, value = arg.partition("=")
+        if flag.startswith("--") and flag not in run_flags:
+            named = [f for f in run_flags if f.startswith(flag)]
+            flag = named[0] if len(named) == 1 else flag
+        spelled.append(flag + eq + value)
+    return spelled
+
+
 def check_flags(p, args, size_name, extra=()):
     """Usage errors of the demo's own flags, and of run.py flags it sets for each step, before any work."""
     for arg in extra:
@@ -395,6 +408,7 @@ def main(argv=None):
         meant = nearest(flag, p.flags())
         if flag.startswith("--") and flag not in run_flags and (meant or flag in p.hints):
             p.error(f"unrecognized arguments: {flag}")  # with the nearest demo flag, or the hint
+    extra = spelled_out(extra, run_flags)
     size_name = args.size or ("full" if get_device() == "cuda" else "cpu")
     check_flags(p, args, size_name, extra)
     size = SIZES[size_name]

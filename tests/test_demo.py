@@ -441,6 +441,20 @@ def test_a_run_py_flag_the_demo_sets_is_refused_before_any_work(tmp_path, capsys
     assert not (tmp_path / "out").exists()
 
 
+def test_run_py_flags_abbreviated_are_read_as_run_py_reads_them(tmp_path, capsys):
+    """run.py's parser takes `--resum` for --resume and `--writing_p` for --writing_params_path; the demo, which
+    reads --resume and refuses the flags it sets, did not: `--resum` was passed on beside the --restart it adds
+    (refused by run.py after the world was written), `--writing_p=x.params` was not refused as the flag it is."""
+    import run as driver
+    flags = driver.build_parser().flags()
+    assert demo.spelled_out(["--resum", "--var=synthesizer", "--n_l", "1", "--n", "2", "--max_epochs", "3"], flags) == \
+        ["--resume", "--variant=synthesizer", "--n_layer", "1", "--n", "2", "--max_epochs", "3"]  # --n: ambiguous
+    with pytest.raises(SystemExit) as e:
+        demo.main(["--variants", "vanilla", "--out", str(tmp_path / "out"), "--writing_p=x.params"])
+    assert e.value.code == 2 and "--writing_params_path: the demo sets it for each step" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("earlier", ["a world from before the record", "a subset of another corpus"])
 def test_the_demo_replaces_its_own_earlier_corpus(tmp_path, earlier, monkeypatch):
     """make_world now refuses to replace files it has no record of writing; the demo's own work folder
