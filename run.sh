@@ -271,9 +271,9 @@ case "$MODE" in
           "(./run.sh MODE), or move all the modes' files with DATA_DIR and OUT_DIR" >&2
         exit 2
       fi
-      case "$a" in
-        --resume) RESUME=1 ;;
-        --restart) RESTART=1 ;;
+      case "$a" in  # (as run.py's parser reads them, abbreviated too)
+        --resu|--resum|--resume) RESUME=1 ;;
+        --rest|--resta|--restar|--restart) RESTART=1 ;;
         *) ARGS+=("$a") ;;
       esac
     done

@@ -224,8 +224,9 @@ def test_all_with_an_interrupted_runs_state_stops_before_any_mode(world, tmp_pat
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr == (f"run.sh all: {state}: the training state of an interrupted synthesizer_pretrain; add "
                         f"--resume to go on from it, or --restart to start over (the new run then replaces it)\n")
-    p = sh(["all", "--resume", "--restart"] + TINY, world, out, check=False)
-    assert p.returncode == 2 and "give one of them" in p.stderr
+    for both in (["--resume", "--restart"], ["--resu", "--rest"]):  # abbreviated, as run.py's parser reads them
+        p = sh(["all", *both] + TINY, world, out, check=False)
+        assert p.returncode == 2 and "give one of them" in p.stderr
     assert sorted(os.listdir(out)) == [state.name] and state.read_bytes() == b"an interrupted run's"
     state.unlink()
     (out / "vanilla.model.params.state").mkdir()  # would fail that mode only after the ones before it
