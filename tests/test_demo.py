@@ -313,6 +313,7 @@ def test_resume_starts_over_a_state_saved_with_other_flags_or_inputs(tmp_path, c
     the other chain, bit for bit, recorded as finished with this run's flags and inputs (so every later
     --resume kept them). A state goes on only with the flags and inputs it was saved with."""
     import make_world
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")  # compared bit for bit with a clean run: one thread count for all
     data = tmp_path / "world"
     make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
 
