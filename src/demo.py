@@ -280,20 +280,23 @@ def saved_with(out, state, key):
     return _same(out, state, key, "state")
 
 
-def mark_finished(out, name, key):
+def _note(out, name, key, field, drop=None):
+    """Record in DONE that the step of `key` wrote `name` (its sha256 as `field`), without `drop`'s entry."""
     done = _done_steps(out)
-    done[name] = {"key": key, "params": ledger.sha256_of(os.path.join(out, name))}
-    done.pop(name + ".state", None)  # removed when the training ends
+    done[name] = {"key": key, field: ledger.sha256_of(os.path.join(out, name))}
+    done.pop(drop, None)
     atomic_write_text(os.path.join(out, DONE), json.dumps(done, indent=1) + "\n")
+
+
+def mark_finished(out, name, key):
+    _note(out, name, key, "params", drop=name + ".state")  # the state is removed when the training ends
 
 
 def mark_state(out, state, key):
     """Record that the step of `key` saved `state` (interrupted, or stopped by an error after a save); one line
     on stderr when it cannot be: --resume then starts that step over."""
-    done = _done_steps(out)
-    done[state] = {"key": key, "state": ledger.sha256_of(os.path.join(out, state))}
     try:
-        atomic_write_text(os.path.join(out, DONE), json.dumps(done, indent=1) + "\n")
+        _note(out, state, key, "state")
     except (OSError, ValueError) as e:
         print(f"note: {os.path.join(out, DONE)} not written ({e}): --resume will start {state}'s step over",
               file=sys.stderr, flush=True)
