@@ -58,6 +58,9 @@ def test_keep_mask_drops_with_probability_p():
         dropped = 1 - keep.float().mean().item()
         assert abs(dropped - p) < 5 * (p * (1 - p) / keep.numel()) ** 0.5
     assert attention_module._keep_mask((7,), 0.0, "cpu").all()
+    # p = 1 keeps nothing: its threshold, 2^31, is no int32 (compared, it wrapped to -2^31 and kept everything)
+    for keep_mask in (attention_module._keep_mask, traced):
+        assert not keep_mask((1001,), 1.0, "cpu").any()
     x = torch.ones(200_000)
     assert abs(attention_module._dropout(x, 0.1).mean().item() - 1.0) < 0.01  # inverted scaling
 

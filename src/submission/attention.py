@@ -65,13 +65,16 @@ def _keep_mask(shape, p, device):
     """Dropout's keep mask: each entry kept with probability 1 - p, from one 32-bit random word.
 
     Full-range int64 draws viewed as int32 pairs: the CPU generator fills half as many entries
-    as a float Bernoulli draw needs, and a word below -2^31 + round(p * 2^32) means drop.
+    as a float Bernoulli draw needs, and a word below -2^31 + round(p * 2^32) means drop. From
+    p = 1 - 2^-33 on that threshold is 2^31, above every int32 word: nothing is kept.
     """
     if _compiling():  # dynamo cannot trace random_ (a graph break); the compiler
         return torch.rand(shape, device=device) >= p  # generates its own random numbers in-kernel
     n = math.prod(shape)
     words = torch.empty((n + 1) // 2, dtype=torch.int64, device=device).random_(-2 ** 63, None)
     threshold = -2 ** 31 + round(p * 2 ** 32)
+    if threshold >= 2 ** 31:  # no int32: compared, it wrapped to -2^31 and kept every entry (drawn all the same,
+        return torch.zeros(shape, dtype=torch.bool, device=device)  # so later draws are as before)
     return (words.view(torch.int32)[:n] >= threshold).view(shape)  # int32 words (n,) -> bool `shape`
 
 
