@@ -131,12 +131,14 @@ def _causal_bias(module, T, like):
     return cache[key]
 
 
-def _attend_dropout(att, v, p, B, n_head, T, hs):
-    """softmax over (B*nh, T, T) scores, dropout, times v; the 1/(1-p) scale on the small output."""
+def _attend_dropout(att, v, p):
+    """softmax over (B*nh, T, T) scores, dropout, times v (B, nh, T, hs); the 1/(1-p) scale on the small
+    output. Returns (B, nh, T, hs)."""
+    B, nh, T, hs = v.shape
     att = torch.softmax(att, dim=-1)
     att = torch.where(_keep_mask(att.shape, p, att.device), att, 0.0)
-    y = torch.bmm(att, v.reshape(B * n_head, T, hs))  # (B*nh, T, T) @ (B*nh, T, hs) -> (B*nh, T, hs)
-    return y.mul_(_kept_scale(p)).view(B, n_head, T, hs)  # (B, nh, T, hs)
+    y = torch.bmm(att, v.reshape(B * nh, T, hs))  # (B*nh, T, T) @ (B*nh, T, hs) -> (B*nh, T, hs)
+    return y.mul_(_kept_scale(p)).view(B, nh, T, hs)  # (B, nh, T, hs)
 
 
 def _resid_dropout(module, y):
@@ -169,7 +171,7 @@ def _attend_within_segments(module, att, v, packed):
     B, nh, T, hs = v.shape
     att = att.masked_fill(packed.hidden, float("-inf"))  # (B, nh, T, T)
     if attention_route(module, v) == "explicit":
-        return _attend_dropout(att.view(B * nh, T, T), v, module.attn_drop.p, B, nh, T, hs)  # scores (B*nh, T, T)
+        return _attend_dropout(att.view(B * nh, T, T), v, module.attn_drop.p)  # scores (B*nh, T, T)
     return module.attn_drop(F.softmax(att, dim=-1)) @ v  # (B, nh, T, T) @ (B, nh, T, hs) -> (B, nh, T, hs)
 
 
@@ -210,7 +212,7 @@ class CausalSelfAttention(nn.Module):
             att = torch.baddbmm(_causal_bias(self, T, q), q.reshape(B * self.n_head, T, hs),
                                 k.reshape(B * self.n_head, T, hs).transpose(1, 2),
                                 alpha=1.0 / math.sqrt(hs))  # (B*nh, T, hs) @ (B*nh, hs, T) -> (B*nh, T, T)
-            y = _attend_dropout(att, v, self.attn_drop.p, B, self.n_head, T, hs)
+            y = _attend_dropout(att, v, self.attn_drop.p)
         elif route == "sdpa":  # never with attention dropout (attention_route)
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hs)
         else:  # the reference path, the course's code: softmax(q k^T / sqrt(hs) + causal mask) v
@@ -340,7 +342,7 @@ class SynthesizerAttention(nn.Module):
             bias = b2.view(1, T) + _causal_bias(self, T, a)  # (1, T) + (T, T): b2 and the causal mask
             att = self._scores(a, T, bias)  # (B * nh, T, T)
             if attention_route(self, x) == "explicit":
-                y = _attend_dropout(att, v, self.attn_drop.p, B, self.n_head, T, hs)
+                y = _attend_dropout(att, v, self.attn_drop.p)
             else:
                 att = self.attn_drop(F.softmax(att, dim=-1))
                 y = torch.bmm(att, v.reshape(B * self.n_head, T, hs))  # (B*nh, T, hs)
