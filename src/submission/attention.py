@@ -362,9 +362,12 @@ class SynthesizerAttention(nn.Module):
         hs = self.value.out_features // self.n_head
         return {"v": like.new_zeros((batch, self.n_head, capacity, hs))}
 
-    def _attend(self, a, v, n_keys, bias, hidden):
-        """softmax(a w2 + b2 [+ mask]) v for cached decoding; `hidden` marks masked scores (broadcast)."""
+    def _attend(self, a, v, bias, hidden):
+        """softmax(a w2 + b2 [+ mask]) v for cached decoding, queries a (B, nh, tq, hs) over the values v
+        (B, nh, n_keys, hs): (B, tq, C). `bias`: the fast path's b2, broadcast over its (B*nh, tq, n_keys)
+        scores (the reference path adds b2 itself); `hidden` marks masked scores (broadcast)."""
         B, nh, tq, hs = a.shape
+        n_keys = v.size(2)
         if self.fast:
             att = F.softmax(self._scores(a, n_keys, bias.masked_fill(hidden, float("-inf"))), dim=-1)
             y = torch.bmm(att, v.reshape(B * nh, n_keys, hs)).view(B, nh, tq, hs)  # (B, nh, tq, hs)
@@ -385,7 +388,7 @@ class SynthesizerAttention(nn.Module):
         a = F.relu(self.w1(x)).view(B, tq, self.n_head, hs).transpose(1, 2)  # (B, nh, tq, hs)
         hidden = (self.mask[0, 0, :t, :t] == 0)[-tq:]  # (tq, t): nothing hidden for the last row
         bias = self.b2[:t].view(1, t)  # (1, t), broadcast over the (tq, t) scores
-        return self.proj(self._attend(a, cache["v"][:, :, :t], t, bias, hidden))
+        return self.proj(self._attend(a, cache["v"][:, :, :t], bias, hidden))
 
     def decode(self, x, cache, pos, end):
         """Eval forward of one new position per row at positions pos; see CausalSelfAttention.decode."""
@@ -403,4 +406,4 @@ class SynthesizerAttention(nn.Module):
                       .reshape(B * self.n_head, 1, end))  # (B*nh, 1, end)
         else:
             bias, hidden = None, hidden.view(B, 1, 1, end)  # (B, 1, 1, end)
-        return self.proj(self._attend(a, cache["v"][:, :, :end], end, bias, hidden))
+        return self.proj(self._attend(a, cache["v"][:, :, :end], bias, hidden))
