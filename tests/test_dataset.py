@@ -402,3 +402,20 @@ def test_utf16_without_a_mark_is_named_for_names_in_other_scripts_and_one_spaced
     assert capsys.readouterr().err == (
         "note: train.tsv:2: the place 'London ' has spaces around it; the model learns to write them, and run.py's "
         "evaluation (the course's evaluate_places) counts such answers wrong: remove them\n")
+
+
+def test_dataset_script_counts_characters_as_the_course_does(tmp_path):
+    """`python dataset.py charcorruption` prints the course's `data has N characters`, N = len(data):
+    the newlines between the biographies count (they are in the vocabulary). It printed the sum of
+    the lines' lengths, the newlines left out."""
+    import os
+    import subprocess
+    import sys
+    text = "Ada Quill. Born in Lisbon, she studied in Porto.\nBo Li. Born in Hanoi.\nCy Ng. Born in Lima.\n"
+    (tmp_path / "wiki.txt").write_text(text, encoding="utf-8")
+    script = os.path.join(os.path.dirname(__file__), "..", "src", "submission", "dataset.py")
+    p = subprocess.run([sys.executable, script, "charcorruption", "--data-dir", str(tmp_path)],
+                       capture_output=True, text=True, encoding="utf-8", timeout=300)
+    assert p.returncode == 0, p.stderr[-500:]
+    first = p.stdout.splitlines()[0]
+    assert first.startswith(f"data has {len(text)} characters, {len(set(text)) + 2} unique"), first

@@ -322,7 +322,8 @@ def _main():
     args = argp.parse_args()
     wiki = os.path.join(args.data_dir, "wiki.txt")
     try:
-        corruption_dataset = CharCorruptionDataset(read_text(wiki, "pretraining corpus"), 128)
+        text = read_text(wiki, "pretraining corpus")
+        corruption_dataset = CharCorruptionDataset(text, 128)
         if args.dataset_type == "namedata":
             train = os.path.join(args.data_dir, "birth_places_train.tsv")
             dataset = NameDataset(read_text(train, "finetuning corpus"), corruption_dataset, path=train)
@@ -330,7 +331,8 @@ def _main():
             dataset = corruption_dataset
     except DataError as e:
         raise SystemExit(f"error: {e}")
-    print(f"data has {sum(map(len, corruption_dataset.data))} characters, "
+    # the course's count, len(data): the newlines between the biographies are characters too
+    print(f"data has {len(text)} characters, "
           f"{corruption_dataset.vocab_size} unique (PAD and MASK included).")
     for _, (x, y) in zip(range(4), dataset):
         print("x:", "".join(dataset.itos[int(c)] for c in x))
