@@ -419,3 +419,13 @@ def test_dataset_script_counts_characters_as_the_course_does(tmp_path):
     assert p.returncode == 0, p.stderr[-500:]
     first = p.stdout.splitlines()[0]
     assert first.startswith(f"data has {len(text)} characters, {len(set(text)) + 2} unique"), first
+
+
+@pytest.mark.parametrize("special", [MASK_CHAR, PAD_CHAR])
+def test_reserved_character_in_the_corpus_raises_what_the_courses_assert_raised(special):
+    """The course's CharCorruptionDataset asserts that MASK and PAD are not in the corpus: code written
+    against it catches AssertionError. The error is a DataError too, as this project's tools catch."""
+    with pytest.raises(AssertionError):
+        CharCorruptionDataset("Ada Quill. Born in Lisbon" + special, 128)
+    with pytest.raises(DataError):
+        CharCorruptionDataset("Ada Quill. Born in Lisbon" + special, 128)

@@ -28,6 +28,11 @@ class DataError(ValueError):
     """A problem with an input file; the message names the file, the line and the fix."""
 
 
+class ReservedCharacter(DataError, AssertionError):
+    """The MASK or PAD character in the pretraining corpus: a DataError, and an AssertionError as the
+    course's `assert self.MASK_CHAR not in chars` raised, so code that catches either works unchanged."""
+
+
 # the UTF-32 codec whose code units torch.frombuffer reads back as this machine's int32 (encode)
 _UTF32_NATIVE = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
 
@@ -255,8 +260,8 @@ class CharCorruptionDataset(Dataset):
         for special, name in ((MASK_CHAR, "MASK"), (PAD_CHAR, "PAD")):
             if special in chars:
                 lineno = data.count("\n", 0, data.index(special)) + 1
-                raise DataError(f"{path}:{lineno}: the reserved {name} character {special!r} (U+{ord(special):04X}) "
-                                f"is in the pretraining corpus; remove it from the corpus")
+                raise ReservedCharacter(f"{path}:{lineno}: the reserved {name} character {special!r} "
+                                        f"(U+{ord(special):04X}) is in the pretraining corpus; remove it from the corpus")
         chars.insert(0, MASK_CHAR)
         chars.insert(0, PAD_CHAR)
         self.stoi = {ch: i for i, ch in enumerate(chars)}
