@@ -364,6 +364,10 @@ def check_flags(p, args, size_name, extra=()):
         if arg.split("=", 1)[0] in SETS:
             p.error(f"{arg.split('=', 1)[0]}: the demo sets it for each step; its files come from --data-dir (or "
                     f"the world it makes) and go to --out")
+    for flag, value, what in (("--out", args.out, "the work folder (default runs/demo)"),
+                              ("--data-dir", args.data_dir, "the corpus folder, or leave the flag out")):
+        if value is not None and not value.strip():  # `--out "$DIR"`, DIR unset: the current folder, unasked
+            p.error(f"{flag} is empty; give a folder: {what}")
     unknown = [v for v in args.variants.split(",") if v not in ("nopretrain", "vanilla", "synthesizer")]
     if unknown:
         p.error(f"--variants {args.variants}: {', '.join(map(repr, unknown))} is not a run; give a comma-separated "

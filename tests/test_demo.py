@@ -627,3 +627,18 @@ def test_the_corpus_and_pictures_the_demo_writes_are_recorded_and_replaced(tmp_p
     (out / "data" / "wiki.txt").write_text("edited by hand\n", encoding="utf-8")
     with pytest.raises(demo.DataError, match="wiki.txt: changed since the demo wrote it"):
         demo.pick_corpus(Namespace(data_dir=None, people=None, train=None, seed=0), "cpu", str(out))
+
+
+@pytest.mark.parametrize("flag", ["--out", "--data-dir"])
+def test_an_empty_folder_flag_is_refused_before_any_work(tmp_path, capsys, monkeypatch, flag):
+    """`demo.py --out "$DIR"` with DIR unset made the current folder the work folder: the world's data/, the
+    params, predictions and logs went into whatever folder the user was in; `--data-dir ""` was taken as no
+    --data-dir, and the demo ran on a generated world instead of the corpus meant."""
+    import os
+    monkeypatch.chdir(tmp_path)
+    argv = ["--variants", "nopretrain", flag, ""] + (["--out", str(tmp_path / "out")] if flag != "--out" else [])
+    with pytest.raises(SystemExit) as e:
+        demo.main(argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and f"{flag} is empty; give a folder" in err and err.count("\n") == 1, err
+    assert os.listdir(tmp_path) == []
