@@ -1291,7 +1291,7 @@ def main(argv=None):
             print(f"grader: --json {args.json}: would overwrite a file of {flag}, an input of the grader; "
                   f"write results.json elsewhere", file=sys.stderr)
             return 2
-    problem = graderlib.json_path_problem(args.json) if args.json else None
+    problem = graderlib.json_path_problem(args.json) if args.json is not None else None
     if problem:
         print(f"grader: --json {args.json}: {problem}", file=sys.stderr)
         return 2

@@ -27,6 +27,7 @@ import os
 import random
 import signal
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -520,6 +521,8 @@ def gradescope_json(results, execution_time=None):
 def json_path_problem(path):
     """Why results.json cannot be written to `path`, as a phrase with the fix, or None. Checked
     before any test runs, so that a bad --json path does not cost a whole grading run."""
+    if not path.strip():  # `--json "$OUT"` with OUT unset: no report, after a whole grading run
+        return "is empty; give a file path, e.g. --json results.json"
     if os.path.isdir(path):
         return f"is a folder; give a file path, e.g. --json {os.path.join(path, 'results.json')}"
     if os.path.exists(path) and not os.path.isfile(path):
@@ -531,6 +534,12 @@ def json_path_problem(path):
         return f"{folder} is a file, not a folder; give a path whose folders exist or can be made"
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"no permission to write in {folder}; give a path in a folder you can write to"
+    try:  # tried, not asked: os.access says yes to root on /proc and /sys, a read-only mount, NFS root-squash
+        fd, trial = tempfile.mkstemp(prefix=".results.", suffix=".tmp", dir=folder)
+        os.close(fd)
+        os.unlink(trial)
+    except OSError as e:
+        return f"no file can be made in {folder} ({e.strerror or e}); give a path in a folder you can write to"
     if os.path.isfile(path) and os.path.getsize(path) and not is_report(path):
         return ("exists and is not a results.json the grader wrote, so it is not replaced; give a new path, "
                 "or move that file away first")

@@ -1560,6 +1560,24 @@ def test_bad_json_path_is_one_line_before_any_test(tmp_path, capsys, where, phra
     assert not os.path.exists(f"{tmp_path}.tmp")
 
 
+def test_an_empty_json_path_or_one_in_a_folder_that_takes_no_file_is_one_line_before_any_test(tmp_path, capsys,
+                                                                                               monkeypatch):
+    """`--json ""` (`--json "$OUT"`, OUT unset) graded and wrote no report, with exit status 0; --json in a
+    folder that os.access calls writable but that takes no file (root on /proc or a read-only mount, NFS with
+    root-squash) ran every test, then failed at the write. Both stop before any test."""
+    assert grader.main(["1g-3-hidden", "--json", ""]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == "grader: --json : is empty; give a file path, e.g. --json results.json\n", err
+    if not os.path.isdir("/proc"):
+        pytest.skip("no /proc here")
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: True if path == "/proc" else real_access(path, mode))
+    assert grader.main(["1g-3-hidden", "--json", "/proc/no-such-folder/results.json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("grader: --json /proc/no-such-folder/results.json: no file can be made in "
+                                        "/proc (") and err.count("\n") == 1, err
+
+
 def test_missing_folders_and_json_over_an_input_are_one_line_before_any_test(tmp_path, capsys, corpus):
     """A typo in --data-dir failed every test of every student with exit status 0; --json onto a data or
     predictions file replaced it with results.json."""
