@@ -100,8 +100,11 @@ def read_log(path):
             data = f.read()
     except OSError as e:  # permissions; a FIFO or device read fails here too
         raise PlotError(f"{path}: cannot be read ({e.strerror or e}); check the file's permissions") from None
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # a log opened and saved again in a Windows editor
+        raise PlotError(f"{path}: UTF-16 text (byte-order mark {data[:2].hex(' ').upper()}), not UTF-8; save it as "
+                        f"UTF-8, or plot the log run.py wrote")
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # -sig: the byte-order mark such an editor puts before UTF-8 is no JSON
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         raise PlotError(f"{path}:{line}: not UTF-8 text, so not a training log (a params file?); "

@@ -159,6 +159,20 @@ def test_a_partial_log_leaves_out_the_row_being_written(tmp_path):
         plots.read_log(str(finished))
 
 
+def test_a_log_saved_again_by_a_windows_editor_is_read_or_named(tmp_path):
+    """A log opened and saved in a Windows editor starts with a UTF-8 byte-order mark: line 1 was "not a JSON
+    object; is this a training log?", which it is (the corpora's readers drop the mark). Saved as UTF-16 it
+    was "not UTF-8 text, so not a training log (a params file?)"; it is named as UTF-16 now."""
+    rows = "".join(json.dumps({"step": s, "loss": 3.0 / s, "lr": 1e-3}) + "\r\n" for s in (1, 2))
+    log = tmp_path / "a.params.log.jsonl"
+    log.write_bytes(b"\xef\xbb\xbf" + rows.encode())
+    assert [r["step"] for r in plots.read_log(str(log))] == [1, 2]
+    log.write_bytes(rows.encode("utf-16"))
+    with pytest.raises(plots.PlotError, match=r"^.*a.params.log.jsonl: UTF-16 text \(byte-order mark FF FE\), not "
+                                              r"UTF-8; save it as UTF-8, or plot the log run.py wrote$"):
+        plots.read_log(str(log))
+
+
 def test_the_log_of_a_run_still_training_is_read_from_its_partial(tmp_path, capsys):
     """While a run trains, and after it is stopped, only <log>.partial exists: the log's own name, as
     the docs give it, was 'not found'."""
