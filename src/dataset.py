@@ -11,7 +11,12 @@ import sys
 if os.path.dirname(os.path.abspath(__file__)) not in sys.path:  # run as a script from elsewhere
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import submission.dataset as _module  # noqa: E402
+if __name__ == "__main__":  # a Ctrl-C while torch loads, or a Python without torch: one line (startup.py)
+    from startup import interruptible_start
+    with interruptible_start("dataset.py"):
+        import submission.dataset as _module
+else:
+    import submission.dataset as _module  # noqa: E402
 
 if __name__ == "__main__":
     _module._script()  # its examples, as submission/dataset.py prints them (a closed pipe: 141)

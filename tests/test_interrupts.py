@@ -131,6 +131,32 @@ def test_every_entry_point_stops_at_a_ctrl_c_while_loading(script, module, args,
     assert os.listdir(tmp_path) == []
 
 
+CTRL_C_AT_FIRST_PRINT = """
+import builtins, runpy, signal, sys
+real_print = builtins.print
+def press(*args, **kwargs):  # presses Ctrl-C as the program prints its first line
+    builtins.print = real_print
+    signal.raise_signal(signal.SIGINT)
+builtins.print = press
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("script", ["dataset.py", os.path.join("submission", "dataset.py")])
+def test_the_dataset_script_stops_at_a_ctrl_c_while_loading_or_printing(script, tmp_path):
+    """`python src/submission/dataset.py namedata` (and CS224N's `python src/dataset.py`) load torch at their
+    top, outside the guard of the other entry points: a Ctrl-C then was a KeyboardInterrupt traceback, and so
+    was one while the examples were made and printed."""
+    p = subprocess.run([sys.executable, "-c", CTRL_C_AT_IMPORT, "torch", os.path.join(SRC, script), "namedata"],
+                       capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
+    assert (p.returncode, p.stdout, p.stderr) == (130, "", "dataset.py: interrupted while starting; nothing was written\n")
+    p = subprocess.run([sys.executable, "-c", CTRL_C_AT_FIRST_PRINT, os.path.join(SRC, script), "namedata"],
+                       capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
+    assert (p.returncode, p.stdout, p.stderr) == (130, "", "interrupted\n")
+    assert os.listdir(tmp_path) == []
+
+
 WITHOUT_MODULE = """
 import runpy, sys
 module, script = sys.argv[1:3]
@@ -147,7 +173,8 @@ runpy.run_path(script, run_name="__main__")
 
 @pytest.mark.parametrize("script, module", [  # the grader starts with torch alone (its tests import the rest)
     (s, m) for s in ("run.py", "demo.py", "london_baseline.py", "memorised.py", "bench.py", "grader.py", "ask.py",
-                     "deliverables.py") for m in ("torch", "tqdm") if (s, m) != ("grader.py", "tqdm")])
+                     "deliverables.py") for m in ("torch", "tqdm") if (s, m) != ("grader.py", "tqdm")]
+    + [("dataset.py", "torch"), (os.path.join("submission", "dataset.py"), "torch")])
 def test_every_entry_point_started_without_a_requirement_says_so_in_one_line(script, module, tmp_path):
     """`python3 src/grader.py` outside the .venv run.sh made ended in a ModuleNotFoundError traceback;
     so did any entry point started with Ctrl-C ignored (a script's background job: `run.py ... &`)."""
@@ -155,7 +182,7 @@ def test_every_entry_point_started_without_a_requirement_says_so_in_one_line(scr
     p = subprocess.run([sys.executable, "-c", WITHOUT_MODULE, module, os.path.join(SRC, script)],
                        capture_output=True, text=True, timeout=120, cwd=str(tmp_path),
                        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignored else None)
-    prog = "grader" if script == "grader.py" else script
+    prog = "grader" if script == "grader.py" else os.path.basename(script)
     assert p.returncode == 1 and p.stdout == "" and p.stderr.count("\n") == 1, p.stderr
     assert p.stderr.startswith(f"{prog}: this Python ({sys.executable}) has no {module}; ")
     assert os.listdir(tmp_path) == []

@@ -15,9 +15,20 @@ import os
 import random
 import sys
 import unicodedata
+from contextlib import nullcontext
 
-import torch
-from torch.utils.data import Dataset
+_starting = nullcontext
+if __name__ == "__main__":  # the script: a Ctrl-C while torch loads, or a Python without torch, is one line
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # src/, as _main puts it
+    try:
+        import startup
+        _starting = startup.interruptible_start
+    except ImportError:  # the package copied on its own: torch loads as it would anywhere
+        pass
+
+with _starting("dataset.py"):
+    import torch
+    from torch.utils.data import Dataset
 
 MASK_CHAR = u"\u2047"  # the double question mark: the sentinel
 MIN_BLOCK = 17  # the smallest block_size B with int(7 * B / 8) + 3 <= B
@@ -350,6 +361,9 @@ def _script():
     try:
         _main()
         sys.stdout.flush()  # a closed pipe shows here, not at exit's flush (stdout to a pipe is buffered)
+    except KeyboardInterrupt:  # it writes no file: one line, as the other tools say it
+        print("interrupted", file=sys.stderr)
+        raise SystemExit(130)
     except BrokenPipeError:  # `dataset.py namedata | head`: stop quietly, as a shell tool does
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         raise SystemExit(141)
