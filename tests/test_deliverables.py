@@ -375,6 +375,21 @@ def test_a_demo_folder_s_fixes_name_the_modes_files_not_a_mode_run_into_it(compl
     assert not any("OUT_DIR=" in line for line in lines), lines
 
 
+def test_an_empty_zip_path_is_named_as_empty(complete, tmp_path, capsys, monkeypatch):
+    """`--zip "$ZIP"` with ZIP unset was ": the zip path is a folder; give a file path" (the current folder,
+    which realpath makes of ""): the line named no path, and called it a folder."""
+    from submission.utils import run_cli
+    code, folder = complete
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    with pytest.raises(SystemExit) as stop:
+        run_cli(lambda: deliverables.main(["--code-dir", str(code), "--submission-dir", str(folder),
+                                           "--data-dir", DATA, "--zip", ""]))
+    captured = capsys.readouterr()
+    assert (stop.value.code, captured.out, captured.err) == (2, "", "error: the zip path is empty; give a file path\n")
+    assert os.listdir(tmp_path / "here") == []
+
+
 def test_a_zip_path_that_is_no_regular_file_and_a_blank_line_too_many_are_named(complete, tmp_path, capsys):
     """Mutation audit: --zip /dev/full (a device, as a FIFO would be) is refused in one line before any
     check, and a predictions file with a blank line added inside names that line, as the grader does."""

@@ -392,6 +392,8 @@ def check_output_path(path, what, inputs=(), replaces=None, named_by=None):
     file is named as the atomic write's temporary file will be, so a name too long for it fails here.
     Called before a run, so a long run is never lost at its final write. `named_by`: what sets this
     path, when it is derived from another (a params file's training state: "--writing_params_path")."""
+    if not path.strip():  # realpath("") is the current folder: "is a folder" named no path at all
+        raise DataError(f"the {what} path is empty; give a file path")
     full = os.path.realpath(path)
     pick = (f"give {named_by} another path (the {what} goes beside it)" if named_by
             else f"pick another path for the {what}")
