@@ -432,7 +432,12 @@ def main(argv=None):
     t0 = time.time()
     data, source = pick_corpus(args, size_name, out)
     passed = f"; run.py flags given: {shlex.join(extra)}" if extra else ""
-    print(f"demo ({size_name}) on {source}, device {get_device()}{passed}", flush=True)
+    shortened = f"; pretraining {args.pretrain_epochs} epochs" if args.pretrain_epochs is not None else ""
+    print(f"demo ({size_name}) on {source}, device {get_device()}{shortened}{passed}", flush=True)
+    # the table's heading names what changes its figures from the size's own: --pretrain-epochs and
+    # run.py's flags, not --resume or --restart (how a step starts, not what it makes)
+    changed = (["--pretrain-epochs", str(args.pretrain_epochs)] if args.pretrain_epochs is not None else []) \
+        + [f for f in extra if f not in ("--resume", "--restart")]
     wiki = ["--pretrain_corpus_path", os.path.join(data, "wiki.txt")]
     train_tsv = ["--finetune_corpus_path", os.path.join(data, "birth_places_train.tsv")]
     dev_tsv = ["--eval_corpus_path", os.path.join(data, "birth_dev.tsv")]
@@ -509,7 +514,7 @@ def main(argv=None):
             found = f"{retrieved(par(f'{v}.pretrain.dev.predictions'), data, dev_rows)} of {len(dev_rows)}"
         results.append((label, cor / tot * 100, share, found, time.time() - t))
     print(f"\nDev accuracy ({int(total)} questions, {source}; {size_name} settings"
-          + (f" with {shlex.join(extra)}" if extra else "") + f", {get_device()}, "
+          + (f" with {shlex.join(changed)}" if changed else "") + f", {get_device()}, "
           f"{(time.time() - t0) / 60:.1f} min in all). Memorised: the share of train and dev birthplaces the "
           f"pretrained model reproduces from the biographies (src/memorised.py). Retrieved: of the dev people "
           f"whose birthplace it memorised, how many the finetuned model answers right")

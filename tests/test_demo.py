@@ -199,6 +199,26 @@ def test_flags_for_run_py_are_named_where_the_demo_starts_and_in_its_table(tmp_p
     assert "cpu settings with --n_layer 1 --n_head 2 --n_embd 16 --max_epochs 1, cpu, " in out
 
 
+def test_a_shortened_pretraining_is_named_and_resume_is_not(tmp_path, capsys, monkeypatch):
+    """`./run.sh demo --pretrain-epochs 5` trains far less than the size's 150 epochs: the start line and the
+    table's heading say so, so that its table is not read as the cpu setting's; --resume, which changes how a
+    step starts and not what it makes, is named where the demo starts but not in the heading."""
+    import make_world
+    import plots
+    data = tmp_path / "world"
+    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
+    monkeypatch.setattr(demo.driver, "main", lambda argv: (8.0, 1.0) if "--function=evaluate" in argv else None)
+    monkeypatch.setattr(demo, "stored", lambda params, variant, folder, run_args: (50.0, [1]))
+    monkeypatch.setattr(demo, "retrieved", lambda predictions, folder, dev_rows: 0)
+    monkeypatch.setattr(plots, "plot_demo_runs", lambda *a, **k: [])
+    monkeypatch.setattr(demo, "ask_hint", lambda *a: None)
+    demo.main(["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16", "--variants", "vanilla",
+               "--pretrain-epochs", "5", "--out", str(tmp_path / "out"), "--resume"])
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].endswith("; pretraining 5 epochs; run.py flags given: --resume")
+    assert "; cpu settings with --pretrain-epochs 5, cpu, " in out
+
+
 def test_the_table_gives_each_runs_accuracy_memorised_share_and_retrieved_count(tmp_path, capsys, monkeypatch):
     """Each row's figures are its own: always-London's share of the dev questions, each run's evaluation
     (correct of total), the pretrained model's memorised share and the dev people it retrieves, in percent
