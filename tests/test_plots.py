@@ -979,3 +979,15 @@ def test_a_plot_behind_leading_blank_lines_or_one_that_cannot_be_read_is_drawn_o
     monkeypatch.setattr(plots, "open", refusing, raising=False)
     code, printed, _ = curves([log, "--out", str(locked)], capsys)
     assert code == 0 and printed == f"wrote {locked}\n"
+
+
+def test_every_plot_flag_says_what_it_does_and_the_top_help_points_to_the_commands(capsys):
+    """`./run.sh plot --help` lists only the two commands: it says where their flags are, and each flag of
+    `curves --help` and `attention --help` has its own line of help (--title and --dpi had none)."""
+    parser = plots.build_parser()
+    for name, sub in parser.commands.items():
+        for action in sub._actions:
+            assert action.help, f"plots.py {name} {'/'.join(action.option_strings) or action.dest} has no help"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--help"])
+    assert "curves --help and attention --help" in capsys.readouterr().out
