@@ -662,3 +662,14 @@ def test_an_empty_folder_flag_is_refused_before_any_work(tmp_path, capsys, monke
     err = capsys.readouterr().err
     assert e.value.code == 2 and f"{flag} is empty; give a folder" in err and err.count("\n") == 1, err
     assert os.listdir(tmp_path) == []
+
+
+def test_demo_help_says_what_resume_does(capsys):
+    """README sends an interrupted demo to `./run.sh demo --resume`; the demo's own --help, which lists only
+    its flags, says so too, and that the heading leaves --resume out."""
+    with pytest.raises(SystemExit) as stop:
+        demo.main(["--help"])
+    assert stop.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--resume and --restart aside, in its table's heading" in text
+    assert "the same command with --resume keeps the steps it finished" in text
