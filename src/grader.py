@@ -1124,10 +1124,12 @@ def synthesizer_difference(att, block, n_head, n_embd, where):
             with torch.no_grad():
                 y = att(x)
         except Exception as e:
-            short = graderlib._short(e, 160)
+            # the line of the submission that raised it, as for an exception anywhere else in a test
+            why = graderlib.describe_exception(e, e.__traceback__, (__file__, graderlib.__file__))
+            head, _, place = why.partition("\n")
             slice_hint = "; slice w2 and b2 to the input's length T" if T < block - 1 else ""
-            raise Failure(f"SynthesizerAttention raised {type(e).__name__} on an input of {T} positions "
-                          f"(block_size {block}) {where}: {short}{slice_hint}") from None
+            raise Failure(f"SynthesizerAttention raised {head} on an input of {T} positions (block_size {block}) "
+                          f"{where}{slice_hint}" + (f"\n{place}" if place else "")) from None
         require(isinstance(y, torch.Tensor) and tuple(y.shape) == (11, T, n_embd),
                 f"SynthesizerAttention returned {getattr(y, 'shape', type(y).__name__)} for an input of shape "
                 f"(11, {T}, {n_embd}) {where}")

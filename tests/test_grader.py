@@ -703,6 +703,22 @@ def test_a_synthesizer_wrong_on_its_reference_path_fails_1g3(corpus, monkeypatch
     assert "in eval mode on the reference path (the attention's fast = False)" in r.reason
 
 
+class StarterSynth(RealSynth):
+    """The starter's forward, not written yet: it raises NotImplementedError, with no message."""
+    def forward(self, x, layer_past=None):
+        raise NotImplementedError
+
+
+def test_a_synthesizer_that_raises_names_its_line_in_1g3(corpus, monkeypatch):
+    """1g-3 caught the exception itself and said only its type and message (here none: 'NotImplementedError
+    on ...: '), not the line that raised it, which every other test names."""
+    monkeypatch.setattr(submission, "SynthesizerAttention", StarterSynth)
+    r = run(corpus[0], ["1g-3-hidden"])["1g-3-hidden"]
+    assert not r.passed and r.reason.startswith("SynthesizerAttention raised NotImplementedError: (no message) on "
+                                                "an input of 7 positions"), r.reason
+    assert re.search(r"raised at \S*test_grader\.py:\d+ in forward$", r.reason), r.reason
+
+
 def test_broken_import_fails_every_test_with_the_reason(corpus, monkeypatch):
     monkeypatch.delattr(submission, "SynthesizerAttention")
     r = run(corpus[0], ["1g-3-hidden"])["1g-3-hidden"]
