@@ -1293,7 +1293,11 @@ def main(argv=None):
             print(f"grader: --json {args.json}: would overwrite a file of {flag}, an input of the grader; "
                   f"write results.json elsewhere", file=sys.stderr)
             return 2
-    problem = graderlib.json_path_problem(args.json) if args.json is not None else None
+    if json_path and prints_into(args.json):  # e.g. --json /dev/stdout with stdout sent to a file
+        print(f"grader: --json {args.json}: is where the grader prints its log (its stdout or stderr), which the "
+              f"report would replace or mix with; write results.json to a file of its own", file=sys.stderr)
+        return 2
+    problem = graderlib.json_path_problem(json_path or args.json) if args.json is not None else None
     if problem:
         print(f"grader: --json {args.json}: {problem}", file=sys.stderr)
         return 2
@@ -1336,6 +1340,22 @@ def main(argv=None):
     return status
 
 
+def prints_into(path):
+    """Whether `path` is the file (or pipe, or terminal) the grader's stdout or stderr writes to."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    for fd in (1, 2):
+        try:
+            out = os.fstat(fd)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino):
+            return True
+    return False
+
+
 def grade(g, args):
     """List, or run the selected tests and write results.json; the exit status."""
     if args.list:
@@ -1371,7 +1391,9 @@ def grade(g, args):
             header.append(f"note: {LABELS['test']} in {_rel(ctx.data_dir)} labels other questions than "
                           f"birth_test_inputs.tsv: {', '.join(test_tests)} cannot pass")
     start = time.monotonic()
-    json_path = os.path.abspath(args.json) if args.json else None  # the code under test may os.chdir
+    # absolute: the code under test may os.chdir; a link's target, which the report replaces (the link stays: a
+    # rename over the link itself replaced it, even /dev/stdout, with the report)
+    json_path = os.path.realpath(args.json) if args.json else None
     results = g.run(args.test_ids, header_lines=header, keep_working=bool(args.json))  # `| head`: results.json still
     if args.json:
         try:

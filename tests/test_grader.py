@@ -1627,6 +1627,33 @@ def test_json_over_the_points_file_or_a_users_file_is_one_line_before_any_test(t
         assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
+def test_json_through_a_link_writes_the_links_target_and_keeps_the_link(tmp_path, corpus, capsys):
+    """The report was renamed over the path given: a link (results.json -> the folder Gradescope reads, or
+    /dev/stdout) was itself replaced by a plain file, and the file it named was left as it was."""
+    target = tmp_path / "results" / "results.json"
+    target.parent.mkdir()
+    target.write_text("")
+    link = tmp_path / "results.json"
+    link.symlink_to(target)
+    assert grader.main(["1g-3-hidden", "--data-dir", corpus[0], "--json", str(link)]) == 0
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert json.loads(target.read_text())["score"] == 4
+    assert sorted(p.name for p in target.parent.iterdir()) == ["results.json"]  # no temporary file left
+
+
+def test_json_into_the_graders_own_stdout_is_refused(tmp_path, corpus):
+    """`grader.py --json /dev/stdout > log` (here: the log's own path, as /dev/stdout resolves to it) replaced
+    the log with the report; a path that is the grader's stdout or stderr is a usage error, before any test."""
+    log = tmp_path / "log.txt"
+    with open(log, "w") as out:
+        p = subprocess.run([sys.executable, GRADER, "1g-3-hidden", "--data-dir", corpus[0], "--json", str(log)],
+                           stdout=out, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith(f"grader: --json {log}: is where the grader prints its log") and \
+        p.stderr.count("\n") == 1, p.stderr
+    assert log.read_text() == ""
+
+
 def test_json_replaces_a_report_the_grader_wrote_or_an_empty_file(tmp_path, corpus, capsys):
     out_json = tmp_path / "r.json"
     out_json.write_text("")
