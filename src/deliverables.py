@@ -145,7 +145,8 @@ def check_predictions(path, questions):
     except grader.Failure as e:  # not UTF-8 text
         raise Bad(str(e)) from None
     if len(lines) != len(questions):
-        raise Bad(f"{len(lines)} lines for {len(questions)} questions{grader.blank_lines(lines, len(questions))}: "
+        raise Bad(f"{len(lines)} line{'' if len(lines) == 1 else 's'} for {len(questions)} questions"
+                  f"{grader.blank_lines(lines, len(questions))}: "
                   f"one prediction a line, in order")
     note = f"{len(lines)} predictions"
     if lines and all(place is not None for _, place, _ in questions):

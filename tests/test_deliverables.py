@@ -297,6 +297,16 @@ def test_a_package_that_does_not_import_stops_the_check_in_one_line(tmp_path, br
                                f"src/submission/dataset.py:{n}: "), p.stderr
 
 
+def test_a_predictions_file_of_one_line_says_one_line(complete, tmp_path, capsys):
+    """A file of one line read "1 lines for 500 questions"; the grader says "1 line" of the same file."""
+    _, folder = complete
+    name = "synthesizer.pretrain.dev.predictions"
+    (folder / name).write_text("Lima\n", encoding="utf-8")
+    status, lines, _ = run(complete, tmp_path / "s.zip", capsys)
+    said = {line.split()[2]: line for line in lines[:18]}
+    assert status == 1 and f"1 line for {questions('birth_dev.tsv')} questions: one" in said[name], said[name]
+
+
 def test_a_predictions_file_of_one_line_too_many_is_bad(complete, tmp_path, capsys):
     """The grader scores 0 for a line too many as for one too few: both are `bad`, and no zip is written."""
     _, folder = complete
