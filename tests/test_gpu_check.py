@@ -47,3 +47,37 @@ def test_an_exhausted_budget_skips_every_step_and_pretrains_without_packing(tmp_
     after = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=ROOT, capture_output=True,
                            text=True).stdout
     assert after == before
+
+
+def pace(log):
+    p = subprocess.run(["python3", os.path.join(ROOT, ".ci", "pace.py"), str(log)], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.splitlines()
+
+
+def test_the_pace_reads_the_trainers_log_and_the_partial_log_of_a_run_cut_short(tmp_path):
+    """.ci/pace.py reads the fields the Trainer's loss log has now (epoch, time); a pretraining that its time
+    limit cut short leaves only <log>.partial, maybe with a torn last line, and its finished epochs still give
+    the pace (gpu-check parsed only the finished log, and a torn line stopped it with a traceback)."""
+    import torch
+    from torch.utils.data import TensorDataset
+    from submission import GPT, GPTConfig, Trainer, TrainerConfig
+    torch.manual_seed(0)
+    x = torch.randint(1, 20, (24, 16))
+    log = tmp_path / "pretrain.log.jsonl"
+    model = GPT(GPTConfig(20, 16, n_layer=1, n_head=2, n_embd=8))
+    Trainer(model, TensorDataset(x, x), None, TrainerConfig(max_epochs=3, batch_size=8, num_threads=1,
+                                                            log_path=str(log))).train()
+    said = pace(log)
+    assert len(said) == 1 and re.match(r"pace: 9 steps in \d+ s; first epoch [\d.]+ s; later epochs \d+ ms \(median\) "
+                                       r"for 3 steps at [\d.]+ ms \(median gap inside epochs\): -?\d+ ms an epoch "
+                                       r"beyond its steps$", said[0]), said
+    partial = tmp_path / "cut.log.jsonl.partial"
+    partial.write_text(log.read_text() + '{"step": 10, "epoch": 4, "tok')
+    assert pace(partial)[0] == "pace: the pretraining did not finish; from its log so far:"
+    assert pace(partial)[1].startswith("pace: 9 steps in ")
+    first = log.read_text().splitlines()[:3]  # the first epoch alone
+    partial.write_text("\n".join(first) + "\n")
+    assert re.match(r"pace: 3 steps in \d+ s, 1 epoch\(s\) begun: too few", pace(partial)[1])
+    assert pace(tmp_path / "none.log.jsonl.partial") == ["pace: no pretraining log"]
