@@ -668,6 +668,9 @@ def fill_from_params(parser, args):
     second file's variant from its own shapes. Needs torch."""
     from submission.params import params_shape
     corpus = args.pretrain_corpus_path
+    if corpus is not None and not corpus.strip():  # a variable left unset: not the current folder's wiki.txt
+        parser.error("--pretrain_corpus_path is empty; give the wiki.txt the params were trained with, or leave the "
+                     "flag out")
     args.data_dir = None if corpus is None else (os.path.dirname(corpus) or ".")
     shape = settings_from_params(parser, args, os.path.join(os.path.dirname(HERE), "data"), "--pretrain_corpus_path")
     if corpus is None:

@@ -581,3 +581,24 @@ def test_a_vanilla_file_without_its_card_whose_width_the_courses_heads_do_not_di
     status, out, _ = run_main(["--params", str(tmp_path / "w.params"), "--data-dir", str(folder), "--n_head", "4",
                                "Ann Bo"], capsys)
     assert status == 0 and out.startswith("Where was Ann Bo born?")
+
+
+def test_an_empty_corpus_flag_is_refused_by_every_tool(tmp_path, capsys, monkeypatch):
+    """`--data-dir "$DIR"` (or `--pretrain_corpus_path "$WIKI"`) with the variable unset read wiki.txt from
+    the current folder, or said ": pretraining corpus not found", naming no file; each tool now names the
+    empty flag before any file is read."""
+    import memorised
+    import plots
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "wiki.txt").write_text("Ann Lee was born in Oslo.\n", encoding="utf-8")  # must not be read
+    params = str(tmp_path / "none.params")
+    for main, argv, flag in (
+            (ask.main, ["--params", params, "--data-dir", "", "Ann Lee"], "--data-dir"),
+            (memorised.main, ["--params", params, "--data-dir", " "], "--data-dir"),
+            (plots.main, ["attention", "--params", params, "--pretrain_corpus_path", "", "--question",
+                          "Where was Ann Lee born?", "--out", str(tmp_path / "a.png")], "--pretrain_corpus_path")):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and f"error: {flag} is empty; give " in err and err.count("\n") == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wiki.txt"]
