@@ -429,3 +429,13 @@ def test_reserved_character_in_the_corpus_raises_what_the_courses_assert_raised(
         CharCorruptionDataset("Ada Quill. Born in Lisbon" + special, 128)
     with pytest.raises(DataError):
         CharCorruptionDataset("Ada Quill. Born in Lisbon" + special, 128)
+
+
+def test_an_empty_path_is_named_as_empty(tmp_path, monkeypatch):
+    """`london_baseline.py "$DEV"` with DEV unset said ": evaluation corpus not found; check the path",
+    naming no file; every reader names the empty path instead."""
+    from submission.dataset import read_text
+    monkeypatch.chdir(tmp_path)
+    for path in ("", " "):
+        with pytest.raises(DataError, match=r"^the evaluation corpus path is empty; give the file's path$"):
+            read_text(path, "evaluation corpus")
