@@ -78,6 +78,9 @@ def test_3a_sum_criterion_is_neither_sufficient_nor_necessary():
     s = [10.0, 10.0, -100.0]
     assert s[0] - sum(s[1:]) >= 100.0
     assert abs(checks.softmax(s)[0] - 0.5) < 1e-12
+    # exactly alpha_1 = 1 / (e^0 + e^(s_2-s_1) + e^(s_3-s_1)) = 1 / (2 + e^-110), which float64 rounds to 1/2
+    terms = [math.exp(si - s[0]) for si in s]
+    assert terms[:2] == [1.0, 1.0] and terms[2] == pytest.approx(math.exp(-110.0), rel=1e-12)
     # s_1 < sum of the others (36), yet copying: the answer's second example
     s = [30.0, 12.0, 12.0, 12.0]
     assert s[0] < sum(s[1:]) == 36.0
@@ -371,6 +374,7 @@ def test_p1b_focus_bounds():
         bound = checks.focus_loss_max(T)
         assert bound == pytest.approx(sum(math.log(t) for t in range(1, T + 1)) / T)
         assert bound <= math.log(T) + 1e-12
+        assert bound < math.log(T) or T == 1  # strictly below ln T once T >= 2; both 0 at T = 1
         for sharp in (0.1, 1.0, 10.0):
             att = _random_causal_attention(rng, (2, 3, 4), T, sharp)
             assert 0.0 <= checks.focus_loss(att) <= bound + 1e-12
