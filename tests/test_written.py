@@ -260,6 +260,20 @@ def test_3e_i_adding_ud_or_uc_cannot_give_ub(extra):
     assert np.min(dist) >= beta / math.sqrt(3) - 1e-9
 
 
+def test_3e_i_adding_ud_to_the_query_alone_gives_half_of_ub():
+    """The answer's other reading: u_d added to the query of word 2 only, keys and values the inputs."""
+    beta = 4.0
+    ua, ub, uc, ud = _us(beta)
+    X = np.stack([ud + ub, ua, uc + ub])
+    scores = X @ (ua + ud)
+    np.testing.assert_allclose(scores, [beta ** 2, beta ** 2, 0.0], atol=1e-12)
+    c2 = checks.softmax(scores) @ X
+    assert np.linalg.norm(c2 - (0.5 * (ud + ub) + 0.5 * ua)) < 1e-5
+    # about half of u_b: its coefficient in c_2 is alpha_1 + alpha_3 = 1/2 + 1 / (2 (2 e^beta^2 + 1))
+    e = math.exp(beta ** 2)
+    assert c2 @ ub / beta ** 2 == pytest.approx(0.5 + 1.0 / (2.0 * (2.0 * e + 1.0)), rel=1e-12)
+
+
 def _kqv_answer(beta):
     ua, ub, uc, ud = _us(beta)
     d = ua.size
