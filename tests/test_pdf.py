@@ -29,6 +29,8 @@ def test_pdf_builds_with_every_question(tmp_path):
     missing = [label for label in LABELS if label not in text]
     assert not missing, f"question numbers missing from the PDF text: {missing}"
     assert "Problem 5" in text or "5(a)" in text
+    # an underscore in \texttt written as \_ is a rule that the PDF's text loses ("test written.py")
+    assert "tests/test_written.py" in text and "block_size" in text
     subprocess.run(["make", "clean"], cwd=work, check=True, capture_output=True)
     assert not (work / "submission.pdf").exists() and not (work / "figures").exists()
 
