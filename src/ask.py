@@ -7,13 +7,17 @@ terms of finetuning's loss), for every place of the finetuning data. A model wit
 can only spread its probability over the places it saw often; a pretrained one that stored the
 person's birthplace can put it on that place (handout part 2(a)). With --complete, each text is
 continued as the pretraining corpus reads, without a MASK, so a pretrained model's store can be
-probed directly: "Emily Lee was born in ".
+probed directly: "Emily Lee was born in ". With --pretrained, the params the finetuned ones started from
+are probed too, as memorised.py probes them (the person's biography cut before the birthplace): a wrong
+answer then reads as not stored by pretraining, or stored but not retrieved by the question.
 
     ./run.sh ask --params src/submission/vanilla.finetune.params "Where was Emily Lee born?"
     ./run.sh ask --params src/submission/vanilla.finetune.params "Emily Lee"   # a name: the question
     ./run.sh ask --params src/submission/vanilla.finetune.params < questions.txt  # one a line
     ./run.sh ask --params src/submission/vanilla.finetune.params < data/birth_dev.tsv  # checked: right or wrong
     ./run.sh ask --params src/submission/vanilla.pretrain.params --complete "Emily Lee was born in "
+    ./run.sh ask --params src/submission/vanilla.finetune.params \
+        --pretrained src/submission/vanilla.pretrain.params < data/birth_dev.tsv   # stored? retrieved?
 
 The vocabulary and the places come from --data-dir (wiki.txt, birth_places_train.tsv); a question
 found in its train or dev TSV is shown with the place that file gives. A text may be a TSV line,
@@ -122,8 +126,8 @@ def check_text(text, stoi, room, what="the text"):
 class Asker:
     """A model, its vocabulary and the places to score: `ask(text)` answers one text."""
 
-    def __init__(self, model, vocab, places, known=None, complete=False, chars=40):
-        self.model, self.vocab, self.complete, self.chars = model, vocab, complete, chars
+    def __init__(self, model, vocab, places, known=None, complete=False, chars=40, store=None):
+        self.model, self.vocab, self.complete, self.chars, self.store = model, vocab, complete, chars, store
         self.known = known or {}
         files = {known[0] for known in self.known.values()}
         self.looked_in = [name for _, name in SPLITS if name in files]  # the labelled files that were read
@@ -178,9 +182,43 @@ class Asker:
         lp = log_probs(self.model, prompt, continuations)
         order = torch.argsort(lp, descending=True, stable=True).tolist()
         probs = lp.exp().tolist()
-        return {"prompt": text, "answer": answer, "known": known, "extra": places[len(self.places):],
+        stored = None  # not asked; () asked, but the person cannot be probed
+        if self.store and known:
+            stored = self.store.probe(known[3], known[2]) or ()
+        return {"prompt": text, "answer": answer, "known": known, "extra": places[len(self.places):], "stored": stored,
                 "complete": self.complete, "looked_in": self.looked_in,
                 "probabilities": [(places[i], probs[i]) for i in order]}
+
+
+class Store:
+    """What a pretrained model stored, person by person: memorised.py's probe of one question. The person's
+    wiki line (row i of train, then dev: the course's layout) is cut before the birthplace's first mention,
+    and the model continues it greedily for as many characters as the place has; the place is stored when
+    the continuation spells it."""
+
+    def __init__(self, model, vocab, data_dir, block_size):
+        import memorised
+        self.model, self.vocab = model, vocab
+        self.limit = int(block_size * 7 / 8)
+        wiki, _ = memorised.read_corpus(data_dir, block_size)
+        self.items, offset = {}, 0
+        for _, rows in memorised.splits(data_dir, wiki):
+            for row, prefix, place in memorised.probes(wiki[offset:offset + len(rows)], rows, block_size):
+                self.items[question_key(rows[row][0])] = (prefix, place)
+            offset += len(rows)
+
+    @torch.no_grad()
+    def probe(self, question, place):
+        """(prefix, continuation, stored) for a question of the train or dev TSV whose file place is `place`;
+        None when its biography does not name that place early enough to be probed."""
+        item = self.items.get(question_key(question))
+        if item is None or item[1] != place:
+            return None
+        prefix, place = item
+        x = torch.tensor([[self.vocab.stoi[c] for c in prefix]], dtype=torch.long,
+                         device=next(self.model.parameters()).device)
+        said = "".join(self.vocab.itos[t] for t in sample_cached(self.model, x, len(place))[0, x.size(1):].tolist())
+        return prefix, said, said == place
 
 
 def _percent(p):
@@ -202,6 +240,18 @@ def format_result(result, top, left_out=0):
     elif result.get("looked_in") and not result["complete"]:  # a made-up name, or a typo of a real one
         answer += f"   (not a question of {' or '.join(result['looked_in'])}: no place to check it against)"
     lines.append(answer)
+    stored = result.get("stored")
+    if stored == ():
+        lines.append("  pretraining: not probed (not a train or dev person whose wiki line names this place within "
+                     "the characters pretraining reads)")
+    elif stored:
+        prefix, said, kept = stored
+        right = same_place(result["answer"], result["known"][2])
+        verdict = {(True, True): "stored, and retrieved", (True, False): "stored, not retrieved",
+                   (False, True): "not stored; right without it",
+                   (False, False): "not stored, so nothing to retrieve"}[kept, right]
+        shown = prefix if len(prefix) <= 30 else "\u2026" + prefix[-29:]  # the biography's end, then what follows
+        lines.append(f"  pretraining: {verdict}   ({shown!r} -> {said!r})")
     probs = result["probabilities"]
     for place, p in probs[:top]:
         lines.append(f"  {_percent(p)}  {place}")
@@ -240,6 +290,10 @@ def build_parser():
                    help="continue each text as the pretraining corpus reads (no MASK): probes a pretrained model")
     p.add_argument("--chars", type=int, default=40, help="with --complete, the most characters to continue "
                                                          "(default 40)")
+    p.add_argument("--pretrained", default=None, metavar="PARAMS",
+                   help="the pretrained params --params were finetuned from: for each train or dev person, whether "
+                        "pretraining stored the birthplace (memorised.py's probe), so a wrong answer reads as not "
+                        "stored, or stored but not retrieved")
     p.add_argument("--top", type=int, default=5, help="how many places to list, most likely first (default 5)")
     add_model_flags(p, from_params=True)
     return p
@@ -268,15 +322,21 @@ def main(argv=None, stdin=None):
     model = driver.build_model(args, vocab)
     load_params(model, args.params, variant_flag="--variant ", corpus_flag="--data-dir (the folder of the wiki.txt)",
                 itos=vocab.itos)
+    store = None
+    if args.pretrained and not args.complete:  # the same shape, vocabulary and variant: finetuning started from it
+        pretrained = driver.build_model(args, vocab)
+        load_params(pretrained, args.pretrained, variant_flag="--variant ",
+                    corpus_flag="--data-dir (the folder of the wiki.txt)", itos=vocab.itos)
+        store = Store(pretrained.to(get_device()).eval(), vocab, args.data_dir, args.block_size)
     asker = Asker(model.to(get_device()).eval(), vocab, places, known=read_known(args.data_dir),
-                  complete=args.complete, chars=args.chars)
+                  complete=args.complete, chars=args.chars, store=store)
     stdin = stdin or sys.stdin
     if args.texts:
         texts = [(f"TEXT {i}", (f"TEXT {i}", None), t) for i, t in enumerate(args.texts, start=1)]
     else:
         texts = ((f"line {n}", ("standard input", n), t)
                  for n, t in _lines(stdin, "text to continue" if args.complete else "question or name"))
-    status, asked, answered, checked = 0, 0, 0, []
+    status, asked, answered, checked, probed = 0, 0, 0, [], []
     try:
         for where, source, text in texts:
             asked += 1
@@ -290,16 +350,30 @@ def main(argv=None, stdin=None):
             answered += 1
             if result["known"]:
                 checked.append(same_place(result["answer"], result["known"][2]))
+                if result["stored"]:
+                    probed.append((result["stored"][2], checked[-1]))
     except NotUTF8 as e:  # the lines before it were answered; the rest is read no further
         print(f"ask.py: {e}", file=sys.stderr)
         return 2
     if not args.texts and len(checked) > 1:  # a file of questions (< data/birth_dev.tsv): the evaluation's tally
         print(f"\n{sum(checked)} of the {len(checked)} answers checked are right ({sum(checked) / len(checked):.1%})")
+        if probed:
+            print(store_tally(probed))
     if not asked:
         print("ask.py: nothing to ask: give questions or names as arguments, or one a line on standard input",
               file=sys.stderr)
         status = 2
     return status
+
+
+def store_tally(probed):
+    """The last line of a file of questions asked with --pretrained: of the people probed ((stored, right) each),
+    how many birthplaces pretraining stored, how many of those the finetuned model retrieved, and how many it got
+    right without them (the demo's memorised and retrieved columns, for the questions asked)."""
+    kept = [right for stored, right in probed if stored]
+    lost = [right for stored, right in probed if not stored]
+    return (f"stored by pretraining: {len(kept)} of the {len(probed)} probed; retrieved: {sum(kept)} of those "
+            f"{len(kept)}; right though not stored: {sum(lost)} of {len(lost)}")
 
 
 def _lines(stdin, asking):

@@ -443,7 +443,7 @@ def main(argv=None):
     wiki = ["--pretrain_corpus_path", os.path.join(data, "wiki.txt")]
     train_tsv = ["--finetune_corpus_path", os.path.join(data, "birth_places_train.tsv")]
     dev_tsv = ["--eval_corpus_path", os.path.join(data, "birth_dev.tsv")]
-    results = []
+    results, stored_dev = [], {}  # stored_dev: each pretrained variant's dev rows memorised
     right, total = london(data)
     results.append(("always London", right / total * 100, None, None, 0.0))
 
@@ -514,6 +514,7 @@ def main(argv=None):
                             "--outputs_path", par(f"{v}.pretrain.dev.predictions"))
             label = f"{v}, pretrained + finetuned"
             found = f"{retrieved(par(f'{v}.pretrain.dev.predictions'), data, dev_rows)} of {len(dev_rows)}"
+            stored_dev[v] = dev_rows
         results.append((label, cor / tot * 100, share, found, time.time() - t))
     print(f"\nDev accuracy ({int(total)} questions, {source}; {size_name} settings"
           + (f" with {shlex.join(changed)}" if changed else "") + f", {get_device()}, "
@@ -528,15 +529,17 @@ def main(argv=None):
         print(f"| {label:{w}s} | {acc:11.1f}% | {shown:>9s} | {found or '-':>9s} | {secs / 60:7.1f} |")
     with recorded(out, plots.DEMO_PICTURES):
         plots.plot_demo_runs(out, model_args=common, data_dir=data, variants=args.variants.split(","))
-    hint = ask_hint(out, data, common) if "vanilla" in args.variants.split(",") else None  # this run's model
+    hint = ask_hint(out, data, common, stored_dev.get("vanilla")) if "vanilla" in args.variants.split(",") else None
     if hint:
         print(hint)
     return results
 
 
-def ask_hint(out, data, model_args):
+def ask_hint(out, data, model_args, stored=None):
     """The command that asks the demo's finetuned vanilla model about a dev person it answers right (the
-    first dev person if none), or None when there is no such model."""
+    first dev person if none), or None when there is no such model. With `stored` (the dev rows whose
+    birthplace pretraining stored), a person it retrieved comes first, not one it guessed, and the command
+    names the pretrained params too (ask --pretrained: stored, retrieved)."""
     params = os.path.join(out, "vanilla.finetune.params")
     predictions = os.path.join(out, "vanilla.pretrain.dev.predictions")
     dev = os.path.join(data, "birth_dev.tsv")
@@ -544,7 +547,8 @@ def ask_hint(out, data, model_args):
         return None
     rows = parse_tsv(read_text(dev, "dev corpus"), dev)
     said = read_text(predictions).split("\n") if os.path.isfile(predictions) else []
-    right = [q for (q, place, _), answer in zip(rows, said) if same_place(answer, place)]
+    right = [i for i, ((q, place, _), answer) in enumerate(zip(rows, said)) if same_place(answer, place)]
+    right = [rows[i][0] for i in sorted(right, key=lambda i: i not in (stored or ()))]  # retrieved ones first
     question = (right or [rows[0][0]])[0] if rows else "Where was Emily Lee born?"
     # ask reads the size, the heads and the corpus off the params and their card (modelflags.settings_from_params):
     # flags only for what it could not find there (params without their card)
@@ -555,6 +559,9 @@ def ask_hint(out, data, model_args):
     found = corpus_folder(params, [os.path.join(out, "data"), DEFAULT_DATA]) if carded else None
     if found is None or os.path.realpath(found) != os.path.realpath(data):
         flags += ["--data-dir", as_typed(data)]
+    pretrained = os.path.join(out, "vanilla.pretrain.params")
+    if stored is not None and os.path.isfile(pretrained):
+        flags += ["--pretrained", as_typed(pretrained)]
     # run.sh runs Python in the caller's folder: paths below it are shown from there
     return (f"Ask the models yourself (docs/learners.md, \"Asking a model\"):\n  ./run.sh ask --params "
             f"{shlex.quote(as_typed(params))} " + "".join(f"{shlex.quote(f)} " for f in flags) + shlex.quote(question))

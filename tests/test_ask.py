@@ -602,3 +602,52 @@ def test_an_empty_corpus_flag_is_refused_by_every_tool(tmp_path, capsys, monkeyp
         err = capsys.readouterr().err
         assert stop.value.code == 2 and f"error: {flag} is empty; give " in err and err.count("\n") == 1, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["wiki.txt"]
+
+
+def test_pretrained_tells_a_wrong_answer_not_stored_from_not_retrieved(tmp_path, capsys):
+    """--pretrained probes the params finetuning started from as memorised.py does (the person's wiki line
+    cut before the place, continued greedily): each checked answer gets one of four verdicts, a person the
+    probe cannot reach says so, and a file of questions ends with the demo's memorised and retrieved counts.
+    Two bigram models: the pretrained one continues a space with "Rome" and "(" with "Kiev"; the finetuned
+    one answers "Kiev" to every question."""
+    import memorised
+    people = [("Cy Du", "Rome", "Cy Du was born in Rome."), ("Ed Fa", "Kiev", "Ed Fa was born in Kiev."),
+              ("Ann Bo", "Kiev", "Ann Bo (Kiev)."), ("Al Ko", "Rome", "Al Ko (Rome)."), ("Bo Ek", "Rome", "Bo Ek.")]
+    (tmp_path / "wiki.txt").write_text("".join(line + "\n" for *_, line in people) + "Where was it?\n",
+                                       encoding="utf-8")
+    tsv = lambda part: "".join(f"Where was {n} born?\t{p}\n" for n, p, _ in part)  # noqa: E731
+    (tmp_path / "birth_places_train.tsv").write_text(tsv(people[:2]), encoding="utf-8")  # wiki lines 1-2
+    (tmp_path / "birth_dev.tsv").write_text(tsv(people[2:]), encoding="utf-8")          # wiki lines 3-5
+    vocab = CharCorruptionDataset((tmp_path / "wiki.txt").read_text(encoding="utf-8"), 48)
+    pretrained = bigram_model(vocab, dict(zip(" Rom(Kie", "RomeKiev")), block=48)
+    finetuned = bigram_model(vocab, dict(zip(MASK_CHAR + "Kiev", "Kiev" + MASK_CHAR)), block=48)
+    torch.save(pretrained.state_dict(), tmp_path / "p.params")
+    torch.save(finetuned.state_dict(), tmp_path / "f.params")
+    plain = ["--params", str(tmp_path / "f.params"), "--data-dir", str(tmp_path), "--n_layer", "1", "--n_head", "1",
+             "--n_embd", str(vocab.vocab_size), "--block_size", "48", "--top", "0"]
+    argv = plain + ["--pretrained", str(tmp_path / "p.params")]
+    stdin = io.StringIO((tmp_path / "birth_places_train.tsv").read_text(encoding="utf-8")
+                        + (tmp_path / "birth_dev.tsv").read_text(encoding="utf-8"))
+    status, out, err = run_main(argv, capsys, stdin=stdin)
+    assert status == 0 and err == "", err
+    said = [ln for ln in out.splitlines() if ln.startswith("  pretraining: ")]
+    assert said == [
+        "  pretraining: stored, not retrieved   ('Cy Du was born in ' -> 'Rome')",
+        "  pretraining: not stored; right without it   ('Ed Fa was born in ' -> 'Rome')",
+        "  pretraining: stored, and retrieved   ('Ann Bo (' -> 'Kiev')",
+        "  pretraining: not stored, so nothing to retrieve   ('Al Ko (' -> 'Kiev')",
+        "  pretraining: not probed (not a train or dev person whose wiki line names this place within the characters "
+        "pretraining reads)"]
+    assert out.splitlines()[-1] == ("stored by pretraining: 2 of the 4 probed; retrieved: 1 of those 2; right though "
+                                    "not stored: 1 of 2")
+    # the same store as memorised.py's, which the demo's memorised and retrieved columns count
+    rows = memorised.memorised_rows(pretrained, str(tmp_path), 48)
+    assert rows == {"train": ([0], 2), "dev": ([0], 2)}
+    # a TSV line whose place is not the file's is checked against its own place, and not probed
+    status, out, _ = run_main(argv + ["Where was Cy Du born?\tKiev", "Ann Bo"], capsys)
+    assert "(TEXT 1: Kiev; right)\n  pretraining: not probed" in out
+    assert "  pretraining: stored, and retrieved" in out and "probed;" not in out  # no tally for arguments
+    # without --pretrained, and with --complete, no verdict
+    for args in (plain, argv + ["--complete"]):
+        status, out, _ = run_main(args + ["Ann Bo"], capsys)
+        assert status == 0 and "pretraining:" not in out

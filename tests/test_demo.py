@@ -184,6 +184,28 @@ def test_the_demo_ends_with_an_ask_command_that_runs_as_printed(tmp_path, capsys
     assert capsys.readouterr().out.startswith("Where was Ed Fa born?\n  answer: ")
 
 
+def test_the_ask_command_prefers_a_person_retrieved_to_one_guessed_and_names_the_pretrained_params(tmp_path, capsys):
+    """The first dev person answered right may be a guess (the demo's world: its first was a person whose
+    birthplace pretraining had not stored): given the dev rows stored, the command names a person stored and
+    retrieved, with --pretrained so that ask says so; it runs as printed."""
+    from submission import GPT, GPTConfig
+    from submission.dataset import CharCorruptionDataset
+    data = tmp_path / "data"
+    write(data, ["Ann Bo. Born in Oslo.", "Cy Du. Born in Rome.", "Ed Fa. Born in Lima. Where was he born?"],
+          [("Ann Bo", "Oslo")], [("Cy Du", "Rome"), ("Ed Fa", "Lima")])
+    out = tmp_path / "out"
+    out.mkdir()
+    vocab = CharCorruptionDataset((data / "wiki.txt").read_text(encoding="utf-8"), 128)
+    for name in ("vanilla.finetune.params", "vanilla.pretrain.params"):
+        torch.save(GPT(GPTConfig(vocab.vocab_size, 128, n_layer=1, n_head=2, n_embd=16)).state_dict(), out / name)
+    (out / "vanilla.pretrain.dev.predictions").write_text("Rome\nLima\n", encoding="utf-8")  # both right
+    size = ["--n_layer", "1", "--n_head", "2", "--n_embd", "16"]
+    assert shlex.split(demo.ask_hint(str(out), str(data), size).splitlines()[1])[-1] == "Where was Cy Du born?"
+    command = shlex.split(demo.ask_hint(str(out), str(data), size, stored=[1]).splitlines()[1])
+    assert command[-3:] == ["--pretrained", str(out / "vanilla.pretrain.params"), "Where was Ed Fa born?"]
+    assert ask.main(command[2:]) == 0
+    assert "\n  pretraining: " in capsys.readouterr().out
+
 def test_flags_for_run_py_are_named_where_the_demo_starts_and_in_its_table(tmp_path, capsys):
     """`./run.sh demo --n_layer 1` trains every step with run.py's flag; it says so, so that a table of
     a changed model is never read as the size's own."""
