@@ -311,6 +311,11 @@ def main(argv=None, stdin=None):
         print(f"note: {args.params} were pretrained, not finetuned (their card says): they were never taught to "
               f"answer, and continue a question as a biography would; --complete asks them to continue a text "
               f"(\"NAME was born in \")", file=sys.stderr)
+    if args.pretrained is not None and not args.pretrained.strip():  # a variable left unset
+        p.error("--pretrained is empty; give the pretrained params --params were finetuned from, or leave it out")
+    if args.pretrained is not None and args.complete:  # --complete writes no answer for it to judge
+        p.error("--pretrained judges the answers of finetuned --params; --complete continues a text and answers no "
+                "question: give one of them")
     if args.chars < 1:
         p.error(f"--chars must be at least 1, got {args.chars}")
     if args.top < 0:
@@ -323,10 +328,15 @@ def main(argv=None, stdin=None):
     load_params(model, args.params, variant_flag="--variant ", corpus_flag="--data-dir (the folder of the wiki.txt)",
                 itos=vocab.itos)
     store = None
-    if args.pretrained and not args.complete:  # the same shape, vocabulary and variant: finetuning started from it
+    if args.pretrained is not None:  # the same shape, vocabulary and variant: finetuning started from it
+        from submission.card import read_card
+        if (read_card(args.pretrained) or {}).get("function") == "finetune":  # the probe would judge nothing
+            p.error(f"--pretrained {args.pretrained}: their card says they were finetuned; give the pretrained "
+                    f"params --params were finetuned from (run.py --function=pretrain wrote them)")
         pretrained = driver.build_model(args, vocab)
-        load_params(pretrained, args.pretrained, variant_flag="--variant ",
-                    corpus_flag="--data-dir (the folder of the wiki.txt)", itos=vocab.itos)
+        load_params(pretrained, args.pretrained, corpus_flag="--data-dir (the folder of the wiki.txt)", itos=vocab.itos,
+                    size_fix="give the pretrained params of the model --params were finetuned from",
+                    variant_fix="give the {want} pretrained params --params were finetuned from")
         store = Store(pretrained.to(get_device()).eval(), vocab, args.data_dir, args.block_size)
     asker = Asker(model.to(get_device()).eval(), vocab, places, known=read_known(args.data_dir),
                   complete=args.complete, chars=args.chars, store=store)

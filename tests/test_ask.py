@@ -647,7 +647,38 @@ def test_pretrained_tells_a_wrong_answer_not_stored_from_not_retrieved(tmp_path,
     status, out, _ = run_main(argv + ["Where was Cy Du born?\tKiev", "Ann Bo"], capsys)
     assert "(TEXT 1: Kiev; right)\n  pretraining: not probed" in out
     assert "  pretraining: stored, and retrieved" in out and "probed;" not in out  # no tally for arguments
-    # without --pretrained, and with --complete, no verdict
-    for args in (plain, argv + ["--complete"]):
-        status, out, _ = run_main(args + ["Ann Bo"], capsys)
-        assert status == 0 and "pretraining:" not in out
+    # without --pretrained no verdict; with --complete (no answer to judge) a refusal, not a silent ignoring
+    status, out, _ = run_main(plain + ["Ann Bo"], capsys)
+    assert status == 0 and "pretraining:" not in out
+    with pytest.raises(SystemExit) as stop:
+        ask.main(argv + ["--complete", "Ann Bo"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and "--pretrained judges the answers" in err, err
+
+
+def test_pretrained_params_that_cannot_be_the_start_are_refused_in_one_line(trained, tmp_path, capsys):
+    """--pretrained "" (a variable unset) said ": params file not found"; the other variant's pretrained params
+    said "pass --variant synthesizer", which would change --params' model too; finetuned params (their card
+    says so) were probed as though pretrained, every verdict meaningless."""
+    import shutil
+    from submission.card import write_card
+    from submission.params import ParamsError
+    data, params = map(str, trained)
+    vocab = CharCorruptionDataset(open(f"{data}/wiki.txt", encoding="utf-8").read(), 48)
+    finetuned = str(tmp_path / "f.params")
+    shutil.copy(params, finetuned)
+    common = ["--params", params, "--data-dir", data] + SIZE_FLAGS
+    with pytest.raises(SystemExit) as stop:
+        ask.main(common + ["--pretrained", "", "Ann Bo"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "error: --pretrained is empty; give the pretrained params" in err, err
+    write_card(finetuned, GPT(GPTConfig(vocab.vocab_size, 48, **SIZE)), vocab.itos, function="finetune")
+    with pytest.raises(SystemExit) as stop:
+        ask.main(common + ["--pretrained", finetuned, "Ann Bo"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "their card says they were finetuned" in err and err.count("\n") == 1, err
+    synth = str(tmp_path / "s.params")
+    torch.save(GPT(GPTConfig(vocab.vocab_size, 48, synthesizer=True, **SIZE)).state_dict(), synth)
+    with pytest.raises(ParamsError, match="these are synthesizer params, but the model is vanilla; give the "
+                                          "vanilla pretrained params --params were finetuned from$"):
+        ask.main(common + ["--pretrained", synth, "Ann Bo"])
