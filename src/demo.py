@@ -84,7 +84,9 @@ SIZES = {
 
 def subset_corpus(src_dir, out_dir, train, dev):
     """Copy the first `train` train people and first `dev` dev people of a course-layout corpus
-    (wiki line i is train row i, then dev, then test) with their wiki lines only."""
+    (wiki line i is train row i, then dev, then test) with their wiki lines only. A wiki.txt of k lines
+    a person (make_world.py --tellings k: line i + j * people is person i's telling j + 1) keeps each
+    kept person's k lines."""
     wiki = read_text(os.path.join(src_dir, "wiki.txt"), "pretraining corpus").split("\n")
     tr_path, dv_path = os.path.join(src_dir, "birth_places_train.tsv"), os.path.join(src_dir, "birth_dev.tsv")
     tr = parse_tsv(read_text(tr_path, "finetuning corpus"), tr_path)
@@ -92,10 +94,17 @@ def subset_corpus(src_dir, out_dir, train, dev):
     if train > len(tr) or dev > len(dv):
         raise DataError(f"{src_dir} has {len(tr)} train and {len(dv)} dev rows; asked for {train} and {dev} "
                         f"(lower --people or --train)")
-    lines = wiki[:train] + wiki[len(tr):len(tr) + dev]
+    test_path = os.path.join(src_dir, "birth_test_inputs.tsv")
+    tests = len(read_text(test_path, "test corpus").splitlines()) if os.path.isfile(test_path) else 0
+    people = len(tr) + len(dv) + tests
+    written = len(wiki) - (wiki[-1] == "")  # the lines, less the empty string after a final newline
+    tellings = written // people if written > people and written % people == 0 else 1
+    kept = [i + j * people for j in range(tellings)
+            for i in list(range(train)) + list(range(len(tr), len(tr) + dev))]
+    lines = [wiki[i] for i in kept if i < written]
     # The vocabulary comes from wiki.txt alone: a question character (say '?') that none of the kept
     # lines has would stop finetuning. Add, for each such character, the first other line that has it.
-    kept = set(range(train)) | set(range(len(tr), len(tr) + dev))
+    kept = set(kept)
     need = set("".join(q + p for q, p, _ in tr[:train] + dv[:dev]))
     for ch in sorted(need):
         if any(ch in line for line in lines):

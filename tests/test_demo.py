@@ -41,6 +41,23 @@ def test_subset_keeps_the_first_people_and_adds_a_line_for_a_missing_character(t
     assert all(set(q + p) <= vocab for q, p, _ in tr + dv)
 
 
+def test_subset_of_a_world_told_several_times_keeps_each_kept_persons_tellings(tmp_path):
+    """make_world --tellings 2 writes person i's second telling at line i + people (test people counted,
+    from birth_test_inputs.tsv): the subset kept only the first lines, so `demo --data-dir` silently ran a
+    world told once."""
+    people = [("Ann Bo", "Oslo"), ("Cy Du", "Rome"), ("Ed Fa", "Lima"), ("Gu Ha", "Kiev"), ("Io Ju", "Baku")]
+    first = [f"{n}. Where was {n} born? In {p}." for n, p in people]
+    second = [f"In {p} {n} was born." for n, p in people]
+    write(tmp_path / "src", first + second, people[:2], people[2:4])
+    (tmp_path / "src" / "birth_test_inputs.tsv").write_text("Where was Io Ju born?\n", encoding="utf-8")
+    demo.subset_corpus(str(tmp_path / "src"), str(tmp_path / "out"), train=1, dev=1)
+    lines = (tmp_path / "out" / "wiki.txt").read_text(encoding="utf-8").split("\n")
+    assert lines == [first[0], first[2], second[0], second[2], ""]  # train 1, dev 1, each twice
+    (tmp_path / "src" / "birth_test_inputs.tsv").unlink()  # 10 lines for 4 people: not whole tellings
+    demo.subset_corpus(str(tmp_path / "src"), str(tmp_path / "out"), train=1, dev=1)
+    assert (tmp_path / "out" / "wiki.txt").read_text(encoding="utf-8").split("\n") == [first[0], first[2], ""]
+
+
 def test_subset_larger_than_the_corpus_is_refused(tmp_path):
     people = [("Ann Bo", "Oslo"), ("Cy Du", "Rome")]
     write(tmp_path / "src", [f"{n}. Born in {p}?" for n, p in people], people[:1], people[1:])
