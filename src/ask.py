@@ -161,9 +161,12 @@ class Asker:
             x = torch.tensor([[stoi[c] for c in text]], dtype=torch.long, device=next(self.model.parameters()).device)
             steps = min(self.chars, self.model.get_block_size() - len(text))
             out = sample_cached(self.model, x, steps)[0, len(text):].tolist()  # (1, t + steps) -> (steps,)
-            answer = "".join(itos[t] for t in out).split(MASK_CHAR)[0].split("\n")[0]
+            written = "".join(itos[t] for t in out)
+            answer = written.split(MASK_CHAR)[0].split("\n")[0]
+            # why it ends there: what the model wrote next, or the limit
+            stop = {MASK_CHAR: "mask", "\n": "line"}.get(written[len(answer):len(answer) + 1], "limit")
         else:
-            answer = predict_places(self.model, [text], stoi, itos)[0]
+            answer, stop = predict_places(self.model, [text], stoi, itos)[0], None
         if self.complete:
             known = None
         elif given:  # the line's own place counts over the files'
@@ -185,7 +188,7 @@ class Asker:
         stored = None  # not asked; () asked, but the person cannot be probed
         if self.store and known:
             stored = self.store.probe(known[3], known[2]) or ()
-        return {"prompt": text, "answer": answer, "known": known, "extra": places[len(self.places):], "stored": stored,
+        return {"prompt": text, "answer": answer, "stop": stop, "known": known, "extra": places[len(self.places):], "stored": stored,
                 "complete": self.complete, "looked_in": self.looked_in,
                 "probabilities": [(places[i], probs[i]) for i in order]}
 
@@ -225,6 +228,11 @@ def _percent(p):
     return f"{p:7.2%}" if p >= 0.00005 else " <0.01%"
 
 
+# why a --complete continuation ends where it does, when not at --chars or the block's end
+STOPS = {"mask": "then the model wrote the MASK: in span corruption a stretch of text ends at one",
+         "line": "then the model ended the biography's line"}
+
+
 def format_result(result, top, left_out=0):
     """The lines printed for one `Asker.ask` result."""
     lines = [result["prompt"]]
@@ -239,6 +247,8 @@ def format_result(result, top, left_out=0):
         answer += f"   ({where}{asks}: {place}; {verdict})"
     elif result.get("looked_in") and not result["complete"]:  # a made-up name, or a typo of a real one
         answer += f"   (not a question of {' or '.join(result['looked_in'])}: no place to check it against)"
+    elif result.get("stop") in STOPS:  # --complete: a short continuation is the model's own end, not cut off
+        answer += f"   ({STOPS[result['stop']]})"
     lines.append(answer)
     stored = result.get("stored")
     if stored == ():

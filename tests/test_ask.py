@@ -382,6 +382,16 @@ def test_complete_stops_at_the_end_of_the_line_and_of_the_block(tmp_path):
     text = "Ann Bo wrote bo"  # 15 characters: 9 more fit in the block of 24
     assert asker.ask(text)["answer"] == "kso" * 3
     assert ask.Asker(model, vocab, ["Rome", "Lima"], complete=True, chars=4).ask(text)["answer"] == "ksok"
+    # the printed answer says why a continuation ends early: the biography's line, or a MASK the model wrote
+    # (a pretrained model ends a stretch of text with one); not where the limit cut it
+    result = asker.ask("Ed Fa was born in ")
+    assert "answer: Lima.   (then the model ended the biography's line)" in ask.format_result(result, 0)
+    assert "(then" not in ask.format_result(asker.ask(text), 0)
+    masking = ask.Asker(bigram_model(vocab, dict(zip(" Lim", "Lim" + MASK_CHAR)), block=24), vocab, ["Rome", "Lima"],
+                        complete=True)
+    result = masking.ask("Ed Fa was born in ")
+    assert result["answer"] == "Lim" and "answer: Lim   (then the model wrote the MASK: in span corruption a " \
+        "stretch of text ends at one)" in ask.format_result(result, 0)
 
 
 def test_an_answer_that_just_fits_the_block_is_scored_beside_the_places(tmp_path):
