@@ -439,3 +439,11 @@ def test_an_empty_path_is_named_as_empty(tmp_path, monkeypatch):
     for path in ("", " "):
         with pytest.raises(DataError, match=r"^the evaluation corpus path is empty; give the file's path$"):
             read_text(path, "evaluation corpus")
+
+
+def test_a_path_object_is_still_read(tmp_path):
+    """read_text read a pathlib.Path as os.path and open do, until the empty-path check called str.strip on
+    it: an AttributeError traceback for any caller passing tmp_path / "wiki.txt"."""
+    from submission.dataset import read_text
+    (tmp_path / "wiki.txt").write_text("Ann Bo. Born in Oslo.\n", encoding="utf-8")
+    assert read_text(tmp_path / "wiki.txt", "pretraining corpus") == "Ann Bo. Born in Oslo.\n"

@@ -104,8 +104,8 @@ def _utf16_without_mark(head):
 
 def read_text(path, what="file"):
     """The whole text of a UTF-8 file (a leading byte-order mark, as Windows editors write, dropped),
-    or a DataError saying what is missing and how to make it."""
-    if not path.strip():  # a variable left unset ("$DATA"): "': not found" named no file
+    or a DataError saying what is missing and how to make it. `path` is a str or an os.PathLike."""
+    if not os.fspath(path).strip():  # a variable left unset ("$DATA"): "': not found" named no file
         raise DataError(f"the {what} path is empty; give the file's path")
     if os.path.isdir(path):
         raise DataError(f"{path}: the {what} path is a folder; give the file inside it")
