@@ -1279,7 +1279,8 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     # --json replaces only a results.json the grader wrote (graderlib.is_report): the points file, a
     # data or predictions file, or any other file of the user's is refused before any test runs
-    json_path = os.path.realpath(args.json) if args.json else None
+    # a blank path is left to json_path_problem, which names it as empty (its realpath is a file named " ")
+    json_path = os.path.realpath(args.json) if args.json and args.json.strip() else None
     if json_path and json_path == os.path.realpath(POINTS_PATH):
         print(f"grader: --json {args.json}: is the grader's points file ({_rel(POINTS_PATH)}), an input of the "
               f"grader; write results.json elsewhere", file=sys.stderr)

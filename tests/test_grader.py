@@ -1584,6 +1584,11 @@ def test_an_empty_json_path_or_one_in_a_folder_that_takes_no_file_is_one_line_be
     assert grader.main(["1g-3-hidden", "--json", ""]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err == "grader: --json : is empty; give a file path, e.g. --json results.json\n", err
+    monkeypatch.chdir(tmp_path)  # a blank path, as read_text and check_output_path take it: empty, no file " "
+    assert grader.main(["1g-3-hidden", "--json", " "]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == "grader: --json  : is empty; give a file path, e.g. --json results.json\n", err
+    assert os.listdir(tmp_path) == []
     if not os.path.isdir("/proc"):
         pytest.skip("no /proc here")
     real_access = os.access
