@@ -202,7 +202,6 @@ class Store:
     def __init__(self, model, vocab, data_dir, block_size):
         import memorised
         self.model, self.vocab = model, vocab
-        self.limit = int(block_size * 7 / 8)
         wiki, _ = memorised.read_corpus(data_dir, block_size)
         self.items, offset = {}, 0
         for _, rows in memorised.splits(data_dir, wiki):

@@ -95,10 +95,11 @@ def subset_corpus(src_dir, out_dir, train, dev):
         raise DataError(f"{src_dir} has {len(tr)} train and {len(dv)} dev rows; asked for {train} and {dev} "
                         f"(lower --people or --train)")
     test_path = os.path.join(src_dir, "birth_test_inputs.tsv")
-    tests = len(read_text(test_path, "test corpus").splitlines()) if os.path.isfile(test_path) else 0
+    tests = (sum(1 for line in read_text(test_path, "test corpus").splitlines() if line.strip())
+             if os.path.isfile(test_path) else 0)  # its questions, blank lines not counted
     people = len(tr) + len(dv) + tests
     written = len(wiki) - (wiki[-1] == "")  # the lines, less the empty string after a final newline
-    tellings = written // people if written > people and written % people == 0 else 1
+    tellings = written // people if people and written > people and written % people == 0 else 1
     kept = [i + j * people for j in range(tellings)
             for i in list(range(train)) + list(range(len(tr), len(tr) + dev))]
     lines = [wiki[i] for i in kept if i < written]
