@@ -346,7 +346,10 @@ def main(argv=None, stdin=None):
         load_params(pretrained, args.pretrained, corpus_flag="--data-dir (the folder of the wiki.txt)", itos=vocab.itos,
                     size_fix="give the pretrained params of the model --params were finetuned from",
                     variant_fix="give the {want} pretrained params --params were finetuned from")
-        store = Store(pretrained.to(get_device()).eval(), vocab, args.data_dir, args.block_size)
+        try:
+            store = Store(pretrained.to(get_device()).eval(), vocab, args.data_dir, args.block_size)
+        except DataError as e:  # a dev file ask needs only for this: say who needs it
+            raise DataError(f"{e} (--pretrained probes the train and dev people as memorised.py does)") from None
     asker = Asker(model.to(get_device()).eval(), vocab, places, known=read_known(args.data_dir),
                   complete=args.complete, chars=args.chars, store=store)
     stdin = stdin or sys.stdin

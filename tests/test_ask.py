@@ -692,3 +692,26 @@ def test_pretrained_params_that_cannot_be_the_start_are_refused_in_one_line(trai
     with pytest.raises(ParamsError, match="these are synthesizer params, but the model is vanilla; give the "
                                           "vanilla pretrained params --params were finetuned from$"):
         ask.main(common + ["--pretrained", synth, "Ann Bo"])
+
+
+def test_a_corpus_pretrained_cannot_probe_says_that_pretrained_needs_it(trained, tmp_path):
+    """ask answers from wiki.txt and the train file alone; --pretrained also reads the dev file and needs the
+    course's layout (wiki line i is train row i, then dev), and its errors ("dev corpus not found", "memorised
+    needs ...") gave no reason why ask wanted either."""
+    import shutil
+    from submission.dataset import DataError
+    data, params = map(str, trained)
+    argv = ["--params", params, "--data-dir", str(tmp_path), *SIZE_FLAGS, "--pretrained", params, "Ann Bo"]
+    shutil.copy(f"{data}/wiki.txt", tmp_path / "wiki.txt")
+    lines = (tmp_path / "wiki.txt").read_text(encoding="utf-8").splitlines()
+    named = [next(n for n, _ in PEOPLE if n in line) for line in lines if any(n in line for n, _ in PEOPLE)]
+    places = dict(PEOPLE)
+    (tmp_path / "birth_places_train.tsv").write_text(  # in the wiki's order: the layout holds for train
+        "".join(f"Where was {n} born?\t{places[n]}\n" for n in named), encoding="utf-8")
+    with pytest.raises(DataError, match=r"birth_dev.tsv: dev corpus not found; check the path \(--pretrained probes "
+                                        r"the train and dev people as memorised.py does\)$"):
+        ask.main(argv)
+    shutil.copy(f"{data}/birth_places_train.tsv", tmp_path / "birth_places_train.tsv")  # not the wiki's order
+    with pytest.raises(DataError, match=r"as the course's layout has it .*\(--pretrained probes the train and dev "
+                                        r"people as memorised.py does\)$"):
+        ask.main(argv)
