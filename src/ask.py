@@ -42,6 +42,7 @@ from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("ask.py"):  # torch loads here
     import torch
+    import memorised
     from submission.dataset import MASK_CHAR, PAD_CHAR, CharCorruptionDataset, DataError, parse_tsv, read_text
     from submission.decoding import log_probs, longest_input
     from submission.utils import (denormals_flushed, get_device, load_params, predict_places, run_cli, same_place,
@@ -164,7 +165,7 @@ class Asker:
             written = "".join(itos[t] for t in out)
             answer = written.split(MASK_CHAR)[0].split("\n")[0]
             # why it ends there: what the model wrote next, or the limit
-            stop = {MASK_CHAR: "mask", "\n": "line"}.get(written[len(answer):len(answer) + 1], "limit")
+            stop = written[len(answer):len(answer) + 1]  # what ended it: MASK_CHAR, a newline, or "" (the limit)
         else:
             answer, stop = predict_places(self.model, [text], stoi, itos)[0], None
         if self.complete:
@@ -200,36 +201,30 @@ class Store:
     the continuation spells it."""
 
     def __init__(self, model, vocab, data_dir, block_size):
-        import memorised
         self.model, self.vocab = model, vocab
         wiki, _ = memorised.read_corpus(data_dir, block_size)
-        self.items, offset = {}, 0
-        for _, rows in memorised.splits(data_dir, wiki):
-            for row, prefix, place in memorised.probes(wiki[offset:offset + len(rows)], rows, block_size):
-                self.items[question_key(rows[row][0])] = (prefix, place)
-            offset += len(rows)
+        self.items = {}  # question key -> memorised.probes' (row, prefix, place)
+        for _, rows, items in memorised.split_probes(data_dir, wiki, block_size):
+            for item in items:
+                self.items[question_key(rows[item[0]][0])] = item
 
-    @torch.no_grad()
     def probe(self, question, place):
         """(prefix, continuation, stored) for a question of the train or dev TSV whose file place is `place`;
         None when its biography does not name that place early enough to be probed."""
         item = self.items.get(question_key(question))
-        if item is None or item[1] != place:
+        if item is None or item[2] != place:
             return None
-        prefix, place = item
-        x = torch.tensor([[self.vocab.stoi[c] for c in prefix]], dtype=torch.long,
-                         device=next(self.model.parameters()).device)
-        said = "".join(self.vocab.itos[t] for t in sample_cached(self.model, x, len(place))[0, x.size(1):].tolist())
-        return prefix, said, said == place
+        said = memorised.continuations(self.model, [item], self.vocab.stoi, self.vocab.itos)[0]
+        return item[1], said, said == place
 
 
 def _percent(p):
     return f"{p:7.2%}" if p >= 0.00005 else " <0.01%"
 
 
-# why a --complete continuation ends where it does, when not at --chars or the block's end
-STOPS = {"mask": "then the model wrote the MASK: in span corruption a stretch of text ends at one",
-         "line": "then the model ended the biography's line"}
+# why a --complete continuation ends where it does, by what the model wrote next (not at --chars or the block's end)
+STOPS = {MASK_CHAR: "then the model wrote the MASK: in span corruption a stretch of text ends at one",
+         "\n": "then the model ended the biography's line"}
 
 
 def format_result(result, top, left_out=0):

@@ -48,15 +48,29 @@ def probes(wiki_lines, rows, block_size):
     return out
 
 
-@torch.no_grad()
-def memorised(model, items, stoi, itos, batch_size=256):
-    """Which of `items` ((row, prefix, place) from `probes`) the model continues with the place.
+def split_probes(data_dir, wiki, block_size):
+    """[(split name, rows, `probes` of those rows)] for train, then dev: each split's rows against its own
+    wiki lines (train row i is line i, dev row i line len(train) + i)."""
+    out, offset = [], 0
+    for name, rows in splits(data_dir, wiki):
+        out.append((name, rows, probes(wiki[offset:offset + len(rows)], rows, block_size)))
+        offset += len(rows)
+    return out
 
-    Prefixes of equal length and equal place length decode together. Returns a list of booleans.
-    """
+
+def memorised(model, items, stoi, itos, batch_size=256):
+    """Which of `items` ((row, prefix, place) from `probes`) the model continues with the place: a list of
+    booleans."""
+    return [said == place for said, (_, _, place) in zip(continuations(model, items, stoi, itos, batch_size), items)]
+
+
+@torch.no_grad()
+def continuations(model, items, stoi, itos, batch_size=256):
+    """The model's greedy continuation of each of `items`' prefixes ((row, prefix, place) from `probes`), as
+    many characters as its place has. Prefixes of equal length and equal place length decode together."""
     device = next(model.parameters()).device
     model.eval()
-    hits = [False] * len(items)
+    said = [""] * len(items)
     groups = {}
     for k, (_, prefix, place) in enumerate(items):
         groups.setdefault((len(prefix), len(place)), []).append(k)
@@ -66,8 +80,8 @@ def memorised(model, items, stoi, itos, batch_size=256):
             x = torch.tensor([[stoi[c] for c in items[k][1]] for k in chunk], dtype=torch.long, device=device)  # (b, t)
             out = sample_cached(model, x, n)[:, x.size(1):].tolist()  # (b, n): the continuations
             for k, ids in zip(chunk, out):
-                hits[k] = "".join(itos[t] for t in ids) == items[k][2]
-    return hits
+                said[k] = "".join(itos[t] for t in ids)
+    return said
 
 
 def splits(data_dir, wiki=None):
@@ -104,13 +118,11 @@ def memorised_rows(model, data_dir, block_size=128, corpus=None):
     the model's vocabulary from data_dir/wiki.txt (`corpus`: `read_corpus`'s result, if already read).
     Indices count from 0 within each split's TSV."""
     wiki, ds = corpus or read_corpus(data_dir, block_size)
-    result, offset = {}, 0
-    for name, rows in splits(data_dir, wiki):
-        items = probes(wiki[offset:offset + len(rows)], rows, block_size)
+    result = {}
+    for name, _, items in split_probes(data_dir, wiki, block_size):
         items = [it for it in items if all(c in ds.stoi for c in it[1] + it[2])]
         hits = memorised(model, items, ds.stoi, ds.itos)
         result[name] = ([row for (row, _, _), hit in zip(items, hits) if hit], len(items))
-        offset += len(rows)
     return result
 
 
