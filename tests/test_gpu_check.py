@@ -77,7 +77,11 @@ def test_the_pace_reads_the_trainers_log_and_the_partial_log_of_a_run_cut_short(
     partial.write_text(log.read_text() + '{"step": 10, "epoch": 4, "tok')
     assert pace(partial)[0] == "pace: the pretraining did not finish; from its log so far:"
     assert pace(partial)[1].startswith("pace: 9 steps in ")
-    first = log.read_text().splitlines()[:3]  # the first epoch alone
+    steps = log.read_text().splitlines()
+    partial.write_text("\n".join(steps[:7]) + "\n")  # epochs 1 and 2, then the kill one step into epoch 3
+    assert re.match(r"pace: 6 steps in \d+ s \(and 1 step\(s\) of epoch 3, cut short: left out\); first epoch "
+                    r"[\d.]+ s; later epochs \d+ ms \(median\) for 3 steps", pace(partial)[1]), pace(partial)
+    first = steps[:3]  # the first epoch alone
     partial.write_text("\n".join(first) + "\n")
     assert re.match(r"pace: 3 steps in \d+ s, 1 epoch\(s\) begun: too few", pace(partial)[1])
     assert pace(tmp_path / "none.log.jsonl.partial") == ["pace: no pretraining log"]
