@@ -129,6 +129,9 @@ def test_load_params_errors(tmp_path, monkeypatch):
         load_params(small(), str(p))
     with pytest.raises(ParamsError, match="nope.params: params file not found$"):
         load_params(small(), str(tmp_path / "nope.params"))
+    for empty in ("", " "):  # a variable left unset: ": params file not found" named no file
+        with pytest.raises(ParamsError, match="^the params path is empty; give the params file run.py wrote$"):
+            load_params(small(), empty)
     # a course file names the mode that writes it (ask, memorised and plots load through here), with
     # OUT_DIR when its folder is not src/submission/, where the modes write by default
     with pytest.raises(ParamsError, match=f"vanilla.finetune.params: params file not found; make it with "

@@ -238,6 +238,8 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
     other variant's params, with {have} and {want} for the variants (default: pass `variant_flag`).
     Where the params have a card (card.py), its heads are checked against the model's, and its
     vocabulary against `itos` (the pretraining corpus's), when given."""
+    if not os.fspath(path).strip():  # a variable left unset ("$PARAMS"): ": params file not found" named no file
+        raise ParamsError("the params path is empty; give the params file run.py wrote", problem="empty path")
     if not os.path.exists(path):
         raise ParamsError(_not_found(path), problem="params file not found")
     if not os.path.isfile(path):  # a folder, /dev/null, a FIFO
