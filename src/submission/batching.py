@@ -17,6 +17,17 @@ Cross-contamination").
 import torch
 
 
+def _round_up(n, multiple):
+    """n rounded up to a multiple of `multiple`."""
+    return -(-n // multiple) * multiple
+
+
+def _ends(counted):
+    """(B,): 1 + each row's last column with a counted target, 0 for a row without one; counted (B, T) bool."""
+    columns = torch.arange(1, counted.size(1) + 1, device=counted.device)  # (T,) 1-based
+    return torch.where(counted, columns, 0).amax(1)
+
+
 def trim_padding(y, ignore_index, multiple=1):
     """Columns of a (B, T) target batch worth computing: up to the last one with a counted target.
 
@@ -30,7 +41,7 @@ def trim_padding(y, ignore_index, multiple=1):
     if cols.numel() == 0:
         return y.size(1)
     n = int(cols[-1]) + 1
-    return min(y.size(1), -(-n // multiple) * multiple)
+    return min(y.size(1), _round_up(n, multiple))
 
 
 def length_groups(y, ignore_index, groups, multiple=1):
@@ -48,13 +59,12 @@ def length_groups(y, ignore_index, groups, multiple=1):
     if total == 0:
         return None
     T = y.size(1)
-    columns = torch.arange(1, T + 1, device=y.device)               # (T,) 1-based
-    last = torch.where(counted, columns, 0).amax(1)                 # (B,) 1 + the last counted column
+    last = _ends(counted)                                           # (B,)
     order = torch.argsort(last, descending=True, stable=True)
     order = order[last[order] > 0]
     parts = []
     for rows in torch.tensor_split(order, min(groups, order.numel())):  # row indices, (about B / groups,)
-        width = min(T, -(-int(last[rows[0]]) // multiple) * multiple)
+        width = min(T, _round_up(int(last[rows[0]]), multiple))
         parts.append((rows, width, int(counted[rows].sum()) / total))
     return parts
 
@@ -127,8 +137,7 @@ def pack_rows(x, y, ignore_index, multiple=1, row_multiple=1):
     """
     counted = y != ignore_index                                   # (B, T)
     B, T = y.shape
-    columns = torch.arange(1, T + 1)                               # (T,) 1-based
-    last = torch.where(counted, columns, 0).amax(1).tolist()       # (B,): 1 + each row's last counted column
+    last = _ends(counted).tolist()                                 # (B,)
     order = sorted((i for i in range(B) if last[i] > 0), key=lambda i: -last[i])
     if not order:
         return None
@@ -142,8 +151,8 @@ def pack_rows(x, y, ignore_index, multiple=1, row_multiple=1):
         placed.append((r, T - free[r], spans[r]))
         free[r] -= n
         spans[r] += 1
-    rows = -(-len(free) // row_multiple) * row_multiple
-    width = min(T, -(-max(T - room for room in free) // multiple) * multiple)
+    rows = _round_up(len(free), row_multiple)
+    width = min(T, _round_up(max(T - room for room in free), multiple))
     # every kept position as a flat index: its source (row i, column j) and its packed place (row r, start + j)
     lengths = torch.tensor([last[i] for i in order])                                  # (k,)
     j = torch.arange(int(lengths.sum())) - torch.repeat_interleave(lengths.cumsum(0) - lengths, lengths)  # (n,)
