@@ -78,11 +78,16 @@ def encode(text, table):
     return torch.frombuffer(units, dtype=torch.int32).long()  # (len(text),)
 
 
+def _repo():
+    """The repository's folder (this file is its src/submission/dataset.py), symbolic links resolved."""
+    return os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
 def _embedded_copy(path):
     """'the embedded corpus has it: data/wiki.txt' for a missing file at a course layout's path (a
     bare name in the repo, the files beside src/run.py or in src/data/), or ''; never for a folder of
     the user's own, whose files may be the course's (another vocabulary)."""
-    repo = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    repo = _repo()
     ours = os.path.join(repo, "data", os.path.basename(path))
     folder = os.path.realpath(os.path.dirname(path) or ".")
     if folder not in (repo, os.path.join(repo, "src"), os.path.join(repo, "src", "data")) or not os.path.isfile(ours):
@@ -115,8 +120,7 @@ def read_text(path, what="file"):
     if os.path.exists(path) and not os.path.isfile(path):  # <(...), /dev/stdin, a FIFO: "not found" before
         raise DataError(f"{path}: not a regular file (a pipe or a device); save the {what} to a file and give that")
     if not os.path.isfile(path):
-        embedded = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data")
-        if os.path.realpath(os.path.dirname(os.path.abspath(path))) == os.path.realpath(embedded):
+        if os.path.realpath(os.path.dirname(os.path.abspath(path))) == os.path.realpath(os.path.join(_repo(), "data")):
             raise DataError(f"{path}: {what} not found (check the path; `python src/make_world.py --out data` "
                             f"regenerates the embedded corpus)")
         # run.sh's run.py: the folder comes from DATA_DIR; a course layout's path may have a copy here
