@@ -380,7 +380,7 @@ class Trainer:
         last_flush = last_write = time.time()
         epoch_start = 1  # step number of the epoch's first batch (the progress bar's iter 0)
 
-        def flush(pbar=None):
+        def flush(pbar):
             nonlocal last_flush, last_write
             last_flush = time.time()
             if not pending:
@@ -400,12 +400,11 @@ class Trainer:
             if log.writing and last_flush - last_write >= 1.0:  # the file too, about once a second,
                 log.write("", flush=True)                       # so a run can be plotted as it goes
                 last_write = last_flush
-            if pbar is not None:
-                row = pending[-1]
-                # drawn at the bar's next update (at most once a second, mininterval), not at once: a forced
-                # redraw a step wrote a line a step to a log file (the CPU demo's log: 620 KB)
-                pbar.set_description(f"epoch {row['epoch']} iter {row['step'] - epoch_start}: "
-                                     f"train loss {row['loss']:.5f}. lr {row['lr']:e}", refresh=False)
+            row = pending[-1]
+            # drawn at the bar's next update (at most once a second, mininterval), not at once: a forced
+            # redraw a step wrote a line a step to a log file (the CPU demo's log: 620 KB)
+            pbar.set_description(f"epoch {row['epoch']} iter {row['step'] - epoch_start}: "
+                                 f"train loss {row['loss']:.5f}. lr {row['lr']:e}", refresh=False)
             pending.clear()
 
         def run_epoch(split, epoch):
