@@ -69,6 +69,9 @@ def length_groups(y, ignore_index, groups, multiple=1):
     return parts
 
 
+AUTO_GROUPS_MOST = 8  # the most length groups length_groups="auto" gives a batch
+
+
 def length_group_count(config, rows, device="cpu", world_size=1, compiled=False):
     """How many length groups (`length_groups`) a batch of `rows` rows is computed in; 1: none.
 
@@ -90,7 +93,7 @@ def length_group_count(config, rows, device="cpu", world_size=1, compiled=False)
     if value == "auto":
         if device != "cpu" or compiled or rows < 16:
             return 1
-        return max(2, min(8, rows // 16))
+        return max(2, min(AUTO_GROUPS_MOST, rows // 16))
     return value
 
 

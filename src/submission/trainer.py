@@ -54,7 +54,7 @@ from torch.utils.data.distributed import DistributedSampler
 from tqdm import tqdm
 
 from . import resume
-from .batching import length_group_count, length_groups, pack_rows, trim_padding
+from .batching import AUTO_GROUPS_MOST, length_group_count, length_groups, pack_rows, trim_padding
 from .cli import TrainingDiverged
 from .dataset import DataError
 from .files import cpu_state_dict, interrupts_held, is_special_file
@@ -593,7 +593,7 @@ class TrainingRun:
         tests of the bookkeeping."""
         from .graphs import StepGraphs
         value = self.config.length_groups
-        most = value if isinstance(value, int) and not isinstance(value, bool) else 8
+        most = value if isinstance(value, int) and not isinstance(value, bool) else AUTO_GROUPS_MOST
         self.graphs = StepGraphs(self.model, self.optimizer, self.config.grad_norm_clip, self.device,
                                  groups=most, autocast=self._autocast, capture=capture)
 
