@@ -16,6 +16,7 @@ The course's names (`sample`, `top_k_logits`) are also importable from utils.
 import torch
 import torch.nn.functional as F
 
+from .attention import SynthesizerAttention
 from .dataset import MASK_CHAR
 
 
@@ -70,7 +71,6 @@ def _cache_limit(model):
 def longest_input(model):
     """The longest sequence a GPT forwards: its block, one less with the synthesizer, whose w2 and b2
     cover block_size - 1 positions (the course's inputs are a block's string less its last id)."""
-    from .attention import SynthesizerAttention
     synth = any(isinstance(getattr(b, "attn", None), SynthesizerAttention) for b in getattr(model, "blocks", []))
     return model.get_block_size() - 1 if synth else model.get_block_size()
 
