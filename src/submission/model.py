@@ -22,7 +22,7 @@ class GPTConfig:
     resid_pdrop = 0.1
     attn_pdrop = 0.1
     synthesizer = False
-    fast_attention = True  # fused attention kernels; False runs the explicit reference softmax
+    fast_attention = True  # attention.py's fast paths (SDPA, or fewer explicit passes); False: the reference softmax
 
     def __init__(self, vocab_size, block_size, **kwargs):
         self.vocab_size = vocab_size
