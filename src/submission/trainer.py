@@ -257,7 +257,7 @@ class LossLog:
 class Trainer:
 
     def __init__(self, model, train_dataset, test_dataset, config):
-        self.model = model  # always the raw model: DDP and compile wrappers live only inside train()
+        self.model = model  # always the raw model: DDP and compile wrappers live only in a TrainingRun (prepare())
         self.train_dataset = train_dataset
         self.test_dataset = test_dataset
         self.config = with_defaults(config)  # a TrainerConfig is kept as it is
