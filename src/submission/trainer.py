@@ -255,6 +255,8 @@ class LossLog:
 
 
 class Trainer:
+    """The course's trainer: `train()` fits `model` to `train_dataset` by `config` (a TrainerConfig, or any
+    object with some of its fields), printing `test_dataset`'s loss after each epoch when there is one."""
 
     def __init__(self, model, train_dataset, test_dataset, config):
         self.model = model  # always the raw model: DDP and compile wrappers live only in a TrainingRun (prepare())
