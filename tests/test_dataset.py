@@ -421,6 +421,22 @@ def test_dataset_script_counts_characters_as_the_course_does(tmp_path):
     assert first.startswith(f"data has {len(text)} characters, {len(set(text)) + 2} unique"), first
 
 
+def test_dataset_script_prints_the_courses_data_line_exactly(tmp_path):
+    """The course's CharCorruptionDataset prints 'data has %d characters, %d unique.' and nothing more on
+    that line; the script added ' (PAD and MASK included)' before the period, so output compared with the
+    course's (or parsed by its format) differed."""
+    import os
+    import subprocess
+    import sys
+    text = "Ada Quill. Born in Lisbon, she studied in Porto.\nBo Li. Born in Hanoi.\n"
+    (tmp_path / "wiki.txt").write_text(text, encoding="utf-8")
+    script = os.path.join(os.path.dirname(__file__), "..", "src", "submission", "dataset.py")
+    p = subprocess.run([sys.executable, script, "charcorruption", "--data-dir", str(tmp_path)],
+                       capture_output=True, text=True, encoding="utf-8", timeout=300)
+    assert p.returncode == 0, p.stderr[-500:]
+    assert p.stdout.splitlines()[0] == "data has %d characters, %d unique." % (len(text), len(set(text)) + 2)
+
+
 @pytest.mark.parametrize("special", [MASK_CHAR, PAD_CHAR])
 def test_reserved_character_in_the_corpus_raises_what_the_courses_assert_raised(special):
     """The course's CharCorruptionDataset asserts that MASK and PAD are not in the corpus: code written

@@ -353,9 +353,9 @@ def _main():
             dataset = corruption_dataset
     except DataError as e:
         raise SystemExit(f"error: {e}")
-    # the course's count, len(data): the newlines between the biographies are characters too
-    print(f"data has {len(text)} characters, "
-          f"{corruption_dataset.vocab_size} unique (PAD and MASK included).")
+    # the course's line, char for char: len(data) counts the newlines between the biographies, and the
+    # unique count is vocab_size (PAD and MASK included, as the course's len(chars) is)
+    print("data has %d characters, %d unique." % (len(text), corruption_dataset.vocab_size))
     for _, (x, y) in zip(range(4), dataset):
         print("x:", "".join(dataset.itos[int(c)] for c in x))
         print("y:", "".join(dataset.itos[int(c)] for c in y))
