@@ -584,8 +584,10 @@ def write_json(results, path, execution_time=None):
 
 
 def load_points(path, shown=None):
-    """points.json: {"points": {test_id: number}, ...}; the other keys are the grader's to read.
-    PointsError, naming the file as `shown` (default: `path`), when it cannot be read or used."""
+    """points.json in the course's shape, which its graderUtil.py reads: {test_id: {"points": number}, ...},
+    beside keys of the grader's own (`pass_marks`, and notes whose names start with _). Returns the object
+    with those numbers gathered under "points" as {test_id: number}. PointsError, naming the file as `shown`
+    (default: `path`), when it cannot be read or used."""
     shown = shown or path
     try:
         with open(path, encoding="utf-8-sig") as f:
@@ -599,10 +601,17 @@ def load_points(path, shown=None):
     except json.JSONDecodeError as e:
         raise PointsError(f"{shown}:{e.lineno}: not valid JSON ({e.msg}, column {e.colno}); fix that line or "
                           f"restore the file from version control") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("points"), dict):
-        raise PointsError(f"{shown}: expected an object with a \"points\" object mapping test ids to numbers")
-    for k, v in doc["points"].items():
+    if not isinstance(doc, dict):
+        raise PointsError(f"{shown}: expected an object mapping each test id to {{\"points\": N}}")
+    points = {}
+    for k, entry in doc.items():
+        if k.startswith("_") or k == "pass_marks":
+            continue
+        if not isinstance(entry, dict) or "points" not in entry:
+            raise PointsError(f"{shown}: {k} must map to {{\"points\": N}}, got {entry!r}")
+        v = entry["points"]
         # bool is an int to Python, and json reads NaN and Infinity: neither is a number of points
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < float("inf"):
             raise PointsError(f"{shown}: points of {k} must be a non-negative number, got {v!r}")
-    return doc
+        points[k] = v
+    return dict(doc, points=points)

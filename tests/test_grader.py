@@ -112,10 +112,12 @@ def test_points_and_ids_match_the_course():
                        "1g-1-hidden", "1g-2-hidden", "1g-3-hidden"]
     with open(os.path.join(ROOT, "src", "points.json"), encoding="utf-8") as f:
         doc = json.load(f)
-    assert set(doc["points"]) == set(g.ids())
+    # the course's graderUtil.py reads json.load(points.json)[test_id]["points"]: the same numbers the grader gives
+    points = graderlib.load_points(os.path.join(ROOT, "src", "points.json"))["points"]
+    assert set(points) == set(g.ids()) and {k: doc[k]["points"] for k in g.ids()} == points
     parts = {}
-    for test_id, points in doc["points"].items():
-        parts[test_id[:2]] = parts.get(test_id[:2], 0) + points
+    for test_id, n in points.items():
+        parts[test_id[:2]] = parts.get(test_id[:2], 0) + n
     assert parts == {"1c": 4, "1d": 6, "1e": 20, "1f": 20, "1g": 14}  # the handout's points a part
     assert doc["pass_marks"]["course"] == {"vanilla_dev": 0.10, "vanilla_test": 0.09,
                                            "synthesizer_dev": 0.05, "synthesizer_test": 0.04}
@@ -1673,16 +1675,18 @@ def test_json_replaces_a_report_the_grader_wrote_or_an_empty_file(tmp_path, corp
 
 
 @pytest.mark.parametrize("text, says", [
-    ('{"points": {\n  "1c-0-hidden": 2,\n', "{p}:3: not valid JSON (Expecting property name enclosed in double "
+    ('{\n  "1c-0-hidden": {"points": 2},\n', "{p}:3: not valid JSON (Expecting property name enclosed in double "
                                              "quotes, column 1); fix that line or restore the file"),
-    ("[1, 2]", "{p}: expected an object with a \"points\" object"),
-    ('{"points": {"1c-0-hidden": "two"}}', "{p}: points of 1c-0-hidden must be a non-negative number, got 'two'"),
-    ('{"points": {"1c-0-hidden": true}}', "{p}: points of 1c-0-hidden must be a non-negative number, got True"),
-    ('{"points": {"1c-0-hidden": -2}}', "{p}: points of 1c-0-hidden must be a non-negative number, got -2"),
-    ('{"points": {}, "pass_marks": {"course": {"vanilla_dev": 10, "vanilla_test": 9, "synthesizer_dev": 5, '
+    ("[1, 2]", "{p}: expected an object mapping each test id to {{\"points\": N}}"),
+    ('{"1c-0-hidden": 2}', "{p}: 1c-0-hidden must map to {{\"points\": N}}, got 2"),  # not the course's shape
+    ('{"points": {"1c-0-hidden": 2}}', "{p}: points must map to {{\"points\": N}}, got {{'1c-0-hidden': 2}}"),
+    ('{"1c-0-hidden": {"points": "two"}}', "{p}: points of 1c-0-hidden must be a non-negative number, got 'two'"),
+    ('{"1c-0-hidden": {"points": true}}', "{p}: points of 1c-0-hidden must be a non-negative number, got True"),
+    ('{"1c-0-hidden": {"points": -2}}', "{p}: points of 1c-0-hidden must be a non-negative number, got -2"),
+    ('{"pass_marks": {"course": {"vanilla_dev": 10, "vanilla_test": 9, "synthesizer_dev": 5, '
      '"synthesizer_test": 4}}}', "{p}: pass_marks.course must give vanilla_dev, vanilla_test, synthesizer_dev, "
                                  "synthesizer_test as fractions"),  # percent, not fractions
-    ('{"points": {}}', "{p}: pass_marks.course must give vanilla_dev"),
+    ('{}', "{p}: pass_marks.course must give vanilla_dev"),
     ("\xff", "{p}: not valid UTF-8 at byte 0"),
     ("MARKS", "{p}: no points for 1c-0-hidden; add it"),
     ("MARKS+9z", "{p}: lists tests the grader does not have: 9z-0-basic; remove them"),
@@ -1692,9 +1696,9 @@ def test_a_malformed_points_file_is_one_line_naming_it(tmp_path, capsys, monkeyp
     points = tmp_path / "points.json"
     if text.startswith("MARKS"):  # valid pass marks; one test's points missing, or one too many
         doc = json.load(open(grader.POINTS_PATH, encoding="utf-8"))
-        del doc["points"]["1c-0-hidden"]
+        del doc["1c-0-hidden"]
         if text.endswith("9z"):
-            doc["points"].update({"1c-0-hidden": 2, "9z-0-basic": 1})
+            doc.update({"1c-0-hidden": {"points": 2}, "9z-0-basic": {"points": 1}})
         text = json.dumps(doc)
     points.write_bytes(text.encode("latin-1"))
     monkeypatch.setattr(grader, "POINTS_PATH", str(points))
