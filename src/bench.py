@@ -76,8 +76,8 @@ with interruptible_start("bench.py"):  # torch loads here
     from submission.decoding import predict_places_reference
     from submission.model import GPT
     from submission.fastpath import loader_workers, step_graphs_need
-    from submission.utils import (CpuThreads, get_device, load_params, predict_places, predict_places_recompute,
-                                  run_cli, usable_cores)
+    from submission.utils import (CpuThreads, _threads_from_environment, get_device, load_params, predict_places,
+                                  predict_places_recompute, run_cli, usable_cores)
     from run import build_model, read_questions
 
 COURSE = {k: v for k, v in COURSE_SIZE.items() if k != "block_size"}  # the course's GPT (modelflags)
@@ -189,6 +189,18 @@ def pretrain_batches(dataset, batch, count, seed=0):
 
 
 # ----------------------------------------------------------------------------- training
+
+def threads_reason(flag):
+    """What set the bench's CPU thread count, in the order utils.CpuThreads reads them: --threads, then
+    $GPT_NUM_THREADS, then $OMP_NUM_THREADS (as utils reads it), else the cores other processes leave free."""
+    if flag:
+        return "--threads"
+    if os.environ.get("GPT_NUM_THREADS", "").strip():
+        return "$GPT_NUM_THREADS"
+    if _threads_from_environment() is not None:
+        return "$OMP_NUM_THREADS"
+    return "utils.CpuThreads: the cores other processes leave free"
+
 
 def training_runs(pre, variant, batch, threads, paths):
     """{name: TrainingRun} of identical models, one per path: (name, fast attention, fast trainer), then
@@ -452,7 +464,7 @@ def main(argv=None):
             torch.set_num_threads(threads)
             summary["step_ms_1_thread"] = round(per[1] * 1e3)
             summary[f"step_ms_{cores}_threads"] = round(per[cores] * 1e3)
-            why = "--threads" if args.threads else "utils.CpuThreads: the cores other processes leave free"
+            why = threads_reason(args.threads)
             print(f"\nthreads (fast vanilla step): 1 -> {per[1] * 1e3:.0f} ms, {cores} -> {per[cores] * 1e3:.0f} ms; "
                   f"this run used {threads} ({why})")
 

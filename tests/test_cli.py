@@ -535,6 +535,17 @@ def test_bench_flags_are_checked(capsys, monkeypatch):
         assert e.value.code == 2 and err.count("\n") == 1 and says in err, flags
 
 
+def test_bench_names_what_set_its_thread_count(monkeypatch):
+    """GPT_NUM_THREADS=1 ./run.sh bench said its 1 thread was 'the cores other processes leave free'."""
+    import bench
+    for gpt, omp, says in (("1", "2", "$GPT_NUM_THREADS"), (" ", "2", "$OMP_NUM_THREADS"), ("", "2,1", "$OMP_NUM_THREADS"),
+                           ("", "", "other processes leave free"), ("", "many", "other processes leave free")):
+        monkeypatch.setenv("GPT_NUM_THREADS", gpt)
+        monkeypatch.setenv("OMP_NUM_THREADS", omp)
+        assert says in bench.threads_reason(None), (gpt, omp)
+        assert bench.threads_reason(2) == "--threads"
+
+
 def test_bench_refuses_a_data_dir_without_the_files_and_params_that_do_not_fit(capsys, tmp_path, monkeypatch):
     """Both before any timing: a mistyped --data-dir used to fall back to data/ with exit 0, and
     --params were read only after minutes of benchmarking."""
