@@ -1,6 +1,6 @@
 """The whole assignment in one command (`./run.sh demo`): the always-London baseline, vanilla
 without pretraining, vanilla pretrained then finetuned, synthesizer pretrained then finetuned,
-and a table of dev accuracies.
+and a table of dev accuracies, printed and written to results.md in --out (default runs/demo).
 
 On CUDA it runs the course's full configuration on the corpus in data/. On a CPU the full task
 shows nothing within minutes, so by default it runs the small version: a smaller world made by
@@ -204,7 +204,8 @@ OUTPUTS = ("vanilla.model.params", "vanilla.pretrain.params", "vanilla.finetune.
            "synthesizer.pretrain.dev.predictions")  # what its runs write, the course's names
 STATES = tuple(n + ".state" for n in OUTPUTS if n.endswith(".params"))  # an interrupted training step's (resume.py)
 CORPUS = tuple("data/" + n for n in make_world.FILES)  # the world it makes, or subset_corpus's copy
-KEPT = OUTPUTS + STATES + CORPUS + plots.DEMO_PICTURES  # what it replaces only while its record holds them
+TABLE = "results.md"  # the table the demo prints, written there too
+KEPT = OUTPUTS + STATES + CORPUS + plots.DEMO_PICTURES + (TABLE,)  # what it replaces only while its record holds them
 SETS = ("--function", "--variant", "--pretrain_corpus_path", "--finetune_corpus_path", "--eval_corpus_path",
         "--reading_params_path", "--writing_params_path", "--outputs_path", "--log_path")  # per step, in step()
 
@@ -290,16 +291,29 @@ def saved_with(out, state, key):
     return _same(out, state, key, "state")
 
 
-def _note(out, name, key, field, drop=None):
-    """Record in DONE that the step of `key` wrote `name` (its sha256 as `field`), without `drop`'s entry."""
+def _note(out, name, key, field, drop=None, seconds=None):
+    """Record in DONE that the step of `key` wrote `name` (its sha256 as `field`, and how long it took when
+    given), without `drop`'s entry."""
     done = _done_steps(out)
     done[name] = {"key": key, field: ledger.sha256_of(os.path.join(out, name))}
+    if seconds is not None:
+        done[name]["seconds"] = round(seconds, 1)
     done.pop(drop, None)
     atomic_write_text(os.path.join(out, DONE), json.dumps(done, indent=1) + "\n")
 
 
-def mark_finished(out, name, key):
-    _note(out, name, key, "params", drop=name + ".state")  # the state is removed when the training ends
+def mark_finished(out, name, key, seconds=None):
+    """Record that the step of `key` finished `name`, in `seconds` (the table's minutes when --resume keeps it)."""
+    _note(out, name, key, "params", drop=name + ".state", seconds=seconds)  # the state goes when training ends
+
+
+def step_seconds(out, name):
+    """How long the finished step of `name` took, as DONE recorded it; 0.0 when it did not."""
+    entry = _done_steps(out).get(name)
+    seconds = entry.get("seconds") if isinstance(entry, dict) else None
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < float("inf"):
+        return 0.0  # recorded before the demo kept it, or not by the demo
+    return float(seconds)
 
 
 def mark_state(out, state, key):
@@ -340,7 +354,7 @@ def check_out_folder(out):
         _record(out, adopt)
         if os.path.isfile(os.path.join(out, OLD_MARKER)):
             os.unlink(os.path.join(out, OLD_MARKER))
-    refuse_foreign(out, OUTPUTS + STATES + plots.DEMO_PICTURES)  # the corpus: where it is written (pick_corpus)
+    refuse_foreign(out, OUTPUTS + STATES + plots.DEMO_PICTURES + (TABLE,))  # the corpus: where it is written
 
 
 def refuse_foreign(out, names):
@@ -479,11 +493,13 @@ def main(argv=None):
         if training and "--resume" in common and not resume and finished_before(out, names[0], key):
             print(f"demo: {names[0]} kept: its step finished before with these flags and inputs (--resume)",
                   flush=True)
+            kept[0] += step_seconds(out, names[0])  # its minutes, for the table
             return None
         fresh = [] if not training or {"--resume", "--restart"} & set(flags) else ["--restart"]
         shared = os.environ.get(driver.SHARED_FLAGS)
         os.environ[driver.SHARED_FLAGS] = "1"  # its flags go to every step: no notes of those an evaluation skips
         saved = _signature(out, state) if training else None
+        started = time.time()
         try:
             try:
                 with recorded(out, names):
@@ -492,7 +508,7 @@ def main(argv=None):
                 if training and _signature(out, state) not in (None, saved):  # this run saved it, and stopped
                     mark_state(out, state, key)
             if training:
-                mark_finished(out, names[0], key)
+                mark_finished(out, names[0], key, seconds=time.time() - started)
             return result
         finally:
             if shared is None:
@@ -504,7 +520,7 @@ def main(argv=None):
         return os.path.join(out, name)
 
     for v in args.variants.split(","):
-        t = time.time()
+        t, kept = time.time(), [0.0]  # kept: the seconds of the steps --resume kept, as they took then
         if v == "nopretrain":
             step("--function=finetune", "--variant=vanilla", *wiki, *train_tsv,
                  "--writing_params_path", par("vanilla.model.params"), *size.nopretrain_args)
@@ -525,18 +541,22 @@ def main(argv=None):
             label = f"{v}, pretrained + finetuned"
             found = f"{retrieved(par(f'{v}.pretrain.dev.predictions'), data, dev_rows)} of {len(dev_rows)}"
             stored_dev[v] = dev_rows
-        results.append((label, cor / tot * 100, share, found, time.time() - t))
-    print(f"\nDev accuracy ({int(total)} questions, {source}; {size_name} settings"
+        results.append((label, cor / tot * 100, share, found, time.time() - t + kept[0]))
+    lines = [f"Dev accuracy ({int(total)} questions, {source}; {size_name} settings"
           + (f" with {shlex.join(changed)}" if changed else "") + f", {get_device()}, "
           f"{(time.time() - t0) / 60:.1f} min in all). Memorised: the share of train and dev birthplaces the "
           f"pretrained model reproduces from the biographies (src/memorised.py). Retrieved: of the dev people "
-          f"whose birthplace it memorised, how many the finetuned model answers right")
+          f"whose birthplace it memorised, how many the finetuned model answers right", ""]
     w = max(len(label) for label, *_ in results)
-    print(f"| {'run':{w}s} | dev accuracy | memorised | retrieved | minutes |")
-    print(f"| {'-' * w} | ------------ | --------- | --------- | ------- |")
+    lines.append(f"| {'run':{w}s} | dev accuracy | memorised | retrieved | minutes |")
+    lines.append(f"| {'-' * w} | ------------ | --------- | --------- | ------- |")
     for label, acc, share, found, secs in results:
         shown = "-" if share is None else f"{share:.1f}%"
-        print(f"| {label:{w}s} | {acc:11.1f}% | {shown:>9s} | {found or '-':>9s} | {secs / 60:7.1f} |")
+        lines.append(f"| {label:{w}s} | {acc:11.1f}% | {shown:>9s} | {found or '-':>9s} | {secs / 60:7.1f} |")
+    print("\n" + "\n".join(lines))
+    with recorded(out, [TABLE]):
+        atomic_write_text(os.path.join(out, TABLE), "\n".join(lines) + "\n")
+    print(f"wrote {os.path.join(out, TABLE)}")
     with recorded(out, plots.DEMO_PICTURES):
         plots.plot_demo_runs(out, model_args=common, data_dir=data, variants=args.variants.split(","))
     hint = ask_hint(out, data, common, stored_dev.get("vanilla")) if "vanilla" in args.variants.split(",") else None

@@ -285,6 +285,33 @@ def test_the_table_gives_each_runs_accuracy_memorised_share_and_retrieved_count(
                     ["always London", "25.0%", "-", "-"],
                     ["vanilla, no pretraining", "37.5%", "-", "-"],
                     ["vanilla, pretrained + finetuned", "62.5%", "62.5%", "1 of 2"]]
+    # the table is kept beside the runs too (it was only printed), as printed, heading included
+    saved = (tmp_path / "out" / demo.TABLE).read_text(encoding="utf-8")
+    assert saved.startswith("Dev accuracy (8 questions, ") and saved.endswith(table[-1] + "\n")
+    assert [line for line in saved.splitlines() if line.startswith("| ") and not line.startswith("| --")] == table
+    assert f"wrote {tmp_path / 'out' / demo.TABLE}" in out
+
+
+def test_resume_keeps_a_finished_steps_minutes_in_the_table(tmp_path, capsys):
+    """A step --resume keeps counts the minutes it took when it ran: the table read 0.0 for a kept training."""
+    import make_world
+    data = tmp_path / "world"
+    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
+    out = tmp_path / "out"
+    argv = ["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16", "--variants", "nopretrain",
+            "--out", str(out), "--n_layer", "1", "--n_head", "2", "--n_embd", "16"]
+    first = demo.main(argv)[1][4]
+    took = demo.step_seconds(str(out), "vanilla.model.params")
+    assert 0 < took <= first + 0.05  # (recorded to a tenth of a second)
+    again = demo.main(argv + ["--resume"])[1][4]
+    assert "vanilla.model.params kept: " in capsys.readouterr().out
+    assert again >= took  # the kept training's seconds, beside the evaluation run anew  # the kept training's seconds, evaluated anew
+
+
+def test_a_table_file_of_the_users_in_out_is_refused(tmp_path):
+    (tmp_path / demo.TABLE).write_text("my notes\n", encoding="utf-8")
+    with pytest.raises(demo.DataError, match=f"{demo.TABLE}: not written by the demo"):
+        demo.check_out_folder(str(tmp_path))
 
 
 def interrupted_once_saved(monkeypatch, state, argv):
