@@ -81,8 +81,9 @@ def length_group_count(config, rows, device="cpu", world_size=1, compiled=False)
     course finetuning (batch 256) 1.6x, the demo's small model 1.3x (pretraining, batch 16, 2 groups)
     and 1.1x (finetuning, batch 32); with 8-row groups the small model was slower. Not by default on
     a GPU (each group is a forward of its own: more launches, and CUDA graphs per width; on an H100 2
-    groups helped only inside step graphs, graphs.py), never by default under torch.compile (each
-    width would recompile) nor ever under DDP (one forward per backward), and only with an
+    groups helped only inside step graphs, graphs.py), never by default under torch.compile (chosen
+    when each width recompiled; the compile is dynamic since, and groups under it are not measured) nor ever
+    under DDP (one forward per backward), and only with an
     ignore_index (the lengths are where the counted targets end).
     """
     value = config.length_groups
