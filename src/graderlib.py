@@ -337,7 +337,7 @@ class Grader:
         if test_id in self._by_id:
             raise ValueError(f"test id {test_id} registered twice")
         if test_id not in self._points:
-            raise PointsError(f"no points for {test_id}; add it to the points file's \"points\"")
+            raise PointsError(f"no points for {test_id}; add \"{test_id}\": {{\"points\": N}} to it")
         test = Test(test_id, description, fn, timeout)
         test.points = self._points[test_id]
         self.tests.append(test)
@@ -607,6 +607,10 @@ def load_points(path, shown=None):
     for k, entry in doc.items():
         if k.startswith("_") or k == "pass_marks":
             continue
+        if k == "points" and isinstance(entry, dict) and "points" not in entry:  # this project's earlier shape
+            raise PointsError(f"{shown}: \"points\": {{test_id: N}} is the earlier shape; write each test as "
+                              f"\"test_id\": {{\"points\": N}} (the course's shape), or restore the file from "
+                              f"version control")
         if not isinstance(entry, dict) or "points" not in entry:
             raise PointsError(f"{shown}: {k} must map to {{\"points\": N}}, got {entry!r}")
         v = entry["points"]

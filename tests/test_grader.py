@@ -1679,7 +1679,10 @@ def test_json_replaces_a_report_the_grader_wrote_or_an_empty_file(tmp_path, corp
                                              "quotes, column 1); fix that line or restore the file"),
     ("[1, 2]", "{p}: expected an object mapping each test id to {{\"points\": N}}"),
     ('{"1c-0-hidden": 2}', "{p}: 1c-0-hidden must map to {{\"points\": N}}, got 2"),  # not the course's shape
-    ('{"points": {"1c-0-hidden": 2}}', "{p}: points must map to {{\"points\": N}}, got {{'1c-0-hidden': 2}}"),
+    # this project's earlier shape: named as such, with the course's shape to write instead (it said "points must
+    # map to {"points": N}" and repeated the whole table); a test missing says what to add in the course's shape
+    ('{"points": {"1c-0-hidden": 2}}', "{p}: \"points\": {{test_id: N}} is the earlier shape; write each test as "
+                                       "\"test_id\": {{\"points\": N}} (the course's shape)"),
     ('{"1c-0-hidden": {"points": "two"}}', "{p}: points of 1c-0-hidden must be a non-negative number, got 'two'"),
     ('{"1c-0-hidden": {"points": true}}', "{p}: points of 1c-0-hidden must be a non-negative number, got True"),
     ('{"1c-0-hidden": {"points": -2}}', "{p}: points of 1c-0-hidden must be a non-negative number, got -2"),
@@ -1688,7 +1691,7 @@ def test_json_replaces_a_report_the_grader_wrote_or_an_empty_file(tmp_path, corp
                                  "synthesizer_test as fractions"),  # percent, not fractions
     ('{}', "{p}: pass_marks.course must give vanilla_dev"),
     ("\xff", "{p}: not valid UTF-8 at byte 0"),
-    ("MARKS", "{p}: no points for 1c-0-hidden; add it"),
+    ("MARKS", "{p}: no points for 1c-0-hidden; add \"1c-0-hidden\": {{\"points\": N}} to it"),
     ("MARKS+9z", "{p}: lists tests the grader does not have: 9z-0-basic; remove them"),
 ])
 def test_a_malformed_points_file_is_one_line_naming_it(tmp_path, capsys, monkeypatch, corpus, text, says):
