@@ -615,7 +615,8 @@ def load_points(path, shown=None):
             raise PointsError(f"{shown}: {k} must map to {{\"points\": N}}, got {entry!r}")
         v = entry["points"]
         # bool is an int to Python, and json reads NaN and Infinity: neither is a number of points
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < float("inf"):
+        # and an integer beyond a float's range (1 followed by 400 zeros) stopped the report with an OverflowError
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= sys.float_info.max:
             raise PointsError(f"{shown}: points of {k} must be a non-negative number, got {v!r}")
         points[k] = v
     return dict(doc, points=points)

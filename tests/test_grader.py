@@ -1686,6 +1686,8 @@ def test_json_replaces_a_report_the_grader_wrote_or_an_empty_file(tmp_path, corp
     ('{"1c-0-hidden": {"points": "two"}}', "{p}: points of 1c-0-hidden must be a non-negative number, got 'two'"),
     ('{"1c-0-hidden": {"points": true}}', "{p}: points of 1c-0-hidden must be a non-negative number, got True"),
     ('{"1c-0-hidden": {"points": -2}}', "{p}: points of 1c-0-hidden must be a non-negative number, got -2"),
+    ('{"1c-0-hidden": {"points": 1%s}}' % ("0" * 400), "{p}: points of 1c-0-hidden must be a non-negative number, "
+                                                       "got 1000"),  # no float holds it: an OverflowError at the end
     ('{"pass_marks": {"course": {"vanilla_dev": 10, "vanilla_test": 9, "synthesizer_dev": 5, '
      '"synthesizer_test": 4}}}', "{p}: pass_marks.course must give vanilla_dev, vanilla_test, synthesizer_dev, "
                                  "synthesizer_test as fractions"),  # percent, not fractions
