@@ -307,11 +307,15 @@ def mark_finished(out, name, key, seconds=None):
     _note(out, name, key, "params", drop=name + ".state", seconds=seconds)  # the state goes when training ends
 
 
+MOST_SECONDS = 1e8  # about three years: more than any training step of the demo took, as DONE records it
+
+
 def step_seconds(out, name):
     """How long the finished step of `name` took, as DONE recorded it; 0.0 when it did not."""
     entry = _done_steps(out).get(name)
     seconds = entry.get("seconds") if isinstance(entry, dict) else None
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < float("inf"):
+    # a hand edit's integer beyond a float's range was an OverflowError at the table, 1e308 a 300-digit minutes cell
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < MOST_SECONDS:
         return 0.0  # recorded before the demo kept it, or not by the demo
     return float(seconds)
 

@@ -308,6 +308,17 @@ def test_resume_keeps_a_finished_steps_minutes_in_the_table(tmp_path, capsys):
     assert again >= took  # the kept training's seconds, beside the evaluation run anew  # the kept training's seconds, evaluated anew
 
 
+@pytest.mark.parametrize("seconds", ['"12"', "-5", "NaN", "Infinity", "1e308", "1" + "0" * 400, "null", "[1]", "true"])
+def test_a_hand_edited_steps_seconds_count_as_unknown(tmp_path, seconds):
+    """The record of finished steps is a JSON file a user can edit: a number no step took (an integer beyond a
+    float's range was an OverflowError traceback when the table summed it) counts as not recorded."""
+    (tmp_path / demo.DONE).write_text('{"vanilla.model.params": {"key": "k", "params": "p", "seconds": %s}}'
+                                      % seconds, encoding="utf-8")
+    assert demo.step_seconds(str(tmp_path), "vanilla.model.params") == 0.0
+    (tmp_path / demo.DONE).write_text('{"vanilla.model.params": {"seconds": 120}}', encoding="utf-8")
+    assert demo.step_seconds(str(tmp_path), "vanilla.model.params") == 120.0
+
+
 def test_a_table_file_of_the_users_in_out_is_refused(tmp_path):
     (tmp_path / demo.TABLE).write_text("my notes\n", encoding="utf-8")
     with pytest.raises(demo.DataError, match=f"{demo.TABLE}: not written by the demo"):
