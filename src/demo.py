@@ -351,7 +351,7 @@ def check_out_folder(out):
     default = os.path.realpath(out) == os.path.realpath(DEFAULT_OUT)
     adopt = None
     if os.path.isfile(os.path.join(out, OLD_MARKER)) or (default and os.path.isdir(out) and not os.path.exists(record)):
-        adopt = KEPT
+        adopt = tuple(n for n in KEPT if n != TABLE)  # no demo of those days wrote results.md: one there is the user's
     elif ledger.record_about(out, RECORD) == EARLIER_ABOUT:
         adopt = CORPUS + plots.DEMO_PICTURES
     if adopt:

@@ -619,6 +619,24 @@ def test_a_folder_of_an_earlier_demo_is_its_own(tmp_path, capsys, monkeypatch):
         demo.main(argv + ["--variants", "nopretrain", "--out", str(default)])
 
 
+def test_a_table_in_a_folder_of_an_earlier_demo_is_the_users(tmp_path, monkeypatch):
+    """A folder of the demo before its record is taken as the demo's, but those demos only printed their table:
+    a results.md there is one the user saved (`./run.sh demo | tee runs/demo/results.md`), and was adopted and
+    replaced."""
+    default = tmp_path / "runs" / "demo"
+    default.mkdir(parents=True)
+    (default / demo.TABLE).write_text("my saved table\n", encoding="utf-8")
+    monkeypatch.setattr(demo, "DEFAULT_OUT", str(default))
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / demo.OLD_MARKER).write_text("src/demo.py works here\n", encoding="utf-8")
+    (old / demo.TABLE).write_text("my saved table\n", encoding="utf-8")
+    for folder in (default, old):
+        with pytest.raises(demo.DataError, match=f"{demo.TABLE}: not written by the demo"):
+            demo.check_out_folder(str(folder))
+        assert (folder / demo.TABLE).read_text(encoding="utf-8") == "my saved table\n"
+
+
 def test_a_fifo_named_as_an_output_is_refused_not_waited_on(tmp_path):
     """Hashing opened a FIFO named vanilla.nopretrain.dev.predictions and waited for a writer forever."""
     import os
