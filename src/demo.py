@@ -320,11 +320,11 @@ def step_seconds(out, name):
     return float(seconds)
 
 
-def mark_state(out, state, key):
-    """Record that the step of `key` saved `state` (interrupted, or stopped by an error after a save); one line
-    on stderr when it cannot be: --resume then starts that step over."""
+def mark_state(out, state, key, seconds=None):
+    """Record that the step of `key` saved `state` (interrupted, or stopped by an error after a save), after
+    `seconds` of training when given; one line on stderr when it cannot be: --resume then starts that step over."""
     try:
-        _note(out, state, key, "state")
+        _note(out, state, key, "state", seconds=seconds)
     except (OSError, ValueError) as e:
         print(f"note: {os.path.join(out, DONE)} not written ({e}): --resume will start {state}'s step over",
               file=sys.stderr, flush=True)
@@ -503,14 +503,17 @@ def main(argv=None):
         shared = os.environ.get(driver.SHARED_FLAGS)
         os.environ[driver.SHARED_FLAGS] = "1"  # its flags go to every step: no notes of those an evaluation skips
         saved = _signature(out, state) if training else None
-        started = time.time()
+        # a step going on from its state took the minutes before the Ctrl-C too (the table's, when kept later)
+        before = step_seconds(out, state) if resume else 0.0
+        kept[0] += before
+        started = time.time() - before
         try:
             try:
                 with recorded(out, names):
                     result = driver.main(list(a) + flags + fresh)
             finally:
                 if training and _signature(out, state) not in (None, saved):  # this run saved it, and stopped
-                    mark_state(out, state, key)
+                    mark_state(out, state, key, seconds=time.time() - started)
             if training:
                 mark_finished(out, names[0], key, seconds=time.time() - started)
             return result
@@ -524,7 +527,7 @@ def main(argv=None):
         return os.path.join(out, name)
 
     for v in args.variants.split(","):
-        t, kept = time.time(), [0.0]  # kept: the seconds of the steps --resume kept, as they took then
+        t, kept = time.time(), [0.0]  # kept: the seconds of the steps --resume kept, or went on from, as they took then
         if v == "nopretrain":
             step("--function=finetune", "--variant=vanilla", *wiki, *train_tsv,
                  "--writing_params_path", par("vanilla.model.params"), *size.nopretrain_args)
