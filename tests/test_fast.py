@@ -749,7 +749,7 @@ def test_thread_counts_from_the_environment(monkeypatch):
     import os
     from submission.dataset import DataError
     cap = os.cpu_count()
-    for value in ("abc", "0", "-1", "1.5"):
+    for value in ("abc", "0", "-1", "1.5", "\u00b2"):  # a superscript 2 is a digit to str.isdigit, not to int()
         monkeypatch.setenv("GPT_NUM_THREADS", value)
         with pytest.raises(DataError, match=r"GPT_NUM_THREADS=.* is not a thread count; set it to a whole number"):
             CpuThreads()
@@ -758,6 +758,8 @@ def test_thread_counts_from_the_environment(monkeypatch):
     monkeypatch.delenv("GPT_NUM_THREADS")
     monkeypatch.setenv("OMP_NUM_THREADS", "1,2")  # OpenMP's nested form: the first level
     assert CpuThreads().fixed == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "\u00b2")  # left to torch, as any value it would not take
+    assert CpuThreads().fixed is None
     monkeypatch.setenv("OMP_NUM_THREADS", "auto")  # not ours to judge: the trainer chooses
     assert CpuThreads().fixed is None
     monkeypatch.setenv("OMP_NUM_THREADS", "0")  # no count either: not one thread

@@ -102,12 +102,12 @@ def _threads_from_environment():
     cap = os.cpu_count() or 1
     value = os.environ.get("GPT_NUM_THREADS", "").strip()
     if value:
-        if not value.isdigit() or int(value) < 1:
+        if not (value.isascii() and value.isdigit()) or int(value) < 1:  # "²" is a digit int() refuses
             raise DataError(f"GPT_NUM_THREADS={value!r} is not a thread count; set it to a whole number such as "
                             f"1 or {cap}, or unset it")
         return min(int(value), cap)
     first = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-    return min(int(first), cap) if first.isdigit() and int(first) >= 1 else None
+    return min(int(first), cap) if first.isascii() and first.isdigit() and int(first) >= 1 else None
 
 
 def fix_threads_from_environment():
