@@ -194,20 +194,20 @@ def parse_args(argv=None):
                      if getattr(args, name)] + (["--length_groups"] if (args.length_groups or 1) > 1 else [])
         if fast_only:
             p.error(f"--reference_train is the course's loop, without {' or '.join(fast_only)}; give one of them")
-    mode, from_env = asked_compile_mode(args)
+    compile_mode, from_env = asked_compile_mode(args)
     unknown = unknown_compile_backend(args)
     if unknown is not None:
         p.error(unknown)
     if args.step_graphs and args.function != "evaluate":  # (evaluate notes below that it does not read it)
-        need = step_graphs_need(get_device(), int(os.environ.get("WORLD_SIZE", "1")), compile_mode=mode)
+        need = step_graphs_need(get_device(), int(os.environ.get("WORLD_SIZE", "1")), compile_mode=compile_mode)
         if need is not None:
-            blame = from_env and mode in GRAPH_MODES  # the need is the mode, and GPT_COMPILE set it
-            p.error(f"--step_graphs needs {need}; " + (f"GPT_COMPILE={mode} sets that mode: unset it or leave "
-                                                       f"--step_graphs out" if blame else "leave it out"))
+            blame = from_env and compile_mode in GRAPH_MODES  # the need is the mode, and GPT_COMPILE set it
+            p.error(f"--step_graphs needs {need}; " + (f"GPT_COMPILE={compile_mode} sets that mode: unset it or "
+                                                       f"leave --step_graphs out" if blame else "leave it out"))
     if (args.length_groups or 1) > 1 and args.function != "evaluate":
-        conflict = compiled_graphs_conflict(args.length_groups, get_device(), mode)
+        conflict = compiled_graphs_conflict(args.length_groups, get_device(), compile_mode)
         if conflict is not None:
-            p.error(conflict + (f" (GPT_COMPILE={mode} sets the mode)" if from_env else ""))
+            p.error(conflict + (f" (GPT_COMPILE={compile_mode} sets the mode)" if from_env else ""))
     if not args.pretrain_corpus_path:
         p.error("--pretrain_corpus_path is required (it defines the vocabulary)")
     needs = {"pretrain": ["writing_params_path"],
