@@ -550,22 +550,19 @@ def train_or_evaluate_unlocked(args):
     if is_main_process():  # once, not once a torchrun process
         print(f"{args.function} {args.variant}: {n_params:,} parameters, vocabulary {pretrain_dataset.vocab_size}, "
               f"block {args.block_size}, device {device}")
+    if args.function == "evaluate":
+        return evaluate(args, model, pretrain_dataset, device)
     if args.function == "pretrain":
         tconf, trainer = helper.pretrain(pretrain_dataset, args.block_size, model)
-        apply_overrides(tconf, args)
-        check_longer_run_kept(args, tconf.max_epochs, weight_count(model.state_dict()))
-        helper.train(model, args.writing_params_path, trainer)
-    elif args.function == "finetune":
+    else:
         if args.reading_params_path is not None:  # checked here, against the corpus's vocabulary (their card) and in
             # run.sh's words under run.sh; the course's helper then loads them again, knowing no vocabulary
             load_params(model, args.reading_params_path, itos=pretrain_dataset.itos, **params_hints())
         tconf, trainer = helper.finetune(args.reading_params_path, args.finetune_corpus_path,
                                          pretrain_dataset, args.block_size, model)
-        apply_overrides(tconf, args)
-        check_longer_run_kept(args, tconf.max_epochs, weight_count(model.state_dict()))
-        helper.train(model, args.writing_params_path, trainer)
-    else:
-        return evaluate(args, model, pretrain_dataset, device)
+    apply_overrides(tconf, args)
+    check_longer_run_kept(args, tconf.max_epochs, weight_count(model.state_dict()))
+    helper.train(model, args.writing_params_path, trainer)
     if is_main_process():  # (under torchrun, rank 0 writes them)
         write_card(args.writing_params_path, model, pretrain_dataset.itos, args.function,  # what shapes do not say
                    tconf.max_epochs)
