@@ -4,17 +4,17 @@ Beyond the course, whose pretraining takes two hours on a GPU (five to seven on 
 and starts over when interrupted. Every `TrainerConfig.state_every` seconds, at the end of an
 epoch, the trainer writes its state to `TrainerConfig.state_path` (atomically; run.py: beside the
 params, `<params>.state`): the weights, AdamW's moments and step counts, the schedule's token
-count, the best test loss, the loss log so far, and the random streams of torch (CPU and the current
-GPU) and Python (span corruption draws from `random`). `TrainerConfig.resume` (run.py `--resume`) reads it
-back, after checking that it was saved by the same run (model shape, optimisation settings,
-data), and continues with the next epoch. run.py starts no fresh run over a state unless given
-`--restart`: the first save would replace hours of training. Without DataLoader workers (always so
-on the CPU) and with the same CPU thread count the resumed run ends with the uninterrupted run's
-params, bit for bit (tests/test_resume.py). Where random streams are not saved it is the same run in
-distribution, not in bits: DataLoader workers'
-(CUDA, MPS) start afresh, and under torchrun rank 0 writes the state and the other ranks derive theirs
-from its streams. The state (40 MB for the course's model, written in 0.1 s on the 2-core CPU) is
-removed once training has ended and the params are written.
+count, the best test loss, the loss log so far, and the random streams of torch (CPU, the current
+GPU, an Apple GPU) and Python (span corruption draws from `random`). `TrainerConfig.resume` (run.py
+`--resume`) reads it back, after checking that it was saved by the same run (model shape,
+optimisation settings, data), and continues with the next epoch. run.py starts no fresh run over a
+state unless given `--restart`: the first save would replace hours of training. Without DataLoader
+workers (always so on the CPU) and with the same CPU thread count the resumed run ends with the
+uninterrupted run's params, bit for bit (tests/test_resume.py). Where random streams are not saved
+it is the same run in distribution, not in bits: DataLoader workers' streams (CUDA, MPS) start
+afresh, and under torchrun rank 0 writes the state and the other ranks derive theirs from its
+streams. The state (40 MB for the course's model, written in 0.1 s on the 2-core CPU) is removed
+once training has ended and the params are written.
 """
 import contextlib
 import hashlib
