@@ -105,8 +105,9 @@ def interrupts_held():
     if _held["depth"] == 0:
         # a Ctrl-C ignored from the start (a script's background job) stays ignored: holding it would
         # turn a Ctrl-C meant for the foreground job into the loss of this write (a SIGTERM is held still)
-        previous = signal.getsignal(signal.SIGINT)
-        _held["previous"] = previous if previous == signal.SIG_IGN else signal.signal(signal.SIGINT, _hold)
+        _held["previous"] = signal.getsignal(signal.SIGINT)
+        if _held["previous"] != signal.SIG_IGN:
+            signal.signal(signal.SIGINT, _hold)
         _held["pending"] = False
     _held["depth"] += 1
     try:
