@@ -167,6 +167,7 @@ def _remake(path):
 
 
 _LEGACY_MAGIC = b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19."  # torch.save's pre-1.6 format opens with this
+_CUT_SHORT = "a PyTorch file cut short or damaged, as by an interrupted copy"  # wherever the cut falls
 
 
 def _ends_inside_global(path, message):
@@ -197,16 +198,16 @@ def unloadable_reason(path, error):
         # a zip cut short has no end record; torch's reader then fails in many ways (an EOFError, no
         # central directory, or OSError EINVAL from a seek past the end), so ask zipfile instead
         if head.startswith(b"PK\x03\x04") and not zipfile.is_zipfile(path):
-            return "a PyTorch file cut short or damaged, as by an interrupted copy"
+            return _CUT_SHORT
         # the pre-1.6 format cut short fails wherever the cut falls: EOFError, struct.error or IndexError
         # from the pickle, or torch's "unexpected EOF" while reading the storages after it (torch 2.0-2.2
         # raise that one as an UnpicklingError)
         if isinstance(error, (EOFError, struct.error, IndexError)) or "unexpected EOF" in message \
                 or "central directory" in message or "zip archive" in message:
-            return "a PyTorch file cut short or damaged, as by an interrupted copy"
+            return _CUT_SHORT
         if type(error).__name__ == "UnpicklingError":
             if _ends_inside_global(path, message):
-                return "a PyTorch file cut short or damaged, as by an interrupted copy"
+                return _CUT_SHORT
             return ("a PyTorch file holding Python objects beyond tensors (classes or code), which are not "
                     "loaded, for safety")
         if head.startswith(b"PK\x03\x04") and "archive" in message:
