@@ -186,12 +186,13 @@ def parse_args(argv=None):
         p.error("--no_compile contradicts --compile/--compile_mode; give one of them")
     if args.pack and args.no_pack:
         p.error("--no_pack contradicts --pack; give one of them")
-    if args.pack and ((args.length_groups or 1) > 1 or args.step_graphs):
+    grouped = (args.length_groups or 1) > 1  # --length_groups N above 1 (None: automatic)
+    if args.pack and (grouped or args.step_graphs):
         p.error(f"--pack replaces the length groups and does not run under step graphs; leave out --pack or "
-                f"{'--length_groups' if (args.length_groups or 1) > 1 else '--step_graphs'}")
+                f"{'--length_groups' if grouped else '--step_graphs'}")
     if args.reference_train:  # the course's loop has none of the fast path's options
         fast_only = [f"--{name}" for name in ("compile", "compile_mode", "step_graphs", "bf16", "pack")
-                     if getattr(args, name)] + (["--length_groups"] if (args.length_groups or 1) > 1 else [])
+                     if getattr(args, name)] + (["--length_groups"] if grouped else [])
         if fast_only:
             p.error(f"--reference_train is the course's loop, without {' or '.join(fast_only)}; give one of them")
     compile_mode, from_env = asked_compile_mode(args)
@@ -204,7 +205,7 @@ def parse_args(argv=None):
             blame = from_env and compile_mode in GRAPH_MODES  # the need is the mode, and GPT_COMPILE set it
             p.error(f"--step_graphs needs {need}; " + (f"GPT_COMPILE={compile_mode} sets that mode: unset it or "
                                                        f"leave --step_graphs out" if blame else "leave it out"))
-    if (args.length_groups or 1) > 1 and args.function != "evaluate":
+    if grouped and args.function != "evaluate":
         conflict = compiled_graphs_conflict(args.length_groups, get_device(), compile_mode)
         if conflict is not None:
             p.error(conflict + (f" (GPT_COMPILE={compile_mode} sets the mode)" if from_env else ""))
