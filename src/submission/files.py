@@ -1,4 +1,4 @@
-"""Files: atomic writes and output-path checks.
+"""Files: atomic writes, output-path checks and the training lock.
 
 Files are written atomically (a temporary file beside the target, then os.replace), so an
 interrupted run never leaves a half-written params or predictions file; the temporary file of a
@@ -7,7 +7,8 @@ Ctrl-C during a write is held until the temporary file is complete, then discard
 (`interrupts_held`): a KeyboardInterrupt inside torch.save's zip writer ended in a second error and
 exit status 1. Special files (/dev/null, a FIFO) are written straight; a symlink's target is written
 atomically, the link kept. `check_output_path` refuses, before a run, a path its output could not
-be written to. params.py reads params files; cli.py runs a command with one-line errors.
+be written to, and `training_lock` keeps a second run from training into the same params. params.py
+reads params files; cli.py runs a command with one-line errors.
 """
 import contextlib
 import errno
