@@ -107,8 +107,8 @@ def card_mismatch(params_path, model, itos=None):
         return (f"trained with {trained} attention heads ({card_path(params_path)} says), the model has {heads}",
                 f"--n_head {trained}")
     vocab = card.get("vocab")
-    if itos is not None and isinstance(vocab, str) and vocab != vocab_text(itos):
-        ours = vocab_text(itos)
+    ours = vocab_text(itos) if itos is not None and isinstance(vocab, str) else None
+    if ours is not None and vocab != ours:
         at = next(i for i, (a, b) in enumerate(zip(vocab + "\0", ours + "\0")) if a != b)
         return (f"trained with another vocabulary of as many characters ({card_path(params_path)} says: id {at} "
                 f"was {vocab[at:at + 1]!r} there, {ours[at:at + 1]!r} here)", None)
