@@ -499,9 +499,9 @@ def training_lock(params_path):
 
 
 def _take(fcntl, path, params_path):
-    """training_lock's lock: the descriptor of `path`, flocked by this process and holding its pid; None where no lock is to be
-    had (a user's file of that name, no file can be made, a file system without flock); a DataError while
-    another run holds it."""
+    """training_lock's lock: the descriptor of `path`, flocked by this process and holding its pid;
+    None where no lock is to be had (a user's file of that name, no file can be made, a file system
+    without flock); a DataError while another run holds it."""
     for _ in range(100):  # another try only when the file or its folder went between this run's steps
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
