@@ -5,8 +5,9 @@ The course's interface, unchanged (run.sh calls it this way):
         --writing_params_path=src/submission/vanilla.pretrain.params
 The CS224N form with positional function, variant and corpus works too:
     python src/run.py finetune vanilla data/wiki.txt --finetune_corpus_path=... --writing_params_path=...
-Extra flags (model size, epochs, learning rate, seed, a loss log) exist for small experiments; by
-default every setting is the course's: block 128, 4 layers, 8 heads, 256 dimensions.
+Flags beyond the course (model size, epochs, learning rate, seed, a loss log, --resume of an interrupted
+run, the speed options; `--help` lists them) default to the course's settings: block 128, 4 layers, 8
+heads, 256 dimensions.
 """
 import argparse
 import os
