@@ -87,7 +87,10 @@ def corpus(tmp_path_factory):
 
 def run(data_dir, ids, submission_dir=None, marks="course"):
     g = grader.make_grader(data_dir, submission_dir or grader.DEFAULT_SUBMISSION_DIR, marks)
-    return {r.id: r for r in g.run(ids, out=None)}
+    results = {r.id: r for r in g.run(ids, out=None)}
+    # every test asked for has its result: the callers' loops over results.values() check each one
+    assert sorted(results) == sorted(ids), (sorted(results), sorted(ids))
+    return results
 
 
 def failing(results):
