@@ -46,6 +46,7 @@ def test_batched_log_probs_equal_each_continuation_scored_alone():
     prompt = [3, 7, 1, 4]
     conts = [[5], [2, 9, 1], [8, 8, 8, 8, 1], [1]]  # different lengths: the batch is padded
     got = ask.log_probs(model, prompt, conts)
+    assert len(got) == len(conts)  # zip below stops at the shorter
     for c, lp in zip(conts, got):
         seq = torch.tensor([prompt + c])
         logits, _ = model(seq[:, :-1])
