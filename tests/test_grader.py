@@ -1928,7 +1928,7 @@ def test_a_time_out_says_where_the_code_was_and_a_hung_import_is_not_retried(mon
     assert not g.abandoned
 
 
-def test_grading_without_test_labels_says_so_before_any_test(tmp_path):
+def test_grading_without_test_labels_says_so_before_any_test(tmp_path, capsys):
     """Staff who forget the labelled birth_test.tsv cost every student the test-accuracy tests; each
     failed with its own "test labels absent", after the run. The header says it first."""
     bare, full, other = tmp_path / "bare", tmp_path / "full", tmp_path / "other"
@@ -1937,10 +1937,11 @@ def test_grading_without_test_labels_says_so_before_any_test(tmp_path):
     write_corpus(str(other))
     (other / "birth_test_inputs.tsv").write_text("Where was Someone Else born?\n", encoding="utf-8")
     ran = {}
-    for name, folder in (("bare", bare), ("full", full), ("other", other)):
-        p = subprocess.run([sys.executable, GRADER, "1d", "1f-2", "--data-dir", str(folder)], capture_output=True,
-                           text=True, timeout=300, cwd=str(tmp_path))
-        ran[name] = p.stdout.split("----- START")[0]
+    for name, folder in (("bare", bare), ("full", full), ("other", other)):  # in-process: the header is main()'s
+        grader.main(["1d", "1f-2", "--data-dir", str(folder)])
+        out = capsys.readouterr().out
+        assert "----- START 1d-0-hidden" in out, out  # the header, then the tests
+        ran[name] = out.split("----- START")[0]
     assert f"note: no birth_test.tsv (the labelled test questions) in {bare}: 1d-1-hidden, 1f-2-hidden cannot " \
            f"pass" in ran["bare"]
     assert "note:" not in ran["full"]
