@@ -472,6 +472,7 @@ def main(argv=None):
     train_tsv = ["--finetune_corpus_path", os.path.join(data, "birth_places_train.tsv")]
     dev_tsv = ["--eval_corpus_path", os.path.join(data, "birth_dev.tsv")]
     results, stored_dev = [], {}  # stored_dev: each pretrained variant's dev rows memorised
+    earlier = 0.0  # the seconds of the training steps --resume kept or went on from, as they took then
     right, total = london(data)
     results.append(("always London", right / total * 100, None, None, 0.0))
 
@@ -549,9 +550,10 @@ def main(argv=None):
             found = f"{retrieved(par(f'{v}.pretrain.dev.predictions'), data, dev_rows)} of {len(dev_rows)}"
             stored_dev[v] = dev_rows
         results.append((label, cor / tot * 100, share, found, time.time() - t + kept[0]))
+        earlier += kept[0]
     lines = [f"Dev accuracy ({int(total)} questions, {source}; {size_name} settings"
           + (f" with {shlex.join(changed)}" if changed else "") + f", {get_device()}, "
-          f"{(time.time() - t0) / 60:.1f} min in all). Memorised: the share of train and dev birthplaces the "
+          f"{(time.time() - t0 + earlier) / 60:.1f} min in all). Memorised: the share of train and dev birthplaces the "
           f"pretrained model reproduces from the biographies (src/memorised.py). Retrieved: of the dev people "
           f"whose birthplace it memorised, how many the finetuned model answers right", ""]
     w = max(len(label) for label, *_ in results)

@@ -303,9 +303,18 @@ def test_resume_keeps_a_finished_steps_minutes_in_the_table(tmp_path, capsys):
     first = demo.main(argv)[1][4]
     took = demo.step_seconds(str(out), "vanilla.model.params")
     assert 0 < took <= first + 0.05  # (recorded to a tenth of a second)
+    record = out / demo.DONE  # as if that training had taken ten minutes: the resumed table must say so
+    done = json.loads(record.read_text())
+    done["vanilla.model.params"]["seconds"] = 600.0
+    record.write_text(json.dumps(done))
+    capsys.readouterr()
     again = demo.main(argv + ["--resume"])[1][4]
-    assert "vanilla.model.params kept: " in capsys.readouterr().out
-    assert again >= took  # the kept training's seconds, beside the evaluation run anew  # the kept training's seconds, evaluated anew
+    said = capsys.readouterr().out
+    assert "vanilla.model.params kept: " in said
+    assert 600 <= again < 600 + first  # the kept training's seconds, beside the evaluation run anew
+    heading = said[said.index("Dev accuracy ("):].split("\n")[0]  # the heading's total counts them too
+    assert ", 10.0 min in all)" in heading or ", 10.1 min in all)" in heading, heading
+    assert (out / demo.TABLE).read_text().startswith(heading + "\n")
 
 
 @pytest.mark.parametrize("seconds", ['"12"', "-5", "NaN", "Infinity", "1e308", "1" + "0" * 400, "null", "[1]", "true"])
