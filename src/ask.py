@@ -164,16 +164,12 @@ class Asker:
             out = sample_cached(self.model, x, steps)[0, len(text):].tolist()  # (1, t + steps) -> (steps,)
             written = "".join(itos[t] for t in out)
             answer = written.split(MASK_CHAR)[0].split("\n")[0]
-            # why it ends there: what the model wrote next, or the limit
             stop = written[len(answer):len(answer) + 1]  # what ended it: MASK_CHAR, a newline, or "" (the limit)
+            known = None
         else:
             answer, stop = predict_places(self.model, [text], stoi, itos)[0], None
-        if self.complete:
-            known = None
-        elif given:  # the line's own place counts over the files'
-            known = source + (given, text)
-        else:
-            known = self.known.get(question_key(text))
+            # the line's own place counts over the files'
+            known = source + (given, text) if given else self.known.get(question_key(text))
         places, continuations = list(self.places), list(self._continuations)
         prompt = [stoi[c] for c in text + self._ends]
         for extra in ([] if self.complete else [answer] + ([known[2]] if known else [])):
