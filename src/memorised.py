@@ -84,9 +84,9 @@ def continuations(model, items, stoi, itos, batch_size=256):
     return said
 
 
-def splits(data_dir, wiki=None):
-    """[(split name, rows)] of a corpus folder: train, then dev, as (question, place) pairs. With `wiki`
-    (wiki.txt's lines), a DataError unless the rows follow the course's layout, which the probes take for
+def splits(data_dir, wiki):
+    """[(split name, rows)] of a corpus folder: train, then dev, as (question, place) pairs; a DataError
+    unless the rows follow the course's layout against `wiki` (wiki.txt's lines), which the probes take for
     granted: the person of the course's question on row i is named on wiki line i (train, then dev)."""
     out, offset = [], 0
     for name, fname in (("train", "birth_places_train.tsv"), ("dev", "birth_dev.tsv")):
@@ -95,7 +95,7 @@ def splits(data_dir, wiki=None):
         if not rows:
             raise DataError(f"{path}: no questions, so no birthplace to probe; give a --data-dir whose "
                             f"{fname} has the labelled questions")
-        for i, (q, _, line) in enumerate(rows if wiki is not None else []):
+        for i, (q, _, line) in enumerate(rows):
             person = q[len("Where was "):-len(" born?")] if q.startswith("Where was ") and q.endswith(" born?") else ""
             if person and (offset + i >= len(wiki) or person not in wiki[offset + i]):
                 raise DataError(f"{path}:{line}: {person} is not on wiki.txt line {offset + i + 1}, as the course's "
