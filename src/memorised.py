@@ -32,12 +32,17 @@ with interruptible_start("memorised.py"):  # torch loads here
     from submission.utils import denormals_flushed, get_device, load_params, run_cli, sample_cached
 
 
+def read_limit(block_size):
+    """How many characters of a wiki line pretraining reads: span corruption's truncation cap."""
+    return int(block_size * 7 / 8)
+
+
 def probes(wiki_lines, rows, block_size):
     """(row index, prefix, place) for every row whose wiki line states its place early enough.
 
     `rows` are (question, place) pairs aligned with `wiki_lines` (row i is about line i).
     """
-    limit = int(block_size * 7 / 8)
+    limit = read_limit(block_size)
     out = []
     for i, (_, place) in enumerate(rows):
         if i >= len(wiki_lines) or not place:
@@ -150,7 +155,7 @@ def format_report(result, block_size=None):
     lines = [f"memorised ({name}): {h} of {n} ({(h / n if n else 0):.1%})" for name, (h, n) in result.items()]
     if block_size is not None:
         lines.append(f"(probed: the people whose wiki line names their birthplace, ending within its first "
-                     f"{int(block_size * 7 / 8)} characters; pretraining reads no further)")
+                     f"{read_limit(block_size)} characters; pretraining reads no further)")
     return "\n".join(lines)
 
 
