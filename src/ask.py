@@ -48,8 +48,6 @@ with interruptible_start("ask.py"):  # torch loads here
     from submission.utils import (denormals_flushed, get_device, load_params, predict_places, run_cli, same_place,
                                   sample_cached)
 
-SPLITS = (("train", "birth_places_train.tsv"), ("dev", "birth_dev.tsv"))
-
 
 class AskError(ValueError):
     """One text the model cannot be asked; the message says why and what to change. The other texts
@@ -94,7 +92,7 @@ def read_known(data_dir):
     """{question_key(question): (file name, line number, place, the question as the file spells it)} of
     the labelled TSVs in data_dir that exist."""
     known = {}
-    for _, name in SPLITS:
+    for _, name in memorised.SPLITS:
         path = os.path.join(data_dir, name)
         if os.path.isfile(path):
             for q, place, line in parse_tsv(read_text(path, name), path):
@@ -131,7 +129,7 @@ class Asker:
         self.model, self.vocab, self.complete, self.chars, self.store = model, vocab, complete, chars, store
         self.known = known or {}
         files = {known[0] for known in self.known.values()}
-        self.looked_in = [name for _, name in SPLITS if name in files]  # the labelled files that were read
+        self.looked_in = [name for _, name in memorised.SPLITS if name in files]  # the labelled files that were read
         self.places = [p for p in places if all(c in vocab.stoi for c in p)]
         self.left_out = len(places) - len(self.places)
         if not self.places:
@@ -258,7 +256,8 @@ def format_result(result, top, left_out=0):
     true = result["known"][2] if result["known"] else None
     rank = [place for place, _ in probs].index(true) if true in dict(probs) else None
     if rank is not None and rank >= top:  # the file's place (or the text's own), wherever it ranks
-        whose = "the file's place" if result["known"][0] in {name for _, name in SPLITS} else "the place given"
+        files = {name for _, name in memorised.SPLITS}
+        whose = "the file's place" if result["known"][0] in files else "the place given"
         lines.append(f"  {_percent(probs[rank][1])}  {true}   ({whose}, {rank + 1} of {len(probs)})")
     what = f"the {len(probs) - len(result['extra'])} places of birth_places_train.tsv"
     if left_out:

@@ -32,6 +32,9 @@ with interruptible_start("memorised.py"):  # torch loads here
     from submission.utils import denormals_flushed, get_device, load_params, run_cli, sample_cached
 
 
+SPLITS = (("train", "birth_places_train.tsv"), ("dev", "birth_dev.tsv"))  # the labelled files, in wiki.txt's order
+
+
 def read_limit(block_size):
     """How many characters of a wiki line pretraining reads: span corruption's truncation cap."""
     return int(block_size * 7 / 8)
@@ -94,7 +97,7 @@ def splits(data_dir, wiki):
     unless the rows follow the course's layout against `wiki` (wiki.txt's lines), which the probes take for
     granted: the person of the course's question on row i is named on wiki line i (train, then dev)."""
     out, offset = [], 0
-    for name, fname in (("train", "birth_places_train.tsv"), ("dev", "birth_dev.tsv")):
+    for name, fname in SPLITS:
         path = os.path.join(data_dir, fname)
         rows = parse_tsv(read_text(path, f"{name} corpus"), path)
         if not rows:
