@@ -362,7 +362,6 @@ def attention_maps(model, idx):
 def load_model(params, variant, corpus_path, n_layer, n_head, n_embd, block_size, variant_flag="--variant "):
     """(model in eval mode on the CPU, vocabulary dataset) for a params file of the given size;
     `variant_flag` is the flag that chose `variant`, named when the params are the other variant's."""
-    import argparse
     import run as driver
     from submission.dataset import CharCorruptionDataset, read_text
     from submission.utils import load_params
