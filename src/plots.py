@@ -728,11 +728,10 @@ def main(argv=None):
     previous_term = signal.signal(signal.SIGTERM, terminate) if main_thread else None
     try:
         args.out = output_path(args.out)  # checked before any work
-        if args.command == "attention":
-            fill_from_params(parser.commands["attention"], args)
         if args.command == "curves":
             out = plot_curves(args.logs, args.out, title=args.title, dpi=args.dpi)
         else:
+            fill_from_params(parser.commands["attention"], args)
             out = _attention_command(args)
     except MissingMatplotlib:
         print(INSTALL_HINT, file=sys.stderr)
