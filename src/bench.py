@@ -14,21 +14,21 @@ In one run it prints:
   the fast path is the project's default for a pretraining run (attention.py's fast path, padding
   trim, fused AdamW; on the CPU length groups, or packed rows for a batch where they cost less; on
   CUDA TF32 and torch.compile's reduce-overhead mode, which replays a step as CUDA graphs: a step of
-  this small model is bound by launching kernels). Beside it "fast, packed": every batch's rows
-  packed end to end (batching.pack_rows; the default only where cheaper, on the CPU), on the CPU
-  without --quick and on CUDA. Steps of the paths
+  this small model is bound by launching kernels). Beside them without --quick, "fast attention
+  only" (the course's trainer) and, on the CPU, "fast, no length groups"; on the CPU without --quick
+  and on CUDA (compiled there, as the fast path), "fast, packed": every batch's rows packed end to
+  end (batching.pack_rows; the default only where cheaper, on the CPU). Steps of the paths
   alternate on the same batches and the median counts (on CUDA, blocks of 5 steps issued back to
   back, as training issues them, then synchronised); tokens/s counts the course's tokens (batch x
   127 positions). --quick uses batch 32 instead of the course's 128 and fewer steps. On CUDA more
-  paths run beside them: "fast, packed" (compiled as the fast path), "fast, eager" and "fast,
-  packed, eager" (no compiling; --no-compile makes the fast path eager), "fast + bf16 autocast"
-  (eager; off by default: its casts add kernels to a launch-bound step), "fast, packed + bf16
-  autocast",
-  and the paths that replay whole steps, clipping and AdamW included, as CUDA graphs captured by
-  hand ("step graphs", submission/graphs.py; off by default), with eager kernels in one or two
-  length groups and with compiled kernels in two (on torch 2.2 and later; below it a line says why
-  those rows are missing). Length groups under the reduce-overhead mode are not timed: a bench with
-  such rows crashed on an H100 (fastpath.compiled_graphs_conflict).
+  paths run beside them: "fast, eager" and "fast, packed, eager" (no compiling; --no-compile makes
+  the fast path eager), "fast + bf16 autocast" (eager; off by default: its casts add kernels to a
+  launch-bound step), "fast, packed + bf16 autocast", and the paths that replay whole steps,
+  clipping and AdamW included, as CUDA graphs captured by hand ("step graphs", submission/graphs.py;
+  off by default), with eager kernels in one or two length groups and with compiled kernels in two
+  (on torch 2.2 and later; below it a line says why those rows are missing). Length groups under
+  the reduce-overhead mode are not timed: a bench with such rows crashed on an H100
+  (fastpath.compiled_graphs_conflict).
 - evaluation of the dev questions: the course's loop (`sample()` one question at a time, 32
   steps each) against `predict_places` (batched, key/value cache, early stop), with the number of
   identical answers. The reference loop is timed on --ref-questions questions and scaled to the
