@@ -60,6 +60,8 @@ HANDOUT_ORDER = CODE + [  # the handout's numbered list, 1 to 18
     "vanilla.pretrain.params", "vanilla.finetune.params", "vanilla.pretrain.dev.predictions",
     "vanilla.pretrain.test.predictions", "synthesizer.pretrain.params", "synthesizer.finetune.params",
     "synthesizer.pretrain.dev.predictions", "synthesizer.pretrain.test.predictions"]
+
+
 def made_from(name):
     """The params file that deliverable `name` is made from (predictions: the params evaluated; finetuned
     params: the pretrained ones), None for the code and for params trained from scratch."""
