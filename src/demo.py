@@ -551,11 +551,12 @@ def main(argv=None):
             stored_dev[v] = dev_rows
         results.append((label, cor / tot * 100, share, found, time.time() - t + kept[0]))
         earlier += kept[0]
-    lines = [f"Dev accuracy ({int(total)} questions, {source}; {size_name} settings"
-          + (f" with {shlex.join(changed)}" if changed else "") + f", {get_device()}, "
-          f"{(time.time() - t0 + earlier) / 60:.1f} min in all). Memorised: the share of train and dev birthplaces the "
-          f"pretrained model reproduces from the biographies (src/memorised.py). Retrieved: of the dev people "
-          f"whose birthplace it memorised, how many the finetuned model answers right", ""]
+    settings = f"{size_name} settings" + (f" with {shlex.join(changed)}" if changed else "")
+    minutes = (time.time() - t0 + earlier) / 60
+    lines = [f"Dev accuracy ({total} questions, {source}; {settings}, {get_device()}, {minutes:.1f} min in all). "
+             f"Memorised: the share of train and dev birthplaces the pretrained model reproduces from the biographies "
+             f"(src/memorised.py). Retrieved: of the dev people whose birthplace it memorised, how many the finetuned "
+             f"model answers right", ""]
     w = max(len(label) for label, *_ in results)
     lines.append(f"| {'run':{w}s} | dev accuracy | memorised | retrieved | minutes |")
     lines.append(f"| {'-' * w} | ------------ | --------- | --------- | ------- |")
