@@ -128,7 +128,7 @@ class Asker:
     def __init__(self, model, vocab, places, known=None, complete=False, chars=40, store=None):
         self.model, self.vocab, self.complete, self.chars, self.store = model, vocab, complete, chars, store
         self.known = known or {}
-        files = {known[0] for known in self.known.values()}
+        files = {entry[0] for entry in self.known.values()}
         self.looked_in = [name for _, name in memorised.SPLITS if name in files]  # the labelled files that were read
         self.places = [p for p in places if all(c in vocab.stoi for c in p)]
         self.left_out = len(places) - len(self.places)
@@ -136,7 +136,7 @@ class Asker:
             raise DataError("no place of birth_places_train.tsv is spelled in wiki.txt's vocabulary; "
                            "give the --data-dir the params were trained with")
         end = "" if complete else MASK_CHAR  # a question's prompt and answers end with the MASK
-        self._ends = end
+        self._end = end
         self._continuations = [[vocab.stoi[c] for c in p + end] for p in self.places]
         longest = max(len(c) for c in self._continuations)
         self.width = longest_input(model)
@@ -169,12 +169,12 @@ class Asker:
             # the line's own place counts over the files'
             known = source + (given, text) if given else self.known.get(question_key(text))
         places, continuations = list(self.places), list(self._continuations)
-        prompt = [stoi[c] for c in text + self._ends]
+        prompt = [stoi[c] for c in text + self._end]
         for extra in ([] if self.complete else [answer] + ([known[2]] if known else [])):
             # the answer and the file's place are scored too, when they are not among the places and fit
             spelled = all(c in stoi for c in extra)
             if extra and extra not in places and spelled and len(prompt) + len(extra) <= self.width:
-                ids = [stoi[c] for c in extra + self._ends]
+                ids = [stoi[c] for c in extra + self._end]
                 places.append(extra)
                 continuations.append(ids)
         lp = log_probs(self.model, prompt, continuations)
