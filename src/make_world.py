@@ -324,14 +324,14 @@ def _cover_question_chars(world, persons, full_names=False):
     """The model's vocabulary comes from wiki.txt alone, so every character of the questions and
     answers must occur there. Usually it already does; otherwise (tiny worlds) a sentence is
     appended to the first line it cannot mislead, deterministically."""
-    wiki_chars = set("".join(world.wiki))
-    need = set(QUESTION.format("")) | set("".join(n + p for n, p in world.rows))
-    missing = need - wiki_chars
+    frame = set(QUESTION.format(""))  # the characters every question has, whoever it asks about
+    need = frame | set("".join(n + p for n, p in world.rows))
+    missing = need - set("".join(world.wiki))
     if not missing:
         return
-    question = next(q for q in QUESTIONS if set(QUESTION.format("")) <= set(q))
+    question = next(q for q in QUESTIONS if frame <= set(q))
     extra = []
-    if missing & set(QUESTION.format("")):
+    if missing & frame:
         extra.append(question)
     for ch in sorted(missing - set(question)):
         place = next(p for _, p in world.rows if ch in p)
