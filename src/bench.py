@@ -434,7 +434,7 @@ def main(argv=None):
                         if n.startswith(("fast,", "fast +"))))
         if variant == "vanilla":
             shapes = [runs["fast"].shapes(x, y) for x, y in batches[1:]]
-            positions = statistics.mean(sum(r * w for r, w in s) for s in shapes) / (batch * (BLOCK - 1))
+            positions = statistics.mean(sum(r * w for r, w in s) for s in shapes) / course_tokens
             layout = layout_words(runs["fast"], batches[1:])
             print(f"  the fast path computes {positions:.0%} of the batch's positions ({layout})")
             if "fast, packed" in runs:
@@ -508,7 +508,7 @@ def main(argv=None):
     print(f"  speedup {t_ref / t_fast:.1f}x; answers identical to the course's loop on {same} of {n_ref}")
 
     # verdicts
-    train_target = TARGETS["train_gpu"] if device.startswith("cuda") else TARGETS["train_cpu"]
+    train_target = TARGETS["train_gpu"] if cuda else TARGETS["train_cpu"]
     checks = [(f"target train >= {train_target}x (vanilla)", summary["train_speedup_vanilla"] >= train_target),
               (f"target train >= {train_target}x (synthesizer)", summary["train_speedup_synthesizer"] >= train_target),
               (f"target eval >= {TARGETS['eval']:.0f}x", summary["eval_speedup"] >= TARGETS["eval"]),
