@@ -473,6 +473,7 @@ def main(argv=None):
     dev_tsv = ["--eval_corpus_path", os.path.join(data, "birth_dev.tsv")]
     results, stored_dev = [], {}  # stored_dev: each pretrained variant's dev rows memorised
     earlier = 0.0  # the seconds of the training steps --resume kept or went on from, as they took then
+    kept = [0.0]  # of those, the current variant's (step() adds to it)
     right, total = london(data)
     results.append(("always London", right / total * 100, None, None, 0.0))
 
@@ -528,7 +529,7 @@ def main(argv=None):
         return os.path.join(out, name)
 
     for v in args.variants.split(","):
-        t, kept = time.time(), [0.0]  # kept: the seconds of the steps --resume kept, or went on from, as they took then
+        t, kept[0] = time.time(), 0.0
         if v == "nopretrain":
             step("--function=finetune", "--variant=vanilla", *wiki, *train_tsv,
                  "--writing_params_path", par("vanilla.model.params"), *size.nopretrain_args)
