@@ -69,7 +69,7 @@ class Test:
 
 
 class Result:
-    def __init__(self, test, passed, reason, seconds, timed_out=False, note=None):
+    def __init__(self, test, passed, reason, seconds, note=None):
         self.id = test.id
         self.description = test.description
         self.hidden = test.hidden
@@ -78,8 +78,6 @@ class Result:
         self.passed = passed
         self.reason = reason  # None when passed
         self.seconds = seconds
-        self.timed_out = timed_out
-        self.timeout = test.timeout
         self.note = note  # what a passing test chose to report (e.g. an accuracy)
 
     def __repr__(self):
@@ -421,8 +419,7 @@ class Grader:
             runs_on = ("; it did not stop when asked (code that catches every exception, BaseException or a bare "
                        "`except:`, swallows the grader's stop) and runs on beside the tests after it"
                        if thread.is_alive() else "")
-            return Result(test, False, f"timed out after {test.timeout} s{where}{runs_on}", time.monotonic() - start,
-                          timed_out=True)
+            return Result(test, False, f"timed out after {test.timeout} s{where}{runs_on}", time.monotonic() - start)
         seconds = time.monotonic() - start
         if box.get("ok"):
             return Result(test, True, None, seconds, note=box.get("note"))
