@@ -123,12 +123,11 @@ def describe_exception(exc, tb, own_files=()):
     code = _code_frames(frames, own_files)
     if code:
         return f"{head}\n      raised at {_place(code)}"
+    if not frames:
+        return head
     own = {os.path.abspath(f) for f in own_files}
     outside = [f for f in frames if os.path.abspath(f.filename) not in own]
-    where = (outside or frames)[-1:] if frames else []
-    if not where:
-        return head
-    f = where[0]
+    f = (outside or frames)[-1]
     return f"{head}\n      raised at {_relpath(f.filename)}:{f.lineno} in {f.name}"
 
 
