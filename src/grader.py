@@ -586,7 +586,7 @@ def read_labels(path):
     for lineno, line in enumerate(read_utf8(path).split("\n"), start=1):
         if not line.strip():
             continue
-        fields = line.rstrip("\r").split("\t")
+        fields = line.split("\t")
         require(len(fields) == 2, f"{_rel(path)}:{lineno}: expected question<TAB>place")
         answers.append(fields[1].strip())
     return answers
