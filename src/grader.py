@@ -426,9 +426,10 @@ def _same(have, want):
     return math.isclose(float(have), float(want), rel_tol=1e-9, abs_tol=0.0)
 
 
-def require_config(tconf, expected, call, n_items):
+def require_config(tconf, kind, call, n_items):
+    """`tconf` has every field of expected_config(kind, n_items)."""
     problems = []
-    for field, want in expected.items():
+    for field, want in expected_config(kind, n_items).items():
         if not hasattr(tconf, field):
             problems.append(f"{field} is not set (expected {want!r})")
             continue
@@ -529,8 +530,8 @@ def test_1c1(ctx):
     model = vanilla_gpt(ds.vocab_size)
     call = "finetune(None, ...)"
     tconf, trainer = _unpack_pair(sub_attr("finetune")(None, ctx.train_path(), ds, BLOCK_SIZE, model), call)
-    n_items = len(ds)  # the handout's len(pretrain_dataset); 1e-2 checks that it counts every line
-    require_config(tconf, expected_config("finetune_scratch", n_items), call, n_items)
+    # the handout's len(pretrain_dataset); 1e-2 checks that it counts every line
+    require_config(tconf, "finetune_scratch", call, len(ds))
     require_trainer(trainer, tconf, model, call, n_rows=_count_rows(ctx.train_path()))
 
 
@@ -1010,8 +1011,7 @@ def test_1f0(ctx):
     model = vanilla_gpt(ds.vocab_size)
     call = "pretrain(...)"
     tconf, trainer = _unpack_pair(sub_attr("pretrain")(ds, BLOCK_SIZE, model), call)
-    n_items = len(ds)
-    require_config(tconf, expected_config("pretrain", n_items), call, n_items)
+    require_config(tconf, "pretrain", call, len(ds))
     require_trainer(trainer, tconf, model, call, dataset=ds)
 
 
@@ -1041,8 +1041,7 @@ def test_1g0(ctx):
         require(k in loaded and torch.equal(loaded[k].detach().cpu(), v),
                 f"{call} did not load the params into the model ({k} differs from the file's): "
                 f"model.load_state_dict(torch.load(reading_params_path)) before building the trainer")
-    n_items = len(ds)
-    require_config(tconf, expected_config("finetune_pretrained", n_items), call, n_items)
+    require_config(tconf, "finetune_pretrained", call, len(ds))
     require_trainer(trainer, tconf, model, call, n_rows=_count_rows(ctx.train_path()))
 
 
