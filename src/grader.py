@@ -383,11 +383,16 @@ def tree_differences(model, expected):
     return wrong_kinds + problems
 
 
+def _first_three(problems):
+    """'p1; p2; p3 (+N more)': a failure's first problems, and how many it leaves out."""
+    more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+    return "; ".join(problems[:3]) + more
+
+
 def require_tree(model, expected, what):
     problems = tree_differences(model, expected)
     if problems:
-        more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
-        raise Failure(f"the {what} differs from the expected module tree: " + "; ".join(problems[:3]) + more)
+        raise Failure(f"the {what} differs from the expected module tree: {_first_three(problems)}")
     n_params = sum(p.numel() for p in model.parameters())
     want = sum(math.prod(s) for s in expected[1].values())
     require(n_params == want, f"the {what} has {n_params:,} parameters, expected {want:,}")
@@ -438,8 +443,7 @@ def require_config(tconf, kind, call, n_items):
             why = f" = 200 * {n_items} pretraining items * {BLOCK_SIZE}" if field == "final_tokens" else ""
             problems.append(f"{field} is {have!r}, expected {want!r}{why}")
     if problems:
-        more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
-        raise Failure(f"{call} returned a TrainerConfig whose " + "; ".join(problems[:3]) + more)
+        raise Failure(f"{call} returned a TrainerConfig whose {_first_three(problems)}")
 
 
 def require_trainer(trainer, tconf, model, call, dataset=None, n_rows=None):
