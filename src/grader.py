@@ -603,8 +603,11 @@ def check_labels_match_inputs(labels, inputs):
     data/'s own birth_test.tsv behind, and its labels would grade the course's test predictions."""
     if not os.path.isfile(inputs):
         return
-    asked = [line.split("\t")[0].strip() for line in read_utf8(inputs).split("\n") if line.strip()]
-    known = [line.split("\t")[0].strip() for line in read_utf8(labels).split("\n") if line.strip()]
+
+    def questions(path):
+        return [line.split("\t")[0].strip() for line in read_utf8(path).split("\n") if line.strip()]
+
+    asked, known = questions(inputs), questions(labels)
     if asked == known:
         return
     at = next((i for i, (a, k) in enumerate(zip(asked, known)) if a != k), min(len(asked), len(known)))
