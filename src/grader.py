@@ -1370,7 +1370,7 @@ def grade(g, args):
             print(f"{t.id}: {t.description}")
         return 0
     try:
-        g.select(args.test_ids)
+        selected = g.select(args.test_ids)
     except KeyError as e:
         print(f"unknown test id: {e.args[0]}; the tests are:", file=sys.stderr)
         for t in g.tests:
@@ -1382,7 +1382,7 @@ def grade(g, args):
     ctx = g.context
     header = [f"data: {_rel(ctx.data_dir)} ({ctx.corpus} corpus pass marks); prediction files: "
               f"{_rel(ctx.submission_dir)}"]
-    test_tests = [t.id for t in g.select(args.test_ids) if t.id in TEST_SPLIT_TESTS]
+    test_tests = [t.id for t in selected if t.id in TEST_SPLIT_TESTS]
     test_labels = os.path.join(ctx.data_dir, LABELS["test"])
     if test_tests and not os.path.isfile(test_labels):  # staff: before, not after
         header.append(f"note: no {LABELS['test']} (the labelled test questions) in {_rel(ctx.data_dir)}: "
@@ -1392,8 +1392,7 @@ def grade(g, args):
                       f"test split): {', '.join(test_tests)} cannot pass")
     elif test_tests:
         try:
-            check_labels_match_inputs(os.path.join(ctx.data_dir, LABELS["test"]),
-                                      os.path.join(ctx.data_dir, "birth_test_inputs.tsv"))
+            check_labels_match_inputs(test_labels, os.path.join(ctx.data_dir, "birth_test_inputs.tsv"))
         except Failure:
             header.append(f"note: {LABELS['test']} in {_rel(ctx.data_dir)} labels other questions than "
                           f"birth_test_inputs.tsv: {', '.join(test_tests)} cannot pass")
