@@ -375,8 +375,8 @@ class Grader:
             self.abandoned.remove(thread)
 
     def _running(self, thread):
-        """Where a test's thread is now, in the code under test (its innermost frame outside the
-        grader's own files): ", at src/submission/dataset.py:42 in __getitem__", or ""."""
+        """Where a test's thread is now in the code under test, as `_place` words it: ", at
+        src/submission/dataset.py:42 in __getitem__" (and the frame it was entered in), or ""."""
         frame = sys._current_frames().get(thread.ident)
         if frame is None:
             return ""
