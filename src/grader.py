@@ -766,7 +766,7 @@ def span_corpus():
 
 
 def _short_error(e):
-    return graderlib._short(e, 120) or "(no message)"
+    return graderlib.shorten(e, 120) or "(no message)"
 
 
 def item_problem(e, idx, doc, block):

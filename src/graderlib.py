@@ -85,7 +85,8 @@ class Result:
         return f"<Result {self.id}: {self.points}/{self.max_points} {state}>"
 
 
-def _short(text, limit=300):
+def shorten(text, limit=300):
+    """`text` on one line (runs of whitespace made one space), cut to `limit` characters with "..."."""
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
@@ -118,7 +119,7 @@ def describe_exception(exc, tb, own_files=()):
     """The reason for an unexpected exception: its type and message, then where it was raised: the
     innermost frame of the code under test (not torch's, where a wrong shape is found), and the
     function of it the test called; else the innermost frame outside the grader's own files."""
-    head = f"{type(exc).__name__}: {_short(exc) or '(no message)'}"
+    head = f"{type(exc).__name__}: {shorten(exc) or '(no message)'}"
     frames = traceback.extract_tb(tb)
     code = _code_frames(frames, own_files)
     if code:
