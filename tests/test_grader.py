@@ -159,6 +159,7 @@ class SpanMutant(RealDataset):
     truncated_length = staticmethod(lambda cap, rng: rng.randint(4, cap))  # cap = min(len(doc), int(block*7/8))
     pad_in_middle = False
     closing_mask = True
+    suffix_skip = 0  # characters dropped between the masked content and the suffix
 
     def __getitem__(self, idx):
         rng = random
@@ -169,10 +170,10 @@ class SpanMutant(RealDataset):
         n = len(doc)
         m = self.masked_length(n, rng) if n >= 4 else min(n, 1)
         start = self.span_start(n - m, rng)
-        prefix, masked, suffix = doc[:start], doc[start:start + m], doc[start + m:]
+        prefix, masked, suffix = doc[:start], doc[start:start + m], doc[start + m + self.suffix_skip:]
         mask, pad = self.MASK_CHAR, self.PAD_CHAR
         close = mask if self.closing_mask else ""
-        npad = self.block_size - (n + 2 + len(close))
+        npad = self.block_size - (len(prefix + masked + suffix) + 2 + len(close))
         if self.pad_in_middle:
             s = prefix + mask + suffix + mask + masked + pad * npad + close
         else:
@@ -250,6 +251,12 @@ class MaskedSecond(SpanMutant):
         s = prefix + mask + masked + mask + suffix + tail
         return (torch.tensor([self.stoi[c] for c in s[:-1]], dtype=torch.long),
                 torch.tensor([self.stoi[c] for c in s[1:]], dtype=torch.long))
+
+
+class SuffixOneLate(SpanMutant):
+    """document[start + m + 1:] for the suffix: a character lost after the masked content. 1e-1's mistake
+    alone: 1e-0 read the kept characters as the truncation length and failed too ("truncated to 3")."""
+    suffix_skip = 1
 
 
 class NoClosingMask(SpanMutant):
@@ -423,6 +430,7 @@ def test_a_length_fixed_for_some_lengths_is_named(corpus, monkeypatch):
     (MiddlePad, "1e-1-basic"),
     (MaskedSecond, "1e-1-basic"),
     (RandomWindow, "1e-1-basic"),
+    (SuffixOneLate, "1e-1-basic"),
     (AlwaysLongest, "1e-0-basic"),
     (ShortOfTheCap, "1e-0-basic"),
     (NeverFour, "1e-0-basic"),
@@ -436,6 +444,12 @@ def test_span_mutants_fail_their_test(corpus, monkeypatch, mutant, wrong):
     results = run(corpus[0], SPAN_TESTS)
     assert failing(results) == {wrong}, {i: r.reason for i, r in results.items()}
     assert results[wrong].points == 0 and results[wrong].reason
+
+
+def test_a_character_lost_after_the_masked_content_is_named_by_1e1(corpus, monkeypatch):
+    monkeypatch.setattr(submission, "CharCorruptionDataset", SuffixOneLate)
+    reason = run(corpus[0], ["1e-1-basic"])["1e-1-basic"].reason
+    assert "between the masked content and the suffix is lost" in reason, reason
 
 
 def test_ids_outside_the_vocabulary_fail_1e2(corpus, monkeypatch):
