@@ -609,11 +609,11 @@ def load_points(path, shown=None):
                               f"\"test_id\": {{\"points\": N}} (the course's shape), or restore the file from "
                               f"version control")
         if not isinstance(entry, dict) or "points" not in entry:
-            raise PointsError(f"{shown}: {k} must map to {{\"points\": N}}, got {entry!r}")
+            raise PointsError(f"{shown}: {k} must map to {{\"points\": N}}, got {shorten(repr(entry), 80)}")
         v = entry["points"]
         # bool is an int to Python, and json reads NaN and Infinity: neither is a number of points
         # and an integer beyond a float's range (1 followed by 400 zeros) stopped the report with an OverflowError
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= sys.float_info.max:
-            raise PointsError(f"{shown}: points of {k} must be a non-negative number, got {v!r}")
+            raise PointsError(f"{shown}: points of {k} must be a non-negative number, got {shorten(repr(v), 80)}")
         points[k] = v
     return dict(doc, points=points)

@@ -1729,6 +1729,16 @@ def test_a_malformed_points_file_is_one_line_naming_it(tmp_path, capsys, monkeyp
     assert out == "" and err.startswith(f"grader: {says.format(p=points)}") and err.count("\n") == 1, err
 
 
+@pytest.mark.parametrize("entry", ['{"points": 1%s}' % ("0" * 400), '[%s]' % ", ".join(["1"] * 200)])
+def test_a_long_value_in_the_points_file_is_shown_cut(tmp_path, entry):
+    """The number of 401 digits was written out whole, and a long wrong entry too: a line of hundreds of characters."""
+    points = tmp_path / "points.json"
+    points.write_text('{"1c-0-hidden": %s}' % entry, encoding="utf-8")
+    with pytest.raises(graderlib.PointsError) as e:
+        graderlib.load_points(str(points))
+    assert len(str(e.value)) < len(str(points)) + 160 and str(e.value).endswith("..."), str(e.value)
+
+
 def test_only_a_json_of_the_reports_layout_and_size_is_a_report(tmp_path):
     """--json replaces only the grader's own results.json: a JSON without "score", or one larger than any report
     (REPORT_MAX_BYTES), is the user's file, even with a list of tests in it."""
