@@ -313,7 +313,8 @@ def test_resume_keeps_a_finished_steps_minutes_in_the_table(tmp_path, capsys):
     assert "vanilla.model.params kept: " in said
     assert 600 <= again < 600 + first  # the kept training's seconds, beside the evaluation run anew
     heading = said[said.index("Dev accuracy ("):].split("\n")[0]  # the heading's total counts them too
-    assert ", 10.0 min in all)" in heading or ", 10.1 min in all)" in heading, heading
+    minutes = float(heading.split(" min in all)")[0].rsplit(", ", 1)[1])
+    assert 10.0 <= minutes <= 11.0, heading  # the kept ten, and this run's few seconds (a loaded machine's more)
     assert (out / demo.TABLE).read_text().startswith(heading + "\n")
 
 
