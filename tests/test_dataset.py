@@ -404,10 +404,10 @@ def test_utf16_without_a_mark_is_named_for_names_in_other_scripts_and_one_spaced
         "evaluation (the course's evaluate_places) counts such answers wrong: remove them\n")
 
 
-def test_dataset_script_counts_characters_as_the_course_does(tmp_path):
-    """`python dataset.py charcorruption` prints the course's `data has N characters`, N = len(data):
-    the newlines between the biographies count (they are in the vocabulary). It printed the sum of
-    the lines' lengths, the newlines left out."""
+def test_dataset_script_prints_the_courses_data_line_exactly(tmp_path):
+    """`python dataset.py charcorruption` prints the course's `data has %d characters, %d unique.`, char for
+    char: N = len(data), the newlines between the biographies counted (it printed the sum of the lines'
+    lengths), and nothing after the unique count (it added ' (PAD and MASK included)' before the period)."""
     import os
     import subprocess
     import sys
@@ -419,22 +419,7 @@ def test_dataset_script_counts_characters_as_the_course_does(tmp_path):
     assert p.returncode == 0, p.stderr[-500:]
     first = p.stdout.splitlines()[0]
     assert first.startswith(f"data has {len(text)} characters, {len(set(text)) + 2} unique"), first
-
-
-def test_dataset_script_prints_the_courses_data_line_exactly(tmp_path):
-    """The course's CharCorruptionDataset prints 'data has %d characters, %d unique.' and nothing more on
-    that line; the script added ' (PAD and MASK included)' before the period, so output compared with the
-    course's (or parsed by its format) differed."""
-    import os
-    import subprocess
-    import sys
-    text = "Ada Quill. Born in Lisbon, she studied in Porto.\nBo Li. Born in Hanoi.\n"
-    (tmp_path / "wiki.txt").write_text(text, encoding="utf-8")
-    script = os.path.join(os.path.dirname(__file__), "..", "src", "submission", "dataset.py")
-    p = subprocess.run([sys.executable, script, "charcorruption", "--data-dir", str(tmp_path)],
-                       capture_output=True, text=True, encoding="utf-8", timeout=300)
-    assert p.returncode == 0, p.stderr[-500:]
-    assert p.stdout.splitlines()[0] == "data has %d characters, %d unique." % (len(text), len(set(text)) + 2)
+    assert first == "data has %d characters, %d unique." % (len(text), len(set(text)) + 2)
 
 
 @pytest.mark.parametrize("special", [MASK_CHAR, PAD_CHAR])
