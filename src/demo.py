@@ -472,12 +472,12 @@ def main(argv=None):
     train_tsv = ["--finetune_corpus_path", os.path.join(data, "birth_places_train.tsv")]
     dev_tsv = ["--eval_corpus_path", os.path.join(data, "birth_dev.tsv")]
     results, stored_dev = [], {}  # stored_dev: each pretrained variant's dev rows memorised
-    earlier = 0.0  # the seconds of the training steps --resume kept or went on from, as they took then
-    kept = [0.0]  # of those, the current variant's (step() adds to it)
+    earlier = 0.0  # the seconds of the training steps --resume kept or went on from, as they took then (step())
     right, total = london(data)
     results.append(("always London", right / total * 100, None, None, 0.0))
 
     def step(*a):
+        nonlocal earlier
         names = [os.path.basename(a[a.index(flag) + 1]) for flag in ("--writing_params_path", "--outputs_path")
                  if flag in a]
         names += [name + ".state" for name in names if name.endswith(".params")]  # left by a Ctrl-C
@@ -499,7 +499,7 @@ def main(argv=None):
         if training and "--resume" in common and not resume and finished_before(out, names[0], key):
             print(f"demo: {names[0]} kept: its step finished before with these flags and inputs (--resume)",
                   flush=True)
-            kept[0] += step_seconds(out, names[0])  # its minutes, for the table
+            earlier += step_seconds(out, names[0])  # its minutes, for the table
             return None
         fresh = [] if not training or {"--resume", "--restart"} & set(flags) else ["--restart"]
         shared = os.environ.get(driver.SHARED_FLAGS)
@@ -507,7 +507,7 @@ def main(argv=None):
         saved = _signature(out, state) if training else None
         # a step going on from its state took the minutes before the Ctrl-C too (the table's, when kept later)
         before = step_seconds(out, state) if resume else 0.0
-        kept[0] += before
+        earlier += before
         started = time.time() - before
         try:
             try:
@@ -529,7 +529,7 @@ def main(argv=None):
         return os.path.join(out, name)
 
     for v in args.variants.split(","):
-        t, kept[0] = time.time(), 0.0
+        t, kept = time.time(), earlier  # kept: earlier's count before this variant's steps
         if v == "nopretrain":
             step("--function=finetune", "--variant=vanilla", *wiki, *train_tsv,
                  "--writing_params_path", par("vanilla.model.params"), *size.nopretrain_args)
@@ -550,8 +550,7 @@ def main(argv=None):
             label = f"{v}, pretrained + finetuned"
             found = f"{retrieved(par(f'{v}.pretrain.dev.predictions'), data, dev_rows)} of {len(dev_rows)}"
             stored_dev[v] = dev_rows
-        results.append((label, cor / tot * 100, share, found, time.time() - t + kept[0]))
-        earlier += kept[0]
+        results.append((label, cor / tot * 100, share, found, time.time() - t + earlier - kept))
     settings = f"{size_name} settings" + (f" with {shlex.join(changed)}" if changed else "")
     minutes = (time.time() - t0 + earlier) / 60
     lines = [f"Dev accuracy ({total} questions, {source}; {settings}, {get_device()}, {minutes:.1f} min in all). "
