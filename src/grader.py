@@ -1242,7 +1242,9 @@ def which_corpus(data_dir, marks="auto"):
     return "embedded" if same else "course"
 
 
-def load_marks(doc, corpus, shown="points.json"):
+def load_marks(doc, corpus, shown="points.json", path=None):
+    """The pass marks for this corpus from the points file's `pass_marks`; PointsError naming `shown` (with the
+    line of pass_marks in the file at `path`, when given) when they are missing or not fractions."""
     marks = doc.get("pass_marks")
     table = marks.get(corpus) if isinstance(marks, dict) else None
 
@@ -1250,7 +1252,8 @@ def load_marks(doc, corpus, shown="points.json"):
         return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1
 
     if not isinstance(table, dict) or not all(fraction(table.get(k)) for k in MARK_KEYS):
-        raise graderlib.PointsError(f"{shown}: pass_marks.{corpus} must give {', '.join(MARK_KEYS)} as fractions")
+        where = graderlib.at_key(shown, path, "pass_marks")
+        raise graderlib.PointsError(f"{where}: pass_marks.{corpus} must give {', '.join(MARK_KEYS)} as fractions")
     return {k: float(table[k]) for k in MARK_KEYS}
 
 
@@ -1261,14 +1264,14 @@ def make_grader(data_dir=DEFAULT_DATA_DIR, submission_dir=DEFAULT_SUBMISSION_DIR
     shown = _rel(points_path)
     doc = graderlib.load_points(points_path, shown)
     corpus = which_corpus(data_dir, marks)
-    ctx = Context(data_dir, submission_dir, load_marks(doc, corpus, shown), corpus)
+    ctx = Context(data_dir, submission_dir, load_marks(doc, corpus, shown, points_path), corpus)
     g = graderlib.Grader(doc["points"], context=ctx, own_files=[__file__])
     try:
         for test_id, description, fn, timeout in TESTS:
             g.add(test_id, description, fn, timeout)
         g.check_points()
-    except graderlib.PointsError as e:
-        raise graderlib.PointsError(f"{shown}: {e}") from None
+    except graderlib.PointsError as e:  # about an entry: name its line
+        raise graderlib.PointsError(f"{graderlib.at_key(shown, points_path, e.key)}: {e}") from None
     return g
 
 

@@ -25,6 +25,7 @@ import datetime
 import json
 import os
 import random
+import re
 import signal
 import sys
 import tempfile
@@ -41,7 +42,12 @@ class Failure(Exception):
 
 
 class PointsError(ValueError):
-    """A points file the grader cannot use; the message names it and says what to fix (one line)."""
+    """A points file the grader cannot use; the message names it and says what to fix (one line). `key`: the
+    entry of the file it is about, where there is one, for the caller to name its line."""
+
+    def __init__(self, message, key=None):
+        super().__init__(message)
+        self.key = key
 
 
 class TestTimeout(BaseException):
@@ -346,7 +352,7 @@ class Grader:
         """points.json must list exactly the registered tests."""
         extra = sorted(set(self._points) - set(self._by_id))
         if extra:
-            raise PointsError(f"lists tests the grader does not have: {', '.join(extra)}; remove them")
+            raise PointsError(f"lists tests the grader does not have: {', '.join(extra)}; remove them", extra[0])
 
     def ids(self):
         return [t.id for t in self.tests]
@@ -580,6 +586,39 @@ def write_json(results, path, execution_time=None):
         raise
 
 
+def key_line(text, key):
+    """The line (from 1) where `key` is a key of the top-level object in the JSON `text` (its last time, as json
+    keeps the last of repeated keys), or None: error messages name that line."""
+    line, depth, i = None, 0, 0
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            name, end = json.decoder.scanstring(text, i + 1)
+            if depth == 1 and name == key and _COLON.match(text, end):
+                line = text.count("\n", 0, i) + 1
+            i = end
+            continue
+        depth += (c in "{[") - (c in "}]")
+        i += 1
+    return line
+
+
+_COLON = re.compile(r"\s*:")
+
+
+def at_key(shown, path, key):
+    """`shown:LINE` for the line of `key` in the JSON file at `path` (key_line), or `shown` when there is no
+    key or path or the line cannot be found."""
+    line = None
+    if path and key:
+        try:
+            with open(path, encoding="utf-8-sig") as f:
+                line = key_line(f.read(), key)
+        except (OSError, ValueError):  # unreadable, not UTF-8, not JSON: no line to name
+            pass
+    return f"{shown}:{line}" if line else shown
+
+
 def load_points(path, shown=None):
     """points.json in the course's shape, which its graderUtil.py reads: {test_id: {"points": number}, ...},
     beside keys of the grader's own (`pass_marks`, and notes whose names start with _). Returns the object
@@ -600,20 +639,25 @@ def load_points(path, shown=None):
                           f"restore the file from version control") from None
     if not isinstance(doc, dict):
         raise PointsError(f"{shown}: expected an object mapping each test id to {{\"points\": N}}")
+
+    def at(k):  # the file and the line of entry k
+        line = key_line(text, k)
+        return f"{shown}:{line}" if line else shown
+
     points = {}
     for k, entry in doc.items():
         if k.startswith("_") or k == "pass_marks":
             continue
         if k == "points" and isinstance(entry, dict) and "points" not in entry:  # this project's earlier shape
-            raise PointsError(f"{shown}: \"points\": {{test_id: N}} is the earlier shape; write each test as "
+            raise PointsError(f"{at(k)}: \"points\": {{test_id: N}} is the earlier shape; write each test as "
                               f"\"test_id\": {{\"points\": N}} (the course's shape), or restore the file from "
                               f"version control")
         if not isinstance(entry, dict) or "points" not in entry:
-            raise PointsError(f"{shown}: {k} must map to {{\"points\": N}}, got {shorten(repr(entry), 80)}")
+            raise PointsError(f"{at(k)}: {k} must map to {{\"points\": N}}, got {shorten(repr(entry), 80)}")
         v = entry["points"]
         # bool is an int to Python, and json reads NaN and Infinity: neither is a number of points
         # and an integer beyond a float's range (1 followed by 400 zeros) stopped the report with an OverflowError
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= sys.float_info.max:
-            raise PointsError(f"{shown}: points of {k} must be a non-negative number, got {shorten(repr(v), 80)}")
+            raise PointsError(f"{at(k)}: points of {k} must be a non-negative number, got {shorten(repr(v), 80)}")
         points[k] = v
     return dict(doc, points=points)

@@ -1695,23 +1695,23 @@ def test_json_replaces_a_report_the_grader_wrote_or_an_empty_file(tmp_path, corp
     ('{\n  "1c-0-hidden": {"points": 2},\n', "{p}:3: not valid JSON (Expecting property name enclosed in double "
                                              "quotes, column 1); fix that line or restore the file"),
     ("[1, 2]", "{p}: expected an object mapping each test id to {{\"points\": N}}"),
-    ('{"1c-0-hidden": 2}', "{p}: 1c-0-hidden must map to {{\"points\": N}}, got 2"),  # not the course's shape
+    ('{"1c-0-hidden": 2}', "{p}:1: 1c-0-hidden must map to {{\"points\": N}}, got 2"),  # not the course's shape
     # this project's earlier shape: named as such, with the course's shape to write instead (it said "points must
     # map to {"points": N}" and repeated the whole table); a test missing says what to add in the course's shape
-    ('{"points": {"1c-0-hidden": 2}}', "{p}: \"points\": {{test_id: N}} is the earlier shape; write each test as "
+    ('{"points": {"1c-0-hidden": 2}}', "{p}:1: \"points\": {{test_id: N}} is the earlier shape; write each test as "
                                        "\"test_id\": {{\"points\": N}} (the course's shape)"),
-    ('{"1c-0-hidden": {"points": "two"}}', "{p}: points of 1c-0-hidden must be a non-negative number, got 'two'"),
-    ('{"1c-0-hidden": {"points": true}}', "{p}: points of 1c-0-hidden must be a non-negative number, got True"),
-    ('{"1c-0-hidden": {"points": -2}}', "{p}: points of 1c-0-hidden must be a non-negative number, got -2"),
-    ('{"1c-0-hidden": {"points": 1%s}}' % ("0" * 400), "{p}: points of 1c-0-hidden must be a non-negative number, "
+    ('{"1c-0-hidden": {"points": "two"}}', "{p}:1: points of 1c-0-hidden must be a non-negative number, got 'two'"),
+    ('{"1c-0-hidden": {"points": true}}', "{p}:1: points of 1c-0-hidden must be a non-negative number, got True"),
+    ('{"1c-0-hidden": {"points": -2}}', "{p}:1: points of 1c-0-hidden must be a non-negative number, got -2"),
+    ('{"1c-0-hidden": {"points": 1%s}}' % ("0" * 400), "{p}:1: points of 1c-0-hidden must be a non-negative number, "
                                                        "got 1000"),  # no float holds it: an OverflowError at the end
     ('{"pass_marks": {"course": {"vanilla_dev": 10, "vanilla_test": 9, "synthesizer_dev": 5, '
-     '"synthesizer_test": 4}}}', "{p}: pass_marks.course must give vanilla_dev, vanilla_test, synthesizer_dev, "
+     '"synthesizer_test": 4}}}', "{p}:1: pass_marks.course must give vanilla_dev, vanilla_test, synthesizer_dev, "
                                  "synthesizer_test as fractions"),  # percent, not fractions
     ('{}', "{p}: pass_marks.course must give vanilla_dev"),
     ("\xff", "{p}: not valid UTF-8 at byte 0"),
     ("MARKS", "{p}: no points for 1c-0-hidden; add \"1c-0-hidden\": {{\"points\": N}} to it"),
-    ("MARKS+9z", "{p}: lists tests the grader does not have: 9z-0-basic; remove them"),
+    ("MARKS+9z", "{p}:1: lists tests the grader does not have: 9z-0-basic; remove them"),
 ])
 def test_a_malformed_points_file_is_one_line_naming_it(tmp_path, capsys, monkeypatch, corpus, text, says):
     """A points file that json could not read, or one of the wrong shape, was a traceback from load_points."""
@@ -1727,6 +1727,34 @@ def test_a_malformed_points_file_is_one_line_naming_it(tmp_path, capsys, monkeyp
     assert grader.main(["1g-3-hidden", "--data-dir", corpus[0]]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.startswith(f"grader: {says.format(p=points)}") and err.count("\n") == 1, err
+
+
+def test_a_wrong_entry_is_named_with_its_line(tmp_path, capsys, monkeypatch, corpus):
+    """The course's points.json has one test a line: an error about one entry names that entry's line (it named
+    only the file), the top-level key's, not a "points" inside an entry, and the last of a repeated key (json
+    keeps that one). An entry the grader does not have, and pass marks that are not fractions, likewise."""
+    def error(lines):
+        points = tmp_path / "points.json"
+        points.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        monkeypatch.setattr(grader, "POINTS_PATH", str(points))
+        assert grader.main(["1g-3-hidden", "--data-dir", corpus[0]]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"grader: {points}:") and err.count("\n") == 1, err
+        return err[len(f"grader: {points}:"):]
+
+    doc = json.load(open(grader.POINTS_PATH, encoding="utf-8"))
+    entries = [f'  {json.dumps(k)}: {json.dumps(v)},' for k, v in doc.items() if k != "1c-0-hidden"]
+    assert error(["{", '  "1a-0-basic": {"points": 1},', '  "1c-0-hidden": {"points": 2},',
+                  '  "1c-0-hidden": {"points": -1}', "}"]).startswith("4: points of 1c-0-hidden must be")
+    assert error(["{", '  "_note": "the \\"points\\": of each test",', '  "points":', '    {"1c-0-hidden": 2},',
+                  '  "1a-0-basic": {"points": 1}', "}"]).startswith('3: "points": {test_id: N} is the earlier shape')
+    assert error(["{"] + entries + ['  "1c-0-hidden": {"points": 2},', '  "9z-0-basic": {"points": 1}', "}"]) \
+        .startswith(f"{len(entries) + 3}: lists tests the grader does not have: 9z-0-basic")
+    marks = [i for i, line in enumerate(entries) if line.startswith('  "pass_marks"')]
+    assert len(marks) == 1
+    entries[marks[0]] = '  "pass_marks": {"course": {}, "embedded": {}},'
+    assert error(["{"] + entries + ['  "1c-0-hidden": {"points": 2}', "}"]) \
+        .startswith(f"{marks[0] + 2}: pass_marks.course must give")
 
 
 @pytest.mark.parametrize("entry", ['{"points": 1%s}' % ("0" * 400), '[%s]' % ", ".join(["1"] * 200)])
