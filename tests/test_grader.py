@@ -1214,6 +1214,18 @@ def test_pass_mark_boundary(corpus, tmp_path):
         assert r.passed is passes and len(dev) == 20
 
 
+def test_one_right_answer_passes_the_tests_without_pretraining(corpus, tmp_path):
+    """Mutation audit: 1d-0 and 1d-1 pass with one right answer, the bar the docs give (a model without
+    pretraining gets a few right); a bar of two passed the same way on every file the other tests wrote."""
+    for right, passes in ((1, True), (0, False)):
+        write_predictions(str(tmp_path), corpus[1], lambda a: a[:right] + ["Atlantis"] * (len(a) - right))
+        results = run(corpus[0], ["1d-0-hidden", "1d-1-hidden"], submission_dir=str(tmp_path))
+        for r in results.values():
+            assert r.passed is passes and r.points == (r.max_points if passes else 0), (r.id, r.reason)
+            if passes:
+                assert r.note == "1/20 right (5.0%)", r.note
+
+
 def test_each_pass_mark_test_takes_its_own_mark(tmp_path):
     """On 20 questions the marks 9% and 10% (or 4% and 5%) both need the same number right: on 100 dev and
     100 test questions, each pass-mark test passes at exactly its own course mark and fails one answer below."""
@@ -1789,6 +1801,30 @@ def test_fractional_points_are_shown_to_two_decimals(capsys):
     out = capsys.readouterr().out
     assert "0.25/0.25 points]" in out and "Total basic points: 0.25/0.25" in out
     assert "Total points: 1.25/1.25" in out
+
+
+def test_a_test_worth_no_points_is_a_points_file_the_grader_takes(tmp_path):
+    """Mutation audit: points must be non-negative, as the error says, so 0 is allowed (staff taking a test out of
+    the score without removing it); a check of "more than 0" refused such a file with a message that said 0 was
+    fine. The test still runs and shows 0/0."""
+    points = tmp_path / "points.json"
+    points.write_text('{"9a-0-basic": {"points": 0}, "9a-1-hidden": {"points": 2}}', encoding="utf-8")
+    doc = graderlib.load_points(str(points))
+    assert doc["points"] == {"9a-0-basic": 0, "9a-1-hidden": 2}
+    g = graderlib.Grader(doc["points"])
+    g.add("9a-0-basic", "passes", lambda ctx: None, 5)
+    g.add("9a-1-hidden", "passes", lambda ctx: None, 5)
+    results = g.run(out=None)
+    assert [(r.points, r.max_points, r.passed) for r in results] == [(0, 0, True), (2, 2, True)]
+    assert graderlib.gradescope_json(results)["score"] == 2
+
+
+def test_a_points_file_saved_with_a_byte_order_mark_is_read(tmp_path):
+    """Mutation audit: a points file edited in a Windows editor starts with a UTF-8 byte-order mark, which json
+    refuses ("Unexpected UTF-8 BOM"); the grader reads past it, as it does for data and predictions files."""
+    points = tmp_path / "points.json"
+    points.write_bytes(b"\xef\xbb\xbf" + b'{"_note": "edited", "9a-0-basic": {"points": 3}}')
+    assert graderlib.load_points(str(points))["points"] == {"9a-0-basic": 3}
 
 
 def test_a_results_json_that_cannot_be_written_exits_1_in_one_line(tmp_path, corpus, capsys, monkeypatch):
