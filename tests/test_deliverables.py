@@ -157,6 +157,20 @@ def test_an_earlier_zip_under_another_name_is_replaced_and_a_zip_of_other_files_
             run(complete, special, capsys)
 
 
+def test_a_zip_of_other_files_under_src_is_kept(complete, tmp_path, capsys):
+    """Mutation audit: only the folder entry src/ is let through beside src/submission/'s files: a zip of a whole
+    src/ folder (the project's other scripts in it) given as --zip is not one this command wrote, and is kept."""
+    out = tmp_path / "project.zip"
+    with zipfile.ZipFile(out, "w") as z:
+        for name in ("src/", "src/submission/", "src/submission/model.py", "src/run.py"):
+            z.writestr(name, "" if name.endswith("/") else "print('mine')\n")
+    before = out.read_bytes()
+    with pytest.raises(DataError, match=r"project.zip: a zip of other files \(src/run.py in it\), not one this "
+                                        r"command wrote"):
+        run(complete, out, capsys)
+    assert out.read_bytes() == before
+
+
 def test_missing_and_bad_files_name_their_fix_and_no_zip_is_written(complete, tmp_path, capsys):
     code, folder = complete
     out = tmp_path / "submission.zip"
@@ -249,6 +263,28 @@ def test_test_labels_are_used_only_when_they_ask_the_inputs_questions(complete, 
     said = {line.split()[2]: line for line in lines[:18]}
     assert status == 0 and "accuracy" not in said["vanilla.nopretrain.test.predictions"]
     assert f"{len(labelled)} predictions" in said["vanilla.nopretrain.test.predictions"]
+
+
+def test_the_graders_verdicts_are_on_the_data_checked(complete, tmp_path, capsys):
+    """Mutation audit: the verdict beside each labelled predictions file is the grader's on --data-dir (run.sh's
+    DATA_DIR), the folder the lines were counted against, not on data/: all right answers to another corpus's
+    dev questions pass their tests there (graded on data/'s 500 questions they failed, marked low)."""
+    _, folder = complete
+    other = tmp_path / "data"
+    shutil.copytree(DATA, other)
+    rows = [line for line in (other / "birth_dev.tsv").read_text(encoding="utf-8").split("\n") if line.strip()][:50]
+    (other / "birth_dev.tsv").write_text("".join(row + "\n" for row in rows), encoding="utf-8")
+    for name, (split, _, _) in deliverables.PREDICTIONS.items():
+        if split == "dev":
+            (folder / name).write_text("".join(row.split("\t")[1] + "\n" for row in rows), encoding="utf-8")
+    status, lines, _ = run(complete, tmp_path / "s.zip", capsys, data=other)
+    said = {line.split()[2]: line for line in lines[:18]}
+    assert status == 0
+    for name, test_id in (("vanilla.nopretrain.dev.predictions", "1d-0-hidden"),
+                          ("vanilla.pretrain.dev.predictions", "1f-1-hidden"),
+                          ("synthesizer.pretrain.dev.predictions", "1g-1-hidden")):
+        assert said[name].split()[1] == "ok" and said[name].endswith(
+            f"50 predictions, accuracy 100.0%; {test_id} passes"), said[name]
 
 
 @pytest.mark.parametrize("bad", ["Where was A born?\tX\tY\n".encode(), b"\xff\n"])
