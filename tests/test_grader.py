@@ -1005,6 +1005,10 @@ def test_a_labels_line_without_a_tab_is_named_by_its_line_number(tmp_path):
     path.write_text("Where was A born?\tLima\n\nWhere was B born? Oslo\n", encoding="utf-8")
     with pytest.raises(graderlib.Failure, match=r"birth_dev\.tsv:3: expected question<TAB>place$"):
         grader.read_labels(str(path))
+    # mutation audit: a line of three fields is named too (a tab inside the place), not graded on its second field
+    path.write_text("Where was A born?\tLima\nWhere was B born?\tOslo\tNorway\n", encoding="utf-8")
+    with pytest.raises(graderlib.Failure, match=r"birth_dev\.tsv:2: expected question<TAB>place$"):
+        grader.read_labels(str(path))
 
 
 @pytest.mark.parametrize("text, count", [("", "0 lines"), ("London\n", "1 line"), ("London", "1 line"),
@@ -1176,6 +1180,11 @@ def test_missing_file_names_the_run_sh_mode(corpus, tmp_path):
              "1g-1-hidden": "synthesizer_eval_dev_with_pretrain", "1g-2-hidden": "synthesizer_eval_test_with_pretrain"}
     for test_id, r in results.items():
         assert not r.passed and "not found" in r.reason and f"./run.sh {modes[test_id]}" in r.reason
+    # mutation audit: the modes to run before it are named too, in order (without them the mode fails on missing params)
+    before = {"1d": "vanilla_finetune_without_pretrain", "1f": "vanilla_pretrain, vanilla_finetune_with_pretrain",
+              "1g": "synthesizer_pretrain, synthesizer_finetune_with_pretrain"}
+    for test_id, r in results.items():
+        assert r.reason.endswith(f"./run.sh {modes[test_id]} (after {before[test_id[:2]]})"), r.reason
 
 
 def test_the_run_sh_hint_quotes_folders_for_the_shell(corpus, tmp_path):
@@ -1849,6 +1858,27 @@ def test_failed_json_write_leaves_no_temporary_file(tmp_path):
     with pytest.raises(OSError):
         graderlib.write_json(results, str(tmp_path / "r.json"))
     assert os.listdir(tmp_path) == ["r.json"] and os.listdir(tmp_path / "r.json") == []
+
+
+def test_json_into_folders_not_made_yet_makes_them(tmp_path):
+    """Mutation audit: --json results/run1/r.json is accepted before any test (its folders can be made) and the
+    report is written there, folders made; without them made, the write failed after the whole grading."""
+    g = graderlib.Grader({"9a-0-basic": 1})
+    g.add("9a-0-basic", "passes", lambda ctx: None, 5)
+    path = tmp_path / "results" / "run1" / "r.json"
+    assert graderlib.json_path_problem(str(path)) is None
+    graderlib.write_json(g.run(out=None), str(path))
+    assert json.loads(path.read_text(encoding="utf-8"))["score"] == 1
+    assert os.listdir(path.parent) == ["r.json"]
+
+
+def test_a_test_id_registered_twice_is_refused():
+    """Mutation audit: a test added twice (a copied TESTS row) ran twice and counted its points twice in the totals."""
+    g = graderlib.Grader({"9a-0-basic": 1})
+    g.add("9a-0-basic", "passes", lambda ctx: None, 5)
+    with pytest.raises(ValueError, match="test id 9a-0-basic registered twice"):
+        g.add("9a-0-basic", "passes again", lambda ctx: None, 5)
+    assert g.ids() == ["9a-0-basic"]
 
 
 def test_ctrl_c_while_a_test_thread_starts_stops_that_test(monkeypatch):
