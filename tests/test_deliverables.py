@@ -93,6 +93,17 @@ def test_all_in_order_are_zipped_under_their_handout_paths(complete, tmp_path, c
             assert z.read(f"src/submission/{name}") == (code / name if name.endswith(".py") else folder / name).read_bytes()
 
 
+def test_a_file_dated_before_1980_is_zipped_as_of_1980(complete, tmp_path, capsys):
+    """Mutation audit: a zip cannot hold a date before 1980; a file dated 1970 (an extraction or a build tool that
+    kept no times) is stored as of 1980, not a ValueError after every check had passed."""
+    code, _ = complete
+    os.utime(code / "utils.py", (0, 0))
+    out = tmp_path / "submission.zip"
+    status, _, _ = run(complete, out, capsys)
+    with zipfile.ZipFile(out) as z:
+        assert status == 0 and z.getinfo("src/submission/utils.py").date_time == (1980, 1, 1, 0, 0, 0)
+
+
 def test_files_older_than_the_params_they_are_made_from_are_named_stale(complete, tmp_path, capsys):
     """Finetuning run again after the dev evaluation: the predictions zipped were another model's, and
     nothing said so (all --resume compares these times; deliverables did not)."""

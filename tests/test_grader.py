@@ -1872,6 +1872,30 @@ def test_json_into_folders_not_made_yet_makes_them(tmp_path):
     assert os.listdir(path.parent) == ["r.json"]
 
 
+def test_list_shows_each_id_with_what_it_checks(capsys):
+    """Mutation audit: --list prints every test, in the grader's order, as "ID: description" (the ids alone passed)."""
+    assert grader.main(["--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"{test_id}: {description}" for test_id, description, _, _ in grader.TESTS] and len(lines) == 15
+    assert lines[0] == "1c-0-hidden: vanilla model structure (module tree, parameter shapes, causal attention)"
+
+
+def test_a_missing_data_file_names_the_fix_for_its_folder(tmp_path, monkeypatch):
+    """Mutation audit: a data file missing from the repo's data/ says to regenerate the embedded corpus; one missing
+    from a --data-dir says to pass the folder that holds it (the two fixes swapped passed every test)."""
+    other = tmp_path / "course"
+    other.mkdir()
+    ctx = grader.Context(str(other), str(tmp_path), {}, "course")
+    with pytest.raises(graderlib.Failure, match=r"wiki\.txt not found: the pretraining corpus; pass the folder that "
+                                                r"holds it with --data-dir$"):
+        ctx.wiki_text()
+    monkeypatch.setattr(grader, "DEFAULT_DATA_DIR", str(other))
+    ctx = grader.Context(str(other), str(tmp_path), {}, "embedded")
+    with pytest.raises(graderlib.Failure, match=r"birth_places_train\.tsv not found: the finetuning corpus; regenerate "
+                                                r"the embedded corpus with python src/make_world\.py --out data$"):
+        ctx.train_path()
+
+
 def test_a_test_id_registered_twice_is_refused():
     """Mutation audit: a test added twice (a copied TESTS row) ran twice and counted its points twice in the totals."""
     g = graderlib.Grader({"9a-0-basic": 1})
