@@ -216,6 +216,22 @@ def test_missing_and_bad_files_name_their_fix_and_no_zip_is_written(complete, tm
     assert lines[15].endswith("./run.sh synthesizer_finetune_with_pretrain (after synthesizer_pretrain)")
 
 
+def test_code_saved_as_utf16_or_holding_a_nul_byte_is_named_so(complete, tmp_path, capsys):
+    """Python 3.11.4 on reports a NUL byte as a SyntaxError without a line: a code file saved as UTF-16 (a Windows
+    editor's "Unicode") read "line None: source code string cannot contain null bytes; fix it there". It is named
+    as UTF-16 with the fix that keeps the student's code (not "restore it from git"), and a NUL byte as not source."""
+    code, _ = complete
+    (code / "trainer.py").write_bytes((code / "trainer.py").read_text(encoding="utf-8").encode("utf-16"))
+    (code / "attention.py").write_bytes(b"import torch\n\x00\n")
+    status, lines, err = run(complete, tmp_path / "s.zip", capsys)
+    said = {line.split()[2]: line for line in lines[:18]}
+    assert status == 1 and err.strip() == "2 of the deliverables are missing or bad; no zip written"
+    assert said["trainer.py"].split()[1] == "bad" and said["trainer.py"].endswith(
+        "  UTF-16 text (byte-order mark FF FE), not UTF-8; save it as UTF-8"), said["trainer.py"]
+    assert said["attention.py"].split()[1] == "bad" and said["attention.py"].endswith(
+        "  a NUL byte at byte 13: not Python source; restore it from git"), said["attention.py"]
+
+
 def test_a_package_that_needs_a_module_it_lacks_is_not_zipped(complete, tmp_path, capsys):
     """Each of the handout's seven files parses, but they import this project's other modules."""
     code, _ = complete
