@@ -176,11 +176,37 @@ def _in_package(e):
 def import_problem(e):
     """Why importing the submission package raised `e`, with the file and line in the package."""
     if isinstance(e, SyntaxError):
+        unreadable = _unreadable_module() if e.lineno is None else None
+        if unreadable:
+            return f"SyntaxError: {unreadable}"
         return f"SyntaxError at {_rel(e.filename or '?')}:{e.lineno}: {e.msg}"
     where = _in_package(e)
     if isinstance(e, SystemExit):
         return "exit() or sys.exit() runs as the package is imported; remove it" + (f" ({where})" if where else "")
     return f"{type(e).__name__}: {e}" + (f" (raised at {where})" if where else "")
+
+
+def _unreadable_module():
+    """The first module of the package that is not Python source as bytes, and why, or None: Python (3.11.4 on)
+    reports a NUL byte as a SyntaxError with neither file nor line, and UTF-16 (a Windows editor's "Unicode")
+    is full of them."""
+    package = os.path.join(HERE, "submission")
+    try:
+        names = sorted(n for n in os.listdir(package) if n.endswith(".py"))
+    except OSError:
+        return None
+    for name in names:
+        path = os.path.join(package, name)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            return f"{_rel(path)} is UTF-16 text (byte-order mark {data[:2].hex(' ').upper()}), not UTF-8; save it as UTF-8"
+        if bytes(1) in data:
+            return f"{_rel(path)} holds a NUL byte at byte {data.index(bytes(1))}: not Python source"
+    return None
 
 
 _import_hung = []  # where importing the package was when a test's time ran out: it is not tried again
