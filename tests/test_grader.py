@@ -1896,6 +1896,15 @@ def test_a_missing_data_file_names_the_fix_for_its_folder(tmp_path, monkeypatch)
         ctx.train_path()
 
 
+def test_json_onto_a_pipe_or_device_is_refused_before_any_test(tmp_path):
+    """Mutation audit: --json naming a FIFO (or a device such as /dev/null) is refused before any test: its folder
+    takes files, so without the check the report was renamed over the FIFO itself after the whole grading."""
+    fifo = tmp_path / "results.json"
+    os.mkfifo(fifo)
+    assert graderlib.json_path_problem(str(fifo)) == "exists and is not a regular file; give the path of a results file"
+    assert graderlib.json_path_problem(str(tmp_path / "new.json")) is None
+
+
 def test_a_test_id_registered_twice_is_refused():
     """Mutation audit: a test added twice (a copied TESTS row) ran twice and counted its points twice in the totals."""
     g = graderlib.Grader({"9a-0-basic": 1})
