@@ -1413,6 +1413,16 @@ def test_timeout_fails_the_test_and_the_grader_goes_on():
     assert not g.abandoned  # the looping thread was stopped
 
 
+def test_a_test_within_its_time_limit_is_not_cut_short():
+    """Mutation audit: a test is given its whole limit: one that takes a third of it passes (a join on a tenth of
+    the limit cut correct, slow solutions short and still said "timed out after" the full limit)."""
+    import time
+    g = graderlib.Grader({"9a-0-basic": 1})
+    g.add("9a-0-basic", "takes a while", lambda ctx: time.sleep(0.5), 1.5)
+    (r,) = g.run(out=None)
+    assert r.passed and r.points == 1 and r.seconds >= 0.5, r.reason
+
+
 def test_a_timed_out_test_that_swallows_the_stop_is_said_to_run_on(monkeypatch):
     """Code that catches BaseException swallowed the grader's stop and ran on beside the later tests,
     unsaid; the failed test now says so."""
