@@ -203,7 +203,8 @@ def _unreadable_module():
         except OSError:
             continue
         if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-            return f"{_rel(path)} is UTF-16 text (byte-order mark {data[:2].hex(' ').upper()}), not UTF-8; save it as UTF-8"
+            return (f"{_rel(path)} is UTF-16 text (byte-order mark {data[:2].hex(' ').upper()}), not UTF-8; save it "
+                    f"as UTF-8")
         if bytes(1) in data:
             return f"{_rel(path)} holds a NUL byte at byte {data.index(bytes(1))}: not Python source"
     return None

@@ -2046,7 +2046,8 @@ def test_a_module_saved_as_utf16_is_named_when_the_package_does_not_import(tmp_p
                                               f"not Python source")
         (package / "trainer.py").write_bytes(b"x = 1\n")  # none found: as Python words it
         said = grader.import_problem(nul)
-        assert said.startswith("SyntaxError at ") and said.endswith(":None: source code string cannot contain null bytes")
+        assert said.startswith("SyntaxError at ") and said.endswith(
+            ":None: source code string cannot contain null bytes")
 
 
 @pytest.mark.parametrize("layout", ["zip", "files"])
