@@ -85,3 +85,28 @@ def test_the_pace_reads_the_trainers_log_and_the_partial_log_of_a_run_cut_short(
     partial.write_text("\n".join(first) + "\n")
     assert re.match(r"pace: 3 steps in \d+ s, 1 epoch\(s\) begun: too few", pace(partial)[1])
     assert pace(tmp_path / "none.log.jsonl.partial") == ["pace: no pretraining log"]
+
+
+def test_every_step_runs_with_pythons_output_unbuffered(tmp_path):
+    """Each step's output goes to a file as it is printed: Python block-buffers a stdout redirected to a file,
+    and a step killed without the chance to flush (the device tool's time limit, a process that outlives the
+    SIGTERM of its step's timeout) lost all it had printed, the bench's vanilla rows among them, which decide
+    whether the pretraining packs. A `timeout` on PATH that runs nothing records each step's command and
+    environment (nothing is trained)."""
+    data = tmp_path / "course"
+    shutil.copytree(os.path.join(ROOT, "data"), data)
+    bin_dir, seen = tmp_path / "bin", tmp_path / "seen.txt"
+    bin_dir.mkdir()
+    fake = bin_dir / "timeout"
+    fake.write_text(f'#!/bin/sh\nshift\necho "PYTHONUNBUFFERED=${{PYTHONUNBUFFERED:-unset}} $*" >> "{seen}"\n')
+    fake.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # as a machine without it set
+    env.update(OUT=str(tmp_path / "out"), PATH=f"{bin_dir}{os.pathsep}{env['PATH']}")
+    p = subprocess.run(["bash", SCRIPT, str(data)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr  # every step "ran" and passed
+    lines = seen.read_text().splitlines()
+    assert [line.split()[1:3] for line in lines] == [["./run.sh", "bench"], ["./run.sh", "vanilla_pretrain"],
+                                                     ["./run.sh", "vanilla_finetune_with_pretrain"],
+                                                     ["./run.sh", "vanilla_eval_dev_with_pretrain"],
+                                                     [os.environ.get("PYTHON") or "python3", "-m"]], lines
+    assert all(line.startswith("PYTHONUNBUFFERED=1 ") for line in lines), lines
