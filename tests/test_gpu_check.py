@@ -110,3 +110,20 @@ def test_every_step_runs_with_pythons_output_unbuffered(tmp_path):
                                                      ["./run.sh", "vanilla_eval_dev_with_pretrain"],
                                                      [os.environ.get("PYTHON") or "python3", "-m"]], lines
     assert all(line.startswith("PYTHONUNBUFFERED=1 ") for line in lines), lines
+
+
+def test_the_tests_step_selects_every_test_that_needs_a_gpu():
+    """The tests step runs `-k cuda` (the files' CPU tests are CI's, and would not fit in the budget): every test
+    of test_fast.py and test_graphs.py skipped without a GPU must have "cuda" in its name."""
+    with open(SCRIPT, encoding="utf-8") as f:
+        script = f.read()
+    assert re.search(r'^step tests \d+ .* -m pytest .*tests/test_fast\.py tests/test_graphs\.py -k cuda$', script,
+                     re.M), "the tests step changed: check its selection here"
+    gpu_only = []
+    for name in ("test_fast.py", "test_graphs.py"):
+        with open(os.path.join(ROOT, "tests", name), encoding="utf-8") as f:
+            text = f.read()
+        assert text.count("cuda.is_available()") == len(re.findall(r"^@.*cuda\.is_available\(\)", text, re.M))
+        # each test under a decorator that asks for CUDA, whatever decorators follow it
+        gpu_only += re.findall(r"^@.*cuda\.is_available\(\).*\n(?:@.*\n)*def (\w+)", text, re.M)
+    assert len(gpu_only) >= 3 and all("cuda" in name for name in gpu_only), gpu_only
