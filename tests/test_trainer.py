@@ -542,6 +542,34 @@ def test_a_step_clips_the_gradient_to_grad_norm_clip():
         assert norms[0] == pytest.approx(1e-3, rel=1e-3), fast
 
 
+def test_the_scheduled_rate_is_the_rate_adamw_steps_with():
+    """With lr_decay, each step sets AdamW's rate to the schedule's (the `lr` it returns and logs), so the
+    next step moves the weights by that rate, not by learning_rate. The warm-up here is so long that after
+    the first step the rate is about 1e-10 of learning_rate: the second step must leave the weights where
+    they are. (A trainer that logged the schedule but never gave it to AdamW trained at a constant rate,
+    and every other test still passed: the logged rates were right.)"""
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (16, 9))
+    y = torch.roll(x, -1, 1)
+    for fast in (True, False):
+        torch.manual_seed(1)
+        model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+        run = Trainer(model, TensorDataset(x, y), None, TrainerConfig(
+            learning_rate=1e-2, lr_decay=True, warmup_tokens=1e12, final_tokens=2e12, fast=fast,
+            num_threads=1)).prepare()
+
+        def moved_by_a_step():
+            before = [p.detach().clone() for p in model.parameters()]
+            _, lr = run.step(x, y)
+            return lr, max(float((p.detach() - b).abs().max()) for p, b in zip(model.parameters(), before))
+
+        lr, first = moved_by_a_step()  # at learning_rate, the rate AdamW is built with (as the course's)
+        assert lr == pytest.approx(1e-2 * 16 * 9 / 1e12)  # the rate now: 16 rows of 9 targets into the warm-up
+        assert first > 1e-3, fast
+        _, second = moved_by_a_step()  # at that tiny rate
+        assert second < 1e-8, fast
+
+
 def test_the_diverged_message_names_the_rate_of_the_step_that_diverged():
     """The rate in the message is the schedule's at that step (warm-up or decay), beside the configured one."""
     config = TrainerConfig(learning_rate=6e-4, log_path="out/log.jsonl")
