@@ -123,6 +123,29 @@ def test_a_write_that_fails_for_another_reason_says_so_in_one_line(tmp_path, mon
     assert p.read_text() == "old\n"
 
 
+def test_a_write_that_fails_midway_leaves_the_old_file_and_no_temporary_file(tmp_path):
+    """A write that fails after some bytes (a full disk, a torch.save that raises) removes its part written:
+    a training state is 40 MB a time, and a live writer's leftover is never swept up later (only a dead
+    writer's is, by _remove_leftovers). The old file stays as it was, and the error is the one-line one."""
+    from submission.files import atomic_write
+    p = tmp_path / "vanilla.pretrain.params"
+    atomic_write_text(str(p), "old\n")
+
+    def disk_fills(f):
+        f.write(b"x" * 4096)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def code_fails(f):
+        f.write(b"x" * 4096)
+        raise ValueError("not an OSError: raised as it is")
+
+    with pytest.raises(DataError, match=r"could not write it \(No space left on device; "):
+        atomic_write(str(p), disk_fills)
+    with pytest.raises(ValueError, match="not an OSError"):
+        atomic_write(str(p), code_fails)
+    assert os.listdir(tmp_path) == ["vanilla.pretrain.params"] and p.read_text() == "old\n"
+
+
 def test_a_special_file_that_fails_is_one_line():
     """/dev/full, written straight, raised a bare OSError. Were the special-file branch lost, the atomic
     path would replace /dev/full with a regular file (as root): the device is then put back, and the test fails."""
