@@ -570,6 +570,26 @@ def test_the_scheduled_rate_is_the_rate_adamw_steps_with():
         assert second < 1e-8, fast
 
 
+def test_without_lr_decay_every_step_is_at_learning_rate(tmp_path):
+    """lr_decay=False (TrainerConfig's default) trains at learning_rate throughout, whatever warmup_tokens
+    and final_tokens say: a trainer that applied the schedule anyway trained a default-config run (warm-up
+    over 375e6 tokens) at almost no rate at all. Checked in the log and in AdamW's steps: the last step of
+    the run moves the weights as far as a full-rate step does."""
+    _, log = tiny_run(tmp_path, lr_decay=False, learning_rate=1e-2, warmup_tokens=1e12, final_tokens=2e12)
+    assert [row["lr"] for row in log] == [1e-2] * len(log)
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (16, 9))
+    y = torch.roll(x, -1, 1)
+    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+    run = Trainer(model, TensorDataset(x, y), None, TrainerConfig(
+        learning_rate=1e-2, lr_decay=False, warmup_tokens=1e12, final_tokens=2e12, num_threads=1)).prepare()
+    for _ in range(3):
+        before = [p.detach().clone() for p in model.parameters()]
+        _, lr = run.step(x, y)
+        assert lr == 1e-2 and all(g["lr"] == 1e-2 for g in run.optimizer.param_groups)
+    assert max(float((p.detach() - b).abs().max()) for p, b in zip(model.parameters(), before)) > 1e-3
+
+
 def test_the_diverged_message_names_the_rate_of_the_step_that_diverged():
     """The rate in the message is the schedule's at that step (warm-up or decay), beside the configured one."""
     config = TrainerConfig(learning_rate=6e-4, log_path="out/log.jsonl")
