@@ -162,8 +162,9 @@ def test_a_state_of_other_data_or_model_is_refused(tmp_path, monkeypatch):
     assert longer.vocab_size > data.vocab_size
     t = trainer(tmp_path, longer, resume=True, final_tokens=40000)
     t.model = GPT(GPTConfig(longer.vocab_size, 32, n_layer=1, n_head=2, n_embd=16))
-    with pytest.raises(ParamsError, match="saved by a run with other data"):
+    with pytest.raises(ParamsError, match="saved by a run with other data") as e:
         t.train()
+    assert "another shape" not in str(e.value) and "training settings" not in str(e.value), str(e.value)
     t = trainer(tmp_path, data, resume=True)
     t.model = GPT(GPTConfig(data.vocab_size, 32, n_layer=2, n_head=2, n_embd=16))
     with pytest.raises(ParamsError, match=r"a model of another shape \(n_layer 1, this run's is 2\)"):
@@ -389,6 +390,27 @@ def test_a_shorter_run_over_a_longer_finished_runs_params_needs_restart(tmp_path
     (tmp_path / "p.params.card.json").unlink()     # nor is a card (another tool's params, the course's)
     assert run(1) == 1
     capsys.readouterr()
+
+
+def test_a_restarted_run_over_longer_params_resumes_without_restart(tmp_path, monkeypatch):
+    """--restart over a longer finished run's params, interrupted after a saved epoch, then --resume: the
+    resumed run goes on to its end. The longer run's params and log are still there until it ends, but the
+    run was checked (and --restart given) when it started; refusing the --resume would leave only --restart,
+    which throws away the epochs the state holds."""
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    params, log = tmp_path / "p.params", tmp_path / "p.params.log.jsonl"
+    argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+            "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--block_size", "32", "--batch_size", "8",
+            "--state_every", "0", f"--writing_params_path={params}"]
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")
+    driver.main(argv + ["--max_epochs", "3"])
+    with monkeypatch.context() as m:
+        interrupt_at(m, -(-len(corpus()) // 8) + 1)  # in epoch 2: the state after epoch 1 is kept
+        with pytest.raises(KeyboardInterrupt):
+            driver.main(argv + ["--max_epochs", "2", "--restart"])
+    assert os.path.exists(f"{params}.state") and ledger.logged_epochs(str(log)) == 3  # the longer run's, still
+    driver.main(argv + ["--max_epochs", "2", "--resume"])
+    assert ledger.logged_epochs(str(log)) == 2 and not os.path.exists(f"{params}.state")
 
 
 @pytest.mark.parametrize("lose_log", ["log_path", "removed"])
