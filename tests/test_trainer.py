@@ -26,6 +26,8 @@ def test_defaults_are_the_courses():
         (10, 64, 3e-4, (0.9, 0.95), 1.0, 0.1)
     assert (c.lr_decay, c.warmup_tokens, c.final_tokens, c.ckpt_path, c.num_workers) == \
         (False, 375e6, 260e9, None, 0)
+    # beyond the course: no training state unless asked, saved at most every 5 minutes (README, run.py --help)
+    assert (c.state_path, c.state_every, c.resume) == (None, 300.0, False)
 
 
 def test_schedule_points():
