@@ -260,6 +260,31 @@ def torchrun(script, *args, tmp_path):
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
 
 
+def test_each_rank_draws_its_own_dropout_and_span_corruption_streams():
+    """Under torchrun every process seeds the same (run.py's set_seed), so without TrainingRun's
+    distinct_rank_streams every rank drew the same dropout masks (torch) and span corruptions (Python's
+    random) for its own rows. Rank 0 keeps the seeded streams (it draws what one process draws); a rank
+    above 0 derives its own from them, the same every time (a resumed run's ranks derive theirs again).
+    The runs above have no dropout and no span corruption, so they could not tell. No process group:
+    the method reads only the rank and the process count."""
+    import random
+    from types import SimpleNamespace
+    from submission.trainer import TrainingRun
+
+    def draws(rank, world):
+        torch.manual_seed(0)
+        random.seed(0)
+        TrainingRun.distinct_rank_streams(SimpleNamespace(trainer=SimpleNamespace(rank=rank), world_size=world))
+        return torch.rand(4).tolist(), random.random()
+
+    one = draws(0, 1)
+    assert draws(0, 2) == one  # rank 0: the one-process streams
+    rank1, rank2 = draws(1, 3), draws(2, 3)
+    for stream in (0, 1):  # torch's and Python's: each differs from rank 0's and from the other rank's
+        assert len({repr(one[stream]), repr(rank1[stream]), repr(rank2[stream])}) == 3, stream
+    assert draws(1, 3) == rank1 and draws(1, 2) == rank1  # derived from the seed and the rank alone
+
+
 def test_run_py_under_torchrun_trains_and_speaks_once(tmp_path):
     """`torchrun --nproc_per_node=2 src/run.py --function=pretrain ...` (docs/speed.md) trains and writes the
     params, card and log once, and says what it trains and where it wrote once, not once a process; an
