@@ -522,6 +522,17 @@ def test_a_lock_file_removed_or_replaced_between_a_runs_open_and_its_flock_is_no
     assert not lock.exists()
 
 
+def test_a_file_of_the_users_named_as_the_lock_is_left_as_it_is(tmp_path):
+    """<params>.lock holding anything but a pid is the user's file, not a lock: the run trains unlocked and
+    neither writes its pid over the file nor removes it when it ends (a lock file of its own it removes)."""
+    from submission.files import training_lock
+    lock = tmp_path / "a.params.lock"
+    lock.write_text("notes of mine\n", encoding="utf-8")
+    with training_lock(str(tmp_path / "a.params")) as locked:
+        assert locked is False and lock.read_text(encoding="utf-8") == "notes of mine\n"
+    assert lock.read_text(encoding="utf-8") == "notes of mine\n"
+
+
 def test_a_run_into_a_folder_not_yet_there_holds_the_lock_and_leaves_no_empty_folder(tmp_path):
     """The folder of the params was made by the trainer, after training_lock had found no folder to lock
     in: a second run took the lock, and its --resume the live run's state. The lock makes the folder;
