@@ -789,6 +789,27 @@ def test_predictions_are_one_answer_a_line_in_the_corpus_order(tmp_path, capsys,
     assert capsys.readouterr().out.endswith(f"Predictions written to {out}; no targets provided\n")
 
 
+def test_predictions_replace_an_earlier_file_whole(tmp_path, monkeypatch):
+    """An evaluation writes its predictions to a temporary file renamed over the earlier one (atomically),
+    so a reader of the earlier file (a grader, an editor) reads it whole, and an evaluation stopped midway
+    leaves it as it was. Written in place, the earlier file was cut short under its reader."""
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    dev = tmp_path / "dev.tsv"
+    dev.write_text("Where was Bo Li born?\tOslo\n", encoding="utf-8")
+    monkeypatch.setattr(driver, "predict_places", lambda model, questions, stoi, itos: ["Oslo"])
+    torch.save(GPT(GPTConfig(CharCorruptionDataset(WIKI, 128).vocab_size, 128, n_layer=1, n_head=2,
+                             n_embd=16)).state_dict(), tmp_path / "m.params")
+    out = tmp_path / "dev.predictions"
+    out.write_text("Lisbon\n", encoding="utf-8")  # an earlier evaluation's
+    with open(out, encoding="utf-8") as earlier:  # opened before this evaluation, read after it
+        driver.main(["--function=evaluate", "--variant=vanilla", *TINY[:6],
+                     f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}", f"--reading_params_path={tmp_path / 'm.params'}",
+                     f"--eval_corpus_path={dev}", f"--outputs_path={out}"])
+        assert earlier.read() == "Lisbon\n"
+    assert out.read_text(encoding="utf-8") == "Oslo\n" and sorted(os.listdir(tmp_path)) == [
+        "dev.predictions", "dev.tsv", "m.params", "wiki.txt"]
+
+
 @pytest.mark.parametrize("unbuffered", ["1", None])
 def test_an_evaluation_into_a_closed_pipe_still_writes_its_predictions(tmp_path, unbuffered):
     """`./run.sh vanilla_eval_dev_... | head -1` with PYTHONUNBUFFERED=1 (Docker images and CI often set
