@@ -741,6 +741,10 @@ def test_thread_policy_honours_a_fixed_count(monkeypatch):
         assert CpuThreads(fixed=1).start() == 1 and torch.get_num_threads() == 1
         monkeypatch.setenv("GPT_NUM_THREADS", "2")
         assert CpuThreads().start() == 2 and torch.get_num_threads() == 2
+        # a count given is kept even above the cores this process may use (its affinity): only the load-
+        # following count is held to them (GPT_NUM_THREADS is capped at the machine's CPUs as it is read)
+        monkeypatch.setattr("submission.utils.usable_cores", lambda: 1)
+        assert CpuThreads(fixed=2).start() == 2 and CpuThreads().start() == 2 and torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
 
