@@ -51,6 +51,22 @@ def test_a_folder_that_takes_no_file_is_refused_up_front(tmp_path, monkeypatch):
         check_output_path(str(tmp_path / "p.params"), "params")
 
 
+def test_a_folder_the_user_cannot_write_is_named_up_front(tmp_path, monkeypatch):
+    """A folder without write permission (os.access; root, which these tests may run as, may write anywhere,
+    hence the stand-in) is named as the one to fix: the params' own folder, or the nearest folder there is
+    when theirs is still to be made, nothing made in either."""
+    real_access, folder = os.access, os.path.realpath(tmp_path)  # the check names folders as realpath has them
+    monkeypatch.setattr(files_module.os, "access",
+                        lambda path, mode: False if os.fspath(path) == folder else real_access(path, mode))
+    with pytest.raises(DataError, match=rf"^{re.escape(str(tmp_path / 'p.params'))}: the folder {re.escape(folder)} "
+                                        r"is not writable; pick another path for the params$"):
+        check_output_path(str(tmp_path / "p.params"), "params")
+    with pytest.raises(DataError, match=rf": the folder {re.escape(os.path.join(folder, 'new'))} cannot be made: "
+                                        rf"{re.escape(folder)} is not writable; pick another path"):
+        check_output_path(str(tmp_path / "new" / "p.params"), "params")
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.parametrize("letter,kind", [("i", "immutable"), ("a", "append-only")])
 def test_an_immutable_or_append_only_output_is_refused_up_front(tmp_path, letter, kind):
     """A params file under `chattr +i` or `+a` cannot be renamed over, even by root: a run found it only at
