@@ -197,17 +197,22 @@ def test_a_symlinked_output_writes_its_target_and_stays_a_link(tmp_path):
 
 
 def test_params_to_a_special_file_send_the_default_log_to_devnull(tmp_path):
-    """--writing_params_path=/dev/null made a regular file /dev/null.log.jsonl in /dev (as root)."""
+    """--writing_params_path=/dev/null made a regular file /dev/null.log.jsonl in /dev (as root). Nor does
+    such a run keep a training state (/dev/null.state: in /dev, which a user who is not root cannot write,
+    so the check before the run refused a smoke test into /dev/null)."""
     argv = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w"]
     args = driver.parse_args(argv + ["--writing_params_path=/dev/null"])
-    assert driver.apply_overrides(TrainerConfig(), args).log_path == os.devnull
+    tconf = driver.apply_overrides(TrainerConfig(), args)
+    assert (tconf.log_path, tconf.state_path) == (os.devnull, None)
     driver.check_outputs(args)  # accepted, for any user: /dev itself is never written
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     args = driver.parse_args(argv + [f"--writing_params_path={fifo}"])
-    assert driver.apply_overrides(TrainerConfig(), args).log_path == os.devnull
+    tconf = driver.apply_overrides(TrainerConfig(), args)
+    assert (tconf.log_path, tconf.state_path) == (os.devnull, None)
     args = driver.parse_args(argv + [f"--writing_params_path={tmp_path / 'p.params'}"])
-    assert driver.apply_overrides(TrainerConfig(), args).log_path == f"{tmp_path / 'p.params'}.log.jsonl"
+    tconf = driver.apply_overrides(TrainerConfig(), args)
+    assert (tconf.log_path, tconf.state_path) == (f"{tmp_path / 'p.params'}.log.jsonl", f"{tmp_path / 'p.params'}.state")
     assert not os.path.exists("/dev/null.log.jsonl") and stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
