@@ -197,6 +197,16 @@ def test_finetuning_rows_read_through_another_vocabulary_are_other_data():
     assert data_digest(NameDataset(rows, one)) == data_digest(NameDataset(rows, CharCorruptionDataset(base + "q", 32)))
 
 
+def test_tensor_datasets_of_other_tensors_are_other_data():
+    """The Trainer takes any dataset of (x, y) tensors (src/bench.py, a notebook's TensorDataset): their
+    digest covers the tensors themselves, so a state is not resumed on other rows of the same count."""
+    from torch.utils.data import TensorDataset
+    x = torch.arange(24).view(4, 6)
+    assert data_digest(TensorDataset(x, x + 1)) == data_digest(TensorDataset(x.clone(), x + 1))
+    assert data_digest(TensorDataset(x, x + 1)) != data_digest(TensorDataset(x.flip(0), x + 1))
+    assert data_digest(TensorDataset(x, x + 1)) != data_digest(TensorDataset(x, x + 2))
+
+
 def test_no_state_or_not_a_state_is_one_line(tmp_path):
     data = corpus()
     with pytest.raises(ParamsError, match="params.state: no training state to resume .* leave out --resume"):
