@@ -330,10 +330,17 @@ def test_run_py_resume_continues_the_interrupted_command(tmp_path, monkeypatch):
         with pytest.raises(KeyboardInterrupt):
             driver.main(argv + [f"--writing_params_path={tmp_path / 'cut.params'}"])
     assert os.path.exists(tmp_path / "cut.params.state") and not os.path.exists(tmp_path / "cut.params")
-    driver.main(argv + [f"--writing_params_path={tmp_path / 'cut.params'}", "--resume"])
+    steps = []  # the resumed command's optimisation steps
+    original = TrainingRun.step
+    with monkeypatch.context() as m:
+        m.setattr(TrainingRun, "step", lambda self, x, y: steps.append(1) or original(self, x, y))
+        driver.main(argv + [f"--writing_params_path={tmp_path / 'cut.params'}", "--resume"])
     whole, cut = torch.load(tmp_path / "whole.params"), torch.load(tmp_path / "cut.params")
     assert all(torch.equal(whole[k], cut[k]) for k in whole)
     assert not os.path.exists(tmp_path / "cut.params.state")
+    # it went on from the state (after epoch 1), not over from the start: a run started afresh with the same
+    # seed ends at the same params too, so only the steps taken tell (run.py once dropped --resume unseen)
+    assert len(steps) == 2 * -(-len(corpus()) // 8)
 
 
 def test_a_fresh_run_over_an_interrupted_runs_state_needs_restart(tmp_path, monkeypatch, capsys):
