@@ -527,21 +527,26 @@ def test_importing_the_package_seeds_random_as_the_courses_helper_does():
 
 def test_a_step_clips_the_gradient_to_grad_norm_clip():
     """Each step scales the gradient down to a total norm of grad_norm_clip before AdamW (the course's
-    clip_grad_norm_); a gradient already within the bound is left as it is."""
+    clip_grad_norm_); a gradient already within the bound is left as it is. Before AdamW: its first moment
+    after one step is (1 - beta1) times the gradient it stepped with (a clip after the step left the
+    parameters' gradient clipped, and AdamW's step barely depends on the gradient's scale)."""
     torch.manual_seed(0)
     x = torch.randint(1, 12, (16, 9))
     y = torch.roll(x, -1, 1)
     for fast in (True, False):
-        norms = []
+        norms, moments = [], []
         for clip in (1e-3, 1e6):
             torch.manual_seed(1)
             model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
-            run = Trainer(model, TensorDataset(x, y), None, TrainerConfig(grad_norm_clip=clip, fast=fast,
-                                                                          num_threads=1)).prepare()
+            config = TrainerConfig(grad_norm_clip=clip, fast=fast, num_threads=1)
+            run = Trainer(model, TensorDataset(x, y), None, config).prepare()
             run.step(x, y)  # the gradient stays on the parameters until the next step
             norms.append(float(torch.norm(torch.stack([p.grad.norm() for p in model.parameters()]))))
+            moments.append(float(torch.norm(torch.stack([run.optimizer.state[p]["exp_avg"].norm()
+                                                         for p in model.parameters()]))) / (1 - config.betas[0]))
         assert norms[1] > 0.01, fast  # unclipped: the loss's own gradient, far above 1e-3
         assert norms[0] == pytest.approx(1e-3, rel=1e-3), fast
+        assert moments == pytest.approx(norms, rel=1e-4), fast
 
 
 def test_the_scheduled_rate_is_the_rate_adamw_steps_with():
