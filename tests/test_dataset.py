@@ -196,6 +196,15 @@ def test_a_blank_question_or_place_is_an_error_and_a_blank_line_is_skipped():
     assert parse_tsv("Where was B born?\tRome\n   \n\t\r\n \t \n", "t.tsv") == [("Where was B born?", "Rome", 1)]
 
 
+def test_a_line_with_more_than_two_fields_is_an_error_not_cut_to_two():
+    """A third tab-separated field (a stray tab inside the place, a spreadsheet's extra column) is a DataError
+    naming the line and the count, labelled or not: read as `question<TAB>place` it would train on, or score
+    against, the second field alone and drop the rest without a word."""
+    for require_label in (True, False):
+        with pytest.raises(DataError, match=r"^t\.tsv:2: expected .*, found 3 tab-separated field\(s\)"):
+            parse_tsv("Where was B born?\tRome\nWhere was A born?\tLima\tPeru\n", "t.tsv", require_label=require_label)
+
+
 def test_namedataset_keeps_the_courses_data_attribute(ds):
     """NameDataset.data, as in the course's class: one `question<TAB>place` string per example."""
     nd = NameDataset("Where was Bo Li born?\tHanoi\n\nWhere was Zoë Ñandú born?\tGenève\n", ds)
