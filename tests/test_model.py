@@ -276,9 +276,27 @@ def test_synthesizer_cached_decoding_rejects_a_full_block(fast):
             att.decode(torch.randn(1, 1, 6), cache, torch.tensor([7]), 8)
 
 
+def test_logits_are_the_bias_free_head_of_the_final_layernorm_of_the_blocks():
+    """GPT.forward is head(ln_f(blocks(tok_emb(idx) + pos_emb[:, :t]))) in eval mode: the final LayerNorm (GPT-2's)
+    before a bias-free head, and the position embeddings of positions 0..t-1 (not the block's last t). Weights
+    scrambled so LayerNorms, positions and the head all matter."""
+    torch.manual_seed(0)
+    m = GPT(small_config()).eval()
+    for p in m.parameters():
+        p.data.normal_(0, 0.3)
+    idx = torch.randint(0, 20, (2, 9))
+    x = m.tok_emb(idx) + m.pos_emb[:, :9]  # (2, 9, 16)
+    for block in m.blocks:
+        x = block(x)
+    want = F.layer_norm(x, (16,), m.ln_f.weight, m.ln_f.bias) @ m.head.weight.t()  # (2, 9, 20)
+    assert torch.allclose(m(idx)[0], want, atol=1e-5)
+
+
 def test_block_size_enforced():
-    """A ValueError, and an AssertionError as the course's `assert t <= self.block_size` raised."""
+    """A ValueError, and an AssertionError as the course's `assert t <= self.block_size` raised; a sequence of
+    exactly block_size tokens is no overflow (sample's cropped context is one)."""
     m = GPT(small_config())
+    assert m(torch.zeros(1, 16, dtype=torch.long))[0].shape == (1, 16, 20)
     for kind in (ValueError, AssertionError):
         with pytest.raises(kind, match="block size"):
             m(torch.zeros(1, 17, dtype=torch.long))
