@@ -154,6 +154,23 @@ def test_training_mode_dropout_is_unbiased(synth, fast):
     assert (got - want).abs().mean() < 0.035 * want.abs().mean()
 
 
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("synth", [False, True])
+def test_residual_dropout_zeroes_a_share_p_and_scales_the_rest(synth, fast):
+    """In training the attention output's dropout (resid_pdrop) zeroes about a share p of its entries and scales
+    the others by 1 / (1 - p), on both paths: the average over draws above cannot tell that from no dropout at all
+    (the fast path's `_dropout` returning its input passed it)."""
+    torch.manual_seed(0)
+    att = scrambled(GPT(config(synthesizer=synth, resid_pdrop=0.3))).blocks[0].attn
+    att.fast = fast
+    x = torch.randn(4, 10, 32)
+    with torch.no_grad():
+        want = att.eval()(x)
+        got = att.train()(x)
+    dropped = got == 0  # (want has no exact zeros)
+    assert abs(dropped.float().mean().item() - 0.3) < 0.05  # 1280 entries: a standard deviation of 0.013
+    assert torch.allclose(got[~dropped], want[~dropped] / 0.7, atol=1e-5, rtol=1e-4)
+
 @pytest.mark.parametrize("synth", [False, True])
 def test_cpu_training_path_keeps_a_causal_bias_per_dtype(synth):
     """The explicit path's memoised causal bias is per width, device and dtype: a layer trained in float32, then
@@ -298,6 +315,19 @@ def test_pack_rows_places_each_counted_span_whole_once():
     assert torch.equal(minus.segments, p1.segments) and torch.equal(minus.positions, p1.positions)
     assert torch.equal(minus.x, p1.x) and torch.equal(torch.where(minus.y == -100, 0, minus.y), p1.y)
 
+
+def test_pack_rows_cuts_the_packed_width_to_the_fullest_row():
+    """The packed width W is the fullest packed row's length rounded up to `multiple`, at most T: spans of 5, 3
+    and 2 columns of a 32-column batch pack into one row of W = 10 (16 with multiple 8, T = 32 with 64), not
+    of T, whose columns past 10 would be computed for nothing; row_multiple adds empty rows only."""
+    x = torch.randint(1, 20, (3, 32))
+    y = torch.zeros(3, 32, dtype=torch.long)
+    for i, n in enumerate((5, 3, 2)):
+        y[i, :n] = 1 + i
+    assert pack_rows(x, y, 0).shape == (1, 10)
+    assert pack_rows(x, y, 0, multiple=8).shape == (1, 16)
+    assert pack_rows(x, y, 0, multiple=64).shape == (1, 32)
+    assert pack_rows(x, y, 0, row_multiple=4).shape == (4, 10)
 
 @pytest.mark.parametrize("synth", [False, True])
 @pytest.mark.parametrize("fast", [True, False])
@@ -963,7 +993,8 @@ def test_sample_beyond_the_block_forwards_the_last_positions(synth, monkeypatch)
     one less for the synthesizer), not its first: a spy on the model's forward sees every call's input."""
     torch.manual_seed(0)
     m = scrambled(GPT(config(synthesizer=synth)), std=0.2).eval()
-    keep = longest_input(m)
+    keep = 23 if synth else 24  # config's block_size is 24: the course's crop, less one for the synthesizer
+    assert longest_input(m) == keep
     x = torch.randint(0, 20, (2, 5))
     seen = []
     forward = m.forward
