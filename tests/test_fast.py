@@ -1128,6 +1128,24 @@ def test_questions_that_fit_decode_from_the_cache(synth, monkeypatch):
 
 
 @pytest.mark.parametrize("synth", [False, True])
+def test_answers_keep_the_spaces_the_model_writes_around_them(synth):
+    """An answer is the text between the first and second MASK exactly as the course's loop cuts it: a space the
+    model writes before or after the place stays (evaluate_places then counts it wrong, as the course's does),
+    neither stripped nor dropped by the batched decoders. The id of the first character some question is answered
+    with is written as a space, so that answer starts with one."""
+    torch.manual_seed(0)
+    _, stoi, itos = letter_vocab()
+    m = scrambled(GPT(config(synthesizer=synth)), std=0.2).eval()
+    questions = ["abc", "hello", "dig", "kilojam", "fed"]
+    first = next(a for a in predict_places_reference(m, questions, stoi, itos, steps=8) if a)[0]
+    itos[stoi[first]] = " "  # written as a space (the prompts still read it as the letter)
+    reference = predict_places_reference(m, questions, stoi, itos, steps=8)
+    assert any(a.startswith(" ") for a in reference), reference
+    assert predict_places(m, questions, stoi, itos, steps=8) == reference
+    assert predict_places_recompute(m, questions, stoi, itos, steps=8) == reference
+
+
+@pytest.mark.parametrize("synth", [False, True])
 def test_decoding_turns_dropout_off(synth):
     """A model left in training mode (as Trainer.train leaves it) decodes as in eval mode: sample,
     sample_cached and predict_places set eval mode themselves, as the course's sample does."""
