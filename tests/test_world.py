@@ -275,6 +275,19 @@ def test_same_seed_same_world_other_seed_other_world():
     assert a.wiki != c.wiki and a.rows != c.rows
 
 
+def test_another_seed_draws_the_names_the_birthplaces_and_the_unanswerable_people_afresh():
+    """Each of the world's random streams (names, birthplaces, which lines keep the place back) is seeded by
+    --seed: one left on the default seed passed the test above, since the others still changed the lines,
+    and a second world then shared 130 of its 300 names with the first, or had the same unanswerable people,
+    or the same birthplace on every line."""
+    a = mw.build_world(people=300, train=200, dev=50, seed=7)
+    c = mw.build_world(people=300, train=200, dev=50, seed=8)
+    assert len({n for n, _ in a.rows} & {n for n, _ in c.rows}) < 15  # (none, as it is)
+    assert sum(pa == pc for (_, pa), (_, pc) in zip(a.rows, c.rows)) < 60  # (9: London's and the head's share)
+    unanswerable = [{i for i, ok in enumerate(w.answerable) if not ok} for w in (a, c)]
+    assert len(unanswerable[0]) == len(unanswerable[1]) and unanswerable[0] != unanswerable[1]
+
+
 def test_world_object_is_consistent():
     w = mw.build_world(people=300, train=200, dev=50)
     assert len(w.wiki) == 300 and len(w.answerable) == 300
@@ -436,10 +449,16 @@ def test_stats_skip_blank_lines_and_name_a_line_without_a_tab(tmp_path, capsys):
     assert mw.stats(str(tmp_path)) == want
     dev = tmp_path / "birth_dev.tsv"
     lines = read(str(dev)).decode("utf-8").split("\n")
-    lines[2] = lines[2].replace("\t", " ")
+    kept = lines[2]
+    lines[2] = kept.replace("\t", " ")
     dev.write_text("\n".join(lines), encoding="utf-8")
     code, err = run_main(["--stats", str(tmp_path)], capsys)
     assert code == 2 and err == [f"make_world.py: error: {dev}:3: expected `question<TAB>place`, found 1 "
+                                 f"tab-separated field(s) in {lines[2][:60]!r}; fix or remove that line"], err
+    lines[2] = kept + "\tLondon"  # a third field: which is the place? (parse_tsv, the course's readers, refuse it too)
+    dev.write_text("\n".join(lines), encoding="utf-8")
+    code, err = run_main(["--stats", str(tmp_path)], capsys)
+    assert code == 2 and err == [f"make_world.py: error: {dev}:3: expected `question<TAB>place`, found 3 "
                                  f"tab-separated field(s) in {lines[2][:60]!r}; fix or remove that line"], err
 
 
