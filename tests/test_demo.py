@@ -53,6 +53,10 @@ def test_subset_of_a_world_told_several_times_keeps_each_kept_persons_tellings(t
     demo.subset_corpus(str(tmp_path / "src"), str(tmp_path / "out"), train=1, dev=1)
     lines = (tmp_path / "out" / "wiki.txt").read_text(encoding="utf-8").split("\n")
     assert lines == [first[0], first[2], second[0], second[2], ""]  # train 1, dev 1, each twice
+    # a blank line an editor left in the test questions is no person: 5 people still, told twice
+    (tmp_path / "src" / "birth_test_inputs.tsv").write_text("\nWhere was Io Ju born?\n\n", encoding="utf-8")
+    demo.subset_corpus(str(tmp_path / "src"), str(tmp_path / "out"), train=1, dev=1)
+    assert (tmp_path / "out" / "wiki.txt").read_text(encoding="utf-8").split("\n") == lines
     (tmp_path / "src" / "birth_test_inputs.tsv").unlink()  # 10 lines for 4 people: not whole tellings
     demo.subset_corpus(str(tmp_path / "src"), str(tmp_path / "out"), train=1, dev=1)
     assert (tmp_path / "out" / "wiki.txt").read_text(encoding="utf-8").split("\n") == [first[0], first[2], ""]
@@ -290,6 +294,40 @@ def test_the_table_gives_each_runs_accuracy_memorised_share_and_retrieved_count(
     assert saved.startswith("Dev accuracy (8 questions, ") and saved.endswith(table[-1] + "\n")
     assert [line for line in saved.splitlines() if line.startswith("| ") and not line.startswith("| --")] == table
     assert f"wrote {tmp_path / 'out' / demo.TABLE}" in out
+
+
+def test_each_runs_minutes_are_its_own_steps_and_the_heading_adds_them_up(tmp_path, capsys, monkeypatch):
+    """The minutes column gives each run the minutes of its own steps (a training step --resume kept counts
+    the minutes it took then, in its own run's row only), in minutes; the heading's total is all of them
+    (a clock that only the stubbed steps move: each training two minutes, each evaluation half of one)."""
+    import types
+
+    import make_world
+    import plots
+    data = tmp_path / "world"
+    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
+    clock = [1000.0]
+    monkeypatch.setattr(demo, "time", types.SimpleNamespace(time=lambda: clock[0]))
+
+    def step(argv):
+        evaluation = "--function=evaluate" in argv
+        clock[0] += 30.0 if evaluation else 120.0
+        return (8.0, 4.0) if evaluation else None
+    monkeypatch.setattr(demo.driver, "main", step)
+    monkeypatch.setattr(demo, "stored", lambda params, variant, folder, run_args: (50.0, [0]))
+    monkeypatch.setattr(demo, "retrieved", lambda predictions, folder, dev_rows: 1)
+    monkeypatch.setattr(plots, "plot_demo_runs", lambda *a, **k: [])
+    monkeypatch.setattr(demo, "ask_hint", lambda *a: None)
+    # --resume finds the no-pretraining run's training finished before, in ten minutes
+    monkeypatch.setattr(demo, "finished_before", lambda out, name, key: name == "vanilla.model.params")
+    monkeypatch.setattr(demo, "step_seconds", lambda out, name: 600.0 if name == "vanilla.model.params" else 0.0)
+    results = demo.main(["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16",
+                         "--variants", "nopretrain,vanilla", "--out", str(tmp_path / "out"), "--resume"])
+    assert [row[4] for row in results] == [0.0, 600.0 + 30.0, 120.0 + 120.0 + 30.0]
+    out = capsys.readouterr().out
+    table = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| --")]
+    assert [[cell.strip() for cell in line.split("|")[1:-1]][-1] for line in table] == ["minutes", "0.0", "10.5", "4.5"]
+    assert ", 15.0 min in all). " in out  # 10 kept, 0.5 + 4.5 run now
 
 
 def test_resume_keeps_a_finished_steps_minutes_in_the_table(tmp_path, capsys):
