@@ -123,6 +123,9 @@ def test_read_log_explains_bad_files(tmp_path):
         plots.read_log(str(binary))
     with pytest.raises(plots.PlotError, match="a folder"):
         plots.read_log(str(tmp_path))
+    spaced = tmp_path / "spaced.log.jsonl"  # blank lines (an editor's, a joined log's) hold no row and no error
+    spaced.write_text('\n{"step": 1, "loss": 2.0, "lr": 0.1}\n  \n{"step": 2, "loss": 1.5, "lr": 0.1}\n\n')
+    assert [r["step"] for r in plots.read_log(str(spaced))] == [1, 2]
     assert plots.log_label("/x/vanilla.pretrain.params.log.jsonl") == "vanilla.pretrain"
     assert plots.moving_average([1.0, 3.0, 5.0, 7.0], 2) == [1.0, 2.0, 4.0, 6.0]
 
@@ -345,6 +348,11 @@ def test_each_attention_map_is_its_own_layer_and_head_with_only_the_future_greye
             shown = image.get_array()
             assert np.array_equal(np.ma.getmaskarray(shown), future), (panel["label"], k)
             assert np.allclose(shown.data[~future], panel["maps"][k // 3][k % 3].numpy()[~future]), (panel["label"], k)
+            # the prompt's characters name the rows (query) down the first head, the columns (attended) along
+            # the last layer, in the prompt's order, the space as its open box
+            chars = ["A", "b", "\u2423", "c", plots.MASK]
+            assert [t.get_text() for t in ax.get_yticklabels() if t.get_text()] == (chars if k % 3 == 0 else []), k
+            assert [t.get_text() for t in ax.get_xticklabels() if t.get_text()] == (chars if k // 3 == 1 else []), k
 
 
 def test_last_row_strips_write_each_strips_largest_weight_in_its_cell(tmp_path, monkeypatch):
@@ -362,6 +370,10 @@ def test_last_row_strips_write_each_strips_largest_weight_in_its_cell(tmp_path, 
             c = int(row.argmax())
             want.append(((c, len(want)), f"{row[c]:.0%}".replace("%", "")))
     assert [(tuple(t.get_position()), t.get_text()) for t in ax.texts] == want
+    # strip i is layer i // 3 + 1, head i % 3 + 1, as its label says; the columns are the prompt's characters
+    assert [t.get_text() for t in ax.get_yticklabels()] == [f"layer {layer} head {head}" for layer in (1, 2)
+                                                            for head in (1, 2, 3)]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["A", "b", "\u2423", "c", plots.MASK]
 
 
 @pytest.mark.parametrize("view", [[], ["--last-row"]])
