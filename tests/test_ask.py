@@ -36,6 +36,7 @@ def test_a_name_asks_the_course_question():
     assert ask.as_question("Who is Emily Lee?") == "Who is Emily Lee?"
     assert ask.as_question("Where was Emily Lee born") == "Where was Emily Lee born?"  # its "?" forgotten
     assert ask.as_question("where was emily lee born ") == "where was emily lee born?"
+    assert ask.as_question("WHERE WAS EMILY LEE BORN") == "WHERE WAS EMILY LEE BORN?"  # in capitals, as typed
     assert ask.as_question("Where was Emily Lee born?\u2047") == "Where was Emily Lee born?\u2047"  # not wrapped again
     assert ask.as_question("Where was Emily Lee born.") == ask.as_question("Where was Emily Lee born!") == \
         "Where was Emily Lee born?"
@@ -623,12 +624,13 @@ def test_pretrained_tells_a_wrong_answer_not_stored_from_not_retrieved(tmp_path,
     one answers "Kiev" to every question."""
     import memorised
     people = [("Cy Du", "Rome", "Cy Du was born in Rome."), ("Ed Fa", "Kiev", "Ed Fa was born in Kiev."),
-              ("Ann Bo", "Kiev", "Ann Bo (Kiev)."), ("Al Ko", "Rome", "Al Ko (Rome)."), ("Bo Ek", "Rome", "Bo Ek.")]
+              ("Ann Bo", "Kiev", "Ann Bo (Kiev)."), ("Al Ko", "Rome", "Al Ko (Rome)."),
+              ("Gu Ha", "Rome", "Gu Ha was born in Rome."), ("Bo Ek", "Rome", "Bo Ek.")]
     (tmp_path / "wiki.txt").write_text("".join(line + "\n" for *_, line in people) + "Where was it?\n",
                                        encoding="utf-8")
     tsv = lambda part: "".join(f"Where was {n} born?\t{p}\n" for n, p, _ in part)  # noqa: E731
     (tmp_path / "birth_places_train.tsv").write_text(tsv(people[:2]), encoding="utf-8")  # wiki lines 1-2
-    (tmp_path / "birth_dev.tsv").write_text(tsv(people[2:]), encoding="utf-8")          # wiki lines 3-5
+    (tmp_path / "birth_dev.tsv").write_text(tsv(people[2:]), encoding="utf-8")          # wiki lines 3-6
     vocab = CharCorruptionDataset((tmp_path / "wiki.txt").read_text(encoding="utf-8"), 48)
     pretrained = bigram_model(vocab, dict(zip(" Rom(Kie", "RomeKiev")), block=48)
     finetuned = bigram_model(vocab, dict(zip(MASK_CHAR + "Kiev", "Kiev" + MASK_CHAR)), block=48)
@@ -647,13 +649,16 @@ def test_pretrained_tells_a_wrong_answer_not_stored_from_not_retrieved(tmp_path,
         "  pretraining: not stored; right without it   ('Ed Fa was born in ' -> 'Rome')",
         "  pretraining: stored, and retrieved   ('Ann Bo (' -> 'Kiev')",
         "  pretraining: not stored, so nothing to retrieve   ('Al Ko (' -> 'Kiev')",
+        "  pretraining: stored, not retrieved   ('Gu Ha was born in ' -> 'Rome')",
         "  pretraining: not probed (not a train or dev person whose wiki line names this place within the characters "
         "pretraining reads)"]
-    assert out.splitlines()[-1] == ("stored by pretraining: 2 of the 4 probed; retrieved: 1 of those 2; right though "
+    # (stored, right) for each: (yes, no), (no, yes), (yes, yes), (no, no), (yes, no): not the same counts read
+    # the other way round
+    assert out.splitlines()[-1] == ("stored by pretraining: 3 of the 5 probed; retrieved: 1 of those 3; right though "
                                     "not stored: 1 of 2")
     # the same store as memorised.py's, which the demo's memorised and retrieved columns count
     rows = memorised.memorised_rows(pretrained, str(tmp_path), 48)
-    assert rows == {"train": ([0], 2), "dev": ([0], 2)}
+    assert rows == {"train": ([0], 2), "dev": ([0, 2], 3)}
     # a TSV line whose place is not the file's is checked against its own place, and not probed
     status, out, _ = run_main(argv + ["Where was Cy Du born?\tKiev", "Ann Bo"], capsys)
     assert "(TEXT 1: Kiev; right)\n  pretraining: not probed" in out
@@ -665,6 +670,20 @@ def test_pretrained_tells_a_wrong_answer_not_stored_from_not_retrieved(tmp_path,
         ask.main(argv + ["--complete", "Ann Bo"])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and err.count("\n") == 1 and "--pretrained judges the answers" in err, err
+
+
+def test_a_long_biography_probed_is_shown_by_its_end_the_text_the_place_follows():
+    """The pretraining line shows what the probe continued: a prefix longer than 30 characters is cut at its
+    start, not its end, so the words just before the place stay in sight."""
+    prefix = "Ann Bo. A painter of the north, she was born in "
+    result = {"prompt": "Where was Ann Bo born?", "answer": "Oslo", "stop": None, "extra": [], "complete": False,
+              "known": ("birth_dev.tsv", 1, "Oslo", "Where was Ann Bo born?"), "looked_in": ["birth_dev.tsv"],
+              "stored": (prefix, "Oslo", True), "probabilities": [("Oslo", 0.9), ("Rome", 0.1)]}
+    lines = ask.format_result(result, top=2).splitlines()
+    assert lines[2] == "  pretraining: stored, and retrieved   ('\u2026f the north, she was born in ' -> 'Oslo')"
+    short = dict(result, stored=(prefix[-30:], "Rome", False))  # 30 characters: shown whole
+    assert ask.format_result(short, top=2).splitlines()[2] == (
+        "  pretraining: not stored; right without it   ('of the north, she was born in ' -> 'Rome')")
 
 
 def test_pretrained_params_that_cannot_be_the_start_are_refused_in_one_line(trained, tmp_path, capsys):
