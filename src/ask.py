@@ -197,16 +197,18 @@ class Store:
     def __init__(self, model, vocab, data_dir, block_size):
         self.model, self.vocab = model, vocab
         wiki, _ = memorised.read_corpus(data_dir, block_size)
-        self.items = {}  # question key -> memorised.probes' (row, prefix, place)
+        # (question key, place) -> memorised.probes' (row, prefix, place): the same question may be in both files
+        # (the course's corpus has a dev person named as a train person), each with its own person and place
+        self.items = {}
         for _, rows, items in memorised.split_probes(data_dir, wiki, block_size):
             for item in items:
-                self.items[question_key(rows[item[0]][0])] = item
+                self.items.setdefault((question_key(rows[item[0]][0]), item[2]), item)
 
     def probe(self, question, place):
         """(prefix, continuation, stored) for a question of the train or dev TSV whose file place is `place`;
         None when its biography does not name that place early enough to be probed."""
-        item = self.items.get(question_key(question))
-        if item is None or item[2] != place:
+        item = self.items.get((question_key(question), place))
+        if item is None:
             return None
         said = memorised.continuations(self.model, [item], self.vocab.stoi, self.vocab.itos)[0]
         return item[1], said, said == place

@@ -672,6 +672,40 @@ def test_pretrained_tells_a_wrong_answer_not_stored_from_not_retrieved(tmp_path,
     assert stop.value.code == 2 and err.count("\n") == 1 and "--pretrained judges the answers" in err, err
 
 
+def test_a_question_in_both_files_is_probed_for_the_person_whose_place_is_checked(tmp_path, capsys):
+    """The course's corpus has a dev person whose name a train person has too: the same question in both
+    files. A question asked is the train file's (its first); a TSV line is checked against its own place; and
+    --pretrained probes the biography of the person of that place. The probe kept the dev person's line for
+    the question, so the train person (who asked, and whose line states the place) was "not probed"."""
+    people = [("Cy Du", "Rome", "Cy Du was born in Rome."), ("Ed Fa", "Kiev", "Ed Fa was born in Kiev."),
+              ("Cy Du", "Kiev", "Cy Du (Kiev).")]
+    (tmp_path / "wiki.txt").write_text("".join(line + "\n" for *_, line in people) + "Where was it?\n",
+                                       encoding="utf-8")
+    tsv = lambda part: "".join(f"Where was {n} born?\t{p}\n" for n, p, _ in part)  # noqa: E731
+    (tmp_path / "birth_places_train.tsv").write_text(tsv(people[:2]), encoding="utf-8")
+    (tmp_path / "birth_dev.tsv").write_text(tsv(people[2:]), encoding="utf-8")
+    vocab = CharCorruptionDataset((tmp_path / "wiki.txt").read_text(encoding="utf-8"), 48)
+    torch.save(bigram_model(vocab, dict(zip(" Rom(Kie", "RomeKiev")), block=48).state_dict(), tmp_path / "p.params")
+    torch.save(bigram_model(vocab, dict(zip(MASK_CHAR + "Kiev", "Kiev" + MASK_CHAR)), block=48).state_dict(),
+               tmp_path / "f.params")
+    argv = ["--params", str(tmp_path / "f.params"), "--data-dir", str(tmp_path), "--n_layer", "1", "--n_head", "1",
+            "--n_embd", str(vocab.vocab_size), "--block_size", "48", "--top", "0",
+            "--pretrained", str(tmp_path / "p.params")]
+    stdin = io.StringIO(tsv(people))
+    status, out, err = run_main(argv, capsys, stdin=stdin)
+    assert status == 0 and err == "", err
+    said = [ln for ln in out.splitlines() if ln.startswith("  answer: ") or ln.startswith("  pretraining: ")]
+    assert said == ["  answer: Kiev   (standard input line 1: Rome; wrong)",
+                    "  pretraining: stored, not retrieved   ('Cy Du was born in ' -> 'Rome')",
+                    "  answer: Kiev   (standard input line 2: Kiev; right)",
+                    "  pretraining: not stored; right without it   ('Ed Fa was born in ' -> 'Rome')",
+                    "  answer: Kiev   (standard input line 3: Kiev; right)",
+                    "  pretraining: stored, and retrieved   ('Cy Du (' -> 'Kiev')"]
+    status, out, _ = run_main(argv + ["Cy Du"], capsys)  # asked by name: the train file's question
+    assert out.splitlines()[1:3] == ["  answer: Kiev   (birth_places_train.tsv line 1: Rome; wrong)",
+                                     "  pretraining: stored, not retrieved   ('Cy Du was born in ' -> 'Rome')"]
+
+
 def test_a_long_biography_probed_is_shown_by_its_end_the_text_the_place_follows():
     """The pretraining line shows what the probe continued: a prefix longer than 30 characters is cut at its
     start, not its end, so the words just before the place stay in sight."""
