@@ -419,6 +419,16 @@ def test_stats_cli_prints_a_table(tmp_path, capsys):
     assert "London share train / dev / test" in out and out.count(str(tmp_path)) == 2
 
 
+def test_stats_share_of_lines_stating_the_birthplace_is_per_person_however_many_tellings(tmp_path):
+    """A world told twice has two lines a person: the share of people whose line states the birthplace is
+    still the share of answerable people (its first line), not half of it over all the lines."""
+    world = mw.build_world(people=40, train=30, dev=5, max_sentences=1, tellings=2)
+    mw.write_world(world, str(tmp_path))
+    s = mw.stats(str(tmp_path))
+    assert s["people"] == 80 and s["labelled"] == 40
+    assert s["states_birthplace"] == sum(world.answerable) / 40 > 0.9
+
+
 def test_stats_of_a_world_without_test_split(tmp_path):
     mw.write_world(mw.build_world(people=60, train=40, dev=20), str(tmp_path))
     assert read(str(tmp_path / "birth_test.tsv")) == b""
@@ -460,6 +470,11 @@ def test_stats_skip_blank_lines_and_name_a_line_without_a_tab(tmp_path, capsys):
     code, err = run_main(["--stats", str(tmp_path)], capsys)
     assert code == 2 and err == [f"make_world.py: error: {dev}:3: expected `question<TAB>place`, found 3 "
                                  f"tab-separated field(s) in {lines[2][:60]!r}; fix or remove that line"], err
+    lines[2] = kept.split("\t")[0] + "\t "  # the place left blank
+    dev.write_text("\n".join(lines), encoding="utf-8")
+    code, err = run_main(["--stats", str(tmp_path)], capsys)
+    assert code == 2 and err == [f"make_world.py: error: {dev}:3: expected `question<TAB>place`, found a blank "
+                                 f"question or place in {lines[2][:60]!r}; fix or remove that line"], err
 
 
 # ----------------------------------------------------------------------------- hand-written lists
@@ -482,6 +497,23 @@ def test_name_pools():
         for part in pool.male + pool.female + pool.family:
             for text in (part.text, part.fem_text):
                 assert not set(text) & set(".?\t\n:/\u25A1\u2047"), text
+
+
+def test_a_name_kept_clear_of_a_place_neither_holds_it_nor_is_part_of_it():
+    """An unanswerable person's name must not hold their birthplace (a woman born in Georgia named Georgia
+    Lane would state it on her own line) nor be part of it: make(avoid=...) draws again where draw would
+    have given such a name."""
+    import random
+
+    from world.names import NameMaker
+    region = "BRI"  # Britain's name pools
+
+    def maker():
+        return NameMaker(random.Random(3), {region: 1.0}, 0.25)
+    first = maker().make(region, True)
+    for avoid in (first.given, f"Port {first.full} Bay"):  # in the name; the name in it
+        name = maker().make(region, True, avoid=avoid)
+        assert avoid not in name.full and name.full not in avoid, (avoid, name.full)
 
 
 def test_datasheet_statistics_are_current():
