@@ -339,6 +339,8 @@ def test_the_lines_give_small_shares_as_under_a_hundredth_and_the_total_of_every
         "  the 3 places of birth_places_train.tsv: 85.00% of the model's probability"]
     assert ask.format_result(result, top=1).splitlines()[2:] == [
         "   60.00%  Oslo", "  the 3 places of birth_places_train.tsv: 85.00% of the model's probability"]
+    small = dict(result, probabilities=[("Oslo", 0.9), ("Rome", 0.0004), ("Lima", 0.00006)])  # shown as they are
+    assert ask.format_result(small, top=3).splitlines()[3:5] == ["    0.04%  Rome", "    0.01%  Lima"]
 
 
 def test_places_are_read_most_frequent_first_and_those_the_vocabulary_cannot_spell_are_counted(tmp_path):
