@@ -231,6 +231,24 @@ def test_curves_draw_the_logged_losses_their_trailing_mean_and_the_learning_rate
     assert list(rate.get_xdata()) == steps and list(rate.get_ydata()) == lrs
 
 
+def test_runs_of_the_same_schedule_keep_apart_on_the_learning_rate_panel(tmp_path, monkeypatch):
+    """Two runs of one schedule (vanilla and synthesizer, pretrained alike) draw the same learning rate: each
+    log's line has its own dash pattern and colour, and its label, so the one on top does not hide the other."""
+    needs_matplotlib()
+    figures = saved_figures(monkeypatch)
+    logs = []
+    for name in ("vanilla.pretrain", "synthesizer.pretrain"):
+        log = tmp_path / f"{name}.params.log.jsonl"
+        log.write_text("".join(json.dumps({"step": s, "loss": 3.0 / s, "lr": 1e-3}) + "\n" for s in range(1, 5)))
+        logs.append(str(log))
+    assert plots.main(["curves", *logs, "--out", str(tmp_path / "c.png")]) == 0
+    (fig,) = figures
+    first, second = fig.axes[1].get_lines()
+    assert [first.get_label(), second.get_label()] == ["vanilla.pretrain", "synthesizer.pretrain"]
+    assert list(first.get_ydata()) == list(second.get_ydata())
+    assert first.get_linestyle() != second.get_linestyle() and first.get_color() != second.get_color()
+
+
 def test_without_matplotlib_the_commands_say_how_to_install_it(tmp_path):
     log = tmp_path / "a.log.jsonl"
     log.write_text('{"step": 1, "loss": 2.0, "lr": 0.1}\n')
