@@ -410,6 +410,18 @@ def test_a_place_added_for_a_missing_character_never_states_someones_birthplace(
     mw._cover_question_chars(world, persons)
     assert world.wiki[0] == wiki[0]  # Ann Bo's line still keeps her birthplace back
     assert world.wiki[1] == wiki[1] + " Du later travelled to Zürich."
+    named = mw.World(wiki=list(wiki), train=people, dev=[], test=[])  # full_names: no surname alone, here either
+    mw._cover_question_chars(named, persons, full_names=True)
+    assert named.wiki[1] == wiki[1] + " Cy Du later travelled to Zürich."
+
+
+def test_the_command_line_says_how_many_people_of_each_split_it_wrote(tmp_path, capsys):
+    out = tmp_path / "w"
+    assert mw.main(["--out", str(out), "--people", "30", "--train", "20", "--dev", "6", "--max-sentences", "1"]) == 0
+    assert capsys.readouterr().out == f"wrote 30 people (20 train, 6 dev, 4 test) to {out}\n"
+    assert mw.main(["--out", str(out), "--people", "30", "--train", "20", "--dev", "6", "--max-sentences", "1",
+                    "--tellings", "2"]) == 0  # each life told twice: the biographies too
+    assert capsys.readouterr().out == f"wrote 30 people (20 train, 6 dev, 4 test; 60 biographies) to {out}\n"
 
 
 def test_stats_cli_prints_a_table(tmp_path, capsys):
