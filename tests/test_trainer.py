@@ -650,6 +650,26 @@ def test_the_processes_must_divide_the_batch(monkeypatch):
             assert trainer._loader(data, config).batch_size == rows
 
 
+def test_a_triton_that_fails_to_load_leaves_an_auto_run_eager(monkeypatch):
+    """_has_triton asks torch; a torch whose check raises (a broken Triton install) counts as no Triton, so an
+    "auto" run on CUDA trains eagerly rather than failing at its first compiled step."""
+    import torch.utils._triton as triton_check
+    from submission.fastpath import AUTO_COMPILE_STEPS, compile_setting
+    monkeypatch.delenv("GPT_COMPILE", raising=False)
+    monkeypatch.setattr(fastpath, "_has_c_compiler", lambda: True)
+    monkeypatch.setattr(triton_check, "has_triton", lambda: True)
+    assert fastpath._has_triton() is True
+    assert compile_setting(TrainerConfig(), "cuda", AUTO_COMPILE_STEPS) == {"mode": "reduce-overhead"}
+
+    def broken():
+        raise ImportError("triton: libcuda.so not found")
+    monkeypatch.setattr(triton_check, "has_triton", broken)
+    assert fastpath._has_triton() is False
+    assert compile_setting(TrainerConfig(), "cuda", AUTO_COMPILE_STEPS) is None
+    monkeypatch.setattr(triton_check, "has_triton", lambda: False)
+    assert fastpath._has_triton() is False
+
+
 def test_loader_workers_leave_a_core_for_each_training_process(monkeypatch):
     """DataLoader workers: as many as asked, up to the cores each process has less one (the process's own);
     none on the CPU."""
@@ -658,6 +678,7 @@ def test_loader_workers_leave_a_core_for_each_training_process(monkeypatch):
     loader_workers = fastpath.loader_workers
     assert [loader_workers(n, "cuda") for n in (0, 2, 7, 16)] == [0, 2, 7, 7]
     assert loader_workers(16, "cpu") == 0
+    assert loader_workers(16, "mps") == 7  # only the CPU's compute threads compete with a worker
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "4")  # 2 cores a process
     assert loader_workers(16, "cuda") == 1
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "8")  # one core a process: no worker
