@@ -826,6 +826,8 @@ def test_load_on_cpus_this_process_may_not_use_is_not_counted(tmp_path, monkeypa
     # from 0): the machine-wide line, over the 4 CPUs listed; readings over other CPU sets never compared
     assert utils._cpu_ticks({3, 7}, str(stat), str(own)) == (200, 400, 10, 4)
     assert threads._free((0, 200, 10, 2), (200, 800, 10, 4)) is None and threads._free(None, (0, 1, 0, 1)) is None
+    # two readings within one tick of the clock (no ticks between them): nothing to compare, not a crash
+    assert threads._free((0, 200, 10, 2), (0, 200, 10, 2)) is None
 
 
 def test_time_waiting_for_the_disk_is_not_busy(tmp_path):
@@ -869,6 +871,7 @@ def test_thread_policy_leaves_the_cores_other_processes_use(monkeypatch):
         assert threads.used == {4, 2} and threads.describe().startswith("2 to 4 CPU threads")
         threads._when -= 10.0
         assert threads.update() == 2 and threads._last == (50, 200, 0, 4)  # /proc/stat unreadable: count stays
+        assert threads.update() == 2  # ... and is tried again after `every` seconds, not at the next step
         threads._when -= 10.0
         assert threads.update() == 4  # readable again: the 100 ticks since the last reading, all free
         assert CpuThreads(fixed=1).describe() == f"{torch.get_num_threads()} CPU thread(s)"  # none set yet

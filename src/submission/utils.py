@@ -215,7 +215,7 @@ class CpuThreads:
         if self.fixed is not None or self._last is None or time.time() - self._when < self.every:
             return torch.get_num_threads()
         now = _cpu_ticks(self.cpus)
-        if now is None:  # /proc/stat unreadable this time: the count stays, and the next call tries again
+        if now is None:  # /proc/stat unreadable this time: the count stays, and a call `every` s on tries again
             self._when = time.time()
             return torch.get_num_threads()
         free = self._free(self._last, now)
