@@ -162,6 +162,24 @@ def test_3c_ii_key_scale_distribution():
     assert np.max(np.abs(keys[:, 1:, :] - np.eye(N_KEYS)[1:][None])) < 1e-4
 
 
+def test_3c_ii_sampled_keys_have_the_stated_covariance():
+    """Sigma_i = alpha I, plus scale_var mu_a mu_a^T for key a: checked at an alpha large enough to
+    measure (at the figures' 1e-10 a noise of alpha instead of sqrt(alpha) would pass unseen)."""
+    rng = np.random.default_rng(17)
+    keys, gamma = checks.sample_perturbed_keys(rng, 40000, 4, 6, 1, alpha=0.01, scale_var=0.5)
+    assert keys.shape == (40000, 4, 6) and gamma.shape == (40000,)
+    noise = keys - np.eye(4, 6)[None]
+    for i in range(4):
+        cov = np.cov(noise[:, i, :], rowvar=False)  # (6, 6)
+        expected = 0.01 * np.eye(6) + (0.5 * np.outer(np.eye(4, 6)[1], np.eye(4, 6)[1]) if i == 1 else 0)
+        np.testing.assert_allclose(cov, expected, atol=0.01 * 0.05 + (0.02 if i == 1 else 0))
+    assert np.var(gamma) == pytest.approx(0.51, rel=0.04)
+    # n orthonormal means need d >= n dimensions: with fewer a mean would be zero
+    checks.sample_perturbed_keys(rng, 2, 4, 4, 0)
+    with pytest.raises(ValueError, match="d >= n"):
+        checks.sample_perturbed_keys(rng, 2, 4, 3, 0)
+
+
 def test_3c_ii_single_head_spreads():
     keys, gamma = _draws(14)
     w = checks.weight_on_a_one_head(keys, 0, 1, BETA)
@@ -395,6 +413,12 @@ def test_p1b_focus_bounds():
         # maximal exactly for uniform rows, zero exactly for one-hot rows
         assert checks.focus_loss(checks.causal_uniform(T)) == pytest.approx(bound, abs=1e-12)
         assert checks.focus_loss(np.eye(T)) == 0.0
+        # the uniform rows are causal ones: nothing above the diagonal, each row a distribution
+        uniform = checks.causal_uniform(T)
+        assert np.all(np.triu(uniform, 1) == 0) and np.allclose(uniform.sum(-1), 1.0)
+        # without the causal mask every row spreads over all T keys: ln T, that of full uniform rows
+        assert checks.focus_loss_max(T, causal=False) == pytest.approx(math.log(T), abs=1e-12)
+        assert checks.focus_loss(np.full((T, T), 1.0 / T)) == pytest.approx(checks.focus_loss_max(T, causal=False))
     # the maximum grows with the window, like ln T - 1
     big = checks.focus_loss_max(4096)
     assert big == pytest.approx(math.log(4096) - 1, abs=0.01)
@@ -651,6 +675,16 @@ def test_p4_greedy_decoding_loops_once_a_state_repeats(vocab, block, seed):
     assert j <= vocab ** block  # pigeonhole: V^B + 1 windows cannot all differ
     period = j - i
     assert all(seq[m] == seq[m + period] for m in range(i, len(seq) - period))
+
+
+def test_p4_first_repeated_state_is_the_first_window_to_come_back():
+    """(i, j): the first j whose window of `window` tokens occurred before, at i; from `start` on."""
+    assert checks.first_repeated_state([1, 2, 3, 1], 1) == (0, 3)  # the last window counts too
+    assert checks.first_repeated_state([1, 2, 3, 1, 2], 2) == (0, 3)
+    assert checks.first_repeated_state([1, 2, 3, 4], 1) is None
+    assert checks.first_repeated_state([5, 1, 2, 5, 1, 2], 1) == (0, 3)
+    assert checks.first_repeated_state([5, 1, 5, 2, 3, 2], 1, start=1) == (3, 5)  # the 5s lie before start
+    assert checks.first_repeated_state([1, 1], 3) is None  # shorter than one window
 
 
 # =============================================================================================
