@@ -707,3 +707,84 @@ def test_p5b_parameter_counts():
     mats = checks.merged_qk(two.query.weight.detach().numpy(), np.zeros(J), two.key.weight.detach().numpy(),
                             np.zeros(J), 2)
     assert sum(m[:-1, :-1].size for m in mats) == two.query.weight.numel() + two.key.weight.numel()
+
+
+# =============================================================================================
+# The figures and the numbers submission.tex quotes from them (written/figures.py)
+# =============================================================================================
+def _figures(monkeypatch, tmp_path):
+    """written/figures.py, writing into tmp_path instead of figures/."""
+    pytest.importorskip("matplotlib")
+    from written import figures
+    monkeypatch.setattr(figures, "OUT", str(tmp_path))
+    return figures
+
+
+def _macros(path):
+    text = open(path, encoding="utf-8").read()
+    import re
+    return dict(re.findall(r"\\newcommand\{\\(\w+)\}\{(.*)\}", text))
+
+
+def test_3c_ii_3d_ii_the_quoted_numbers_are_those_of_the_figures_draws(monkeypatch, tmp_path):
+    """figures/spread_stats.tex defines every \\spread... macro submission.tex uses, each the share or spread
+    of the very draws figures/spread.pdf shows: 3(c)ii's one head (q = beta(mu_a + mu_b)) and 3(d)ii's
+    two heads, over keys sampled with the seed, count and scale the text quotes."""
+    import re
+    figures = _figures(monkeypatch, tmp_path)
+    path, (one, two, gamma) = figures.spread_figure()
+    assert os.path.getsize(path) > 0
+    rng = np.random.default_rng(figures.SPREAD_SEED)
+    keys, expect_gamma = checks.sample_perturbed_keys(rng, figures.SPREAD_DRAWS, figures.SPREAD_N, figures.SPREAD_N,
+                                                      0, alpha=figures.SPREAD_ALPHA)
+    np.testing.assert_array_equal(gamma, expect_gamma)
+    np.testing.assert_allclose(one, checks.weight_on_a_one_head(keys, 0, 1, figures.SPREAD_BETA), atol=1e-15)
+    np.testing.assert_allclose(two, checks.weight_on_a_two_heads(keys, 0, 1, figures.SPREAD_BETA), atol=1e-15)
+
+    macros = _macros(figures._write_spread_stats(one, two, gamma))
+    used = set(re.findall(r"\\(spread[A-Za-z]+)", open(os.path.join(ROOT, "submission.tex"), encoding="utf-8").read()))
+    assert used and used <= set(macros), used - set(macros)
+    assert (macros["spreadDraws"], macros["spreadBeta"], macros["spreadN"]) == ("20{,}000", "30", "8")
+
+    def pct(name):
+        value, unit = macros[name].split("\\,")
+        assert unit == "\\%", macros[name]
+        return float(value)
+
+    for name, share in (("spreadOneHigh", np.mean(one > 0.9)), ("spreadOneLow", np.mean(one < 0.1)),
+                        ("spreadOneMid", np.mean((one >= 0.1) & (one <= 0.9))),
+                        ("spreadTwoNear", np.mean(np.abs(two - 0.5) < 0.01)), ("spreadGammaNeg", np.mean(gamma <= 0))):
+        assert pct(name) == pytest.approx(100 * share, abs=0.05), name
+    assert float(macros["spreadOneStd"]) == pytest.approx(np.std(one), abs=0.005)
+    assert float(macros["spreadTwoStd"]) == pytest.approx(np.std(two), abs=0.005)
+    # what the text says of them: one head is split between v_a and v_b, two heads stay near half, and the
+    # draws with gamma <= 0 are about Phi(-sqrt 2) of them
+    assert pct("spreadOneHigh") + pct("spreadOneLow") + pct("spreadOneMid") == pytest.approx(100, abs=0.15)
+    assert pct("spreadOneMid") < 15 and pct("spreadTwoNear") > 85
+    assert float(macros["spreadTwoStd"]) < 0.2 < 0.45 < float(macros["spreadOneStd"])
+    assert pct("spreadGammaNeg") == pytest.approx(100 * normal_cdf(-math.sqrt(2.0)), abs=0.6)
+
+
+def test_p2_the_temperature_figure_plots_the_largest_weight_with_and_without_the_scale(monkeypatch, tmp_path):
+    """figures/temperature.pdf: unscaled scores q.k saturate the softmax as the head dimension I grows (the
+    largest weight heads for 1), scores q.k/sqrt(I) keep it about where it starts, and 1/T is marked."""
+    figures = _figures(monkeypatch, tmp_path)
+    drawn = {}
+    save = figures._save
+
+    def keep(fig, name):
+        ax = fig.axes[0]
+        drawn.update({line.get_label(): np.asarray(line.get_ydata(), dtype=float) for line in ax.lines})
+        drawn["dims"] = np.asarray(ax.lines[0].get_xdata(), dtype=float)
+        return save(fig, name)
+
+    monkeypatch.setattr(figures, "_save", keep)
+    assert os.path.getsize(figures.temperature_figure()) > 0
+    raw, scaled = drawn["scores $q\\cdot k$"], drawn["scores $q\\cdot k/\\sqrt{I}$"]
+    np.testing.assert_array_equal(drawn["dims"], 2.0 ** np.arange(1, 10))
+    np.testing.assert_allclose(drawn["uniform weight $1/T$"], 1 / 64)
+    assert np.all(np.diff(raw) > 0) and raw[-1] > 0.9 and raw[0] < 0.3  # saturating
+    # unit-variance scores at every I: about constant, far from one-hot, and well above uniform (scores
+    # q.k/I, a variance of 1/I, would sink towards 1/T)
+    assert scaled.max() - scaled.min() < 0.03 and 0.08 < scaled.min() and scaled.max() < 0.15
+    assert np.all(scaled <= raw + 1e-12)
