@@ -848,7 +848,8 @@ def test_thread_policy_leaves_the_cores_other_processes_use(monkeypatch):
     monkeypatch.delenv("GPT_NUM_THREADS", raising=False)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(utils.os, "cpu_count", lambda: 4)
-    monkeypatch.setattr(utils.time, "sleep", lambda s: None)
+    slept = []
+    monkeypatch.setattr(utils.time, "sleep", slept.append)
     before = torch.get_num_threads()
     try:
         for busy, ours, free in ((25, 0, 3),     # one core taken by another job
@@ -860,6 +861,7 @@ def test_thread_policy_leaves_the_cores_other_processes_use(monkeypatch):
             threads = CpuThreads()
             threads.cores, threads.cpus = 4, None  # the machine's 4 CPUs
             assert threads.start() == free == torch.get_num_threads(), (busy, ours)
+            assert slept.pop() == 0.1 and not slept  # the first count's window: ticks 0.1 s apart
         # update() re-reads only after `every` seconds, then follows the load
         ticks = iter([(0, 0, 0, 4), (0, 100, 0, 4), (50, 200, 0, 4), None, (50, 300, 0, 4)])
         monkeypatch.setattr(utils, "_cpu_ticks", lambda cpus: next(ticks))
@@ -1579,6 +1581,11 @@ def test_every_tool_under_run_cli_takes_the_thread_count_from_the_environment(mo
         monkeypatch.setenv("GPT_NUM_THREADS", "2")
         run_cli(lambda: seen.append(torch.get_num_threads()))
         assert seen == [1, min(2, usable_cpus)]
+        monkeypatch.setenv("GPT_NUM_THREADS", " ")  # set but blank, as unset: torch's own count stands
+        monkeypatch.setenv("OMP_NUM_THREADS", "auto")
+        run_cli(lambda: seen.append(torch.get_num_threads()))
+        assert seen == [1, min(2, usable_cpus), min(2, usable_cpus)]
+        seen.pop()
         monkeypatch.setenv("GPT_NUM_THREADS", "abc")
         with pytest.raises(SystemExit) as e:
             run_cli(lambda: seen.append("ran"))

@@ -455,6 +455,14 @@ def test_the_writing_process_is_the_trainers_rank_zero(monkeypatch):
         trainer = Trainer(model, None, None, TrainerConfig())
         assert distributed_env() == (trainer.rank, trainer.world_size, trainer.local_rank) == (rank, 8, local)
         assert not is_main_process() and not trainer.is_main
+    # once torch.distributed is set up its rank decides, whatever the environment says
+    import torch.distributed as dist
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setattr(dist, "is_available", lambda: True)
+    monkeypatch.setattr(dist, "is_initialized", lambda: True)
+    for rank in (0, 3):
+        monkeypatch.setattr(dist, "get_rank", lambda group=None, rank=rank: rank)
+        assert is_main_process() is (rank == 0), rank
 
 
 def test_helper_train_runs_any_trainer_then_writes_the_params(tmp_path):
