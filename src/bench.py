@@ -470,7 +470,7 @@ def main(argv=None):
 
     # data: what a DataLoader worker spends on a batch (on a GPU, the workers must keep up with the step)
     random.seed(1)
-    load = min(clock(lambda: default_collate([pre[i] for i in range(batch)]), "cpu")[0] for _ in range(3))
+    load = min(clock(lambda: default_collate([pre[i % len(pre)] for i in range(batch)]), "cpu")[0] for _ in range(3))
     summary["data_ms_per_batch"] = round(load * 1e3, 1)
     workers = loader_workers(4, device)  # the course's num_workers=4, as trainer.py sizes it
     print(f"\ndata: {load * 1e3:.1f} ms to make a batch of {batch} span-corruption examples in Python = "

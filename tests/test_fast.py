@@ -1399,6 +1399,55 @@ def test_bench_scales_its_timings_and_checks_each_target_against_its_own_figure(
     assert summary["target eval >= 20x"] == "met" and summary["eval answers identical"] == "NOT met"
 
 
+@pytest.mark.parametrize("flags, batch, steps, decoded, rows", [
+    (["--quick"], 32, 3, 16, {"reference", "fast"}),
+    (["--quick", "--ref-questions", "0"], 32, 3, 20, {"reference", "fast"}),  # 0: every question
+    ([], 128, 5, 20, {"reference", "fast attention only", "fast", "fast, no length groups", "fast, packed"})])
+def test_bench_quick_sets_its_own_batch_rounds_reference_questions_and_paths(tmp_path, capsys, monkeypatch, flags,
+                                                                             batch, steps, decoded, rows):
+    """Without --batch, --rounds or --ref-questions, --quick times batches of 32 (the course's 128 without it)
+    for 3 steps (5), decodes 16 questions one at a time (100, here all 20 of the world) and leaves out the slow
+    paths: `./run.sh bench --quick` is the run of under a minute that README promises. The timings are
+    stubbed; what is checked is what the bench was asked to time."""
+    import bench
+    import make_world
+    make_world.write_world(make_world.build_world(people=60, train=30, dev=20, seed=3), str(tmp_path))
+    made, timed, asked = [], [], []
+    real_batches = bench.pretrain_batches
+
+    def batches(dataset, size, count, seed=0):
+        made.append((size, count))
+        return real_batches(dataset, size, count, seed)
+
+    def time_steps(runs, batches, rounds, device, block=1):
+        timed.append((set(runs), rounds))
+        return {n: 0.4 for n in runs}
+
+    def answers(model, questions, *args, **kwargs):
+        asked.append(len(questions))
+        return [""] * len(questions)
+
+    monkeypatch.setattr(bench, "pretrain_batches", batches)
+    monkeypatch.setattr(bench, "time_steps", time_steps)
+    monkeypatch.setattr(bench, "cpu_has_bf16", lambda: False)
+    monkeypatch.setattr(bench, "peak_flops", lambda *a, **k: 1e9)
+    monkeypatch.setattr(bench, "get_device", lambda: "cpu")
+    for name in ("predict_places", "predict_places_reference", "predict_places_recompute"):
+        monkeypatch.setattr(bench, name, answers)
+    before = torch.get_num_threads()
+    try:
+        bench.main(flags + ["--data-dir", str(tmp_path), "--threads", "1"])
+    finally:
+        torch.set_num_threads(before)
+    out = capsys.readouterr().out
+    assert f"training batch {batch}{' (--quick)' if flags else ''}\n" in out
+    assert made == [(batch, steps + 1)]  # a warm-up batch, then the timed ones
+    assert timed[0] == (rows, steps) and timed[1][1] == steps
+    assert asked[0] == 20 and asked[1] == decoded  # batched: every question; one at a time: a spread of them
+    summary = dict(line.split(": ", 1) for line in out.split("== summary ==")[1].strip().splitlines())
+    assert summary["eval_identical"] == f"{decoded}/{decoded}" and summary["eval_questions"] == "20"
+
+
 def test_bench_counts_the_flops_of_a_training_step():
     """Per position and layer a matmul does 2 FLOPs a weight: attention's projections (query, key, value,
     output: 4 C^2; the synthesizer's 3, its scores coming from a C x width map instead of keys), the MLP's
