@@ -51,10 +51,11 @@ def test_params_read_with_other_heads_are_refused_in_one_line(trained, capsys):
     """Vanilla params loaded with another --n_head loaded silently (key, query and value are n_embd x n_embd
     whatever the heads) and answered otherwise: the demo's --n_head 4 left out gave other answers."""
     folder, params, evaluate = trained
-    with pytest.raises(ParamsError) as e:
-        driver.main(evaluate + ["--n_head", "4"])
-    assert str(e.value) == (f"{params}: trained with 2 attention heads ({params}.card.json says), the model has 4; "
-                            f"use the model size they were trained with (--n_head 2)")
+    for heads in (4, 1):  # more heads than they were trained with, and fewer
+        with pytest.raises(ParamsError) as e:
+            driver.main(evaluate + ["--n_head", str(heads)])
+        assert str(e.value) == (f"{params}: trained with 2 attention heads ({params}.card.json says), the model has "
+                                f"{heads}; use the model size they were trained with (--n_head 2)")
     assert not (folder / "dev.predictions").exists()
     total, _ = driver.main(evaluate + ["--n_head", "2"])
     assert total == 1.0 and (folder / "dev.predictions").exists()

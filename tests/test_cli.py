@@ -43,6 +43,7 @@ def one_line_exit(capsys, argv):
     (["--n_embd", "1000000", "--n_head", "1"], "make a model of about 48,000,000,000,000 parameters"),
     (["--learning_rate", "nan"], "--learning_rate must be a positive number"),
     (["--learning_rate", "-1"], "--learning_rate must be a positive number"),
+    (["--learning_rate", "inf"], "--learning_rate must be a positive number, got inf"),  # every step a NaN
     (["--dropout", "1.5"], "--dropout must be at least 0 and below 1"),
     (["--num_workers", "-2"], "--num_workers must be 0 or more"),
     (["--length_groups", "0"], "--length_groups must be at least 1 (1: no grouping)"),
@@ -1428,3 +1429,28 @@ def test_a_cs224n_run_py_imports_the_assignments_modules_as_siblings_of_src():
                            capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0, shown.stderr[-2000:]
     assert shown.stdout.count("\nx: ") + shown.stdout.startswith("x: ") == 4 and shown.stdout.count("\ny: ") == 4
+
+
+def test_the_least_and_most_each_flag_takes_are_accepted_as_given(monkeypatch):
+    """The ranges' ends are settings a user gives: --state_every 0 saves every epoch, --num_workers 0 loads in the
+    training process, --dropout 0 and --length_groups 1 turn them off; each is taken, not refused."""
+    monkeypatch.delenv("RUN_SH_MODE", raising=False)
+    base = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", "--writing_params_path=p"]
+    least = dict(state_every=0.0, num_workers=0, dropout=0.0, length_groups=1, max_epochs=1, batch_size=1, seed=0)
+    most = dict(max_epochs=2 ** 31 - 1, batch_size=2 ** 31 - 1, seed=2 ** 32 - 1, dropout=0.999)
+    for values in (least, most):
+        args = driver.parse_args(base + [x for k, v in values.items() for x in (f"--{k}", str(v))])
+        assert {k: getattr(args, k) for k in values} == values
+
+
+def test_fill_size_names_only_the_flags_that_took_the_courses_value():
+    """fill_size's answer is what the params file left unsaid: a size it records is not guessed (a file with a
+    card was told it "does not say how many heads it has" when --n_embd did not fit them), a flag given not at all."""
+    import argparse
+    import modelflags
+    args = argparse.Namespace(n_layer=None, n_head=None, n_embd=12, block_size=None, variant=None)
+    assert modelflags.fill_size(args, {"n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 32}) == []
+    assert (args.n_layer, args.n_head, args.n_embd, args.block_size, args.variant) == (1, 2, 12, 32, "vanilla")
+    args = argparse.Namespace(n_layer=None, n_head=None, n_embd=None, block_size=None, variant=None)
+    assert modelflags.fill_size(args, {"n_layer": 1, "n_embd": 16, "block_size": 32, "synthesizer": True}) == ["n_head"]
+    assert (args.n_head, args.n_embd, args.variant) == (8, 16, "synthesizer")
