@@ -849,6 +849,10 @@ def test_a_quoted_tilde_in_data_dir_and_out_dir_is_the_home_folder(repo, tmp_pat
     # OUT_DIR holds the course modes' params, which the demo's files of the same names would replace
     ("demo", ["--seed", "1"], {"DATA_DIR": "d", "OUT_DIR": "o"}, "src/demo.py --data-dir d --seed 1"),
     ("bench", ["--quick"], {"DATA_DIR": "d"}, "src/bench.py --data-dir d --quick"),
+    # the deliverables are OUT_DIR's files, checked against DATA_DIR's
+    ("deliverables", [], {}, "src/deliverables.py --submission-dir {R}src/submission --data-dir {R}data"),
+    ("deliverables", ["--zip", "s.zip"], {"DATA_DIR": "d", "OUT_DIR": "o"},
+     "src/deliverables.py --submission-dir o --data-dir d --zip s.zip"),
     ("vanilla_pretrain", ["--max_epochs", "1"], {"OUT_DIR": "o"},
      "src/run.py --function=pretrain --variant=vanilla --pretrain_corpus_path={R}data/wiki.txt "
      "--writing_params_path=o/vanilla.pretrain.params --max_epochs 1"),
@@ -870,6 +874,125 @@ def test_paths_are_the_callers_wherever_run_sh_is_called_from(repo, tmp_path, mo
         said = calls.read_text().splitlines()
         calls.unlink()
         assert said == [f"{cwd}|{prefix}" + runs.replace("{R}", prefix)]
+
+
+W, T = "--pretrain_corpus_path=d/wiki.txt", "--finetune_corpus_path=d/birth_places_train.tsv"
+DEV, TEST = "--eval_corpus_path=d/birth_dev.tsv", "--eval_corpus_path=d/birth_test_inputs.tsv"
+COURSE_MODES = [  # (mode, the run.py flags it gives, the params it reads and the mode that makes them): the handout's
+    ("vanilla_finetune_without_pretrain",
+     f"--function=finetune --variant=vanilla {W} {T} --writing_params_path=o/vanilla.model.params", None),
+    ("vanilla_eval_dev_without_pretrain",
+     f"--function=evaluate --variant=vanilla {W} {DEV} --reading_params_path=o/vanilla.model.params "
+     f"--outputs_path=o/vanilla.nopretrain.dev.predictions",
+     ("vanilla.model.params", "vanilla_finetune_without_pretrain")),
+    ("vanilla_eval_test_without_pretrain",
+     f"--function=evaluate --variant=vanilla {W} {TEST} --reading_params_path=o/vanilla.model.params "
+     f"--outputs_path=o/vanilla.nopretrain.test.predictions",
+     ("vanilla.model.params", "vanilla_finetune_without_pretrain")),
+    ("vanilla_pretrain",
+     f"--function=pretrain --variant=vanilla {W} --writing_params_path=o/vanilla.pretrain.params", None),
+    ("vanilla_finetune_with_pretrain",
+     f"--function=finetune --variant=vanilla {W} {T} --reading_params_path=o/vanilla.pretrain.params "
+     f"--writing_params_path=o/vanilla.finetune.params", ("vanilla.pretrain.params", "vanilla_pretrain")),
+    ("vanilla_eval_dev_with_pretrain",
+     f"--function=evaluate --variant=vanilla {W} {DEV} --reading_params_path=o/vanilla.finetune.params "
+     f"--outputs_path=o/vanilla.pretrain.dev.predictions",
+     ("vanilla.finetune.params", "vanilla_finetune_with_pretrain")),
+    ("vanilla_eval_test_with_pretrain",
+     f"--function=evaluate --variant=vanilla {W} {TEST} --reading_params_path=o/vanilla.finetune.params "
+     f"--outputs_path=o/vanilla.pretrain.test.predictions",
+     ("vanilla.finetune.params", "vanilla_finetune_with_pretrain")),
+    ("synthesizer_pretrain",
+     f"--function=pretrain --variant=synthesizer {W} --writing_params_path=o/synthesizer.pretrain.params", None),
+    ("synthesizer_finetune_with_pretrain",
+     f"--function=finetune --variant=synthesizer {W} {T} --reading_params_path=o/synthesizer.pretrain.params "
+     f"--writing_params_path=o/synthesizer.finetune.params", ("synthesizer.pretrain.params", "synthesizer_pretrain")),
+    ("synthesizer_eval_dev_with_pretrain",
+     f"--function=evaluate --variant=synthesizer {W} {DEV} --reading_params_path=o/synthesizer.finetune.params "
+     f"--outputs_path=o/synthesizer.pretrain.dev.predictions",
+     ("synthesizer.finetune.params", "synthesizer_finetune_with_pretrain")),
+    ("synthesizer_eval_test_with_pretrain",
+     f"--function=evaluate --variant=synthesizer {W} {TEST} --reading_params_path=o/synthesizer.finetune.params "
+     f"--outputs_path=o/synthesizer.pretrain.test.predictions",
+     ("synthesizer.finetune.params", "synthesizer_finetune_with_pretrain")),
+]
+
+
+@pytest.mark.parametrize("mode, runs, reads", COURSE_MODES, ids=[m[0] for m in COURSE_MODES])
+def test_each_course_mode_runs_run_py_with_the_handouts_files(repo, tmp_path, mode, runs, reads):
+    """Each mode's run.py command, word for word: its function and variant, DATA_DIR's corpus files, the params it
+    reads and the file it writes by the handout's names in OUT_DIR, then the caller's flags. The end-to-end run
+    sees only the files made, and an eval mode that read the pretrained params in place of the finetuned ones
+    still wrote predictions of the right names. Without the params it reads, it names the mode that makes them,
+    and python is not started."""
+    root, _, calls = repo
+    fake = tmp_path / "where-python"
+    fake.write_text(WHERE_PYTHON)
+    fake.chmod(0o755)
+    env = dict(os.environ, PYTHON=str(fake), CALLS=str(calls), DATA_DIR="d", OUT_DIR="o")
+    (root / "o").mkdir()
+    if reads is not None:
+        p = subprocess.run([str(root / "run.sh"), mode, "--seed", "1"], cwd=str(root), capture_output=True, text=True,
+                           timeout=60, env=env)
+        assert p.returncode == 2 and p.stderr == (f"run.sh: o/{reads[0]} not found; make it first with: DATA_DIR=d "
+                                                  f"OUT_DIR=o ./run.sh {reads[1]}\n")
+        assert not calls.exists()
+        (root / "o" / reads[0]).write_bytes(b"")
+    p = subprocess.run([str(root / "run.sh"), mode, "--seed", "1"], cwd=str(root), capture_output=True, text=True,
+                       timeout=60, env=env)
+    assert p.returncode == 0, p.stderr
+    assert calls.read_text().splitlines() == [f"{root}|src/run.py {runs} --seed 1"]
+
+
+def test_london_baseline_scores_data_dirs_dev_set_and_refuses_arguments_it_would_drop(repo, tmp_path):
+    """london_baseline scores DATA_DIR's birth_dev.tsv; it takes no arguments, and one given (a file to
+    score, a flag) is refused, not dropped: the run would have scored birth_dev.tsv under the caller's file."""
+    root, _, calls = repo
+    fake = tmp_path / "where-python"
+    fake.write_text(WHERE_PYTHON)
+    fake.chmod(0o755)
+    env = dict(os.environ, PYTHON=str(fake), CALLS=str(calls), DATA_DIR="d")
+    p = subprocess.run([str(root / "run.sh"), "london_baseline", "mine.tsv"], cwd=str(root), capture_output=True,
+                       text=True, timeout=60, env=env)
+    assert p.returncode == 2 and p.stderr == ("run.sh: london_baseline takes no arguments (got: mine.tsv); it scores "
+                                              "$DATA_DIR/birth_dev.tsv\n")
+    assert not calls.exists()
+    p = subprocess.run([str(root / "run.sh"), "london_baseline"], cwd=str(root), capture_output=True, text=True,
+                       timeout=60, env=env)
+    assert p.returncode == 0 and calls.read_text().splitlines() == [f"{root}|src/london_baseline.py d/birth_dev.tsv"]
+
+
+def test_all_reads_resume_and_restart_abbreviated_as_run_py_does(repo, tmp_path):
+    """run.py's parser takes --resu for --resume and --resta for --restart, and `all` reads them so too: `all
+    --resu` passed --resu on to every mode, which resumed (or, with no state, trained afresh) each of them, the
+    finished ones included, and left a new stamp that made every earlier output not done; `all --resta` passed
+    --resta to the evaluations too. Both together are refused before any mode runs. (The stand-in python makes
+    no params, so `all` stops at the second mode, which needs the first's.)"""
+    root, _, calls = repo
+    fake = tmp_path / "where-python"
+    fake.write_text(WHERE_PYTHON)
+    fake.chmod(0o755)
+    env = dict(os.environ, PYTHON=str(fake), CALLS=str(calls), DATA_DIR="d", OUT_DIR="o")
+    first = f"{root}|src/run.py {COURSE_MODES[0][1]} --seed 1"
+
+    def run_all(*flags):
+        p = subprocess.run([str(root / "run.sh"), "all", *flags], cwd=str(root), capture_output=True, text=True,
+                           timeout=60, env=env)
+        said = calls.read_text().splitlines() if calls.exists() else []
+        calls.unlink(missing_ok=True)
+        return p, said
+
+    (root / "o").mkdir()
+    p, said = run_all("--resu", "--seed", "1")
+    assert p.returncode == 2 and said == [first], p.stderr
+    assert not (root / "o" / ".all-started").exists()  # a stopped `all` going on: no new stamp
+    p, said = run_all("--resta", "--seed", "1")
+    assert p.returncode == 2 and said == [first + " --restart"], p.stderr
+    assert (root / "o" / ".all-started").read_text() == "restart\n"
+    for flags in (("--resume", "--restart"), ("--resu", "--resta")):
+        p, said = run_all(*flags)
+        assert p.returncode == 2 and said == [] and p.stderr == (
+            "run.sh all: --resume goes on from the interrupted runs' states, --restart starts over; give one of them\n")
 
 
 CONDA_ENV = {"python_version": "3.11", "sys_platform": "linux", "platform_machine": "x86_64"}
