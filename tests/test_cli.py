@@ -980,6 +980,8 @@ def test_grader_into_a_closed_pipe_still_writes_its_results_json(tmp_path, broke
                    "names (DATA_DIR=FOLDER ./run.sh MODE); run.py takes each file: --pretrain_corpus_path"),
     ("--frobnicate", "unrecognized arguments: --frobnicate (--help lists the options)"),
     ("-max_epochs", "unrecognized arguments: -max_epochs; did you mean --max_epochs? (--help"),  # one dash
+    ("-data-dir", "unrecognized arguments: -data-dir; run.sh's modes read the corpus from the folder DATA_DIR "
+                  "names"),  # one dash, and a flag of another command: its hint
     ("max_epochs", "error: max_epochs: a flag is written with two dashes: --max_epochs (--help"),  # none:
 ])  # "function given twice, as 'max_epochs' and as --function='pretrain'"
 def test_a_misspelt_flag_is_answered_with_the_nearest_one(capsys, flag, says):

@@ -944,6 +944,21 @@ def test_each_course_mode_runs_run_py_with_the_handouts_files(repo, tmp_path, mo
     assert calls.read_text().splitlines() == [f"{root}|src/run.py {runs} --seed 1"]
 
 
+@pytest.mark.parametrize("typed, mode", [("vanilla_finetime_without_pretrain", "vanilla_finetune_without_pretrain"),
+                                         ("synthesizer_finetrain_with_pretrain", "synthesizer_finetune_with_pretrain")])
+def test_the_handouts_misspelt_modes_run_the_modes_they_mean(repo, tmp_path, typed, mode):
+    root, _, calls = repo
+    fake = tmp_path / "where-python"
+    fake.write_text(WHERE_PYTHON)
+    fake.chmod(0o755)
+    (root / "o").mkdir()
+    (root / "o" / "synthesizer.pretrain.params").write_bytes(b"")
+    p = subprocess.run([str(root / "run.sh"), typed], cwd=str(root), capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHON=str(fake), CALLS=str(calls), DATA_DIR="d", OUT_DIR="o"))
+    assert p.returncode == 0, p.stderr
+    assert calls.read_text().splitlines() == [f"{root}|src/run.py {dict((m[0], m[1]) for m in COURSE_MODES)[mode]}"]
+
+
 def test_london_baseline_scores_data_dirs_dev_set_and_refuses_arguments_it_would_drop(repo, tmp_path):
     """london_baseline scores DATA_DIR's birth_dev.tsv; it takes no arguments, and one given (a file to
     score, a flag) is refused, not dropped: the run would have scored birth_dev.tsv under the caller's file."""
@@ -967,7 +982,8 @@ def test_all_reads_resume_and_restart_abbreviated_as_run_py_does(repo, tmp_path)
     --resu` passed --resu on to every mode, which resumed (or, with no state, trained afresh) each of them, the
     finished ones included, and left a new stamp that made every earlier output not done; `all --resta` passed
     --resta to the evaluations too. Both together are refused before any mode runs. (The stand-in python makes
-    no params, so `all` stops at the second mode, which needs the first's.)"""
+    no params, so `all` stops at the second mode, which needs the first's.) A fresh `all` stopped by its first mode
+    before any work leaves no stamp behind."""
     root, _, calls = repo
     fake = tmp_path / "where-python"
     fake.write_text(WHERE_PYTHON)
@@ -989,6 +1005,16 @@ def test_all_reads_resume_and_restart_abbreviated_as_run_py_does(repo, tmp_path)
     p, said = run_all("--resta", "--seed", "1")
     assert p.returncode == 2 and said == [first + " --restart"], p.stderr
     assert (root / "o" / ".all-started").read_text() == "restart\n"
+    # a fresh `all` whose first mode stops before any work (a refused flag) changed nothing: it leaves no stamp, which
+    # would make every output made before it not done for `all --resume`
+    (root / "o" / ".all-started").unlink()
+    failing = tmp_path / "failing-python"
+    failing.write_text(WHERE_PYTHON + "exit 2\n")
+    failing.chmod(0o755)
+    env["PYTHON"] = str(failing)
+    p, said = run_all("--seed", "1")
+    assert p.returncode == 2 and said == [first] and not (root / "o" / ".all-started").exists()
+    env["PYTHON"] = str(fake)
     for flags in (("--resume", "--restart"), ("--resu", "--resta")):
         p, said = run_all(*flags)
         assert p.returncode == 2 and said == [] and p.stderr == (
