@@ -1408,7 +1408,9 @@ def test_bench_quick_sets_its_own_batch_rounds_reference_questions_and_paths(tmp
     """Without --batch, --rounds or --ref-questions, --quick times batches of 32 (the course's 128 without it)
     for 3 steps (5), decodes 16 questions one at a time (100, here all 20 of the world) and leaves out the slow
     paths: `./run.sh bench --quick` is the run of under a minute that README promises. The timings are
-    stubbed; what is checked is what the bench was asked to time."""
+    stubbed; what is checked is what the bench was asked to time. The world has 60 biographies, fewer than a
+    batch of 128: the data timing takes its batch round them, as the timed batches do (it indexed past them,
+    an IndexError after every timing was done)."""
     import bench
     import make_world
     make_world.write_world(make_world.build_world(people=60, train=30, dev=20, seed=3), str(tmp_path))
