@@ -175,10 +175,13 @@ def _in_package(e):
 
 def import_problem(e):
     """Why importing the submission package raised `e`, with the file and line in the package."""
+    # a NUL byte (a module saved as UTF-16): a SyntaxError with neither file nor line from Python 3.11.4 on,
+    # a ValueError before (3.11.2 and 3.8 among the Pythons run.sh takes), naming no file either
+    nul = (isinstance(e, SyntaxError) and e.lineno is None) or (type(e) is ValueError and "null bytes" in str(e))
+    unreadable = _unreadable_module() if nul else None
+    if unreadable:
+        return f"{type(e).__name__}: {unreadable}"
     if isinstance(e, SyntaxError):
-        unreadable = _unreadable_module() if e.lineno is None else None
-        if unreadable:
-            return f"SyntaxError: {unreadable}"
         return f"SyntaxError at {_rel(e.filename or '?')}:{e.lineno}: {e.msg}"
     where = _in_package(e)
     if isinstance(e, SystemExit):
@@ -187,9 +190,8 @@ def import_problem(e):
 
 
 def _unreadable_module():
-    """The first module of the package that is not Python source as bytes, and why, or None: Python (3.11.4 on)
-    reports a NUL byte as a SyntaxError with neither file nor line, and UTF-16 (a Windows editor's "Unicode")
-    is full of them."""
+    """The first module of the package that is not Python source as bytes, and why, or None: Python reports a
+    NUL byte naming no file (import_problem), and UTF-16 (a Windows editor's "Unicode") is full of them."""
     package = os.path.join(HERE, "submission")
     try:
         names = sorted(n for n in os.listdir(package) if n.endswith(".py"))
