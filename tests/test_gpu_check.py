@@ -3,6 +3,7 @@ cannot fit so that a call cut short by the device tool still leaves a whole summ
 
 Run:  python -m pytest -q tests/test_gpu_check.py
 """
+import json
 import os
 import re
 import shutil
@@ -85,6 +86,19 @@ def test_the_pace_reads_the_trainers_log_and_the_partial_log_of_a_run_cut_short(
     partial.write_text("\n".join(first) + "\n")
     assert re.match(r"pace: 3 steps in \d+ s, 1 epoch\(s\) begun: too few", pace(partial)[1])
     assert pace(tmp_path / "none.log.jsonl.partial") == ["pace: no pretraining log"]
+
+
+def test_the_pace_figures_are_the_logs_epochs_and_medians(tmp_path):
+    """The figures themselves, on a log of known times (the test above pins the fields and the layout only):
+    four epochs of three steps, the first ending at 12 s (compiling), the later ones 0.3, 1.1 and 1.7 s long
+    (median 1.1 s, not the mean) with steps 0.1 s apart but for one gap of 0.7 s (median 0.1 s), so 800 ms an
+    epoch beyond its three steps."""
+    times = {1: [10.0, 11.0, 12.0], 2: [12.1, 12.2, 12.3], 3: [12.6, 12.7, 13.4], 4: [14.9, 15.0, 15.1]}
+    log = tmp_path / "known.log.jsonl"
+    log.write_text("".join(json.dumps({"step": 3 * (e - 1) + i + 1, "epoch": e, "time": t}) + "\n"
+                           for e, ts in times.items() for i, t in enumerate(ts)))
+    assert pace(log) == ["pace: 12 steps in 15 s; first epoch 12.0 s; later epochs 1100 ms (median) for 3 steps at "
+                         "100.00 ms (median gap inside epochs): 800 ms an epoch beyond its steps"]
 
 
 def test_every_step_runs_with_pythons_output_unbuffered(tmp_path):
