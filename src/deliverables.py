@@ -107,12 +107,10 @@ def check_code(path):
     """'parses' for a code file that Python can compile; Bad saying where it does not."""
     with open(path, "rb") as f:
         source = f.read()
-    # looked for first: Python (3.11.4 on) reports a NUL byte as a SyntaxError without a line ("line None"), and
-    # UTF-16 (a Windows editor's "Unicode") is full of them; its fix keeps the code, "restore it from git" would not
-    if source[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        raise Bad(f"UTF-16 text (byte-order mark {source[:2].hex(' ').upper()}), not UTF-8", "save it as UTF-8")
-    if b"\x00" in source:
-        raise Bad(f"a NUL byte at byte {source.index(bytes(1))}: not Python source", "restore it from git")
+    # looked for first: Python reports a NUL byte (a ValueError, or from 3.11.4 a SyntaxError) with no line
+    wrong = grader.not_python_source(source)
+    if wrong:
+        raise Bad(*wrong)
     try:
         compile(source, path, "exec")
     except SyntaxError as e:

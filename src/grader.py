@@ -189,9 +189,19 @@ def import_problem(e):
     return f"{type(e).__name__}: {e}" + (f" (raised at {where})" if where else "")
 
 
+def not_python_source(data):
+    """(what is wrong, its fix) for a module's bytes that are not Python source in a way Python names no file or
+    line for (a NUL byte; UTF-16, a Windows editor's "Unicode", is full of them), else None. deliverables.py's
+    check of the code files says the same."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # the fix keeps the student's code; "restore it" would not
+        return f"UTF-16 text (byte-order mark {data[:2].hex(' ').upper()}), not UTF-8", "save it as UTF-8"
+    if bytes(1) in data:
+        return f"a NUL byte at byte {data.index(bytes(1))}: not Python source", "restore it from git"
+    return None
+
+
 def _unreadable_module():
-    """The first module of the package that is not Python source as bytes, and why, or None: Python reports a
-    NUL byte naming no file (import_problem), and UTF-16 (a Windows editor's "Unicode") is full of them."""
+    """`path: what is wrong; fix` for the first module of the package that not_python_source finds, or None."""
     package = os.path.join(HERE, "submission")
     try:
         names = sorted(n for n in os.listdir(package) if n.endswith(".py"))
@@ -201,14 +211,11 @@ def _unreadable_module():
         path = os.path.join(package, name)
         try:
             with open(path, "rb") as f:
-                data = f.read()
+                wrong = not_python_source(f.read())
         except OSError:
             continue
-        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-            return (f"{_rel(path)} is UTF-16 text (byte-order mark {data[:2].hex(' ').upper()}), not UTF-8; save it "
-                    f"as UTF-8")
-        if bytes(1) in data:
-            return f"{_rel(path)} holds a NUL byte at byte {data.index(bytes(1))}: not Python source"
+        if wrong:
+            return f"{_rel(path)}: {wrong[0]}; {wrong[1]}"
     return None
 
 

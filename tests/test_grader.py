@@ -2040,18 +2040,18 @@ def test_a_module_saved_as_utf16_is_named_when_the_package_does_not_import(tmp_p
     except (SyntaxError, ValueError) as e:  # what this Python raises
         nul = e
     kind = type(nul).__name__
-    assert grader.import_problem(nul) == (f"{kind}: {package / 'trainer.py'} is UTF-16 text (byte-order mark FF FE), "
+    assert grader.import_problem(nul) == (f"{kind}: {package / 'trainer.py'}: UTF-16 text (byte-order mark FF FE), "
                                           f"not UTF-8; save it as UTF-8")
     (package / "trainer.py").write_bytes(b"x = 1\n\x00\n")
-    assert grader.import_problem(nul) == (f"{kind}: {package / 'trainer.py'} holds a NUL byte at byte 6: not Python "
-                                          f"source")
+    assert grader.import_problem(nul) == (f"{kind}: {package / 'trainer.py'}: a NUL byte at byte 6: not Python "
+                                          f"source; restore it from git")
     (package / "trainer.py").write_bytes(b"x = 1\n")  # none found: as Python words it
     assert grader.import_problem(nul).endswith("source code string cannot contain null bytes")
     # both kinds, whichever this Python raises
     for e in (SyntaxError("source code string cannot contain null bytes"),
               ValueError("source code string cannot contain null bytes")):
         (package / "trainer.py").write_bytes("x = 1\n".encode("utf-16"))
-        assert grader.import_problem(e).endswith("trainer.py is UTF-16 text (byte-order mark FF FE), not UTF-8; "
+        assert grader.import_problem(e).endswith("trainer.py: UTF-16 text (byte-order mark FF FE), not UTF-8; "
                                                  "save it as UTF-8"), e
     assert grader.import_problem(ValueError("a wrong value")) == "ValueError: a wrong value"
 
