@@ -720,7 +720,26 @@ def _figures(monkeypatch, tmp_path):
     return figures
 
 
+def test_importing_figures_changes_nothing_of_the_process(monkeypatch, tmp_path):
+    """Importing written/figures.py put written/ first on sys.path, a second `checks` module in sys.modules and
+    its font sizes in matplotlib's rcParams, for every test after it; its style now holds inside its figures only
+    (the PDFs are the same bytes)."""
+    import importlib
+    import matplotlib
+    figures = _figures(monkeypatch, tmp_path)
+    path, modules, rc = list(sys.path), set(sys.modules), dict(matplotlib.rcParams)
+    figures = importlib.reload(figures)
+    assert sys.path == path and set(sys.modules) == modules and dict(matplotlib.rcParams) == rc
+    assert figures.checks is checks  # the package's checks module, not a copy
+    monkeypatch.setattr(figures, "OUT", str(tmp_path))
+    seen = []
+    monkeypatch.setattr(figures, "_save", lambda fig, name: seen.append(matplotlib.rcParams["font.size"]))
+    figures.temperature_figure()
+    assert seen == [figures.STYLE["font.size"]] and dict(matplotlib.rcParams) == rc
+
+
 def _macros(path):
+    """The \\newcommand macros of the LaTeX file at `path`, name -> body."""
     text = open(path, encoding="utf-8").read()
     import re
     return dict(re.findall(r"\\newcommand\{\\(\w+)\}\{(.*)\}", text))

@@ -12,7 +12,6 @@ figures/temperature.pdf  problem 2: largest attention weight at initialisation, 
 """
 import math
 import os
-import sys
 
 import matplotlib
 
@@ -20,8 +19,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import checks  # noqa: E402
+if __package__:  # imported as written.figures (the tests): nothing of the process changed
+    from . import checks
+else:  # python written/figures.py: written/ is on the path already
+    import checks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "figures")
@@ -33,7 +34,7 @@ SPREAD_N = 8        # number of keys (and dimension)
 SPREAD_BETA = 30.0  # query scale
 SPREAD_ALPHA = 1e-10
 
-plt.rcParams.update({
+STYLE = {  # each figure is drawn in it (plt.rc_context): importing this module leaves matplotlib's settings be
     "font.size": 9,
     "axes.titlesize": 9,
     "axes.labelsize": 9,
@@ -41,7 +42,7 @@ plt.rcParams.update({
     "xtick.labelsize": 8,
     "ytick.labelsize": 8,
     "pdf.fonttype": 42,
-})
+}
 
 
 def _save(fig, name):
@@ -55,6 +56,7 @@ def _save(fig, name):
     return path
 
 
+@plt.rc_context(STYLE)
 def spread_figure():
     rng = np.random.default_rng(SPREAD_SEED)
     a, b = 0, 1
@@ -123,6 +125,7 @@ def _write_spread_stats(one, two, gamma):
     return path
 
 
+@plt.rc_context(STYLE)
 def temperature_figure():
     rng = np.random.default_rng(7)
     T, trials = 64, 400
