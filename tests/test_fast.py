@@ -766,6 +766,10 @@ def test_compiled_training_saves_raw_keys(tmp_path):
 
 
 def test_thread_policy_honours_a_fixed_count(monkeypatch):
+    """A count given (fixed=, GPT_NUM_THREADS) is the count, on a machine of 4 CPUs (GPT_NUM_THREADS is capped at
+    the machine's CPUs: on a 1-CPU runner 2 would read as 1)."""
+    from submission import utils
+    monkeypatch.setattr(utils.os, "cpu_count", lambda: 4)
     before = torch.get_num_threads()
     try:
         assert CpuThreads(fixed=1).start() == 1 and torch.get_num_threads() == 1

@@ -139,7 +139,8 @@ def test_the_tests_step_selects_every_test_that_needs_a_gpu():
             text = f.read()
         # each test under a decorator that asks for CUDA (its arguments on lines of their own, or not), whatever
         # decorators follow it: as many as the file asks for CUDA, or one was not found
-        found = re.findall(r"^@.*cuda\.is_available\(\).*\n(?:[ \t)].*\n)*(?:@.*\n(?:[ \t)].*\n)*)*def (\w+)", text, re.M)
+        more = r"(?:[ \t)].*\n)*"  # a decorator's lines after its first
+        found = re.findall(rf"^@.*cuda\.is_available\(\).*\n{more}(?:@.*\n{more})*def (\w+)", text, re.M)
         assert len(found) == text.count("cuda.is_available()"), (name, found)
         gpu_only += found
     assert len(gpu_only) >= 3 and all("cuda" in name for name in gpu_only), gpu_only

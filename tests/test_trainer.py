@@ -652,9 +652,13 @@ def test_the_processes_must_divide_the_batch(monkeypatch):
 
 def test_a_triton_that_fails_to_load_leaves_an_auto_run_eager(monkeypatch):
     """_has_triton asks torch; a torch whose check raises (a broken Triton install) counts as no Triton, so an
-    "auto" run on CUDA trains eagerly rather than failing at its first compiled step."""
-    import torch.utils._triton as triton_check
+    "auto" run on CUDA trains eagerly rather than failing at its first compiled step. torch's check stands in as
+    a module of its own: torch 2.0 has none (no Triton, as _has_triton reads it)."""
+    import types
     from submission.fastpath import AUTO_COMPILE_STEPS, compile_setting
+    triton_check = types.ModuleType("torch.utils._triton")
+    triton_check.has_triton = None  # set below
+    monkeypatch.setitem(sys.modules, "torch.utils._triton", triton_check)
     monkeypatch.delenv("GPT_COMPILE", raising=False)
     monkeypatch.setattr(fastpath, "_has_c_compiler", lambda: True)
     monkeypatch.setattr(triton_check, "has_triton", lambda: True)
