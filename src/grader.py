@@ -144,6 +144,14 @@ def _rel(path):
     return path
 
 
+def utf16(data):
+    """'UTF-16 text (byte-order mark FF FE), not UTF-8' for bytes that begin with UTF-16's byte-order mark (a
+    Windows editor's "Unicode"), else None."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return f"UTF-16 text (byte-order mark {data[:2].hex(' ').upper()}), not UTF-8"
+    return None
+
+
 def read_utf8(path):
     """The text of a data or predictions file, or a Failure naming the file, the line and the byte that
     is not UTF-8 (UTF-16, a Windows editor's "Unicode", named by its byte-order mark)."""
@@ -152,9 +160,8 @@ def read_utf8(path):
     if data[:4] == b"PK\x03\x04":
         raise Failure(f"{_rel(path)}: a zip archive (torch.save writes params as one), not UTF-8 text: check "
                       f"that the file under this name is the one it names")
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        raise Failure(f"{_rel(path)}: UTF-16 text (byte-order mark {data[:2].hex(' ').upper()}), not UTF-8; save it "
-                      f"as UTF-8")
+    if utf16(data):
+        raise Failure(f"{_rel(path)}: {utf16(data)}; save it as UTF-8")
     skip = 3 if data.startswith(b"\xef\xbb\xbf") else 0  # a leading byte-order mark (Windows editors) dropped
     try:
         text = data[skip:].decode("utf-8")  # one decode of the whole file: the error's offset is the file's
@@ -193,8 +200,8 @@ def not_python_source(data):
     """(what is wrong, its fix) for a module's bytes that are not Python source in a way Python names no file or
     line for (a NUL byte; UTF-16, a Windows editor's "Unicode", is full of them), else None. deliverables.py's
     check of the code files says the same."""
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # the fix keeps the student's code; "restore it" would not
-        return f"UTF-16 text (byte-order mark {data[:2].hex(' ').upper()}), not UTF-8", "save it as UTF-8"
+    if utf16(data):  # the fix keeps the student's code; "restore it" would not
+        return utf16(data), "save it as UTF-8"
     if bytes(1) in data:
         return f"a NUL byte at byte {data.index(bytes(1))}: not Python source", "restore it from git"
     return None

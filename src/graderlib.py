@@ -586,6 +586,9 @@ def write_json(results, path, execution_time=None):
         raise
 
 
+_COLON = re.compile(r"\s*:")  # after a string: it was a key
+
+
 def key_line(text, key):
     """The line (from 1) where `key` is a key of the top-level object in the JSON `text` (its last time, as json
     keeps the last of repeated keys), or None: error messages name that line."""
@@ -603,17 +606,16 @@ def key_line(text, key):
     return line
 
 
-_COLON = re.compile(r"\s*:")
-
-
-def at_key(shown, path, key):
-    """`shown:LINE` for the line of `key` in the JSON file at `path` (key_line), or `shown` when there is no
-    key or path or the line cannot be found."""
+def at_key(shown, path, key, text=None):
+    """`shown:LINE` for the line of `key` in the JSON `text` (default: the file at `path`; key_line), or `shown`
+    when there is no key, no text or path, or the line cannot be found."""
     line = None
-    if path and key:
+    if key and (text is not None or path):
         try:
-            with open(path, encoding="utf-8-sig") as f:
-                line = key_line(f.read(), key)
+            if text is None:
+                with open(path, encoding="utf-8-sig") as f:
+                    text = f.read()
+            line = key_line(text, key)
         except (OSError, ValueError):  # unreadable, not UTF-8, not JSON: no line to name
             pass
     return f"{shown}:{line}" if line else shown
@@ -641,8 +643,7 @@ def load_points(path, shown=None):
         raise PointsError(f"{shown}: expected an object mapping each test id to {{\"points\": N}}")
 
     def at(k):  # the file and the line of entry k
-        line = key_line(text, k)
-        return f"{shown}:{line}" if line else shown
+        return at_key(shown, path, k, text)
 
     points = {}
     for k, entry in doc.items():
