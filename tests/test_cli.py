@@ -804,7 +804,8 @@ def test_predictions_replace_an_earlier_file_whole(tmp_path, monkeypatch):
     out.write_text("Lisbon\n", encoding="utf-8")  # an earlier evaluation's
     with open(out, encoding="utf-8") as earlier:  # opened before this evaluation, read after it
         driver.main(["--function=evaluate", "--variant=vanilla", *TINY[:6],
-                     f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}", f"--reading_params_path={tmp_path / 'm.params'}",
+                     f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+                     f"--reading_params_path={tmp_path / 'm.params'}",
                      f"--eval_corpus_path={dev}", f"--outputs_path={out}"])
         assert earlier.read() == "Lisbon\n"
     assert out.read_text(encoding="utf-8") == "Oslo\n" and sorted(os.listdir(tmp_path)) == [

@@ -212,7 +212,8 @@ def test_params_to_a_special_file_send_the_default_log_to_devnull(tmp_path):
     assert (tconf.log_path, tconf.state_path) == (os.devnull, None)
     args = driver.parse_args(argv + [f"--writing_params_path={tmp_path / 'p.params'}"])
     tconf = driver.apply_overrides(TrainerConfig(), args)
-    assert (tconf.log_path, tconf.state_path) == (f"{tmp_path / 'p.params'}.log.jsonl", f"{tmp_path / 'p.params'}.state")
+    params = tmp_path / "p.params"
+    assert (tconf.log_path, tconf.state_path) == (f"{params}.log.jsonl", f"{params}.state")
     assert not os.path.exists("/dev/null.log.jsonl") and stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 

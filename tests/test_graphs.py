@@ -87,7 +87,8 @@ def test_step_graphs_say_what_they_need(monkeypatch):
     monkeypatch.setattr(torch, "__version__", "2.2.2")
     assert step_graphs_need("cuda:0") is None and step_graphs_need("cuda", world_size=2) == "one process, not torchrun"
     assert step_graphs_need("cuda", fast=False) == "the fast path (fast=True)"
-    assert step_graphs_need("mps") == "a CUDA GPU (this run would train on mps)"  # any device but CUDA, not only the CPU
+    # any device but CUDA, not only the CPU
+    assert step_graphs_need("mps") == "a CUDA GPU (this run would train on mps)"
     monkeypatch.undo()
     monkeypatch.setenv("GPT_DEVICE", "cpu")
     run = Trainer(model, padded_data(), None, TrainerConfig()).prepare()
