@@ -249,6 +249,26 @@ def test_the_heads_a_card_records_are_taken_only_when_they_are_a_count(tmp_path)
         assert "n_head" not in params_shape(params), heads
 
 
+def test_a_card_s_heads_that_are_no_count_are_not_offered_as_a_size_flag(tmp_path):
+    """Mutation audit of _size_error: params of another size name the flags they look like, with the card's
+    --n_head for a vanilla file; a card edited to say true heads is no count (bool is an int to Python), so
+    the fix asks for the heads the run was trained with instead of offering '--n_head True'."""
+    params = small_params(tmp_path / "v.params", TEXT)
+    card = json.loads(open(card_path(params), encoding="utf-8").read())
+    vocab = torch.load(params, weights_only=True)["tok_emb.weight"].shape[0]
+    other = GPT(GPTConfig(vocab, 32, n_layer=2, n_head=2, n_embd=16))
+    with pytest.raises(ParamsError) as counted:
+        load_params(other, params)
+    assert counted.value.looks_like == "--n_layer 1 --n_embd 16 --block_size 32 --n_head 2"
+    with open(card_path(params), "w", encoding="utf-8") as f:
+        json.dump(dict(card, n_head=True), f)
+    with pytest.raises(ParamsError) as e:
+        load_params(other, params)
+    assert e.value.looks_like == "--n_layer 1 --n_embd 16 --block_size 32"
+    assert str(e.value).endswith("(the file looks like --n_layer 1 --n_embd 16 --block_size 32, with the --n_head "
+                                 "it was trained with: a vanilla file does not record it)")
+
+
 def test_the_world_beside_the_params_wins_over_the_repo_s_of_the_same_characters(tmp_path, capsys):
     """Mutation audit of modelflags.settings_from_params: the data/ beside the params (as the demo keeps its
     world) is read before the repo's, even where both have the vocabulary the card records; and a file that

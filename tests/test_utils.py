@@ -220,6 +220,10 @@ def test_torch_2_0s_words_for_a_cut_pre_1_6_file_are_read_as_cut_short(tmp_path)
     # UTF-8 text whose first 512 bytes (all that is read) end inside a character: still text
     (lambda: (b"Where was Ada born?\tLondon\n" * 19)[:511] + "\u00e9, Lisbon\n".encode(),
      "a text file, not a PyTorch one"),
+    # (mutation audit) a four-byte character cut by the end of the 512 read, from byte 509 on, is text; a byte
+    # that starts no character before then is not
+    (lambda: b"x" * 509 + "\U0001F30D Lisbon\n".encode(), "a text file, not a PyTorch one"),
+    (lambda: b"x" * 508 + b"\xff Lisbon\n", "neither a PyTorch file nor text"),
     (lambda: _zip_of_text(), "a zip archive, but not one torch.save wrote"),
 ])
 def test_an_unloadable_params_file_is_named_for_what_it_is(content, why, tmp_path):
@@ -264,6 +268,8 @@ def test_load_params_refuses_code(tmp_path):
 @pytest.mark.parametrize("state, says", [
     ({1: torch.zeros(2)}, "the key 1 is not a name"),
     ({"tok_emb.weight": 5}, "the value of 'tok_emb.weight' is int, not a tensor"),
+    # a dict under a checkpoint's key is a checkpoint only when it holds tensors (mutation audit)
+    ({"model": {"name": "gpt"}, "step": torch.tensor(7)}, "the value of 'model' is dict, not a tensor"),
 ])
 def test_a_dict_that_is_not_of_named_tensors_is_one_line(tmp_path, state, says):
     """It ended in AttributeError ('int' object has no attribute 'startswith' / 'shape')."""
