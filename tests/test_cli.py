@@ -1037,6 +1037,26 @@ def test_every_script_suggests_flags_its_subcommands_know(capsys):
     assert "unrecognized arguments: --last_row; did you mean --last-row?" in capsys.readouterr().err
 
 
+def test_a_flag_gets_the_nearest_one_or_else_its_hint_never_both_and_never_itself(capsys):
+    """Mutation audit of _suggestions and nearest: the demo knows --data-dir and hints run.py's folder flags,
+    --data_dir among them: the near flag is said, and the hint only for a flag with none near (--out_dir). A
+    subcommand's flag put before the subcommand is no misspelling: "did you mean --last-row?" is not said."""
+    import demo
+    import plots
+    for flag, says in (("--data_dir", "did you mean --data-dir?"), ("--out_dir", "the demo's folders are --data-dir "
+                                                                                "and --out")):
+        with pytest.raises(SystemExit) as e:
+            demo.main([flag, "x"])
+        assert e.value.code == 2
+        assert capsys.readouterr().err.endswith(f": error: unrecognized arguments: {flag}; {says} (--help lists the "
+                                                f"options)\n")
+    with pytest.raises(SystemExit) as e:
+        plots.main(["--last-row", "attention", "--params", "p", "--variant", "vanilla", "--pretrain_corpus_path", "w",
+                    "--question", "q", "--out", "o.png"])
+    assert e.value.code == 2
+    assert capsys.readouterr().err == "plots.py: error: unrecognized arguments: --last-row (--help lists the options)\n"
+
+
 def test_an_output_path_holding_another_kind_of_file_is_refused(tmp_path, capsys):
     """Only a run's own inputs were protected: a typo put the loss log over vanilla.model.params (exit 0,
     a 103-byte JSON file where the params were), the predictions over pretrained params, the params
