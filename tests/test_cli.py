@@ -1050,6 +1050,9 @@ def test_a_flag_gets_the_nearest_one_or_else_its_hint_never_both_and_never_itsel
         assert e.value.code == 2
         assert capsys.readouterr().err.endswith(f": error: unrecognized arguments: {flag}; {says} (--help lists the "
                                                 f"options)\n")
+    with pytest.raises(SystemExit):  # its value after = (which some Pythons' argparse keep in the message) aside
+        demo.main(["--out_dir=o"])
+    assert "; the demo's folders are --data-dir and --out (--help lists the options)" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
         plots.main(["--last-row", "attention", "--params", "p", "--variant", "vanilla", "--pretrain_corpus_path", "w",
                     "--question", "q", "--out", "o.png"])

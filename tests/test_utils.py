@@ -124,6 +124,10 @@ def test_load_params_errors(tmp_path, monkeypatch):
     torch.save(small(synth=True).state_dict(), p)
     with pytest.raises(ParamsError, match="synthesizer params, but the model is vanilla"):
         load_params(small(), str(p))
+    torch.save(small().state_dict(), p)  # and the other way round, with the fix that names the file's variant
+    with pytest.raises(ParamsError, match="s.params: these are vanilla params, but the model is synthesizer; pass "
+                                          "--variant=vanilla or use the synthesizer params file$"):
+        load_params(small(synth=True), str(p))
     torch.save(small(vocab=30).state_dict(), p)
     with pytest.raises(ParamsError, match="vocabulary of 30 characters"):
         load_params(small(), str(p))
@@ -224,6 +228,7 @@ def test_torch_2_0s_words_for_a_cut_pre_1_6_file_are_read_as_cut_short(tmp_path)
     # that starts no character before then is not
     (lambda: b"x" * 509 + "\U0001F30D Lisbon\n".encode(), "a text file, not a PyTorch one"),
     (lambda: b"x" * 508 + b"\xff Lisbon\n", "neither a PyTorch file nor text"),
+    (lambda: b"", "an empty file"),
     (lambda: _zip_of_text(), "a zip archive, but not one torch.save wrote"),
 ])
 def test_an_unloadable_params_file_is_named_for_what_it_is(content, why, tmp_path):
@@ -299,6 +304,12 @@ def test_params_load_into_a_wrapped_model(tmp_path):
     wrapped = torch.nn.DataParallel(b)
     assert load_params(wrapped, str(p)) is wrapped
     assert all(torch.equal(a.state_dict()[k], b.state_dict()[k]) for k in a.state_dict())
+    # torch.compile's wrapper (`_orig_mod`), around DataParallel's or alone (mutation audit: unwrap); building
+    # the wrapper compiles nothing
+    for c, wrap in ((small(), torch.nn.DataParallel), (small(), lambda m: m)):
+        compiled = torch.compile(wrap(c))
+        assert load_params(compiled, str(p)) is compiled
+        assert all(torch.equal(a.state_dict()[k], c.state_dict()[k]) for k in a.state_dict())
 
 
 @pytest.mark.parametrize("share", [0.05, 0.2, 0.35, 0.5, 0.75, 0.95])
