@@ -203,6 +203,14 @@ def test_a_missing_requirement_names_the_venv_s_own_layout(tmp_path, monkeypatch
         assert line.endswith(f"has no torch; activate the environment run.sh made (. {activate}) and run it again"), line
         import shutil
         shutil.rmtree(venv)
+    # (mutation audit of _shown) only a script in the current folder is written ./run.sh, to run it; a file
+    # read (requirements.txt) is named as typed
+    assert startup.missing_requirement("run.py", "torch").endswith(
+        "has no torch; ./run.sh sets one up on its first run, or install requirements.txt into this Python")
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / ".venv"))  # the .venv's own Python, without torch
+    python = os.path.join(".venv", "bin", "python")
+    assert startup.missing_requirement("run.py", "torch").endswith(
+        f"has no torch; run.sh's .venv is incomplete: {python} -m pip install -r requirements.txt")
 
 
 def test_a_missing_module_that_is_no_requirement_is_not_hidden(tmp_path):
