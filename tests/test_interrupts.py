@@ -204,7 +204,8 @@ def test_a_missing_requirement_names_the_venv_s_own_layout(tmp_path, monkeypatch
         import shutil
         shutil.rmtree(venv)
     # (mutation audit of _shown) only a script in the current folder is written ./run.sh, to run it; a file
-    # read (requirements.txt) is named as typed
+    # read (requirements.txt) is named as typed; a .venv without an activate (half made) is none to activate
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
     assert startup.missing_requirement("run.py", "torch").endswith(
         "has no torch; ./run.sh sets one up on its first run, or install requirements.txt into this Python")
     monkeypatch.setattr(sys, "prefix", str(tmp_path / ".venv"))  # the .venv's own Python, without torch
