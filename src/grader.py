@@ -950,24 +950,24 @@ def test_1e0(ctx):
     d = SpanDraws()
     long_lengths = {b: [] for b in SPAN_BLOCK_SIZES}
     draws = [(doc, block, _specials(d.datasets[block]), s) for doc, block, s in d.strings()]
+    pieces = [_pieces(s, *specials) for _, _, specials, s in draws]  # (prefix, suffix, masked) or None, each
     # A span corruption that drops characters after the masked content (document[start + m + 1:] for the
     # suffix) keeps fewer than the document was truncated to. That is 1e-1's mistake (one mistake, one
     # test), so when every draw with a suffix can be read as dropping the same number k > 0 (and not 0), the
     # truncation length is the characters kept plus k, and draws whose empty suffix hides k are left out.
     gaps = set(range(9))
-    for doc, _, specials, s in draws:
-        pieces = _pieces(s, *specials)
-        if len(doc) >= 4 and (pieces is None or pieces[1]):
-            gaps &= _gaps_after_masked(doc, pieces)
+    for (doc, _, _, _), parts in zip(draws, pieces):
+        if len(doc) >= 4 and (parts is None or parts[1]):
+            gaps &= _gaps_after_masked(doc, parts)
     dropped = min(gaps) if gaps and 0 not in gaps else 0
-    for doc, block, (mask, pad), s in draws:
+    for (doc, block, (mask, pad), s), parts in zip(draws, pieces):
         n = sum(1 for c in s if c != mask and c != pad)
         cap = int(block * 7 / 8)
         if len(doc) < 4:
             require(n <= len(doc), f"{n} characters kept from a document of {len(doc)}")
             continue
         if dropped:
-            if not _pieces(s, mask, pad)[1]:
+            if not parts[1]:
                 continue
             n += dropped
         require(4 <= n <= min(len(doc), cap),
