@@ -86,8 +86,31 @@ class OneLineParser(argparse.ArgumentParser):
             return None
         return next((f for f in self.flags() if f[2:].replace("-", "_") == word.replace("-", "_")), None)
 
+    def _commands(self):
+        """{name: parser} of this parser's subcommands ({} for a parser without them)."""
+        return next((dict(a.choices) for a in self._actions if isinstance(a, argparse._SubParsersAction)), {})
+
+    def _misplaced(self, flag):
+        """A hint for a subcommand's flag typed before the subcommand's name (argparse reads it as the main
+        parser's and fails), else None."""
+        commands, name = self._commands(), flag.split("=", 1)[0]
+        owners = [cmd for cmd, sub in commands.items() if name in sub._option_string_actions]
+        typed = [at for at, arg in enumerate(self._argv) if arg.split("=", 1)[0] == name]
+        chosen = [at for at, arg in enumerate(self._argv) if arg in commands]
+        if name in self._option_string_actions or not owners or not typed or (chosen and chosen[0] < typed[0]):
+            return None
+        if chosen:  # after that command's name, if it is one of the flag's commands
+            return f"put {name} after {self._argv[chosen[0]]}: a command's flags follow its name" \
+                if self._argv[chosen[0]] in owners else None
+        return f"put {name} after the command's name ({' or '.join(owners)}): a command's flags follow it"
+
     def _suggestions(self, message):
         prefix = "unrecognized arguments: "
+        choice = re.match(r"argument \{.*\}: invalid choice: (['\"])(.*?)\1", message)
+        if choice and choice.group(2) in self._argv:  # a flag's value taken for the command: `--out x.png curves`
+            at = self._argv.index(choice.group(2))
+            hint = self._misplaced(self._argv[at - 1]) if at and self._argv[at - 1].startswith("--") else None
+            return f"; {hint}" if hint else ""
         if not message.startswith(prefix):
             return ""
         known, said = self.flags(), []
@@ -102,6 +125,8 @@ class OneLineParser(argparse.ArgumentParser):
                 meant = nearest(flag, known)
             if meant:
                 said.append(f"did you mean {meant}?")
+            elif self._misplaced(flag):
+                said.append(self._misplaced(flag))
             elif flag in self.hints:
                 said.append(self.hints[flag])
         return "".join(f"; {s}" for s in said)

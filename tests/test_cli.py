@@ -1040,7 +1040,8 @@ def test_every_script_suggests_flags_its_subcommands_know(capsys):
 def test_a_flag_gets_the_nearest_one_or_else_its_hint_never_both_and_never_itself(capsys):
     """Mutation audit of _suggestions and nearest: the demo knows --data-dir and hints run.py's folder flags,
     --data_dir among them: the near flag is said, and the hint only for a flag with none near (--out_dir). A
-    subcommand's flag put before the subcommand is no misspelling: "did you mean --last-row?" is not said."""
+    subcommand's flag put before the subcommand is no misspelling: "did you mean --last-row?" is not said, but
+    where it goes is."""
     import demo
     import plots
     for flag, says in (("--data_dir", "did you mean --data-dir?"), ("--out_dir", "the demo's folders are --data-dir "
@@ -1057,7 +1058,38 @@ def test_a_flag_gets_the_nearest_one_or_else_its_hint_never_both_and_never_itsel
         plots.main(["--last-row", "attention", "--params", "p", "--variant", "vanilla", "--pretrain_corpus_path", "w",
                     "--question", "q", "--out", "o.png"])
     assert e.value.code == 2
-    assert capsys.readouterr().err == "plots.py: error: unrecognized arguments: --last-row (--help lists the options)\n"
+    assert capsys.readouterr().err == ("plots.py: error: unrecognized arguments: --last-row; put --last-row after "
+                                       "attention: a command's flags follow its name (--help lists the options)\n")
+
+
+@pytest.mark.parametrize("argv, says", [
+    # argparse takes the flag's value for the command's name
+    (["--out", "o.png", "curves", "a.log"], "invalid choice: 'o.png'"),
+    (["--dpi=50", "curves", "a.log", "--out", "o.png"], "unrecognized arguments: --dpi=50"),
+    (["--out", "o.png"], "invalid choice: 'o.png'"),
+])
+def test_a_commands_flag_before_its_name_is_told_where_it_goes(capsys, argv, says):
+    import plots
+    with pytest.raises(SystemExit) as e:
+        plots.main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    flag = argv[0].split("=")[0]
+    where = "curves" if "curves" in argv else "the command's name (curves or attention)"
+    assert says in err and f"; put {flag} after {where}: a command's flags follow" in err
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv", [
+    ["curves", "a.log", "--out", "o.png", "--last-row"],  # after the name, but another command's flag
+    ["--last-row", "curves", "a.log", "--out", "o.png"],  # before it: curves has no --last-row either
+    ["nonsense", "--out", "o.png"],  # no flag before the bad command's name
+])
+def test_no_placement_hint_where_moving_the_flag_would_not_help(capsys, argv):
+    import plots
+    with pytest.raises(SystemExit):
+        plots.main(argv)
+    assert "put " not in capsys.readouterr().err
 
 
 def test_an_output_path_holding_another_kind_of_file_is_refused(tmp_path, capsys):
