@@ -151,6 +151,26 @@ def test_a_state_saved_before_a_setting_was_checked_resumes_with_its_default(tmp
     assert f"resuming from {tmp_path / 'params.state'}: epoch " in capsys.readouterr().out
 
 
+def test_a_state_of_other_dropout_is_refused_and_one_without_it_resumes(tmp_path, monkeypatch, capsys):
+    """run.py --dropout changes no shape but what each step computes: resumed with another rate, the run
+    would end at neither run's params. A state of an earlier version lacks the rates: taken as this run's."""
+    data = cut_run(tmp_path, monkeypatch)
+    t = trainer(tmp_path, data, resume=True)
+    t.model = GPT(GPTConfig(data.vocab_size, data.block_size, n_layer=1, n_head=2, n_embd=16,
+                            embd_pdrop=0.5, resid_pdrop=0.5, attn_pdrop=0.5))
+    with pytest.raises(ParamsError) as e:
+        t.train()
+    message = str(e.value)
+    assert "other training settings (dropout [0.1, 0.1, 0.1], this run's is [0.5, 0.5, 0.5])" in message, message
+    assert "\n" not in message
+    state = torch.load(tmp_path / "params.state", weights_only=True)
+    del state["settings"]["training"]["dropout"]
+    torch.save(state, tmp_path / "params.state")
+    capsys.readouterr()
+    trainer(tmp_path, data, resume=True).train()
+    assert f"resuming from {tmp_path / 'params.state'}: epoch " in capsys.readouterr().out
+
+
 def test_a_state_of_other_data_or_model_is_refused(tmp_path, monkeypatch):
     data = cut_run(tmp_path, monkeypatch)
     other = CharCorruptionDataset(WIKI.replace("Oslo", "Olso"), 32)  # the same vocabulary

@@ -35,6 +35,9 @@ MODEL_FIELDS = ("vocab_size", "block_size", "n_layer", "n_head", "n_embd", "synt
 TRAINING_FIELDS = ("max_epochs", "batch_size", "learning_rate", "betas", "grad_norm_clip", "weight_decay",
                    "lr_decay", "warmup_tokens", "final_tokens", "amp", "fast")
 ADDED_LATER = {"amp": False, "fast": True}  # training settings a state of an earlier version lacks, and what they were
+# the model's dropout rates (run.py --dropout): other rates train to other params, though the shapes are the same;
+# a state of an earlier version lacks them, and is taken as saved with this run's
+DROPOUT_FIELDS = ("embd_pdrop", "resid_pdrop", "attn_pdrop")
 # data first: another corpus changes the vocabulary (the model's shape) and run.py's final_tokens too, and
 # "other data" names the cause
 SECTIONS = {"data": "other data", "test_data": "other test data", "model": "a model of another shape",
@@ -64,7 +67,8 @@ def run_settings(model, config, dataset, test_dataset=None):
     """What a saved state must share with the run that resumes it."""
     model_config = getattr(model, "config", None)
     return {"model": {name: getattr(model_config, name, None) for name in MODEL_FIELDS},
-            "training": {name: getattr(config, name, None) for name in TRAINING_FIELDS},
+            "training": {**{name: getattr(config, name, None) for name in TRAINING_FIELDS},
+                         "dropout": [getattr(model_config, name, None) for name in DROPOUT_FIELDS]},
             "data": data_digest(dataset),
             "test_data": None if test_dataset is None else data_digest(test_dataset)}
 
@@ -169,7 +173,7 @@ def load(path, settings):
                           f"{START_OVER}")
     training = state["settings"]["training"]
     if isinstance(training, dict):  # settings checked since a later version: a state without one had the default
-        state["settings"]["training"] = {**ADDED_LATER, **training}
+        state["settings"]["training"] = {**ADDED_LATER, "dropout": settings["training"].get("dropout"), **training}
     # every section that differs, but other data alone: it is the cause of the shape and settings it changes
     differ = [s for s in SECTIONS if state["settings"][s] != settings[s]]
     differ = differ[:1] if differ[:1] == ["data"] else differ
