@@ -16,7 +16,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from ledger import logged_epochs  # noqa: E402
+from ledger import logged_epochs, sha256_of  # noqa: E402
 from modelflags import add_model_flags, check_model_flags  # noqa: E402
 from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
@@ -310,6 +310,15 @@ def state_path(args):
     return None if is_special_file(args.writing_params_path) else args.writing_params_path + ".state"
 
 
+def start_params(args):
+    """What a training run's weights start as, for its state's check on --resume: a finetuning's
+    --reading_params_path by its sha256 (not its path: the same params moved are the same start), else a new
+    model. Read after load_params, so the file is a readable regular one."""
+    if args.function != "finetune" or args.reading_params_path is None:
+        return "a new model"
+    return f"--reading_params_path of sha256 {(sha256_of(args.reading_params_path) or 'unknown')[:16]}"
+
+
 def apply_overrides(tconf, args):
     """Command-line overrides of the part's TrainerConfig, and where its loss log goes."""
     for name in TRAINER_OVERRIDES:
@@ -317,6 +326,7 @@ def apply_overrides(tconf, args):
             setattr(tconf, name, getattr(args, name))
     tconf.log_path = default_log_path(args)
     tconf.state_path, tconf.resume = state_path(args), args.resume
+    tconf.start_params = start_params(args)
     if args.state_every is not None:
         tconf.state_every = args.state_every
     if compile_flag(args) != "auto":

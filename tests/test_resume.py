@@ -363,6 +363,66 @@ def test_run_py_resume_continues_the_interrupted_command(tmp_path, monkeypatch):
     assert len(steps) == 2 * -(-len(corpus()) // 8)
 
 
+FINETUNE_ROWS = "".join(f"Person {c}x was born in\tLima\n" for c in "ABCDEFGH")
+
+
+def finetune_argv(tmp_path, *extra):
+    """run.py's finetuning of a small model on FINETUNE_ROWS, state saved every epoch, into cut.params."""
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    (tmp_path / "train.tsv").write_text(FINETUNE_ROWS, encoding="utf-8")
+    return ["--function=finetune", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+            f"--finetune_corpus_path={tmp_path / 'train.tsv'}", "--n_layer", "1", "--n_head", "2", "--n_embd", "16",
+            "--block_size", "32", "--max_epochs", "3", "--batch_size", "4", "--state_every", "0",
+            f"--writing_params_path={tmp_path / 'cut.params'}", *extra]
+
+
+def pretrained(tmp_path, name, seed):
+    """Params of the finetuning's model shape (a new model of `seed`), as a pretraining would write them."""
+    torch.manual_seed(seed)
+    model = GPT(GPTConfig(corpus().vocab_size, 32, n_layer=1, n_head=2, n_embd=16))
+    torch.save(model.state_dict(), tmp_path / name)
+    return f"--reading_params_path={tmp_path / name}"
+
+
+def cut_finetuning(tmp_path, monkeypatch, *extra):
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")
+    with monkeypatch.context() as m:
+        interrupt_at(m, -(-len(FINETUNE_ROWS.splitlines()) // 4) + 1)  # in epoch 2
+        with pytest.raises(KeyboardInterrupt):
+            driver.main(finetune_argv(tmp_path, *extra))
+    assert os.path.exists(tmp_path / "cut.params.state")
+
+
+def test_a_finetuning_resumed_from_other_pretrained_params_is_refused(tmp_path, monkeypatch):
+    """The params a finetuning starts from (--reading_params_path) are an input of the run like its corpus:
+    pretrained again, or another file, between the interrupt and --resume, the resumed run went on from
+    the old start and wrote the finetuning of params that the command no longer names."""
+    cut_finetuning(tmp_path, monkeypatch, pretrained(tmp_path, "a.params", 1))
+    other = "other starting params ('--reading_params_path of sha256 "
+    for start, says in ((pretrained(tmp_path, "b.params", 2), other),
+                        (pretrained(tmp_path, "a.params", 3), other),  # pretrained again
+                        (None, "this run's is 'a new model')")):
+        with pytest.raises(ParamsError) as e:
+            driver.main(finetune_argv(tmp_path, "--resume", *([start] if start else [])))
+        message = str(e.value)
+        assert message.startswith(f"{tmp_path / 'cut.params.state'}: saved by a run with ") and says in message
+        assert "--reading_params_path" in message and "--restart" in message and "\n" not in message, message
+    pretrained(tmp_path, "a.params", 1)  # the same params again: resumed
+    driver.main(finetune_argv(tmp_path, "--resume", pretrained(tmp_path, "a.params", 1)))
+    assert os.path.exists(tmp_path / "cut.params") and not os.path.exists(tmp_path / "cut.params.state")
+
+
+def test_a_finetuning_state_saved_before_its_start_was_checked_resumes(tmp_path, monkeypatch, capsys):
+    """A state of an earlier version lacks the start: taken as this run's."""
+    start = pretrained(tmp_path, "a.params", 1)
+    cut_finetuning(tmp_path, monkeypatch, start)
+    state = torch.load(tmp_path / "cut.params.state", weights_only=True)
+    del state["settings"]["start"]
+    torch.save(state, tmp_path / "cut.params.state")
+    driver.main(finetune_argv(tmp_path, "--resume", pretrained(tmp_path, "b.params", 2)))
+    assert "resuming from" in capsys.readouterr().out and os.path.exists(tmp_path / "cut.params")
+
+
 def test_a_fresh_run_over_an_interrupted_runs_state_needs_restart(tmp_path, monkeypatch, capsys):
     """The same command without --resume noted that it replaced the state, and did at its first save,
     five minutes in: hours of pretraining lost to a forgotten flag. It is refused before any work; with

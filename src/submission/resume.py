@@ -41,7 +41,12 @@ DROPOUT_FIELDS = ("embd_pdrop", "resid_pdrop", "attn_pdrop")
 # data first: another corpus changes the vocabulary (the model's shape) and run.py's final_tokens too, and
 # "other data" names the cause
 SECTIONS = {"data": "other data", "test_data": "other test data", "model": "a model of another shape",
-            "training": "other training settings"}
+            "training": "other training settings", "start": "other starting params"}
+# the params the run started from (TrainerConfig.start_params; run.py: the sha256 of a finetuning's
+# --reading_params_path, pretrained again or another file between the interrupt and --resume): the resumed
+# run goes on from the old start, ending at the finetuning of params the command no longer names. A state
+# of an earlier version lacks it, and is taken as saved with this run's
+SECTIONS_ADDED_LATER = ("start",)
 KEYS = {"settings": dict, "epoch": int, "step": int, "tokens": int, "best_loss": float, "elapsed": float,
         "log_lines": list, "model": dict, "optimizer": dict, "rng": dict}
 START_OVER = "give --restart instead of --resume to start over"
@@ -69,6 +74,7 @@ def run_settings(model, config, dataset, test_dataset=None):
     return {"model": {name: getattr(model_config, name, None) for name in MODEL_FIELDS},
             "training": {**{name: getattr(config, name, None) for name in TRAINING_FIELDS},
                          "dropout": [getattr(model_config, name, None) for name in DROPOUT_FIELDS]},
+            "start": getattr(config, "start_params", None),
             "data": data_digest(dataset),
             "test_data": None if test_dataset is None else data_digest(test_dataset)}
 
@@ -166,7 +172,8 @@ def load(path, settings):
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise ParamsError(f"{path}: not a training state of this project (no {FORMAT!r} in it); {START_OVER}")
     broken = [key for key, kind in KEYS.items() if not isinstance(state.get(key), kind)]
-    broken += [f"settings {s}" for s in SECTIONS if not broken and s not in state["settings"]]
+    broken += [f"settings {s}" for s in SECTIONS
+               if not broken and s not in state["settings"] and s not in SECTIONS_ADDED_LATER]
     broken += [f"rng {s}" for s in ("torch", "python") if not broken and s not in state["rng"]]
     if broken:
         raise ParamsError(f"{path}: a damaged training state (its {broken[0]!r} is missing or of the wrong type); "
@@ -174,8 +181,10 @@ def load(path, settings):
     training = state["settings"]["training"]
     if isinstance(training, dict):  # settings checked since a later version: a state without one had the default
         state["settings"]["training"] = {**ADDED_LATER, "dropout": settings["training"].get("dropout"), **training}
+    for section in SECTIONS_ADDED_LATER:
+        state["settings"].setdefault(section, settings.get(section))
     # every section that differs, but other data alone: it is the cause of the shape and settings it changes
-    differ = [s for s in SECTIONS if state["settings"][s] != settings[s]]
+    differ = [s for s in SECTIONS if state["settings"][s] != settings.get(s)]
     differ = differ[:1] if differ[:1] == ["data"] else differ
     if differ:
         said = " and ".join(f"{SECTIONS[s]} ({_differences(state['settings'][s], settings[s])})" for s in differ)

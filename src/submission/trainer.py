@@ -102,6 +102,8 @@ class TrainerConfig:
     state_path = None
     state_every = 300.0
     resume = False
+    start_params = None  # what the model's weights started as (run.py: a finetuning's --reading_params_path, by its
+    #                      sha256), recorded in the state: --resume refuses a state of another start (resume.py)
 
     def __init__(self, **kwargs):
         for k, v in kwargs.items():
