@@ -326,7 +326,7 @@ def apply_overrides(tconf, args):
             setattr(tconf, name, getattr(args, name))
     tconf.log_path = default_log_path(args)
     tconf.state_path, tconf.resume = state_path(args), args.resume
-    tconf.start_params = start_params(args)
+    tconf.start_params, tconf.seed = start_params(args), args.seed
     if args.state_every is not None:
         tconf.state_every = args.state_every
     if compile_flag(args) != "auto":

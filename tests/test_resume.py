@@ -423,6 +423,31 @@ def test_a_finetuning_state_saved_before_its_start_was_checked_resumes(tmp_path,
     assert "resuming from" in capsys.readouterr().out and os.path.exists(tmp_path / "cut.params")
 
 
+def test_a_state_of_another_seed_is_refused_and_one_without_it_resumes(tmp_path, monkeypatch, capsys):
+    """--seed sets the new model's weights and every dropout and span-corruption draw: resumed with another
+    seed, the run silently went on as the interrupted seed's (the state's streams replace the seed's), and
+    wrote params that the command's seed never makes. A state of an earlier version lacks it: this run's."""
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+            "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--block_size", "32", "--max_epochs", "3",
+            "--batch_size", "8", "--state_every", "0", f"--writing_params_path={tmp_path / 'cut.params'}"]
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")
+    with monkeypatch.context() as m:
+        interrupt_at(m, -(-len(corpus()) // 8) + 1)
+        with pytest.raises(KeyboardInterrupt):
+            driver.main(argv + ["--seed", "3"])
+    with pytest.raises(ParamsError) as e:
+        driver.main(argv + ["--resume", "--seed", "4"])
+    message = str(e.value)
+    assert "other training settings (seed 3, this run's is 4)" in message and "\n" not in message, message
+    state = torch.load(tmp_path / "cut.params.state", weights_only=True)
+    del state["settings"]["training"]["seed"]
+    torch.save(state, tmp_path / "cut.params.state")
+    capsys.readouterr()
+    driver.main(argv + ["--resume", "--seed", "4"])
+    assert "resuming from" in capsys.readouterr().out and os.path.exists(tmp_path / "cut.params")
+
+
 def test_a_fresh_run_over_an_interrupted_runs_state_needs_restart(tmp_path, monkeypatch, capsys):
     """The same command without --resume noted that it replaced the state, and did at its first save,
     five minutes in: hours of pretraining lost to a forgotten flag. It is refused before any work; with

@@ -102,6 +102,7 @@ class TrainerConfig:
     state_path = None
     state_every = 300.0
     resume = False
+    seed = None  # the seed of the run's random streams (run.py --seed), recorded in the state for --resume's check
     start_params = None  # what the model's weights started as (run.py: a finetuning's --reading_params_path, by its
     #                      sha256), recorded in the state: --resume refuses a state of another start (resume.py)
 
