@@ -9,8 +9,9 @@ GPU, an Apple GPU) and Python (span corruption draws from `random`). `TrainerCon
 `--resume`) reads it back, after checking that it was saved by the same run (model shape,
 optimisation settings, data), and continues with the next epoch. run.py starts no fresh run over a
 state unless given `--restart`: the first save would replace hours of training. Without DataLoader
-workers (always so on the CPU) and with the same CPU thread count the resumed run ends with the
-uninterrupted run's params, bit for bit (tests/test_resume.py). Where random streams are not saved
+workers (always so on the CPU), with the same CPU thread count and the same speed options (packing, length
+groups, compiling: they change which dropout masks are drawn) the resumed run ends with the uninterrupted run's
+params, bit for bit (tests/test_resume.py). Where random streams are not saved
 it is the same run in distribution, not in bits: DataLoader workers' streams (CUDA, MPS) start
 afresh, and under torchrun rank 0 writes the state and the other ranks derive theirs from its
 streams. The state (40 MB for the course's model, written in 0.1 s on the 2-core CPU) is removed
@@ -29,9 +30,12 @@ from .params import ParamsError, unloadable_reason
 
 FORMAT = "cs224n-a5 training state, version 1"
 MODEL_FIELDS = ("vocab_size", "block_size", "n_layer", "n_head", "n_embd", "synthesizer")
-# amp: bf16 autocast computes in another precision, not merely in another order (as the thread count and
-# the length groups do, which are not checked); fast: False is the course's loop (run.py --reference_train),
-# whose dropout masks are other draws
+# amp: bf16 autocast computes in another precision, not merely in another order (as the thread count does);
+# fast: False is the course's loop (run.py --reference_train), whose dropout masks are other draws. Not checked:
+# the length groups, packing, compiling and the device, which also cut the forwards otherwise, so that dropout
+# draws other masks (a run at dropout 0.1 resumed with --no_pack ends 0.09 away from either run's params, 6e-5
+# at dropout 0): the same training, other draws, as with DataLoader workers; checking them would refuse a
+# state saved on the CPU on a GPU
 TRAINING_FIELDS = ("max_epochs", "batch_size", "learning_rate", "betas", "grad_norm_clip", "weight_decay",
                    "lr_decay", "warmup_tokens", "final_tokens", "amp", "fast", "seed")
 ADDED_LATER = {"amp": False, "fast": True}  # training settings a state of an earlier version lacks, and what they were
