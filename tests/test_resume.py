@@ -119,8 +119,8 @@ def cut_run(tmp_path, monkeypatch, data=None, **conf):
 @pytest.mark.parametrize("change, says", [
     (dict(learning_rate=1e-3), "other training settings (learning_rate 0.003, this run's is 0.001)"),
     (dict(max_epochs=6), "other training settings (max_epochs 5, this run's is 6)"),
-    (dict(amp=True), "other training settings (amp False, this run's is True)"),  # run.py --bf16
-    (dict(fast=False), "other training settings (fast True, this run's is False)"),  # run.py --reference_train
+    (dict(amp=True), "other training settings (amp (run.py --bf16) False, this run's is True)"),
+    (dict(fast=False), "other training settings (fast (False: run.py --reference_train) True, this run's is False)"),
     # every other setting that changes what a step computes
     (dict(batch_size=4), "(batch_size 8, this run's is 4)"),
     (dict(betas=(0.8, 0.95)), "(betas (0.9, 0.95), this run's is (0.8, 0.95))"),
@@ -188,6 +188,11 @@ def test_a_state_of_other_data_or_model_is_refused(tmp_path, monkeypatch):
     t = trainer(tmp_path, data, resume=True)
     t.model = GPT(GPTConfig(data.vocab_size, 32, n_layer=2, n_head=2, n_embd=16))
     with pytest.raises(ParamsError, match=r"a model of another shape \(n_layer 1, this run's is 2\)"):
+        t.train()
+    t = trainer(tmp_path, data, resume=True)  # a setting whose flag has another name says the flag
+    t.model = GPT(GPTConfig(data.vocab_size, 32, n_layer=1, n_head=2, n_embd=16, synthesizer=True))
+    with pytest.raises(ParamsError, match=r"another shape \(synthesizer \(run.py --variant\) False, this run's is "
+                                          r"True\)"):
         t.train()
 
 

@@ -151,12 +151,17 @@ def save(path, *, model, optimizer, settings, epoch, step, tokens, best_loss, el
     }, path)
 
 
+# the settings whose run.py flag has another name than the setting (the others' flags are --NAME)
+RUN_PY_FLAGS = {"amp": "run.py --bf16", "fast": "False: run.py --reference_train", "synthesizer": "run.py --variant"}
+
+
 def _differences(saved, now):
     """Each setting of `now` that `saved` holds otherwise, all of them: a run resumed without its flags
     differs in several (--n_layer, --n_head, --n_embd, --max_epochs), and naming one at a time took a
-    try for each."""
+    try for each. A setting whose flag is named otherwise says its flag too."""
     if isinstance(saved, dict) and isinstance(now, dict):
-        said = [f"{key} {saved.get(key)!r}, this run's is {now[key]!r}" for key in now if saved.get(key) != now[key]]
+        said = [f"{key}{f' ({RUN_PY_FLAGS[key]})' if key in RUN_PY_FLAGS else ''} {saved.get(key)!r}, this run's is "
+                f"{now[key]!r}" for key in now if saved.get(key) != now[key]]
         if said:
             return "; ".join(said)
     return f"{saved!r}, this run's is {now!r}"
