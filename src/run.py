@@ -116,16 +116,16 @@ def build_parser():
     g.add_argument("--no_compile", action="store_true", help="never torch.compile (eager training everywhere)")
     g.add_argument("--length_groups", type=int, default=None,
                    help="compute each batch in N groups of rows of similar length, each cut to its longest row "
-                        "(same loss and gradients; default: on the CPU one group per 16 rows, 2 to 8, none below "
-                        "16 rows; 1: off; one process only, not under torchrun; on CUDA not with compile mode "
-                        "reduce-overhead or max-autotune, so automatic compiling takes mode default)")
+                        "(same loss and gradients, dropout's masks aside; default: on the CPU one group per 16 rows, "
+                        "2 to 8, none below 16 rows; 1: off; one process only, not under torchrun; on CUDA not with "
+                        "compile mode reduce-overhead or max-autotune, so automatic compiling takes mode default)")
     g.add_argument("--pack", action="store_true",
                    help="pack every batch's rows end to end into fewer, fuller rows, each sequence attending within "
-                        "itself (same loss and gradients). By default the CPU packs the batches where that costs "
-                        "less than its length groups: span-corruption batches under 128 rows (a step 4-25%% "
-                        "shorter on a 2-core CPU), not the course's 128 (3-5%% longer) nor finetuning's short rows "
-                        "(15-74%% longer); a GPU, where it has not been timed yet, only with --pack. Not with "
-                        "--length_groups N or --step_graphs")
+                        "itself (same loss and gradients, dropout's masks aside). By default the CPU packs the "
+                        "batches where that costs less than its length groups: span-corruption batches under 128 "
+                        "rows (a step 4-25%% shorter on a 2-core CPU), not the course's 128 (3-5%% longer) nor "
+                        "finetuning's short rows (15-74%% longer); a GPU, where it has not been timed yet, only with "
+                        "--pack. Not with --length_groups N or --step_graphs")
     g.add_argument("--no_pack", action="store_true",
                    help="never pack rows (the CPU's length groups or padding trim for every batch)")
     g.add_argument("--step_graphs", action="store_true",
