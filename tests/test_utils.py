@@ -73,9 +73,11 @@ def test_atomic_write_replaces_whole_file(tmp_path):
 @pytest.mark.parametrize("error, says", [
     (OSError(28, "No space left on device"), "No space left on device"),
     (RuntimeError("[enforce fail at inline_container.cc:603] . unexpected pos 64 vs 0\n"
-                  "PytorchStreamWriter failed writing file data/0: file write failed"), "PytorchStreamWriter failed"),
-    (RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 901952 vs 901840"),  # seen on
-     "unexpected pos 901952 vs 901840"),                                                            # a full tmpfs
+                  "PytorchStreamWriter failed writing file data/0: file write failed"),
+     "torch.save stopped part way: PytorchStreamWriter failed"),
+    # seen on a full tmpfs: torch's internal check, not worth quoting
+    (RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 901952 vs 901840"),
+     "torch.save stopped part way"),
 ])
 def test_a_full_disk_is_one_line_and_keeps_the_old_file(tmp_path, error, says):
     from submission.files import DataError, _atomic
@@ -88,7 +90,7 @@ def test_a_full_disk_is_one_line_and_keeps_the_old_file(tmp_path, error, says):
 
     with pytest.raises(DataError, match=f"vanilla.pretrain.params: could not write it \\(.*{re.escape(says)}.*; .* MiB free there\\).*unchanged") as e:
         _atomic(str(p), full)
-    assert "\n" not in str(e.value)
+    assert "\n" not in str(e.value) and "enforce fail" not in str(e.value)
     assert p.read_text() == "old\n" and os.listdir(tmp_path) == ["vanilla.pretrain.params"]
 
 

@@ -192,7 +192,10 @@ def _atomic(path, write):
             # OSError from Python; RuntimeError from torch.save's zip writer, seen only on a full disk
             zip_writer = isinstance(e, RuntimeError) and ("inline_container" in str(e) or "writ" in str(e))
             if zip_writer or (isinstance(e, OSError) and e.errno in _DISK_FULL):
-                raise DataError(f"{path}: could not write it ({error_reason(e)}; {_free_space(d)}); the previous file, "
+                reason = error_reason(e)
+                if zip_writer:  # "[enforce fail at inline_container.cc:672] . unexpected pos ...": torch's internals
+                    reason = "torch.save stopped part way" + ("" if "enforce fail" in reason else f": {reason}")
+                raise DataError(f"{path}: could not write it ({reason}; {_free_space(d)}); the previous file, "
                                 f"if any, is unchanged; free some disk space or pick another path") from None
             if isinstance(e, OSError):  # permission, a read-only or lost mount: more space would not help
                 raise DataError(f"{path}: could not write it ({error_reason(e)}); the previous file, if any, is "
