@@ -1277,6 +1277,8 @@ def which_corpus(data_dir, marks="auto"):
             name in hashes and ledger.sha256_of(os.path.join(DEFAULT_DATA_DIR, name)) not in (None, hashes[name])
             for name in EMBEDDED_FILES)
         return "course" if replaced else "embedded"
+    if which_corpus(DEFAULT_DATA_DIR) != "embedded":  # data/ holds other files (the course's copied in): a copy
+        return "course"                               # of them elsewhere is no embedded corpus either
     try:
         same = all(filecmp.cmp(os.path.join(data_dir, name), os.path.join(DEFAULT_DATA_DIR, name), shallow=False)
                    for name in EMBEDDED_FILES)
