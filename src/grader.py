@@ -1266,7 +1266,7 @@ EMBEDDED_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv")  # what
 
 def which_corpus(data_dir, marks="auto"):
     """Which pass marks apply: the embedded corpus's for the repo's own data/ or a copy of it (the same
-    bytes in EMBEDDED_FILES), the course's for any other --data-dir, and for data/ once other files are
+    bytes in EMBEDDED_FILES, while data/ is the embedded corpus), the course's for any other --data-dir, and for data/ once other files are
     there than make_world wrote (the course's copied into src/data/, the course's place, which is a link
     to data/); `marks` ("course" or "embedded") overrides."""
     if marks != "auto":

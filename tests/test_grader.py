@@ -1393,6 +1393,22 @@ def test_the_courses_files_copied_over_data_get_the_courses_marks(tmp_path, monk
     assert grader.which_corpus(str(data)) == "embedded"
 
 
+def test_a_copy_of_the_courses_files_in_data_and_elsewhere_gets_the_courses_marks(tmp_path, monkeypatch):
+    """The course's files copied into src/data/ (data/) and also kept in the course's own folder: graded with
+    --data-dir at that folder, they matched data/ byte for byte and took the embedded corpus's marks (its
+    synthesizer dev mark 4% passed 4.4% on the course's dev set). A copy of data/ is embedded only while data/ is."""
+    data = tmp_path / "data"
+    shutil.copytree(grader.DEFAULT_DATA_DIR, data)
+    monkeypatch.setattr(grader, "DEFAULT_DATA_DIR", str(data))
+    course = tmp_path / "course"
+    course.mkdir()
+    for name in grader.EMBEDDED_FILES:  # the course's files (here: other text), in both folders
+        (course / name).write_text("Where was Ada Quill born?\tLima\n", encoding="utf-8")
+        shutil.copy(course / name, data / name)
+    assert grader.which_corpus(str(data)) == "course"
+    assert grader.which_corpus(str(course)) == "course"
+
+
 # ---------------------------------------------------------------------------------------------
 # The framework: time limits, output, Gradescope JSON, command line
 # ---------------------------------------------------------------------------------------------
