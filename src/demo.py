@@ -361,6 +361,23 @@ def check_out_folder(out):
     refuse_foreign(out, OUTPUTS + STATES + plots.DEMO_PICTURES + (TABLE,))  # the corpus: where it is written
 
 
+def forget_results(out, variants):
+    """Remove the table and the pictures this run makes again (check_out_folder found them the demo's) before it
+    changes the corpus or a model: an interrupted run would leave them describing the earlier run's models (another
+    --pretrain-epochs, --seed or flag) beside this run's. A picture this run does not draw is kept, as plots.py says."""
+    names = [TABLE, "curves.finetune.png"]
+    names += ["curves.pretrain.png"] if {"vanilla", "synthesizer"} & set(variants) else []
+    names += ["attention.png"] if {"vanilla", "synthesizer"} <= set(variants) else []
+    for name in names:
+        try:
+            os.unlink(os.path.join(out, name))
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise DataError(f"{os.path.join(out, name)}: cannot be removed ({e.strerror or e}), and this run's "
+                            f"models would replace those it describes; give --out a folder you can write to") from None
+
+
 def refuse_foreign(out, names):
     """DataError naming the first of `names` in `out` that the demo's RECORD does not hold as it is now."""
     found = ledger.foreign(out, RECORD, names)
@@ -459,6 +476,7 @@ def main(argv=None):
                        "--writing_params_path=x.params"] + pre_args + common)  # as step() orders them
     check_output_path(os.path.join(out, "vanilla.pretrain.params"), "demo's outputs")
     check_out_folder(out)
+    forget_results(out, args.variants.split(","))
     t0 = time.time()
     data, source = pick_corpus(args, size_name, out)
     passed = f"; run.py flags given: {shlex.join(extra)}" if extra else ""

@@ -823,3 +823,38 @@ def test_demo_help_says_what_resume_does(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "--resume and --restart aside, in its table's heading" in text
     assert "the same command with --resume keeps the steps it finished" in text
+
+
+def test_an_interrupted_rerun_leaves_no_table_or_picture_of_the_earlier_models(tmp_path, capsys, monkeypatch):
+    """A rerun with other settings (here --pretrain-epochs) stopped by Ctrl-C after its pretraining replaced
+    the params left results.md and the pictures of the earlier run beside the new params: a table headed
+    `--pretrain-epochs 1` whose rows are other models than those in the folder. The rerun removes what it will
+    make again before it changes anything; a picture it does not draw (attention.png, one variant) stays."""
+    import make_world
+    import plots
+    data = tmp_path / "world"
+    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
+    out = tmp_path / "out"
+    monkeypatch.setattr(demo, "stored", lambda params, variant, folder, run_args: (50.0, [1]))
+    monkeypatch.setattr(demo, "retrieved", lambda predictions, folder, dev_rows: 0)
+    monkeypatch.setattr(demo, "ask_hint", lambda *a: None)
+    pictures = ("curves.pretrain.png", "curves.finetune.png", "attention.png")
+
+    def draw(work_dir, **k):
+        for name in pictures:
+            (out / name).write_bytes(b"a picture")
+        return [str(out / name) for name in pictures]
+    monkeypatch.setattr(plots, "plot_demo_runs", draw)
+    monkeypatch.setattr(demo.driver, "main", lambda argv: (8.0, 1.0) if "--function=evaluate" in argv else None)
+    argv = ["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16", "--out", str(out)]
+    demo.main(argv + ["--variants", "vanilla,synthesizer", "--pretrain-epochs", "1"])
+    assert (out / demo.TABLE).exists() and all((out / name).exists() for name in pictures)
+
+    def interrupted(argv):
+        if "--function=finetune" in argv:
+            raise KeyboardInterrupt
+    monkeypatch.setattr(demo.driver, "main", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        demo.main(argv + ["--variants", "vanilla", "--pretrain-epochs", "2"])
+    assert not (out / demo.TABLE).exists()
+    assert [name for name in pictures if (out / name).exists()] == ["attention.png"]
