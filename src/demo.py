@@ -482,9 +482,11 @@ def main(argv=None):
     passed = f"; run.py flags given: {shlex.join(extra)}" if extra else ""
     shortened = f"; pretraining {args.pretrain_epochs} epochs" if args.pretrain_epochs is not None else ""
     print(f"demo ({size_name}) on {source}, device {get_device()}{shortened}{passed}", flush=True)
-    # the table's heading names what changes its figures from the size's own: --pretrain-epochs and
-    # run.py's flags, not --resume or --restart (how a step starts, not what it makes)
+    # the table's heading names what changes its figures from the size's own: --pretrain-epochs, a --seed other
+    # than 0 (another world and other models) and run.py's flags, not --resume or --restart (how a step starts,
+    # not what it makes)
     changed = (["--pretrain-epochs", str(args.pretrain_epochs)] if args.pretrain_epochs is not None else []) \
+        + (["--seed", str(args.seed)] if args.seed != 0 else []) \
         + [f for f in extra if f not in ("--resume", "--restart")]
     wiki = ["--pretrain_corpus_path", os.path.join(data, "wiki.txt")]
     train_tsv = ["--finetune_corpus_path", os.path.join(data, "birth_places_train.tsv")]

@@ -858,3 +858,18 @@ def test_an_interrupted_rerun_leaves_no_table_or_picture_of_the_earlier_models(t
         demo.main(argv + ["--variants", "vanilla", "--pretrain-epochs", "2"])
     assert not (out / demo.TABLE).exists()
     assert [name for name in pictures if (out / name).exists()] == ["attention.png"]
+
+
+def test_another_seed_is_named_in_the_tables_heading(tmp_path, capsys, monkeypatch):
+    """`--seed 1` makes another world and other models: its results.md was headed as the seed-0 run's
+    ("cpu settings"), so two tables of different runs read as the same setting's."""
+    import plots
+    monkeypatch.setattr(demo.driver, "main", lambda argv: (40.0, 1.0) if "--function=evaluate" in argv else None)
+    monkeypatch.setattr(demo, "stored", lambda params, variant, folder, run_args: (50.0, [1]))
+    monkeypatch.setattr(demo, "retrieved", lambda predictions, folder, dev_rows: 0)
+    monkeypatch.setattr(plots, "plot_demo_runs", lambda *a, **k: [])
+    monkeypatch.setattr(demo, "ask_hint", lambda *a: None)
+    for seed, heading in (("0", "; cpu settings, cpu, "), ("1", "; cpu settings with --seed 1, cpu, ")):
+        out = tmp_path / f"seed{seed}"
+        demo.main(["--size", "cpu", "--variants", "vanilla", "--seed", seed, "--out", str(out)])
+        assert heading in (out / demo.TABLE).read_text(encoding="utf-8")
