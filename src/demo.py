@@ -419,6 +419,9 @@ def check_flags(p, args, size_name, extra=()):
                 f"list of nopretrain, vanilla, synthesizer")
     if args.pretrain_epochs is not None and args.pretrain_epochs < 1:
         p.error(f"--pretrain-epochs must be at least 1, got {args.pretrain_epochs}")
+    if args.pretrain_epochs is not None and any(arg.split("=", 1)[0] == "--max_epochs" for arg in extra):
+        p.error("--pretrain-epochs with run.py's --max_epochs: --max_epochs goes to every step after the demo's own "
+                "flags, so pretraining would run its epochs, not --pretrain-epochs'; give one of them")
     if (args.people is not None or args.train is not None) and not args.data_dir:
         p.error("--people and --train pick a subset of the --data-dir corpus; give --data-dir too "
                 "(without it, --size sets the world's size)")

@@ -873,3 +873,14 @@ def test_another_seed_is_named_in_the_tables_heading(tmp_path, capsys, monkeypat
         out = tmp_path / f"seed{seed}"
         demo.main(["--size", "cpu", "--variants", "vanilla", "--seed", seed, "--out", str(out)])
         assert heading in (out / demo.TABLE).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("given", [["--max_epochs", "1"], ["--max_epochs=1"], ["--max_ep", "1"]])
+def test_pretrain_epochs_with_run_pys_max_epochs_is_refused(tmp_path, capsys, given):
+    """run.py's --max_epochs goes to every step after the demo's own flags: with --pretrain-epochs 3 the
+    demo said "pretraining 3 epochs" and headed its table `--pretrain-epochs 3`, and pretrained 1 epoch."""
+    with pytest.raises(SystemExit):
+        demo.main(["--size", "cpu", "--variants", "vanilla", "--pretrain-epochs", "3", "--out", str(tmp_path / "out")]
+                  + given)
+    assert "--pretrain-epochs with run.py's --max_epochs" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
