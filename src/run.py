@@ -387,6 +387,19 @@ def params_hints():
                 variant_fix="this run.sh mode runs the {want} model; " + other)
 
 
+def check_pretrained(path):
+    """A finetuning's --reading_params_path whose card says they were finetuned, not pretrained: a run.sh mode
+    (which reads the pretraining's file) refuses them, run.py notes them. A course file has no card."""
+    if (read_card(path) or {}).get("function") != "finetune":
+        return
+    said = f"{path} were finetuned, not pretrained (their card says)"
+    mode = os.environ.get("RUN_SH_MODE")
+    if mode:
+        raise DataError(f"{said}: finetuning them again would make {mode}'s params of two finetunings; make the "
+                        f"pretrained params with {mode.split('_')[0]}_pretrain")
+    print(f"run.py: note: {said}: this run finetunes them again", file=sys.stderr)
+
+
 def evaluate(args, model, pretrain_dataset, device):
     load_params(model, args.reading_params_path, itos=pretrain_dataset.itos, **params_hints())
     if (read_card(args.reading_params_path) or {}).get("function") == "pretrain":  # a course's file: no card
@@ -570,6 +583,7 @@ def train_or_evaluate_unlocked(args):
         if args.reading_params_path is not None:  # checked here, against the corpus's vocabulary (their card) and in
             # run.sh's words under run.sh; the course's helper then loads them again, knowing no vocabulary
             load_params(model, args.reading_params_path, itos=pretrain_dataset.itos, **params_hints())
+            check_pretrained(args.reading_params_path)
         tconf, trainer = helper.finetune(args.reading_params_path, args.finetune_corpus_path,
                                          pretrain_dataset, args.block_size, model)
     apply_overrides(tconf, args)
