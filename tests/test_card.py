@@ -14,7 +14,7 @@ import torch
 import run as driver
 from submission import GPT, GPTConfig
 from submission.card import card_path, read_card, write_card
-from submission.dataset import CharCorruptionDataset
+from submission.dataset import CharCorruptionDataset, DataError
 from submission.utils import ParamsError, load_params
 
 WIKI = "Ada Quill was born in Lisbon.\nBo Li was born in Oslo.\nWhere was Ada Quill born?\n"
@@ -292,3 +292,44 @@ def test_the_world_beside_the_params_wins_over_the_repo_s_of_the_same_characters
     (tmp_path / "junk.params").write_bytes(b"not params")
     args, shape = settings(str(tmp_path / "junk.params"), n_embd=20)
     assert shape == {} and args.data_dir == str(repo) and args.n_head == modelflags.COURSE_SIZE["n_head"]
+
+
+FT_WIKI = "Ada Quill was born in Lisbon.\nBo Li was born in Oslo.\nWhere was Ada Quill born?\n"
+FT_TRAIN = "Where was Ada Quill born?\tLisbon\nWhere was Bo Li born?\tOslo\n"
+FT_SIZE = ["--n_layer", "1", "--n_embd", "16", "--n_head", "2", "--block_size", "48", "--batch_size", "4"]
+
+
+@pytest.fixture()
+def ft_corpus(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")
+    monkeypatch.delenv("RUN_SH_MODE", raising=False)
+    (tmp_path / "wiki.txt").write_text(FT_WIKI, encoding="utf-8")
+    (tmp_path / "train.tsv").write_text(FT_TRAIN, encoding="utf-8")
+    return tmp_path
+
+
+def finetune_argv(folder, params, *flags):
+    return ["--function=finetune", "--variant=vanilla", f"--pretrain_corpus_path={folder / 'wiki.txt'}",
+            f"--finetune_corpus_path={folder / 'train.tsv'}", f"--writing_params_path={params}", *FT_SIZE, *flags]
+
+
+def test_finetuning_finetuned_params_is_said(ft_corpus, capsys):
+    """Params whose card says finetune, given as the pretrained params, were finetuned again without a word."""
+    first = ft_corpus / "first.params"
+    driver.main(finetune_argv(ft_corpus, first, "--max_epochs", "1"))
+    capsys.readouterr()
+    driver.main(finetune_argv(ft_corpus, ft_corpus / "again.params", "--max_epochs", "1",
+                              f"--reading_params_path={first}"))
+    assert "were finetuned, not pretrained" in capsys.readouterr().err
+
+
+def test_a_run_sh_mode_refuses_finetuned_params_as_pretrained_ones(ft_corpus, monkeypatch):
+    """Under a run.sh mode the file read is the pretraining's: a finetune's params there are refused, naming the
+    mode that makes them."""
+    first = ft_corpus / "vanilla.pretrain.params"  # a finetune's params under the pretraining's name
+    driver.main(finetune_argv(ft_corpus, first, "--max_epochs", "1"))
+    monkeypatch.setenv("RUN_SH_MODE", "vanilla_finetune_with_pretrain")
+    with pytest.raises(DataError, match="were finetuned, not pretrained"):
+        driver.main(finetune_argv(ft_corpus, ft_corpus / "vanilla.finetune.params", "--max_epochs", "1",
+                                  f"--reading_params_path={first}"))
+    assert not (ft_corpus / "vanilla.finetune.params").exists()
