@@ -22,6 +22,7 @@ marks in points.json.
 """
 import filecmp
 import importlib
+import json
 import math
 import os
 import random
@@ -610,23 +611,50 @@ TRAINED_BY = {  # a training mode: the params it writes, and the EXPECTED_CONFIG
 }
 
 
+def trained_epochs(params):
+    """(epochs, what says so) for a params file: its card's (run.py's <params>.card.json, while the sha256 it
+    records is theirs), else the last epoch of the loss log beside them (<params>.log.jsonl) unless the params
+    were written well after it (the log of params since replaced, as by a run whose --log_path was elsewhere);
+    (None, None) when neither says."""
+    try:
+        with open(params + ".card.json", encoding="utf-8") as f:
+            card = json.load(f)
+    except (OSError, ValueError):
+        card = None
+    if isinstance(card, dict) and card.get("params_sha256") == ledger.sha256_of(params):
+        epochs = card.get("epochs")
+        if isinstance(epochs, int) and not isinstance(epochs, bool):
+            return epochs, "card"
+    log = params + ".log.jsonl"
+    try:
+        stale = os.path.getmtime(log) < os.path.getmtime(params) - LOG_LAG
+    except OSError:  # no log, or no params (the predictions' test says so)
+        stale = not os.path.isfile(log)
+    epochs = None if stale else ledger.logged_epochs(log)
+    return (epochs, "loss log") if epochs is not None else (None, None)
+
+
+LOG_LAG = 60.0  # seconds a finished run's loss log may be older than its params, as run.py allows
+
+
 def short_training(ctx, name):
-    """' (X trained 1 of the course's 75 epochs, by its loss log: ...)' when a params file that the
-    predictions file `name` comes from has a loss log beside it (<params>.log.jsonl, run.py's) ending
-    before the course's last epoch, such as a quick run with --max_epochs 1; else ''."""
-    notes = []
+    """' (X trained 1 of the course's 75 epochs, by its card: ...)' when a params file that the predictions
+    file `name` comes from was trained fewer than the course's epochs, as its card or loss log says
+    (trained_epochs), such as a quick run with --max_epochs 1; else ''."""
+    notes, said = [], set()
     for mode in PREDICTIONS[name][2]:
         params, run = TRAINED_BY[mode]
-        epoch = ledger.logged_epochs(os.path.join(ctx.submission_dir, params + ".log.jsonl"))
-        if epoch is None:  # no log, another format: nothing to say
+        epoch, source = trained_epochs(os.path.join(ctx.submission_dir, params))
+        if epoch is None:  # no card or log, another format: nothing to say
             continue
         want = EXPECTED_CONFIGS[run]["max_epochs"]
         if epoch < want:
             notes.append(f"{params} trained {epoch} of the course's {want} epochs")
+            said.add(source)
     if not notes:
         return ""
-    return (f" ({'; '.join(notes)}, by {'their loss logs' if len(notes) > 1 else 'its loss log'}: the pass marks "
-            f"need the course's whole runs)")
+    by = " and ".join(sorted(f"their {s}s" if len(notes) > 1 else f"its {s}" for s in said))
+    return f" ({'; '.join(notes)}, by {by}: the pass marks need the course's whole runs)"
 
 
 def read_labels(path):

@@ -946,6 +946,34 @@ def test_a_failing_accuracy_names_params_trained_short_of_the_courses_epochs(cor
     assert "epochs" not in results["1g-1-hidden"].reason  # the course's 10; the pretraining log unreadable
 
 
+def test_a_failing_accuracy_reads_the_epochs_from_the_params_card_before_a_log_of_replaced_params(corpus, tmp_path):
+    """A 1-epoch --restart whose loss log went elsewhere (--log_path) left the 75-epoch run's log beside its
+    params: the grader read that log and said nothing of the short run. The card (its sha256 the params') says
+    1; a log much older than the params beside it, with no card, says nothing."""
+    import hashlib
+    write_predictions(str(tmp_path), corpus[1], lambda a: ["Atlantis"] * len(a))
+    params = tmp_path / "vanilla.model.params"
+    params.write_bytes(b"the params of a 1-epoch run")
+    log = tmp_path / "vanilla.model.params.log.jsonl"
+    log.write_text("".join(json.dumps({"step": e, "epoch": e, "loss": 1.0}) + "\n" for e in range(1, 76)),
+                   encoding="utf-8")
+    os.utime(log, (params.stat().st_mtime - 3600,) * 2)  # the replaced run's, an hour before
+    card = tmp_path / "vanilla.model.params.card.json"
+    card.write_text(json.dumps({"params_sha256": hashlib.sha256(params.read_bytes()).hexdigest(), "epochs": 1}),
+                    encoding="utf-8")
+    r = run(corpus[0], ["1d-0-hidden"], submission_dir=str(tmp_path))["1d-0-hidden"]
+    assert r.reason.endswith(" (vanilla.model.params trained 1 of the course's 75 epochs, by its card: the pass "
+                             "marks need the course's whole runs)"), r.reason
+    card.write_text(json.dumps({"params_sha256": "0" * 64, "epochs": 1}), encoding="utf-8")  # another file's card
+    log.write_text(json.dumps({"step": 2, "epoch": 2, "loss": 1.0}) + "\n", encoding="utf-8")
+    os.utime(log, (params.stat().st_mtime - 3600,) * 2)
+    r = run(corpus[0], ["1d-0-hidden"], submission_dir=str(tmp_path))["1d-0-hidden"]
+    assert "epochs" not in r.reason, r.reason  # a log of params since replaced: not theirs
+    os.utime(log, (params.stat().st_mtime,) * 2)
+    r = run(corpus[0], ["1d-0-hidden"], submission_dir=str(tmp_path))["1d-0-hidden"]
+    assert "trained 2 of the course's 75 epochs, by its loss log" in r.reason, r.reason
+
+
 def test_a_failing_accuracy_names_every_params_file_trained_short(corpus, tmp_path):
     """Pretraining and finetuning both cut short: the note names both files and their epochs, not the first alone."""
     write_predictions(str(tmp_path), corpus[1], lambda a: ["Atlantis"] * len(a))
