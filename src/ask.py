@@ -21,8 +21,9 @@ answer then reads as not stored by pretraining, or stored but not retrieved by t
 
 The vocabulary and the places come from --data-dir (wiki.txt, birth_places_train.tsv); a question
 found in its train or dev TSV is shown with the place that file gives. A text may be a TSV line,
-question<TAB>place (fields after the place ignored): the question is asked and its answer checked
-against that place rather than the files'; with --complete, a tab is a character of the text.
+question<TAB>place (fields after the place ignored): the question is asked as run.py's evaluation
+reads it (spaces and all; a name is asked the course's question) and its answer checked against that place rather
+than the files'; with --complete, a tab is a character of the text.
 With no texts on the command line, texts are read from standard input, one a line, with a prompt
 when it is a terminal. Standard input must be UTF-8 (a leading byte-order mark is dropped, as the
 data readers drop it); other bytes end the reading with one line naming where they are.
@@ -70,6 +71,12 @@ def as_question(text):
         bare = text.rstrip(".!")                # for the course's question ending without its "?"
         return bare + "?" if bare.lower().endswith(" born") else text
     return f"Where was {text} born?"
+
+
+def is_question(text):
+    """Whether as_question takes `text` for a question already (not a name to wrap in the course's question)."""
+    text = text.strip()
+    return text.endswith("?") or text.lower().startswith("where was ")
 
 
 def read_places(data_dir):
@@ -153,7 +160,12 @@ class Asker:
             given = given.rstrip()  # as evaluate_places reads a place
         if not text.strip():
             raise AskError("an empty text; give a question, a name, or with --complete the start of a sentence")
-        text = text.strip("\r\n") if self.complete else as_question(text)
+        if self.complete:
+            text = text.strip("\r\n")
+        elif given is None or not is_question(text):  # a name, on its own or in a TSV line: the course's question
+            text = as_question(text)
+        # else a TSV line's question, asked as run.py's evaluation reads the field: spaces around it are characters
+        # the model reads ("Where was Emily Lee born? " can answer otherwise), so the tally is the evaluation's
         check_text(text, self.vocab.stoi, self.room, "the text" if self.complete else f"the question {text!r}")
         stoi, itos = self.vocab.stoi, self.vocab.itos
         if self.complete:
@@ -225,7 +237,8 @@ STOPS = {MASK_CHAR: "then the model wrote the MASK: in span corruption a stretch
 
 def format_result(result, top, left_out=0):
     """The lines printed for one `Asker.ask` result."""
-    lines = [result["prompt"]]
+    prompt = result["prompt"]  # a TSV line's question with spaces around it, as asked: quoted, so they show
+    lines = [repr(prompt) if prompt != prompt.strip() and not result["complete"] else prompt]
     said = result["answer"]
     # quoted when the bare text would mislead: empty, spaces at an end, a newline or other control character
     answer = f"  answer: {said}" if said and said == said.strip() and said.isprintable() else f"  answer: {said!r}"

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 import ask
 from submission import GPT, GPTConfig
 from submission.dataset import MASK_CHAR, PAD_CHAR, CharCorruptionDataset
-from submission.utils import sample
+from submission.utils import predict_places, sample
 
 PEOPLE = [("Ann Bo", "Oslo"), ("Cy Du", "Rome"), ("Ed Fa", "Lima")]
 SIZE = dict(n_layer=2, n_head=2, n_embd=32)
@@ -461,6 +461,31 @@ def test_tsv_lines_are_asked_and_checked_against_their_place(trained, capsys):
     # a command-line text holding a tab is read the same way
     status, out, err = run_main(argv + ["Ann Bo\tRome"], capsys)
     assert status == 0 and err == "" and out.splitlines()[1] == "  answer: Oslo   (TEXT 1: Rome; wrong)"
+
+
+def test_a_tsv_lines_question_is_asked_as_the_evaluation_reads_it(trained, tmp_path, capsys):
+    """A dev line whose question has a space before the tab: run.py's evaluation asks the field as it is, space
+    and all, and ask asked it stripped, so its answers and its tally of a file were not the evaluation's (on the
+    demo's 40 dev questions so spaced: ask 13 right, run.py 12). A name in a TSV line still asks the question."""
+    import run as driver
+    folder, params = trained
+    vocab = CharCorruptionDataset((folder / "wiki.txt").read_text(encoding="utf-8"), 48)
+    model = GPT(GPTConfig(vocab.vocab_size, 48, **SIZE))
+    model.load_state_dict(torch.load(params))
+    model.eval()
+    asker = ask.Asker(model, vocab, ask.read_places(str(folder)))
+    lines = ["Where was Ann Bo born? \tOslo", " Where was Cy Du born?\tRome", "Where was Ed Fa born\tLima"]
+    (tmp_path / "dev.tsv").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    questions = driver.read_questions(str(tmp_path / "dev.tsv"), vocab.stoi, 48)
+    evaluation = predict_places(model, questions, vocab.stoi, vocab.itos)
+    for line, question, answer in zip(lines, questions, evaluation):
+        result = asker.ask(line)
+        assert (result["prompt"], result["answer"]) == (question, answer)
+    assert asker.ask("Ed Fa\tLima")["prompt"] == "Where was Ed Fa born?"
+    # the question asked is shown quoted where spaces around it would not show
+    argv = ["--params", str(params), "--data-dir", str(folder), *SIZE_FLAGS, "--top", "0"]
+    status, out, err = run_main(argv, capsys, stdin=io.StringIO(lines[0] + "\n"))
+    assert status == 0 and out.splitlines()[0] == "'Where was Ann Bo born? '"
 
 
 @pytest.mark.parametrize("stdin", [byte_stdin(b"\xef\xbb\xbfAnn Bo\r\nCy Du\n"), io.StringIO("\ufeffAnn Bo\nCy Du\n")],
