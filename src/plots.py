@@ -140,6 +140,19 @@ def log_label(path):
     return name
 
 
+def log_labels(paths):
+    """The legend labels of `paths`: each log's `log_label`, and where two share one (runs/demo/ and runs/short/
+    each have vanilla.pretrain.params.log.jsonl), the folders that tell them apart before it."""
+    labels = [log_label(p) for p in paths]
+    folders = [os.path.abspath(p).replace(os.sep, "/").split("/")[:-1] for p in paths]
+    for depth in range(max(len(f) for f in folders) + 1):
+        named = [label if labels.count(label) == 1 else "/".join(f[len(f) - min(depth, len(f)):] + [label])
+                 for f, label in zip(folders, labels)]
+        if len(set(named)) == len(named):
+            return named
+    return labels  # the same log given twice: one name for both
+
+
 def moving_average(values, window):
     """Trailing mean over `window` values (shorter at the start), same length as `values`."""
     out, total = [], 0.0
@@ -154,7 +167,7 @@ def moving_average(values, window):
 def plot_curves(paths, out, title=None, dpi=100):
     """Loss (raw and smoothed) and learning rate against the step, one colour per log; writes `out`."""
     plt = pyplot()
-    logs = [(log_label(p), read_log(p)) for p in paths]
+    logs = [(label, read_log(p)) for label, p in zip(log_labels(paths), paths)]
     fig, (ax_loss, ax_lr) = plt.subplots(2, 1, figsize=(8, 6), sharex=True, height_ratios=(2, 1),
                                          layout="constrained")
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]

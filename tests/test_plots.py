@@ -249,6 +249,27 @@ def test_runs_of_the_same_schedule_keep_apart_on_the_learning_rate_panel(tmp_pat
     assert first.get_linestyle() != second.get_linestyle() and first.get_color() != second.get_color()
 
 
+def test_logs_of_one_name_in_two_folders_are_labelled_apart(tmp_path, monkeypatch):
+    """runs/demo/ and runs/short/ (learners.md's experiments) each write vanilla.pretrain.params.log.jsonl: both
+    were labelled "vanilla.pretrain", so the legend could not say which curve was which run."""
+    needs_matplotlib()
+    figures = saved_figures(monkeypatch)
+    logs = []
+    for folder, loss in (("demo", 3.0), ("short", 1.0), ("other/short", 2.0)):
+        os.makedirs(tmp_path / folder)
+        log = tmp_path / folder / "vanilla.pretrain.params.log.jsonl"
+        log.write_text("".join(json.dumps({"step": s, "loss": loss, "lr": 1e-3}) + "\n" for s in range(1, 5)))
+        logs.append(str(log))
+    other = tmp_path / "synthesizer.pretrain.params.log.jsonl"
+    other.write_text(json.dumps({"step": 1, "loss": 1.0, "lr": 1e-3}) + "\n")
+    assert plots.main(["curves", *logs, str(other), "--out", str(tmp_path / "c.png")]) == 0
+    (fig,) = figures
+    labels = [line.get_label() for line in fig.axes[1].get_lines()]
+    assert labels == [f"{tmp_path.name}/demo/vanilla.pretrain", f"{tmp_path.name}/short/vanilla.pretrain",
+                      "other/short/vanilla.pretrain", "synthesizer.pretrain"]  # as many folders as tell them apart
+    assert plots.log_labels(logs[:2]) == ["demo/vanilla.pretrain", "short/vanilla.pretrain"]
+
+
 def test_without_matplotlib_the_commands_say_how_to_install_it(tmp_path):
     log = tmp_path / "a.log.jsonl"
     log.write_text('{"step": 1, "loss": 2.0, "lr": 0.1}\n')
