@@ -164,15 +164,20 @@ def format_report(result, block_size=None):
 
 def main(argv=None):
     p = OneLineParser(description="Share of birthplaces a pretrained model reproduces from the biographies.")
-    p.add_argument("--params", required=True, help="pretrained (or finetuned) params file")
+    p.add_argument("--params", required=True, help="pretrained params file (finetuned ones are measured too, with a "
+                                                   "note: not what pretraining stored)")
     p.add_argument("--variant", choices=["vanilla", "synthesizer"], default=None, help="default: the --params file's")
     p.add_argument("--data-dir", default=None,
                    help="folder with wiki.txt, birth_places_train.tsv, birth_dev.tsv; default: the one beside "
                         "--params named data/ when its vocabulary is the params' (the demo's world), else data/")
     add_model_flags(p, from_params=True)
     args = p.parse_args(argv)
-    settings_from_params(p, args, os.path.join(HERE, "..", "data"))
+    shape = settings_from_params(p, args, os.path.join(HERE, "..", "data"))
     check_model_flags(p, args)
+    if shape.get("function") == "finetune":  # the demo's memorised column, ask --pretrained: the pretrained params
+        print(f"note: {args.params} were finetuned (their card says): the shares below are what finetuning left of "
+              f"the store, not what pretraining stored; give the pretrained params (run.py --function=pretrain wrote "
+              f"them) for that", file=sys.stderr)
     result = counts(rows_for_params(args.params, args.data_dir, args))
     print(format_report(result, args.block_size))
     return result

@@ -136,6 +136,31 @@ def test_a_corpus_of_another_vocabulary_names_the_data_dir_flag(tmp_path, capsys
     assert "--pretrain_corpus_path" not in err
 
 
+def test_finetuned_params_are_measured_with_a_note_that_they_are_not_the_pretrained_store(tmp_path, capsys):
+    """Finetuned params printed "memorised (all): 57 of 95 (60.0%)" (the demo's, whose pretrained params store 70)
+    with no word that this is not what pretraining stored, the share learners.md and the demo's table mean."""
+    from submission.card import write_card
+    from submission.dataset import CharCorruptionDataset
+    text = "Ann Bo. Born in Oslo.\nCy Du. Born in Rome.\n"
+    (tmp_path / "wiki.txt").write_text(text, encoding="utf-8")
+    (tmp_path / "birth_places_train.tsv").write_text("Where was Ann Bo born?\tOslo\n", encoding="utf-8")
+    (tmp_path / "birth_dev.tsv").write_text("Where was Cy Du born?\tRome\n", encoding="utf-8")
+    vocab = CharCorruptionDataset(text, 32)
+    argv = ["--data-dir", str(tmp_path), "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--block_size", "32"]
+    for function in ("pretrain", "finetune"):
+        model = GPT(GPTConfig(vocab.vocab_size, 32, n_layer=1, n_head=2, n_embd=16))
+        torch.save(model.state_dict(), tmp_path / f"{function}.params")
+        write_card(str(tmp_path / f"{function}.params"), model, vocab.itos, function)
+        memorised.main(["--params", str(tmp_path / f"{function}.params")] + argv)
+        out, err = capsys.readouterr()
+        assert out.startswith("memorised (train): ")
+        if function == "pretrain":
+            assert err == ""
+        else:
+            assert err.startswith(f"note: {tmp_path / 'finetune.params'} were finetuned (their card says): ") and \
+                err.count("\n") == 1
+
+
 def test_rows_out_of_the_courses_layout_or_none_are_refused(tmp_path):
     """An empty train file printed "memorised (train): 0 of 0 (0.0%)", exit 0; train rows that are not
     wiki.txt's first lines (a train file cut short) probed each dev person on another person's line and
