@@ -90,6 +90,10 @@ def read_log(path):
         print(f"note: {path} is not there yet: plotting {os.path.basename(path)}.partial, the log of a run that "
               f"is still training or was stopped", file=sys.stderr)
         path += ".partial"
+    elif os.path.isfile(path) and os.path.isfile(path + ".partial") and \
+            os.stat(path + ".partial").st_mtime_ns > os.stat(path).st_mtime_ns:  # a run again into the same params
+        print(f"note: plotting {path}, the log of an earlier run that finished; {os.path.basename(path)}.partial, "
+              f"newer, is the log of a run training now or stopped: give that name to plot it", file=sys.stderr)
     if not os.path.exists(path):
         raise PlotError(f"{path}: log not found (src/run.py writes <writing_params_path>{LOG_SUFFIX}, as "
                         f"{LOG_SUFFIX}.partial while it trains)")

@@ -189,6 +189,21 @@ def test_the_log_of_a_run_still_training_is_read_from_its_partial(tmp_path, caps
         plots.read_log(str(tmp_path / "b.log.jsonl"))
 
 
+def test_a_finished_log_older_than_a_partial_beside_it_is_named_as_the_earlier_runs(tmp_path, capsys):
+    """The same training command again (learners.md: watch a run by the log's own name) writes <log>.partial
+    beside the earlier run's finished log: plotting the log's name drew the earlier run, with no word of it."""
+    log = tmp_path / "a.params.log.jsonl"
+    log.write_text(json.dumps({"step": 7, "loss": 2.0, "lr": 1e-3}) + "\n")
+    partial = tmp_path / "a.params.log.jsonl.partial"
+    partial.write_text(json.dumps({"step": 1, "loss": 3.0, "lr": 1e-3}) + "\n")
+    later = os.stat(log).st_mtime + 5
+    os.utime(partial, (later, later))
+    assert [r["step"] for r in plots.read_log(str(log))] == [7]  # the name given, read: a note says whose it is
+    err = capsys.readouterr().err
+    assert err.startswith(f"note: plotting {log}, the log of an earlier run that finished; a.params.log.jsonl.partial")
+    assert [r["step"] for r in plots.read_log(str(partial))] == [1] and capsys.readouterr().err == ""
+
+
 # ----------------------------------------------------------------------------- the commands
 
 def test_curves_command_writes_a_png(runs, tmp_path):
