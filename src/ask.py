@@ -22,8 +22,8 @@ answer then reads as not stored by pretraining, or stored but not retrieved by t
 The vocabulary and the places come from --data-dir (wiki.txt, birth_places_train.tsv); a question
 found in its train or dev TSV is shown with the place that file gives. A text may be a TSV line,
 question<TAB>place (fields after the place ignored): the question is asked as run.py's evaluation
-reads it (spaces and all; a name is asked the course's question) and its answer checked against that place rather
-than the files'; with --complete, a tab is a character of the text.
+reads it (spaces and all; a name is asked the course's question) and its answer checked against that
+place rather than the files'; with --complete, a tab is a character of the text.
 With no texts on the command line, texts are read from standard input, one a line, with a prompt
 when it is a terminal. Standard input must be UTF-8 (a leading byte-order mark is dropped, as the
 data readers drop it); other bytes end the reading with one line naming where they are.
