@@ -396,7 +396,7 @@ def check_pretrained(path):
     mode = os.environ.get("RUN_SH_MODE")
     if mode:
         raise DataError(f"{said}: finetuning them again would make {mode}'s params of two finetunings; make the "
-                        f"pretrained params with {mode.split('_')[0]}_pretrain")
+                        f"pretrained params with ./run.sh {mode.split('_')[0]}_pretrain")
     print(f"run.py: note: {said}: this run finetunes them again", file=sys.stderr)
 
 
