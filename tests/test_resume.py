@@ -342,12 +342,18 @@ def test_the_state_is_saved_only_as_often_as_asked(tmp_path, monkeypatch):
     assert saves == [1, 2, 3, 4]
 
 
-def test_run_py_resume_continues_the_interrupted_command(tmp_path, monkeypatch):
-    """The same command line, interrupted and then given --resume, writes the uninterrupted run's params."""
+def pretrain_argv(tmp_path):
+    """run.py's pretraining of a 1-layer model on WIKI (written to tmp_path), 3 epochs at batch 8, state saved
+    every epoch; without --writing_params_path."""
     (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
-    argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+    return ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
             "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--block_size", "32", "--max_epochs", "3",
             "--batch_size", "8", "--state_every", "0"]
+
+
+def test_run_py_resume_continues_the_interrupted_command(tmp_path, monkeypatch):
+    """The same command line, interrupted and then given --resume, writes the uninterrupted run's params."""
+    argv = pretrain_argv(tmp_path)
     monkeypatch.setenv("GPT_NUM_THREADS", "1")
     driver.main(argv + [f"--writing_params_path={tmp_path / 'whole.params'}"])
     with monkeypatch.context() as m:
@@ -432,10 +438,7 @@ def test_a_state_of_another_seed_is_refused_and_one_without_it_resumes(tmp_path,
     """--seed sets the new model's weights and every dropout and span-corruption draw: resumed with another
     seed, the run silently went on as the interrupted seed's (the state's streams replace the seed's), and
     wrote params that the command's seed never makes. A state of an earlier version lacks it: this run's."""
-    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
-    argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
-            "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--block_size", "32", "--max_epochs", "3",
-            "--batch_size", "8", "--state_every", "0", f"--writing_params_path={tmp_path / 'cut.params'}"]
+    argv = pretrain_argv(tmp_path) + [f"--writing_params_path={tmp_path / 'cut.params'}"]
     monkeypatch.setenv("GPT_NUM_THREADS", "1")
     with monkeypatch.context() as m:
         interrupt_at(m, -(-len(corpus()) // 8) + 1)
@@ -457,11 +460,8 @@ def test_a_fresh_run_over_an_interrupted_runs_state_needs_restart(tmp_path, monk
     """The same command without --resume noted that it replaced the state, and did at its first save,
     five minutes in: hours of pretraining lost to a forgotten flag. It is refused before any work; with
     --restart the run starts over."""
-    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
     params = tmp_path / "cut.params"
-    argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
-            "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--block_size", "32", "--max_epochs", "3",
-            "--batch_size", "8", "--state_every", "0", f"--writing_params_path={params}"]
+    argv = pretrain_argv(tmp_path) + [f"--writing_params_path={params}"]
     monkeypatch.setenv("GPT_NUM_THREADS", "1")
     with monkeypatch.context() as m:
         interrupt_at(m, -(-len(corpus()) // 8) + 3)
