@@ -281,15 +281,22 @@ def make_room_for_compiles(limit=64):
     setattr(dynamo_config, name, max(limit, getattr(dynamo_config, name)))
 
 
+class StepTimes(dict):
+    """{name: median seconds a step} (time_steps), with `rounds`: {name: [(a timed round's batches, its
+    seconds a step)]}, for figures that must divide a round's work by that round's time (flops_rate)."""
+    rounds = {}
+
+
 def time_steps(runs, batches, rounds, device, block=1):
-    """Median seconds per step of each run: one warm-up step each (a compiled run or one replaying
-    step graphs: one on every batch, so that compiling and CUDA-graph recording for each trimmed width
-    happen before timing),
+    """Median seconds per step of each run (a StepTimes): one warm-up step each (a compiled run or one
+    replaying step graphs: one on every batch, so that compiling and CUDA-graph recording for each trimmed
+    width happen before timing),
     then `rounds` rounds in which every run takes `block` steps on the same batches, in an order that
     rotates from round to round. The device is synchronised around each block, not each step: as in
     training, the host queues a step while the GPU still runs the last one."""
     names = list(runs)
     times = {n: [] for n in names}
+    kept = {n: [] for n in names}
 
     def steps(name, chunk):
         if device.startswith("cuda"):  # TF32 is the fast path's, not the course's
@@ -302,7 +309,19 @@ def time_steps(runs, batches, rounds, device, block=1):
         chunk = [batches[(r * block + i) % (len(batches) - 1) + 1] for i in range(block)]
         for n in names[r % len(names):] + names[:r % len(names)]:
             times[n].append(steps(n, chunk))
-    return {n: statistics.median(v) for n, v in times.items()}
+            kept[n].append((chunk, times[n][-1]))
+    out = StepTimes({n: statistics.median(v) for n, v in times.items()})
+    out.rounds = kept
+    return out
+
+
+def flops_rate(cfg, run, rounds):
+    """Model FLOP/s of `run`'s steps: the median over `rounds` ([(batches, seconds a step)], StepTimes.rounds)
+    of the mean FLOPs of a round's steps (the shapes `run` computes, train_flops) over that round's seconds a
+    step. The mean FLOPs over the median time mixed batches: the median's time is one batch's, and a batch of
+    fewer FLOPs than the mean made a rate above any step's."""
+    return statistics.median(statistics.mean(sum(train_flops(cfg, r, w) for r, w in run.shapes(x, y))
+                                             for x, y in chunk) / seconds for chunk, seconds in rounds)
 
 
 def layout_words(run, batches):
@@ -439,16 +458,19 @@ def main(argv=None):
             print(f"  the fast path computes {positions:.0%} of the batch's positions ({layout})")
             if "fast, packed" in runs:
                 print(packed_line(runs["fast, packed"], batches[1:]))
-            fast_vanilla = (cfg, med["fast"], shapes)
+            if getattr(med, "rounds", {}).get("fast"):  # each timed round's FLOPs over its own time
+                rate = flops_rate(cfg, runs["fast"], med.rounds["fast"])
+            else:  # medians without their rounds (a stand-in time_steps): the mean FLOPs over the median time
+                rate = statistics.mean(sum(train_flops(cfg, r, w) for r, w in s) for s in shapes) / med["fast"]
+            fast_vanilla = (cfg, med["fast"], rate)
         del runs
 
-    # MFU of the fast vanilla step: the FLOPs of the shapes it computes
-    cfg, seconds, shapes = fast_vanilla
-    flops = statistics.mean(sum(train_flops(cfg, r, w) for r, w in s) for s in shapes)
-    summary["model_tflops_per_s"] = round(flops / seconds / 1e12, 4)
+    # MFU of the fast vanilla step: the FLOPs of the shapes it computes, each round's over its own time
+    rate = fast_vanilla[2]
+    summary["model_tflops_per_s"] = round(rate / 1e12, 4)
     summary["peak_tflops_per_s"] = round(peak / 1e12, 4)
-    summary["mfu"] = round(flops / seconds / peak, 4)
-    print(f"\nMFU (fast vanilla step): {flops / seconds / 1e9:,.1f} GFLOP/s of {peak / 1e9:,.0f} "
+    summary["mfu"] = round(rate / peak, 4)
+    print(f"\nMFU (fast vanilla step): {rate / 1e9:,.1f} GFLOP/s of {peak / 1e9:,.0f} "
           f"= {summary['mfu']:.1%}")
 
     # CPU: threads
