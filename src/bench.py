@@ -289,8 +289,9 @@ class StepTimes(dict):
 
 def time_steps(runs, batches, rounds, device, block=1):
     """Median seconds per step of each run (a StepTimes): one warm-up step each (a compiled run or one
-    replaying step graphs: one on every batch, so that compiling and CUDA-graph recording for each trimmed
-    width happen before timing),
+    replaying step graphs: two on every batch, so that compiling and CUDA-graph recording for each trimmed
+    width happen before timing: the reduce-overhead mode runs a new shape eagerly first and records it on
+    its second call),
     then `rounds` rounds in which every run takes `block` steps on the same batches, in an order that
     rotates from round to round. The device is synchronised around each block, not each step: as in
     training, the host queues a step while the GPU still runs the last one."""
@@ -304,7 +305,9 @@ def time_steps(runs, batches, rounds, device, block=1):
         return clock(lambda: [runs[name].step(x, y) for x, y in chunk], device)[0] / len(chunk)
 
     for n in names:
-        steps(n, batches if runs[n].compiled or runs[n].graphs is not None else batches[:1])
+        graphed = runs[n].compiled or runs[n].graphs is not None
+        for _ in range(2 if graphed else 1):
+            steps(n, batches if graphed else batches[:1])
     for r in range(rounds):
         chunk = [batches[(r * block + i) % (len(batches) - 1) + 1] for i in range(block)]
         for n in names[r % len(names):] + names[:r % len(names)]:

@@ -81,3 +81,14 @@ def test_the_summarys_mfu_is_each_rounds_flops_over_its_own_time(tmp_path, capsy
     assert len({str(s) for s in widths[0]}) > 1, widths  # the batches' FLOPs differ
     assert (summary["model_tflops_per_s"], summary["mfu"]) == ("0.001", "0.1")
     assert "MFU (fast vanilla step): 1.0 GFLOP/s of 10 = 10.0%" in out
+
+
+def test_a_compiled_run_steps_twice_on_every_batch_before_timing(monkeypatch):
+    """torch.compile's reduce-overhead mode runs a new shape eagerly the first time (its CUDA-graph warm-up)
+    and records its graph the second (torch/_inductor/cudagraph_trees.py, warmed_up_functions): one warm-up
+    step a batch left each width's recording inside the timed rounds. An eager run warms up on one batch."""
+    monkeypatch.setattr(bench, "clock", lambda fn, device: (0.0, fn()))
+    compiled, eager = FakeRun(compiled=True), FakeRun()
+    bench.time_steps({"reference": eager, "fast": compiled}, numbered_batches(4), 3, "cpu")
+    assert compiled.stepped == [0, 1, 2, 3, 0, 1, 2, 3, 1, 2, 3]
+    assert eager.stepped == [0, 1, 2, 3]
