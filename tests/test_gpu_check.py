@@ -144,3 +144,23 @@ def test_the_tests_step_selects_every_test_that_needs_a_gpu():
         assert len(found) == text.count("cuda.is_available()"), (name, found)
         gpu_only += found
     assert len(gpu_only) >= 3 and all("cuda" in name for name in gpu_only), gpu_only
+
+
+def test_the_run_sh_steps_ask_for_cuda_and_the_tests_step_leaves_the_device_to_conftest(tmp_path):
+    """On a machine whose torch sees no GPU (a CPU build of torch, a GPU not visible) the bench, pretraining,
+    finetuning and evaluation stop at once with get_device's one line (GPT_DEVICE=cuda) instead of spending the
+    one call's budget timing the course's batch and pretraining on the CPU; the tests step runs without
+    GPT_DEVICE, as conftest.py expects (its GPU tests choose their own device)."""
+    data = tmp_path / "course"
+    shutil.copytree(os.path.join(ROOT, "data"), data)
+    bin_dir, seen = tmp_path / "bin", tmp_path / "seen.txt"
+    bin_dir.mkdir()
+    fake = bin_dir / "timeout"
+    fake.write_text(f'#!/bin/sh\nshift\necho "GPT_DEVICE=${{GPT_DEVICE:-unset}} $*" >> "{seen}"\n')
+    fake.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "GPT_DEVICE"}
+    env.update(OUT=str(tmp_path / "out"), PATH=f"{bin_dir}{os.pathsep}{env['PATH']}")
+    p = subprocess.run(["bash", SCRIPT, str(data)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    devices = [line.split()[0] for line in seen.read_text().splitlines()]
+    assert devices == ["GPT_DEVICE=cuda"] * 4 + ["GPT_DEVICE=unset"], devices
