@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -906,3 +907,14 @@ def test_stats_to_a_stream_without_the_corpus_characters_gets_escapes(tmp_path):
                        capture_output=True, env=dict(os.environ, PYTHONIOENCODING="cp1252"), timeout=120)
     assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr[-500:]
     assert b"\\u0141" in p.stdout
+
+
+def test_stats_ignore_test_labels_of_other_questions_than_the_test_inputs(tmp_path):
+    """The course's four files copied over a world (into data/, through src/data/) leave its birth_test.tsv
+    behind: its labels are of other people, and the test split's statistics were counted from them."""
+    mw.write_world(mw.build_world(people=60, train=40, dev=10), str(tmp_path / "old"))
+    mw.write_world(mw.build_world(people=60, train=40, dev=10, seed=7), str(tmp_path / "new"))
+    for name in ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv"):
+        shutil.copyfile(tmp_path / "new" / name, tmp_path / "old" / name)
+    os.remove(tmp_path / "new" / "birth_test.tsv")
+    assert mw.stats(str(tmp_path / "old")) == mw.stats(str(tmp_path / "new"))
