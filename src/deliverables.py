@@ -20,6 +20,7 @@ zip is written, 1 when a file is missing or bad (a `low` or `stale` file does no
 data error (a missing folder or question file).
 """
 import argparse
+import hashlib
 import os
 import shutil
 import subprocess
@@ -32,6 +33,7 @@ ROOT = os.path.dirname(HERE)
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
+from ledger import sha256_of  # noqa: E402
 from modelflags import COURSE_SIZE  # noqa: E402
 from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
@@ -281,13 +283,22 @@ def with_grader_verdicts(rows, data_dir, submission_dir):
     return out
 
 
-def write_zip(out, files):
-    """[(path, name in the zip)] as one zip, written atomically."""
+def write_zip(out, files, checked=None):
+    """[(path, name in the zip)] as one zip, written atomically. `checked` ({path: sha256} taken before the
+    check): a file whose bytes are no longer those is a DataError and no zip is written (a run in another
+    terminal replaced it while it was checked: the zip would hold bytes that were never checked)."""
     def write(f):
         # strict_timestamps off: a file dated before 1980 (a zip's epoch) is stored as of 1980
         with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED, strict_timestamps=False) as z:
             for path, arcname in files:
-                z.write(path, arcname=arcname)
+                info = zipfile.ZipInfo.from_file(path, arcname, strict_timestamps=False)
+                info.compress_type = zipfile.ZIP_DEFLATED
+                with open(path, "rb") as source:
+                    data = source.read()
+                if checked is not None and hashlib.sha256(data).hexdigest() != checked.get(path):
+                    raise DataError(f"{path}: changed while the deliverables were checked (a run writing it?), "
+                                    f"so no zip is written; run the check again once nothing writes there")
+                z.writestr(info, data)
     atomic_write(out, write)
 
 
@@ -339,6 +350,7 @@ def main(argv=None):
         print(f"note: {args.submission_dir} is a folder the demo wrote ({grader.DEMO_RECORD}): on a CPU its models "
               f"are smaller than the course's and its world has no test questions; the deliverables are the run.sh "
               f"modes' files (OUT_DIR, default src/submission/)")
+    checked = {path: sha256_of(path) for path, _ in files}  # the bytes checked are the bytes zipped
     rows = check(args.code_dir, args.submission_dir, args.data_dir)
     width = max(len(n) for n in HANDOUT_ORDER)
     for i, (name, status, note) in enumerate(rows, start=1):
@@ -357,7 +369,7 @@ def main(argv=None):
         print(f"{problems} of the deliverables {'are' if problems > 1 else 'is'} missing or bad; no zip written",
               file=sys.stderr)
         return 1
-    write_zip(args.zip, [(path, f"src/submission/{n}") for path, n in files])
+    write_zip(args.zip, [(path, f"src/submission/{n}") for path, n in files], checked)
     print(f"wrote {args.zip}: the {len(HANDOUT_ORDER)} deliverables and the package's other modules "
           f"({os.path.getsize(args.zip) / 2 ** 20:.1f} MiB); the written answers' PDF (make) is submitted apart")
     if low:

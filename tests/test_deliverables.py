@@ -482,3 +482,27 @@ def test_a_zip_path_that_is_no_regular_file_and_a_blank_line_too_many_are_named(
     n = questions("birth_dev.tsv")
     assert status == 1, said
     assert f"{n + 1} lines for {n} questions (line 5 is blank): one prediction" in said[name], said[name]
+
+
+def test_a_file_changed_while_it_is_checked_is_not_zipped(complete, tmp_path, capsys, monkeypatch):
+    """A run in another terminal rewrote a predictions file after its check (here: as the package's import is
+    checked, the last step before the zip): the zip held one line where 500 predictions had been checked."""
+    code, folder = complete
+    target = folder / "vanilla.pretrain.dev.predictions"
+    checked = target.read_bytes()
+    check_import = deliverables.check_import
+
+    def rewrite_then_check(*args):
+        target.write_text("London\n", encoding="utf-8")
+        return check_import(*args)
+
+    monkeypatch.setattr(deliverables, "check_import", rewrite_then_check)
+    out = tmp_path / "submission.zip"
+    try:
+        status, _, _ = run(complete, out, capsys)
+    except DataError as e:
+        assert "changed while the deliverables were checked" in str(e)
+        assert not out.exists()
+        return
+    with zipfile.ZipFile(out) as z:  # a zip written: only with the bytes that were checked
+        assert z.read("src/submission/vanilla.pretrain.dev.predictions") == checked
