@@ -44,6 +44,7 @@ with interruptible_start("deliverables.py"):  # torch loads here
     try:  # this check runs on the package it checks: one that does not import stops it in one line
         import run as driver
         from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
+        from submission.card import read_card
         from submission.params import PARAMS_FILES, WRAPPER_PREFIXES
         from submission.utils import ParamsError, atomic_write, check_output_path, load_params, run_cli
     except Exception as e:
@@ -120,8 +121,14 @@ def check_code(path):
     return "parses"
 
 
-def check_params(path, variant, vocab, data_dir):
-    """What the params are, once they have loaded, keys as saved, into the course's model of `variant`."""
+def check_params(path, variant, vocab, data_dir, function=None):
+    """What the params are, once they have loaded, keys as saved, into the course's model of `variant`;
+    `function` (pretrain or finetune): what their card, when they have one, must say made them."""
+    said = (read_card(path) or {}).get("function")
+    if function and said in ("pretrain", "finetune") and said != function:  # a course's file has no card
+        done = {"pretrain": "pretrained", "finetune": "finetuned"}
+        raise Bad(f"their card says they were {done[said]}, not {done[function]} (a copy of the other params, or "
+                  f"run.py run by hand with another --function)")
     args = argparse.Namespace(variant=variant, **{k: v for k, v in COURSE_SIZE.items() if k != "block_size"})
     model = driver.build_model(args, vocab)
     try:
@@ -211,7 +218,8 @@ def check(code_dir, submission_dir, data_dir):
             continue
         try:
             if name in PARAMS:
-                note = check_params(path, PARAMS[name][0], vocab, data_dir)
+                function = "pretrain" if name.endswith(".pretrain.params") else "finetune"
+                note = check_params(path, PARAMS[name][0], vocab, data_dir, function)
             elif name in PREDICTIONS:
                 note = check_predictions(path, questions[PREDICTIONS[name][0]])
             else:

@@ -506,3 +506,20 @@ def test_a_file_changed_while_it_is_checked_is_not_zipped(complete, tmp_path, ca
         return
     with zipfile.ZipFile(out) as z:  # a zip written: only with the bytes that were checked
         assert z.read("src/submission/vanilla.pretrain.dev.predictions") == checked
+
+
+def test_params_whose_card_says_another_function_are_bad(complete, tmp_path, capsys):
+    """The pretrained params copied over vanilla.finetune.params, card and all: the card says pretrain, and
+    the deliverables said `ok` for finetuned params that were never finetuned."""
+    code, folder = complete
+    from submission.card import write_card
+    vocab = CharCorruptionDataset(read_text(os.path.join(DATA, "wiki.txt")), 128)
+    model = GPT(GPTConfig(vocab.vocab_size, 128, n_layer=1, n_head=2, n_embd=16))
+    write_card(str(folder / "vanilla.finetune.params"), model, vocab.itos, "pretrain")
+    write_card(str(folder / "vanilla.pretrain.params"), model, vocab.itos, "pretrain")
+    out = tmp_path / "submission.zip"
+    status, lines, _ = run(complete, out, capsys)
+    assert status == 1 and not out.exists()
+    assert lines[10].split()[1:3] == ["ok", "vanilla.pretrain.params"]
+    assert lines[11].split()[1:3] == ["bad", "vanilla.finetune.params"]
+    assert "their card says they were pretrained, not finetuned" in lines[11]
