@@ -21,6 +21,8 @@ The framework (time limits, points, output, results.json) is in graderlib.py; po
 marks in points.json.
 """
 import filecmp
+import functools
+import hashlib
 import importlib
 import json
 import math
@@ -1292,16 +1294,29 @@ TEST_SPLIT_TESTS = tuple(t for name, t in ACCURACY_TESTS.items() if PREDICTIONS[
 EMBEDDED_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv")  # what makes data/ the embedded corpus
 
 
+@functools.lru_cache(maxsize=1)
+def default_world_hashes():
+    """{name: sha256} of EMBEDDED_FILES as make_world's default world has them (0.2 s to build): what data/ is
+    compared with when make_world's record is not there."""
+    import make_world
+    files = make_world.world_files(make_world.build_world())
+    return {name: hashlib.sha256(files[name].encode("utf-8")).hexdigest() for name in EMBEDDED_FILES}
+
+
 def which_corpus(data_dir, marks="auto"):
     """Which pass marks apply: the embedded corpus's for the repo's own data/ or a copy of it (the same
-    bytes in EMBEDDED_FILES, while data/ is the embedded corpus), the course's for any other --data-dir, and for data/ once other files are
-    there than make_world wrote (the course's copied into src/data/, the course's place, which is a link
-    to data/); `marks` ("course" or "embedded") overrides."""
+    bytes in EMBEDDED_FILES, while data/ is the embedded corpus), the course's for any other --data-dir,
+    and for data/ once other files are there than make_world wrote (the course's copied into src/data/,
+    the course's place, which is a link to data/; without make_world's record, copied without its dot
+    files or removed, other files than make_world's default world); `marks` ("course" or "embedded")
+    overrides."""
     if marks != "auto":
         return marks
     if os.path.realpath(data_dir) == os.path.realpath(DEFAULT_DATA_DIR):
         hashes, _ = ledger.read_record(DEFAULT_DATA_DIR, ".make_world.json")
-        replaced = hashes is not None and any(
+        if hashes is None:  # (data/ replaced by the course's folder, record and all, got the embedded marks)
+            hashes = default_world_hashes()
+        replaced = any(
             name in hashes and ledger.sha256_of(os.path.join(DEFAULT_DATA_DIR, name)) not in (None, hashes[name])
             for name in EMBEDDED_FILES)
         return "course" if replaced else "embedded"

@@ -1417,7 +1417,11 @@ def test_the_courses_files_copied_over_data_get_the_courses_marks(tmp_path, monk
     assert grader.which_corpus(str(data)) == "embedded"
     (data / "wiki.txt").write_text("Ada Quill was born in Lisbon.\n", encoding="utf-8")
     assert grader.which_corpus(str(data)) == "course"
-    (data / ".make_world.json").unlink()  # no record (a checkout without it): data/ is taken as the embedded corpus
+    # no record (copied without its dot files, or the folder replaced by the course's whole): data/ is the
+    # embedded corpus only while it holds make_world's default world (it took the embedded marks whatever it held)
+    (data / ".make_world.json").unlink()
+    assert grader.which_corpus(str(data)) == "course"
+    shutil.copy(os.path.join(grader.ROOT, "data", "wiki.txt"), data / "wiki.txt")
     assert grader.which_corpus(str(data)) == "embedded"
 
 
