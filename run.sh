@@ -363,8 +363,11 @@ case "$MODE" in
       PREV=""  # a mode has run: the new stamp stays
     done
     if [ "$PIPED" = 1 ]; then exit 141; fi
-    GRADE="python ${R}src/grader.py${DATA_DIR:+ --data-dir $DATA}${OUT_DIR:+ --submission-dir $OUT}"
-    SUBMIT="${DATA_DIR:+DATA_DIR=$DATA_DIR }${OUT_DIR:+OUT_DIR=$OUT_DIR }./run.sh deliverables"
+    # quoted as the shell needs them (a folder with a space in its name), like every hint's paths
+    GRADE="python $(printf '%q' "${R}src/grader.py")"
+    if [ -n "${DATA_DIR:-}" ]; then GRADE="$GRADE --data-dir $(printf '%q' "$DATA")"; fi
+    if [ -n "${OUT_DIR:-}" ]; then GRADE="$GRADE --submission-dir $(printf '%q' "$OUT")"; fi
+    SUBMIT="$(callers_env)$ME deliverables"
     echo "=== run.sh all: the eleven modes are done; next: $GRADE (the autograder), $SUBMIT (the files to submit)" \
       >&2 || true ;;
   demo)  # its own corpus unless DATA_DIR is set (--data-dir wins); always runs/demo/ or --out, never

@@ -6,6 +6,7 @@ Run:  python -m pytest -q tests/test_run_sh.py
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -85,8 +86,8 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
     assert f"resuming from {pretrain}.state: epoch 2 of 2" in p.stdout  # from the state, not afresh
     assert p.stderr.splitlines()[-1] == (  # what to do next, with the run's folders
         f"=== run.sh all: the eleven modes are done; next: python {ROOT}/src/grader.py --data-dir {world} "
-        f"--submission-dir {out} (the autograder), DATA_DIR={world} OUT_DIR={out} ./run.sh deliverables (the files "
-        f"to submit)")
+        f"--submission-dir {out} (the autograder), DATA_DIR={world} OUT_DIR={out} {ROOT}/run.sh deliverables (the "
+        f"files to submit)")  # run.sh as called, from / here (./run.sh was said, which is not there)
     names = sorted(os.listdir(out))
     expected = ["synthesizer.finetune.params", "synthesizer.pretrain.dev.predictions",
                 "synthesizer.pretrain.params", "synthesizer.pretrain.test.predictions",
@@ -108,6 +109,17 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
     # everything done: nothing runs; a pretraining made again: what follows it runs again
     p = sh(["all", "--resume"] + flags, world, out)
     assert p.stdout == "" and len(re.findall(r"^=== .*: done \(", p.stderr, re.M)) == 11, p.stderr
+    spaced = tmp_path / "with space"  # the closing hint's paths quoted as a shell needs them, to be pasted
+    shutil.copytree(world, spaced / "world")  # (copy2 keeps the times: every mode stays done)
+    shutil.copytree(out, spaced / "out")
+    p = sh(["all", "--resume"] + flags, spaced / "world", spaced / "out")
+    w, o = (str(spaced / name).replace(" ", "\\ ") for name in ("world", "out"))  # as bash's printf %q writes them
+    assert p.stderr.splitlines()[-1] == (
+        f"=== run.sh all: the eleven modes are done; next: python {ROOT}/src/grader.py --data-dir {w} "
+        f"--submission-dir {o} (the autograder), DATA_DIR={w} OUT_DIR={o} {ROOT}/run.sh deliverables (the files to "
+        f"submit)"), p.stderr[-600:]
+    assert shlex.split(p.stderr.splitlines()[-1].split("next: ")[1].split(" (the autograder)")[0])[3] == \
+        str(spaced / "world")  # pasted into a shell, the path is one word again
     os.utime(out / "synthesizer.pretrain.params")  # newer than the finetuned params made from it
     p = sh(["all", "--resume"] + flags, world, out)
     assert re.findall(r"^=== \./run\.sh (\w+)$", p.stderr, re.M) == [
