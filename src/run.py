@@ -33,7 +33,8 @@ with interruptible_start("run.py"):  # torch loads here
                                      step_graphs_need)
     from submission.trainer import TrainerConfig
     from submission.utils import (atomic_write_text, check_output_path, denormals_flushed, evaluate_places,
-                                  get_device, load_params, is_main_process, predict_places, run_cli, set_seed)
+                                  distributed_env, get_device, load_params, is_main_process, predict_places, run_cli,
+                                  set_seed)
 
 SHARED_FLAGS = "RUN_PY_SHARED_FLAGS"  # set: the flags are a pipeline's, given to all its steps (no notes)
 TRAINER_OVERRIDES = ("max_epochs", "batch_size", "learning_rate", "num_workers", "length_groups")
@@ -319,6 +320,17 @@ def start_params(args):
     return f"--reading_params_path of sha256 {(sha256_of(args.reading_params_path) or 'unknown')[:16]}"
 
 
+def check_batch_splits(batch_size, args):
+    """Under torchrun, a DataError unless the batch splits evenly among the processes (each takes batch_size / N
+    rows): the trainer's ValueError came after the data was read, as a traceback from every process."""
+    world = distributed_env()[1]
+    if batch_size % world:
+        given = "--batch_size" if args.batch_size is not None else f"the {args.function} part's batch size"
+        raise DataError(f"{given} {batch_size} does not split among the {world} processes torchrun started (each takes "
+                        f"batch_size / {world} rows); give --batch_size a multiple of {world}, or another "
+                        f"--nproc_per_node")
+
+
 def apply_overrides(tconf, args):
     """Command-line overrides of the part's TrainerConfig, and where its loss log goes."""
     for name in TRAINER_OVERRIDES:
@@ -587,6 +599,7 @@ def train_or_evaluate_unlocked(args):
         tconf, trainer = helper.finetune(args.reading_params_path, args.finetune_corpus_path,
                                          pretrain_dataset, args.block_size, model)
     apply_overrides(tconf, args)
+    check_batch_splits(tconf.batch_size, args)
     check_longer_run_kept(args, tconf.max_epochs, weight_count(model.state_dict()))
     helper.train(model, args.writing_params_path, trainer)
     if is_main_process():  # (under torchrun, rank 0 writes them)

@@ -323,3 +323,16 @@ def test_a_process_whose_peer_stopped_says_so_in_one_line(tmp_path):
             "process's error says why" in p.stderr or "terminated (SIGTERM)" in p.stderr), p.stderr[-3000:]
     assert "trainer.py" not in p.stderr and "[rank1]" not in p.stderr  # torchrun's own traceback names neither
     assert os.path.exists(params + ".state") and not os.path.exists(params)
+
+
+def test_a_batch_that_does_not_split_among_the_processes_is_one_line(tmp_path):
+    """--batch_size 7 under 2 processes (or the part's 128 under 3): each process says so in one line before
+    training, not the trainer's ValueError as a traceback from every process after the data was read."""
+    params = str(tmp_path / "p.params")
+    p = torchrun(RUN_PY, "--function=pretrain", *TINY_RUN, "--batch_size", "7", "--max_epochs", "1",
+                 f"--writing_params_path={params}", tmp_path=tmp_path)
+    assert p.returncode != 0
+    assert ("error: --batch_size 7 does not split among the 2 processes torchrun started (each takes batch_size / 2 "
+            "rows); give --batch_size a multiple of 2, or another --nproc_per_node") in p.stderr, p.stderr[-3000:]
+    assert "ValueError" not in p.stderr and "trainer.py" not in p.stderr, p.stderr[-3000:]
+    assert sorted(os.listdir(tmp_path)) == []
