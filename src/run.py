@@ -409,7 +409,8 @@ def check_pretrained(path):
     if mode:
         raise DataError(f"{said}: finetuning them again would make {mode}'s params of two finetunings; make the "
                         f"pretrained params with ./run.sh {mode.split('_')[0]}_pretrain")
-    print(f"run.py: note: {said}: this run finetunes them again", file=sys.stderr)
+    if is_main_process():  # under torchrun, rank 0 alone says it
+        print(f"run.py: note: {said}: this run finetunes them again", file=sys.stderr)
 
 
 def evaluate(args, model, pretrain_dataset, device):

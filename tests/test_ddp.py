@@ -336,3 +336,19 @@ def test_a_batch_that_does_not_split_among_the_processes_is_one_line(tmp_path):
             "rows); give --batch_size a multiple of 2, or another --nproc_per_node") in p.stderr, p.stderr[-3000:]
     assert "ValueError" not in p.stderr and "trainer.py" not in p.stderr, p.stderr[-3000:]
     assert sorted(os.listdir(tmp_path)) == []
+
+
+def test_the_note_on_finetuned_params_is_rank_zeros_alone(monkeypatch, capsys):
+    """Finetuning params whose card says they were finetuned: under torchrun every process checks them, and
+    every one printed the note (docs/speed.md: only rank 0 prints)."""
+    import run as driver
+    monkeypatch.delenv("RUN_SH_MODE", raising=False)
+    monkeypatch.setattr(driver, "read_card", lambda path: {"function": "finetune"})
+    said = {}
+    for rank in (0, 1):
+        monkeypatch.setenv("RANK", str(rank))
+        monkeypatch.setenv("WORLD_SIZE", "2")
+        driver.check_pretrained("f.params")
+        said[rank] = capsys.readouterr().err
+    assert "f.params were finetuned, not pretrained" in said[0]
+    assert said[1] == ""
