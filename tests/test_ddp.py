@@ -352,3 +352,38 @@ def test_the_note_on_finetuned_params_is_rank_zeros_alone(monkeypatch, capsys):
         said[rank] = capsys.readouterr().err
     assert "f.params were finetuned, not pretrained" in said[0]
     assert said[1] == ""
+
+
+def _uncounted_worker(rank, world, port, folder):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world),
+                      LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world))
+    model = fresh_model()
+    Trainer(model, uncounted_rows_dataset(), None, config(folder, f"uncounted-rank{rank}")).train()
+    torch.save(model.state_dict(), os.path.join(folder, f"uncounted-rank{rank}.pt"))
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def uncounted_rows_dataset():
+    """dataset() with its odd rows all PAD targets: under 2 processes, rank 1's rows have none to count."""
+    x, y = dataset().tensors
+    y = y.clone()
+    y[1::2] = 0
+    return TensorDataset(x, y)
+
+
+def test_a_rank_whose_rows_have_no_counted_target_trains_the_same_params_as_one(tmp_path):
+    """Rank 1's half of every global batch is all PAD: its mean loss is 0/0 (NaN), and weighted by its 0 share it
+    stayed NaN (NaN * 0), so the run stopped at step 1 as diverged ("lower --learning_rate") where one process
+    trains. It contributes nothing, as those rows do in one process's batch."""
+    folder = str(tmp_path)
+    model = fresh_model()
+    Trainer(model, uncounted_rows_dataset(), None, config(folder, "uncounted-single")).train()
+    mp.spawn(_uncounted_worker, args=(2, free_port(), folder), nprocs=2, join=True)
+    ranks = [torch.load(os.path.join(folder, f"uncounted-rank{r}.pt"), weights_only=True) for r in range(2)]
+    for name, p in model.state_dict().items():
+        assert torch.allclose(ranks[0][name], p, atol=2e-5, rtol=1e-4), name
+        assert torch.equal(ranks[0][name], ranks[1][name]), name
+    logged = [json.loads(line)["loss"] for line in open(os.path.join(folder, "uncounted-rank0.log.jsonl"))]
+    single = [json.loads(line)["loss"] for line in open(os.path.join(folder, "uncounted-single.log.jsonl"))]
+    assert logged == pytest.approx(single, rel=1e-4, abs=1e-5)

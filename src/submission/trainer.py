@@ -672,6 +672,9 @@ class TrainingRun:
         # (a model without loss_ignore_index: its cross_entropy skips -100 by default, whatever else it counts)
         skipped = -100 if self.ignore_index is None else self.ignore_index
         counted = (y != skipped).sum().to(torch.float32)
+        # a rank whose rows have no counted target: its mean is 0/0, NaN, which the weight 0 kept (NaN * 0) in the
+        # all-reduced gradient and loss; it contributes nothing, as its rows do in one process's batch
+        loss = torch.where(counted > 0, loss, torch.zeros_like(loss))
         stats = torch.stack([loss.detach().float() * counted, counted])  # (2,): summed loss, counted targets
         dist.all_reduce(stats)
         total = stats[1].clamp_min(1.0)
