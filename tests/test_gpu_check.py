@@ -101,24 +101,31 @@ def test_the_pace_figures_are_the_logs_epochs_and_medians(tmp_path):
                          "100.00 ms (median gap inside epochs): 800 ms an epoch beyond its steps"]
 
 
+def steps_seen(tmp_path, variable):
+    """Run .ci/gpu-check with a `timeout` on PATH that runs nothing and records each step as
+    "VARIABLE=value command..." (value "unset" where the step's environment lacks it), the variable removed from
+    the caller's environment first; the recorded lines (nothing is trained)."""
+    data = tmp_path / "course"
+    shutil.copytree(os.path.join(ROOT, "data"), data)
+    bin_dir, seen = tmp_path / "bin", tmp_path / "seen.txt"
+    bin_dir.mkdir()
+    fake = bin_dir / "timeout"
+    fake.write_text(f'#!/bin/sh\nshift\necho "{variable}=${{{variable}:-unset}} $*" >> "{seen}"\n')
+    fake.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != variable}  # as a machine without it set
+    env.update(OUT=str(tmp_path / "out"), PATH=f"{bin_dir}{os.pathsep}{env['PATH']}")
+    p = subprocess.run(["bash", SCRIPT, str(data)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr  # every step "ran" and passed
+    return seen.read_text().splitlines()
+
+
 def test_every_step_runs_with_pythons_output_unbuffered(tmp_path):
     """Each step's output goes to a file as it is printed: Python block-buffers a stdout redirected to a file,
     and a step killed without the chance to flush (the device tool's time limit, a process that outlives the
     SIGTERM of its step's timeout) lost all it had printed, the bench's vanilla rows among them, which decide
     whether the pretraining packs. A `timeout` on PATH that runs nothing records each step's command and
     environment (nothing is trained)."""
-    data = tmp_path / "course"
-    shutil.copytree(os.path.join(ROOT, "data"), data)
-    bin_dir, seen = tmp_path / "bin", tmp_path / "seen.txt"
-    bin_dir.mkdir()
-    fake = bin_dir / "timeout"
-    fake.write_text(f'#!/bin/sh\nshift\necho "PYTHONUNBUFFERED=${{PYTHONUNBUFFERED:-unset}} $*" >> "{seen}"\n')
-    fake.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # as a machine without it set
-    env.update(OUT=str(tmp_path / "out"), PATH=f"{bin_dir}{os.pathsep}{env['PATH']}")
-    p = subprocess.run(["bash", SCRIPT, str(data)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr  # every step "ran" and passed
-    lines = seen.read_text().splitlines()
+    lines = steps_seen(tmp_path, "PYTHONUNBUFFERED")
     assert [line.split()[1:3] for line in lines] == [["./run.sh", "bench"], ["./run.sh", "vanilla_pretrain"],
                                                      ["./run.sh", "vanilla_finetune_with_pretrain"],
                                                      ["./run.sh", "vanilla_eval_dev_with_pretrain"],
@@ -151,16 +158,6 @@ def test_the_run_sh_steps_ask_for_cuda_and_the_tests_step_leaves_the_device_to_c
     finetuning and evaluation stop at once with get_device's one line (GPT_DEVICE=cuda) instead of spending the
     one call's budget timing the course's batch and pretraining on the CPU; the tests step runs without
     GPT_DEVICE, as conftest.py expects (its GPU tests choose their own device)."""
-    data = tmp_path / "course"
-    shutil.copytree(os.path.join(ROOT, "data"), data)
-    bin_dir, seen = tmp_path / "bin", tmp_path / "seen.txt"
-    bin_dir.mkdir()
-    fake = bin_dir / "timeout"
-    fake.write_text(f'#!/bin/sh\nshift\necho "GPT_DEVICE=${{GPT_DEVICE:-unset}} $*" >> "{seen}"\n')
-    fake.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if k != "GPT_DEVICE"}
-    env.update(OUT=str(tmp_path / "out"), PATH=f"{bin_dir}{os.pathsep}{env['PATH']}")
-    p = subprocess.run(["bash", SCRIPT, str(data)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    devices = [line.split()[0] for line in seen.read_text().splitlines()]
+    lines = steps_seen(tmp_path, "GPT_DEVICE")
+    devices = [line.split()[0] for line in lines]
     assert devices == ["GPT_DEVICE=cuda"] * 4 + ["GPT_DEVICE=unset"], devices
