@@ -284,7 +284,10 @@ def make_room_for_compiles(limit=64):
 class StepTimes(dict):
     """{name: median seconds a step} (time_steps), with `rounds`: {name: [(a timed round's batches, its
     seconds a step)]}, for figures that must divide a round's work by that round's time (flops_rate)."""
-    rounds = {}
+
+    def __init__(self, medians, rounds):
+        super().__init__(medians)
+        self.rounds = rounds
 
 
 def time_steps(runs, batches, rounds, device, block=1):
@@ -313,9 +316,7 @@ def time_steps(runs, batches, rounds, device, block=1):
         for n in names[r % len(names):] + names[:r % len(names)]:
             times[n].append(steps(n, chunk))
             kept[n].append((chunk, times[n][-1]))
-    out = StepTimes({n: statistics.median(v) for n, v in times.items()})
-    out.rounds = kept
-    return out
+    return StepTimes({n: statistics.median(v) for n, v in times.items()}, kept)
 
 
 def flops_rate(cfg, run, rounds):
@@ -461,11 +462,7 @@ def main(argv=None):
             print(f"  the fast path computes {positions:.0%} of the batch's positions ({layout})")
             if "fast, packed" in runs:
                 print(packed_line(runs["fast, packed"], batches[1:]))
-            if getattr(med, "rounds", {}).get("fast"):  # each timed round's FLOPs over its own time
-                rate = flops_rate(cfg, runs["fast"], med.rounds["fast"])
-            else:  # medians without their rounds (a stand-in time_steps): the mean FLOPs over the median time
-                rate = statistics.mean(sum(train_flops(cfg, r, w) for r, w in s) for s in shapes) / med["fast"]
-            fast_vanilla = (cfg, med["fast"], rate)
+            fast_vanilla = (cfg, med["fast"], flops_rate(cfg, runs["fast"], med.rounds["fast"]))
         del runs
 
     # MFU of the fast vanilla step: the FLOPs of the shapes it computes, each round's over its own time

@@ -58,7 +58,7 @@ def test_the_summarys_mfu_is_each_rounds_flops_over_its_own_time(tmp_path, capsy
 
     def time_steps(runs, batches, rounds, device, block=1):
         timed = batches[1:rounds + 1]
-        med = bench.StepTimes({n: 0.5 for n in runs})
+        med = bench.StepTimes({n: 0.5 for n in runs}, {n: [(timed[:1], 0.5)] for n in runs})
         if "fast" in runs and len(runs) > 1:  # the training rows, not the threads' rows
             cfg = runs["fast"].model.config
             flops = [sum(bench.train_flops(cfg, r, w) for r, w in runs["fast"].shapes(x, y)) for x, y in timed]

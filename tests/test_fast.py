@@ -1356,8 +1356,11 @@ def test_bench_scales_its_timings_and_checks_each_target_against_its_own_figure(
     make_world.write_world(make_world.build_world(people=60, train=40, dev=12, seed=3), str(tmp_path))
     medians = iter([{"reference": 0.45, "fast attention only": 0.5, "fast, no length groups": 0.3},
                     {"reference": 0.42}])  # vanilla, then synthesizer; every other path 0.4 s a step
-    monkeypatch.setattr(bench, "time_steps", lambda runs, *a, **k: (lambda m: {n: m.get(n, 0.4) for n in runs})(
-        next(medians, {})))
+    def time_steps(runs, batches, *a, **k):  # each path's median, and one timed round of it
+        m = next(medians, {})
+        times = {n: m.get(n, 0.4) for n in runs}
+        return bench.StepTimes(times, {n: [(batches[1:2], t)] for n, t in times.items()})
+    monkeypatch.setattr(bench, "time_steps", time_steps)
     monkeypatch.setattr(bench, "cpu_has_bf16", lambda: False)
     last, seen = [], {}
 
@@ -1427,7 +1430,7 @@ def test_bench_quick_sets_its_own_batch_rounds_reference_questions_and_paths(tmp
 
     def time_steps(runs, batches, rounds, device, block=1):
         timed.append((set(runs), rounds))
-        return {n: 0.4 for n in runs}
+        return bench.StepTimes({n: 0.4 for n in runs}, {n: [(batches[1:2], 0.4)] for n in runs})
 
     def answers(model, questions, *args, **kwargs):
         asked.append(len(questions))
