@@ -629,14 +629,11 @@ def trained_epochs(params):
             return epochs, "card"
     log = params + ".log.jsonl"
     try:
-        stale = os.path.getmtime(log) < os.path.getmtime(params) - LOG_LAG
+        stale = os.path.getmtime(log) < os.path.getmtime(params) - ledger.LOG_LAG
     except OSError:  # no log, or no params (the predictions' test says so)
         stale = not os.path.isfile(log)
     epochs = None if stale else ledger.logged_epochs(log)
     return (epochs, "loss log") if epochs is not None else (None, None)
-
-
-LOG_LAG = 60.0  # seconds a finished run's loss log may be older than its params, as run.py allows
 
 
 def short_training(ctx, name):

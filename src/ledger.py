@@ -21,6 +21,11 @@ except ImportError:  # Windows: records are updated without a lock
     fcntl = None
 
 
+# seconds a finished run's loss log may be older than its params (written just before them): an older log beside
+# params is a replaced run's (run.py's check of a longer run, the grader's note on short runs)
+LOG_LAG = 60.0
+
+
 def logged_epochs(log_path):
     """The epoch of a loss log's last row (`<params>.log.jsonl`, one JSON object a line): how many epochs the
     run that wrote it trained; None when it cannot be read or has no such row."""

@@ -125,8 +125,8 @@ class OneLineParser(argparse.ArgumentParser):
                 meant = nearest(flag, known)
             if meant:
                 said.append(f"did you mean {meant}?")
-            elif self._misplaced(flag):
-                said.append(self._misplaced(flag))
+            elif misplaced := self._misplaced(flag):
+                said.append(misplaced)
             elif flag in self.hints:
                 said.append(self.hints[flag])
         return "".join(f"; {s}" for s in said)

@@ -16,7 +16,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from ledger import logged_epochs, sha256_of  # noqa: E402
+from ledger import LOG_LAG, logged_epochs, sha256_of  # noqa: E402
 from modelflags import add_model_flags, check_model_flags  # noqa: E402
 from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
@@ -493,9 +493,6 @@ def check_outputs(args):
         if os.path.isfile(state) and not (args.resume or args.restart):  # hours of training, lost at the first save
             raise DataError(f"{state}: the training state of an interrupted run{resume.describe(state)}; add --resume "
                             f"to go on from it, or --restart to start over (this run then replaces it)")
-
-
-LOG_LAG = 60.0  # seconds a finished run's loss log may be older than its params (written just before it)
 
 
 VOCAB_WEIGHTS = ("tok_emb.weight", "head.weight")  # a row a character: their count is the corpus's, not the size's

@@ -40,10 +40,9 @@ TRAINING_FIELDS = ("max_epochs", "batch_size", "learning_rate", "betas", "grad_n
                    "lr_decay", "warmup_tokens", "final_tokens", "amp", "fast", "seed")
 ADDED_LATER = {"amp": False, "fast": True}  # training settings a state of an earlier version lacks, and what they were
 # seed: TrainerConfig.seed (run.py --seed), the new model's weights and every draw; the state's streams replace it
-# on resuming, so another seed went on unseen as the interrupted one's run. A state of an earlier version lacks
-# it, and is taken as saved with this run's (as the dropout rates below)
-# the model's dropout rates (run.py --dropout): other rates train to other params, though the shapes are the same;
-# a state of an earlier version lacks them, and is taken as saved with this run's
+# on resuming, so another seed went on unseen as the interrupted one's run. dropout: the model's rates (run.py
+# --dropout), other params from the same shapes. A state of an earlier version lacks them: taken as this run's
+ADDED_LATER_AS_THIS_RUNS = ("seed", "dropout")
 DROPOUT_FIELDS = ("embd_pdrop", "resid_pdrop", "attn_pdrop")
 # data first: another corpus changes the vocabulary (the model's shape) and run.py's final_tokens too, and
 # "other data" names the cause
@@ -192,8 +191,8 @@ def load(path, settings):
                           f"{START_OVER}")
     training = state["settings"]["training"]
     if isinstance(training, dict):  # settings checked since a later version: a state without one had the default
-        state["settings"]["training"] = {**ADDED_LATER, "dropout": settings["training"].get("dropout"),
-                                         "seed": settings["training"].get("seed"), **training}
+        state["settings"]["training"] = {**ADDED_LATER, **{k: settings["training"].get(k) for k in
+                                                           ADDED_LATER_AS_THIS_RUNS}, **training}
     for section in SECTIONS_ADDED_LATER:
         state["settings"].setdefault(section, settings.get(section))
     # every section that differs, but other data alone: it is the cause of the shape and settings it changes
