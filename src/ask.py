@@ -65,12 +65,12 @@ def as_question(text):
     question typed without its "?" (or with "." or "!" for it), which gets it back (not "Where was Where
     was Emily Lee born born?")."""
     text = text.strip()
+    if not is_question(text):
+        return f"Where was {text} born?"
     if text.endswith("?"):
         return text
-    if text.lower().startswith("where was "):  # a question already, typed otherwise: kept as typed, but
-        bare = text.rstrip(".!")                # for the course's question ending without its "?"
-        return bare + "?" if bare.lower().endswith(" born") else text
-    return f"Where was {text} born?"
+    bare = text.rstrip(".!")  # "Where was ..." typed otherwise: kept as typed, but for the course's question
+    return bare + "?" if bare.lower().endswith(" born") else text  # ending without its "?"
 
 
 def is_question(text):
