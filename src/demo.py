@@ -442,7 +442,8 @@ def main(argv=None):
                       hints=dict.fromkeys(driver.FOLDER_HINTS, "the demo's folders are --data-dir and --out"),
                       epilog="Any other flag goes to src/run.py for every step, after the size's own (for example "
                              "--n_layer 1, --bf16, --length_groups 4; `python src/run.py --help` lists them); the "
-                             "demo names them when it starts and, --resume and --restart aside, in its table's heading. "
+                             "demo names them when it starts and, --resume and --restart aside, in its table's "
+                             "heading. "
                              "After an interrupted demo, the same command with --resume keeps the steps it finished "
                              "and goes on from there.")
     p.add_argument("--size", choices=sorted(SIZES), default=None,

@@ -80,7 +80,8 @@ def settings_from_params(parser, args, default_data, corpus_flag="--data-dir"):
     params_shape's dict. Needs torch (call it once the tool has loaded it)."""
     from submission.card import corpus_folder
     from submission.params import params_shape
-    if args.data_dir is not None and not args.data_dir.strip():  # `--data-dir "$DIR"`, DIR unset: not the current folder
+    # `--data-dir "$DIR"` with DIR unset: not the current folder
+    if args.data_dir is not None and not args.data_dir.strip():
         parser.error(f"{corpus_flag} is empty; give a folder, or leave the flag out")
     if args.data_dir is None:
         beside = os.path.join(os.path.dirname(args.params) or ".", "data")

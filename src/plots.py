@@ -640,7 +640,8 @@ def build_parser():
     c.add_argument("logs", nargs="+", metavar="LOG", help=f"training logs (<params>{LOG_SUFFIX})")
     c.add_argument("--out", required=True, help="the PNG to write")
     c.add_argument("--title", default=None, help="the heading above the picture (default: what it shows)")
-    c.add_argument("--dpi", type=int, default=100, help=f"the PNG's dots per inch, {MIN_DPI} to {MAX_DPI} (default 100)")
+    c.add_argument("--dpi", type=int, default=100,
+                   help=f"the PNG's dots per inch, {MIN_DPI} to {MAX_DPI} (default 100)")
     a = sub.add_parser("attention", help="each layer's and head's attention over a question, as heatmaps")
     a.add_argument("--params", required=True, help="a params file written by src/run.py")
     a.add_argument("--variant", default=None, choices=["vanilla", "synthesizer"],
@@ -660,7 +661,8 @@ def build_parser():
                    help="only the MASK's row of each map, as labelled strips: readable in print")
     add_model_flags(a, from_params=True)
     a.add_argument("--title", default=None, help="the heading above the picture (default: what it shows)")
-    a.add_argument("--dpi", type=int, default=100, help=f"the PNG's dots per inch, {MIN_DPI} to {MAX_DPI} (default 100)")
+    a.add_argument("--dpi", type=int, default=100,
+                   help=f"the PNG's dots per inch, {MIN_DPI} to {MAX_DPI} (default 100)")
     p.commands = {"curves": c, "attention": a}  # for errors found after parsing (check_args)
     return p
 

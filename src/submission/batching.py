@@ -134,8 +134,8 @@ def pack_rows(x, y, ignore_index, multiple=1, row_multiple=1):
     length rounded up to `multiple` (at most T), and the row count R is rounded up to `row_multiple` with
     empty rows, so that a compiled or graphed step sees few shapes. Columns no span fills have targets
     ignore_index, input id 0 (any id would do: no loss and no other position reads them) and no segment.
-    Every counted target appears once, at the same place in its span as in its source row: for a model that attends within
-    segments (GPT.forward's `segments`) and takes positions from `positions`, loss and gradients are the
+    Every counted target appears once, at the same place in its span as in its source row: for a model that attends
+    within segments (GPT.forward's `segments`) and takes positions from `positions`, loss and gradients are the
     batch's. On the course's data a span-corruption batch of 128 rows packs into about 58 (45% of its
     positions; the bench prints the figure for its batches).
     """
