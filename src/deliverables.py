@@ -358,6 +358,9 @@ def main(argv=None):
         print(f"note: {args.submission_dir} is a folder the demo wrote ({grader.DEMO_RECORD}): on a CPU its models "
               f"are smaller than the course's and its world has no test questions; the deliverables are the run.sh "
               f"modes' files (OUT_DIR, default src/submission/)")
+    marks_note = grader.choose_marks(args.data_dir)[1]  # the grader's rule: a world made with other arguments
+    if marks_note:
+        print(marks_note)
     checked = {path: sha256_of(path) for path, _ in files}  # the bytes checked are the bytes zipped
     rows = check(args.code_dir, args.submission_dir, args.data_dir)
     width = max(len(n) for n in HANDOUT_ORDER)

@@ -24,6 +24,7 @@ import filecmp
 import functools
 import hashlib
 import importlib
+import inspect
 import json
 import math
 import os
@@ -65,11 +66,12 @@ PAD_CHAR = u"\u25A1"
 # Context: where the data and the submission's files are, and the pass marks in force
 # =============================================================================================
 class Context:
-    def __init__(self, data_dir, submission_dir, marks, corpus):
+    def __init__(self, data_dir, submission_dir, marks, corpus, marks_note=None):
         self.data_dir = os.path.abspath(data_dir)
         self.submission_dir = os.path.abspath(submission_dir)
         self.marks = marks    # {"vanilla_dev": 0.10, ...}
         self.corpus = corpus  # "course" or "embedded": which marks
+        self.marks_note = marks_note  # choose_marks's line on why, for a world make_world made with other arguments
         # a folder the demo wrote (its record, demo.RECORD), and graded with the demo's world kept in it (the
         # CPU demo's; on CUDA the demo trains the course's size on data/)
         self.demo = is_demo_folder(self.submission_dir)
@@ -808,6 +810,7 @@ def pass_mark(name, mark_key):
                 f"{ctx.run_sh(mode, before)}")
         return f"{split} accuracy {acc:.2%} ({correct}/{total}), pass mark {mark:.0%} ({ctx.corpus} corpus)"
     test.predictions = name  # ACCURACY_TESTS
+    test.mark_key = mark_key  # MARK_TESTS
     return test
 
 
@@ -1285,10 +1288,13 @@ TESTS = [
 ]
 MARK_KEYS = ("vanilla_dev", "vanilla_test", "synthesizer_dev", "synthesizer_test")
 ACCURACY_TESTS = {fn.predictions: test_id for test_id, _, fn, _ in TESTS if hasattr(fn, "predictions")}
+MARK_TESTS = tuple(test_id for test_id, _, fn, _ in TESTS if hasattr(fn, "mark_key"))  # graded at the pass marks
 TEST_SPLIT_TESTS = tuple(t for name, t in ACCURACY_TESTS.items() if PREDICTIONS[name][0] == "test")  # need labels
 
 
 EMBEDDED_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv")  # what makes data/ the embedded corpus
+WORLD_RECORD = ".make_world.json"  # make_world.MARKER: its record of the files it wrote, and its arguments
+SAME_STATISTICS = ("seed",)  # make_world arguments that keep the default world's statistics (other draws of them)
 
 
 @functools.lru_cache(maxsize=1)
@@ -1300,31 +1306,77 @@ def default_world_hashes():
     return {name: hashlib.sha256(files[name].encode("utf-8")).hexdigest() for name in EMBEDDED_FILES}
 
 
-def which_corpus(data_dir, marks="auto"):
-    """Which pass marks apply: the embedded corpus's for the repo's own data/ or a copy of it (the same
-    bytes in EMBEDDED_FILES, while data/ is the embedded corpus), the course's for any other --data-dir,
-    and for data/ once other files are there than make_world wrote (the course's copied into src/data/,
-    the course's place, which is a link to data/; without make_world's record, copied without its dot
-    files or removed, other files than make_world's default world); `marks` ("course" or "embedded")
-    overrides."""
+def changed_arguments(arguments):
+    """{keyword: value} of the make_world arguments in `arguments` (its record's) that differ from the default
+    world's, in make_world.build_world's order; one missing counts as its default. An argument given at its
+    default's effect is no change: --places at what the world's size makes of no --places (560 for 2,937 people),
+    --max-sentences at or above the most a biography has."""
+    import make_world  # about 0.04 s, only when a record is read
+    defaults = {k: p.default for k, p in inspect.signature(make_world.build_world).parameters.items()}
+    given = dict(defaults, **{k: arguments[k] for k in defaults if k in arguments})
+    if isinstance(given["people"], int) and given["places"] == max(
+            1, round(make_world.DEFAULT_PLACES * given["people"] / make_world.DEFAULT_PEOPLE)):
+        given["places"] = None
+    if isinstance(given["max_sentences"], int) and given["max_sentences"] >= max(make_world.SENTENCE_WEIGHTS):
+        given["max_sentences"] = None
+    return {k: v for k, v in given.items() if v != defaults[k]}
+
+
+def world_changes(folder):
+    """The make_world arguments (changed_arguments: {} for the default world) of the world `folder` holds, or
+    None when it holds none that make_world wrote: its record (WORLD_RECORD) is missing or names no arguments, or
+    one of EMBEDDED_FILES there differs from it (a missing one is reported where it is read). data/ without a
+    record, or with one that names no arguments, is make_world's default world while it holds that world's bytes
+    (copied without its dot files, or the course's folder put in its place, record and all)."""
+    hashes, _ = ledger.read_record(folder, WORLD_RECORD)
+    arguments = ledger.record_value(folder, WORLD_RECORD, "arguments") if hashes is not None else None
+    if not isinstance(arguments, dict):
+        if os.path.realpath(folder) != os.path.realpath(DEFAULT_DATA_DIR):
+            return None
+        hashes, arguments = default_world_hashes(), {}
+    if any(name in hashes and ledger.sha256_of(os.path.join(folder, name)) not in (None, hashes[name])
+           for name in EMBEDDED_FILES):
+        return None
+    return changed_arguments(arguments)
+
+
+def choose_marks(data_dir, marks="auto"):
+    """(corpus, note): which pass marks apply, "embedded" or "course", and a one-line note for the grader's
+    header, or None. `marks` ("course" or "embedded") overrides, without a note. The embedded marks were
+    calibrated on make_world's default world, so they apply to a folder holding it as make_world's record there
+    says (data/, a world made elsewhere), or another seed of it (the same statistics: the note says so), and to
+    a byte copy of data/ while data/ holds one; any other corpus takes the course's: the course's files, those
+    copied into data/ (src/data/ is a link to it), and a world made with other sizes or options, which change
+    how hard it is (the note names them)."""
     if marks != "auto":
-        return marks
-    if os.path.realpath(data_dir) == os.path.realpath(DEFAULT_DATA_DIR):
-        hashes, _ = ledger.read_record(DEFAULT_DATA_DIR, ".make_world.json")
-        if hashes is None:  # (data/ replaced by the course's folder, record and all, got the embedded marks)
-            hashes = default_world_hashes()
-        replaced = any(
-            name in hashes and ledger.sha256_of(os.path.join(DEFAULT_DATA_DIR, name)) not in (None, hashes[name])
-            for name in EMBEDDED_FILES)
-        return "course" if replaced else "embedded"
-    if which_corpus(DEFAULT_DATA_DIR) != "embedded":  # data/ holds other files (the course's copied in): a copy
-        return "course"                               # of them elsewhere is no embedded corpus either
-    try:
-        same = all(filecmp.cmp(os.path.join(data_dir, name), os.path.join(DEFAULT_DATA_DIR, name), shallow=False)
-                   for name in EMBEDDED_FILES)
-    except OSError:  # a file missing on either side: not a copy (its absence is reported where it is read)
-        same = False
-    return "embedded" if same else "course"
+        return marks, None
+    changes = world_changes(data_dir)
+    if changes is None and os.path.realpath(data_dir) != os.path.realpath(DEFAULT_DATA_DIR):
+        try:  # no world of make_world's by its record: a copy of data/ without its dot files is what data/ is
+            same = all(filecmp.cmp(os.path.join(data_dir, name), os.path.join(DEFAULT_DATA_DIR, name), shallow=False)
+                       for name in EMBEDDED_FILES)
+        except OSError:  # a file missing on either side: not a copy (its absence is reported where it is read)
+            same = False
+        changes = world_changes(DEFAULT_DATA_DIR) if same else None
+    if changes is None:
+        return "course", None
+    if not changes:
+        return "embedded", None
+    import make_world  # (imported by world_changes already)
+    flags = " ".join("--" + k.replace("_", "-") + ("" if v is True else f" {v}") for k, v in changes.items())
+    made = f"note: {_rel(data_dir)} was made by make_world with {flags}"
+    if set(changes) <= set(SAME_STATISTICS):
+        return "embedded", (f"{made}; the embedded marks were calibrated on its default world (--seed "
+                            f"{make_world.DEFAULT_SEED}), and another seed draws from the same statistics, so they "
+                            f"apply (the grader's --marks course overrides)")
+    return "course", (f"{made}, not as the default world the embedded marks were calibrated on; sizes and options "
+                      f"change how hard a world is, so the course's marks apply (the grader's --marks embedded "
+                      f"overrides)")
+
+
+def which_corpus(data_dir, marks="auto"):
+    """Which pass marks apply, "embedded" or "course" (choose_marks)."""
+    return choose_marks(data_dir, marks)[0]
 
 
 def load_marks(doc, corpus, shown="points.json", path=None):
@@ -1348,8 +1400,8 @@ def make_grader(data_dir=DEFAULT_DATA_DIR, submission_dir=DEFAULT_SUBMISSION_DIR
     points_path = POINTS_PATH  # looked up now, so that tests can point it elsewhere
     shown = _rel(points_path)
     doc = graderlib.load_points(points_path, shown)
-    corpus = which_corpus(data_dir, marks)
-    ctx = Context(data_dir, submission_dir, load_marks(doc, corpus, shown, points_path), corpus)
+    corpus, note = choose_marks(data_dir, marks)
+    ctx = Context(data_dir, submission_dir, load_marks(doc, corpus, shown, points_path), corpus, note)
     g = graderlib.Grader(doc["points"], context=ctx, own_files=[__file__])
     try:
         for test_id, description, fn, timeout in TESTS:
@@ -1374,8 +1426,9 @@ def build_parser():
                    help="folder with the prediction files (default: src/submission/); the code graded is "
                         "always the submission package in src/")
     p.add_argument("--marks", choices=["auto", "course", "embedded"], default="auto",
-                   help="pass marks of the accuracy tests: auto (default) takes the embedded corpus's for the "
-                        "repo's data/ and the course's for any other --data-dir")
+                   help="pass marks of the accuracy tests: auto (default) takes the embedded corpus's for "
+                        "make_world's default world (the repo's data/, any seed) and the course's for any other "
+                        "data (docs/grader.md, Pass marks)")
     p.add_argument("--list", action="store_true", help="list the test ids and exit")
     return p
 
@@ -1505,6 +1558,8 @@ def grade(g, args):
     ctx = g.context
     header = [f"data: {_rel(ctx.data_dir)} ({ctx.corpus} corpus pass marks); prediction files: "
               f"{_rel(ctx.submission_dir)}"]
+    if ctx.marks_note and any(t.id in MARK_TESTS for t in selected):
+        header.append(ctx.marks_note)
     test_tests = [t.id for t in selected if t.id in TEST_SPLIT_TESTS]
     test_labels = os.path.join(ctx.data_dir, LABELS["test"])
     if test_tests and not os.path.isfile(test_labels):  # staff: before, not after

@@ -80,8 +80,13 @@ def read_record(folder, record):
 
 def record_about(folder, record):
     """The "about" text of `folder`'s record file (which tool, and which version of it, wrote it), or None."""
+    return record_value(folder, record, "about")
+
+
+def record_value(folder, record, key):
+    """What `folder`'s record file holds under `key` beside the sha256 (make_world's "arguments"), or None."""
     doc, _ = _read_document(folder, record)
-    return doc.get("about") if doc is not None else None
+    return doc.get(key) if doc is not None else None
 
 
 def foreign(folder, record, names, harmless=None):

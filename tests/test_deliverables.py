@@ -5,6 +5,7 @@ a copy of the package imports; a missing or bad file names the run.sh mode that 
 
 Run:  python -m pytest -q tests/test_deliverables.py
 """
+import json
 import os
 import shutil
 import subprocess
@@ -312,6 +313,25 @@ def test_the_graders_verdicts_are_on_the_data_checked(complete, tmp_path, capsys
                           ("synthesizer.pretrain.dev.predictions", "1g-1-hidden")):
         assert said[name].split()[1] == "ok" and said[name].endswith(
             f"50 predictions, accuracy 100.0%; {test_id} passes"), said[name]
+
+
+def test_a_world_made_with_other_arguments_is_checked_at_the_graders_marks_for_it(complete, tmp_path, capsys):
+    """The verdicts take the grader's pass marks by the grader's rule (grader.choose_marks): a world whose
+    make_world record names other sizes or options than the default world's takes the course's marks, and the
+    grader's one-line note on why comes first (data/ itself, the default world, has none: the rows come first in
+    test_all_in_order_are_zipped_under_their_handout_paths). Here data/'s files under a record naming --tellings 3,
+    so that the params' vocabulary stays data/'s."""
+    other = tmp_path / "data"
+    shutil.copytree(DATA, other)
+    record = json.loads((other / ".make_world.json").read_text(encoding="utf-8"))
+    record["arguments"]["tellings"] = 3
+    (other / ".make_world.json").write_text(json.dumps(record), encoding="utf-8")
+    status, lines, _ = run(complete, tmp_path / "s.zip", capsys, data=other)
+    said = {line.split()[2]: line for line in lines if line[:2].strip().isdigit()}
+    assert status == 0 and lines[0] == f"note: {other} was made by make_world with --tellings 3, not as the default " \
+        f"world the embedded marks were calibrated on; sizes and options change how hard a world is, so the " \
+        f"course's marks apply (the grader's --marks embedded overrides)"
+    assert "below the pass mark 10% (course corpus)" in said["vanilla.pretrain.dev.predictions"]
 
 
 @pytest.mark.parametrize("bad", ["Where was A born?\tX\tY\n".encode(), b"\xff\n"])

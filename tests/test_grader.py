@@ -1441,6 +1441,63 @@ def test_a_copy_of_the_courses_files_in_data_and_elsewhere_gets_the_courses_mark
     assert grader.which_corpus(str(course)) == "course"
 
 
+def test_a_world_made_with_other_arguments_takes_the_marks_its_statistics_allow(tmp_path, monkeypatch, capsys):
+    """data/ regenerated with other make_world arguments (its record rewritten with them) kept the embedded
+    marks, calibrated on the default world alone. Another seed draws the same statistics and keeps them; other
+    sizes or options take the course's; the header names the arguments in one line, before pass-mark tests."""
+    import make_world
+    data = tmp_path / "data"
+    shutil.copytree(grader.DEFAULT_DATA_DIR, data)
+    monkeypatch.setattr(grader, "DEFAULT_DATA_DIR", str(data))
+    assert grader.choose_marks(str(data)) == ("embedded", None)
+    assert make_world.main(["--out", str(data), "--seed", "7"]) == 0
+    corpus, note = grader.choose_marks(str(data))
+    assert corpus == "embedded" and note == (
+        f"note: {data} was made by make_world with --seed 7; the embedded marks were calibrated on its default "
+        f"world (--seed 224), and another seed draws from the same statistics, so they apply (the grader's --marks "
+        f"course overrides)")
+    copy = tmp_path / "copy"  # a copy without the record is what data/ is, named as itself
+    copy.mkdir()
+    for name in grader.EMBEDDED_FILES:
+        shutil.copy(data / name, copy / name)
+    assert grader.choose_marks(str(copy)) == ("embedded", note.replace(str(data), str(copy)))
+    assert make_world.main(["--out", str(data), "--seed", "7", "--people", "40", "--train", "20", "--dev", "10",
+                            "--tellings", "2", "--full-names"]) == 0
+    corpus, note = grader.choose_marks(str(data))
+    assert corpus == "course" and note == (
+        f"note: {data} was made by make_world with --people 40 --train 20 --dev 10 --seed 7 --tellings 2 "
+        f"--full-names, not as the default world the embedded marks were calibrated on; sizes and options change "
+        f"how hard a world is, so the course's marks apply (the grader's --marks embedded overrides)")
+    assert grader.choose_marks(str(copy))[0] == "course"  # no longer a copy of data/
+    assert grader.choose_marks(str(data), "embedded") == ("embedded", None)
+    # elsewhere too: a world is judged by its own record, wherever it is
+    elsewhere = tmp_path / "elsewhere"
+    make_world.write_world(make_world.build_world(people=30, train=20, dev=6, seed=1), str(elsewhere))
+    assert grader.choose_marks(str(elsewhere))[0] == "course"
+    shutil.copy(tmp_path / "data" / ".make_world.json", copy / ".make_world.json")  # a record its files do not match
+    assert grader.choose_marks(str(copy)) == ("course", None)
+    # the header: the note before a pass-mark test, not before others, nor with --marks
+    headers = {}
+    for key, argv in (("1f", ["1f-1"]), ("1d", ["1d-0"]), ("marks", ["1f-1", "--marks", "embedded"])):
+        grader.main(argv + ["--data-dir", str(data), "--submission-dir", str(tmp_path)])
+        headers[key] = capsys.readouterr().out.split("----- START")[0]
+    assert "(course corpus pass marks)" in headers["1f"] and note in headers["1f"].splitlines()
+    assert "note:" not in headers["1d"] and "note:" not in headers["marks"]
+    assert "(embedded corpus pass marks)" in headers["marks"]
+
+
+def test_make_world_arguments_at_their_defaults_effect_are_no_change():
+    """What the record names is compared by effect: --places 560 for the default 2,937 people and --max-sentences
+    10 (a biography's most) write the default world's bytes, and --places 560 is a change for 40 people."""
+    assert grader.changed_arguments({}) == {}
+    assert grader.changed_arguments({"people": 2937, "places": 560, "max_sentences": 10, "seed": 224,
+                                     "full_names": False}) == {}
+    assert grader.changed_arguments({"places": 560, "people": 40}) == {"people": 40, "places": 560}
+    assert grader.changed_arguments({"max_sentences": 2, "even_places": True}) == {"max_sentences": 2,
+                                                                                    "even_places": True}
+    assert grader.changed_arguments({"seed": 7}) == {"seed": 7}
+
+
 # ---------------------------------------------------------------------------------------------
 # The framework: time limits, output, Gradescope JSON, command line
 # ---------------------------------------------------------------------------------------------
