@@ -202,9 +202,9 @@ class Asker:
 
 class Store:
     """What a pretrained model stored, person by person: memorised.py's probe of one question. The person's
-    wiki line (row i of train, then dev: the course's layout) is cut before the birthplace's first mention,
-    and the model continues it greedily for as many characters as the place has; the place is stored when
-    the continuation spells it."""
+    wiki line (row i of train, then dev: the course's layout) is cut before the birthplace's first mention
+    outside the person's own name (`memorised.cut_at`), and the model continues it greedily for as many
+    characters as the place has; the place is stored when the continuation spells it."""
 
     def __init__(self, model, vocab, data_dir, block_size):
         self.model, self.vocab = model, vocab

@@ -2,12 +2,15 @@
 
 Finetuning can only route a question to what pretraining wrote into the weights (handout part 2(a)).
 This measures that store directly, before any finetuning: for each labelled person whose wiki line
-states the birthplace, the line is cut just before the place's first occurrence, and the model
-continues it greedily (`decoding.sample_cached`, the same greedy choice as `sample`). The person counts
-as memorised when the continuation spells the place exactly. Only places that end within the
-span-corruption truncation limit (int(block_size * 7/8) characters) count: later text is never seen
-in pretraining. The first occurrence may be a mention of the place in another role, so this is a
-slight under-estimate on lines that name the place twice.
+states the birthplace, the line is cut just before the place's first occurrence that is not part of
+the person's own name (the NAME of "Where was NAME born?"), and the model continues it greedily
+(`decoding.sample_cached`, the same greedy choice as `sample`). The person counts as memorised when the
+continuation spells the place exactly. A place inside the name ("Ann of Lund. Ann of Lund, born at Lund")
+would be answered by copying the name, so the cut passes over such occurrences to the next one, as it
+passes over one that starts the line (there is nothing before it to continue). Only places that end
+within the span-corruption truncation limit (int(block_size * 7/8) characters) count: later text is
+never seen in pretraining. The occurrence cut at may be a mention of the place in another role, so this
+is a slight under-estimate on lines that name the place twice.
 
     python src/memorised.py --params src/submission/vanilla.pretrain.params --variant vanilla \
         --data-dir data                    # model size flags as trained: --n_layer --n_head --n_embd
@@ -40,17 +43,39 @@ def read_limit(block_size):
     return int(block_size * 7 / 8)
 
 
-def probes(wiki_lines, rows, block_size):
-    """(row index, prefix, place) for every row whose wiki line states its place early enough.
+def person(question):
+    """The NAME of the course's question "Where was NAME born?"; "" for any other text."""
+    head, tail = "Where was ", " born?"
+    return question[len(head):-len(tail)] if question.startswith(head) and question.endswith(tail) else ""
 
-    `rows` are (question, place) pairs aligned with `wiki_lines` (row i is about line i).
+
+def cut_at(line, place, name=""):
+    """Where the probe cuts `line`: the offset of the first occurrence of `place` that neither starts the line
+    (nothing before it to continue) nor overlaps an occurrence of `name`, the person's own name, which the
+    model could copy rather than recall; -1 when there is none."""
+    names, n = [], line.find(name) if name else -1
+    while n != -1:
+        names.append(n)
+        n = line.find(name, n + 1)
+    at = line.find(place, 1)
+    while at != -1 and any(n < at + len(place) and at < n + len(name) for n in names):
+        at = line.find(place, at + 1)
+    return at
+
+
+def probes(wiki_lines, rows, block_size):
+    """(row index, prefix, place) for every row whose wiki line states its place early enough, the prefix cut
+    where `cut_at` says.
+
+    `rows` are (question, place, ...) tuples aligned with `wiki_lines` (row i is about line i); a question of
+    the course's form names the person, whose name `cut_at` passes over.
     """
     limit = read_limit(block_size)
     out = []
-    for i, (_, place) in enumerate(rows):
+    for i, (question, place, *_) in enumerate(rows):
         if i >= len(wiki_lines) or not place:
             continue
-        at = wiki_lines[i].find(place)
+        at = cut_at(wiki_lines[i], place, person(question))
         if at > 0 and at + len(place) <= limit:
             out.append((i, wiki_lines[i][:at], place))
     return out
@@ -93,7 +118,7 @@ def continuations(model, items, stoi, itos, batch_size=256):
 
 
 def splits(data_dir, wiki):
-    """[(split name, rows)] of a corpus folder: train, then dev, as (question, place) pairs; a DataError
+    """[(split name, rows)] of a corpus folder: train, then dev, as (question, place, line number); a DataError
     unless the rows follow the course's layout against `wiki` (wiki.txt's lines), which the probes take for
     granted: the person of the course's question on row i is named on wiki line i (train, then dev)."""
     out, offset = [], 0
@@ -104,12 +129,12 @@ def splits(data_dir, wiki):
             raise DataError(f"{path}: no questions, so no birthplace to probe; give a --data-dir whose "
                             f"{fname} has the labelled questions")
         for i, (q, _, line) in enumerate(rows):
-            person = q[len("Where was "):-len(" born?")] if q.startswith("Where was ") and q.endswith(" born?") else ""
-            if person and (offset + i >= len(wiki) or person not in wiki[offset + i]):
-                raise DataError(f"{path}:{line}: {person} is not on wiki.txt line {offset + i + 1}, as the course's "
+            who = person(q)
+            if who and (offset + i >= len(wiki) or who not in wiki[offset + i]):
+                raise DataError(f"{path}:{line}: {who} is not on wiki.txt line {offset + i + 1}, as the course's "
                                 f"layout has it (wiki line i is train row i, then the dev rows); memorised needs "
                                 f"the corpus the model was pretrained on, in that layout")
-        out.append((name, [(q, p) for q, p, _ in rows]))
+        out.append((name, rows))
         offset += len(rows)
     return out
 

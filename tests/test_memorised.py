@@ -14,9 +14,37 @@ def test_probes_cut_before_the_place_and_respect_the_truncation_limit():
     wiki = ["Ann Bo. Born in Oslo.", "Cy Du. Never said.", "Ed Fa. " + "x" * 105 + " Lima", "Oslo Oslo. Oslo"]
     rows = [("q", "Oslo"), ("q", "Rome"), ("q", "Lima"), ("q", "Oslo")]
     items = memorised.probes(wiki, rows, block_size=128)  # limit int(128 * 7 / 8) = 112
-    # row 1 never states its place, row 2's place ends past 112 characters, row 3's starts the line
-    assert items == [(0, "Ann Bo. Born in ", "Oslo")]
+    # row 1 never states its place, row 2's place ends past 112 characters, row 3's starts the line: there is
+    # nothing before it to continue, so its next one is cut at (the line was skipped whole)
+    assert items == [(0, "Ann Bo. Born in ", "Oslo"), (3, "Oslo ", "Oslo")]
     assert memorised.probes(wiki[:1], rows[:1], block_size=20) == []  # "Oslo" would end at 20 > 17
+
+
+def test_the_cut_passes_over_the_place_where_it_is_part_of_the_persons_own_name():
+    """A place inside the person's name was cut at, inside the name ("Ivo of " -> "Lund"), so a model that
+    only copies the name read as memorised: the cut is at the place's first occurrence outside every
+    occurrence of the name (the NAME of "Where was NAME born?"), and a line whose place is only in the name
+    is not probed."""
+    cases = [  # (wiki line, name, place, the prefix probed or None)
+        ("Ned Hale, Lord Hale of Brill. Born in Brill, he farmed.", "Ned Hale, Lord Hale of Brill", "Brill",
+         "Ned Hale, Lord Hale of Brill. Born in "),
+        ("Ivo of Lund. Ivo of Lund was a merchant (born at Lund).", "Ivo of Lund", "Lund",
+         "Ivo of Lund. Ivo of Lund was a merchant (born at "),
+        ("Ivo of Lund. Ivo of Lund was a merchant.", "Ivo of Lund", "Lund", None),  # only in the name
+        ("Lund Ek. Lund Ek, a sailor, was born in Lund.", "Lund Ek", "Lund",  # the name starts the line
+         "Lund Ek. Lund Ek, a sailor, was born in "),
+        # the place runs past the end of the name: "Al " -> "Rosa" would copy the name's "Ros"
+        ("Al Ros. Al Rosa was born in Rosa.", "Al Ros", "Rosa", "Al Ros. Al Rosa was born in "),
+    ]
+    wiki = [line for line, *_ in cases]
+    rows = [(f"Where was {name} born?", place) for _, name, place, _ in cases]
+    want = [(i, prefix, place) for i, (_, _, place, prefix) in enumerate(cases) if prefix is not None]
+    assert memorised.probes(wiki, rows, block_size=128) == want
+    # a text other than the course's question names no one: the place is cut at wherever it first follows text
+    assert memorised.probes(wiki[:1], [("Who?", "Brill")], block_size=128) == [(0, "Ned Hale, Lord Hale of ", "Brill")]
+    # the read limit holds for the occurrence cut at: past the name, Brill ends at 43 > int(48 * 7 / 8) = 42
+    assert memorised.probes(wiki[:1], rows[:1], block_size=48) == []
+    assert memorised.probes(wiki[:1], rows[:1], block_size=50) == [want[0]]  # ends within 43
 
 
 def test_memorised_counts_what_greedy_sample_reproduces():
