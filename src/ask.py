@@ -20,10 +20,12 @@ answer then reads as not stored by pretraining, or stored but not retrieved by t
         --pretrained src/submission/vanilla.pretrain.params < data/birth_dev.tsv   # stored? retrieved?
 
 The vocabulary and the places come from --data-dir (wiki.txt, birth_places_train.tsv); a question
-found in its train or dev TSV is shown with the place that file gives. A text may be a TSV line,
-question<TAB>place (fields after the place ignored): the question is asked as run.py's evaluation
-reads it (spaces and all; a name is asked the course's question) and its answer checked against that
-place rather than the files'; with --complete, a tab is a character of the text.
+found in its train or dev TSV is shown with the place that file gives. A question that more than one row
+asks (a train name that a dev person has too, a person asked twice) is checked against the first, train
+before dev, and each other row follows on an "also asked by" line, with its own probe under --pretrained.
+A text may be a TSV line, question<TAB>place (fields after the place ignored): the question is asked as
+run.py's evaluation reads it (spaces and all; a name is asked the course's question) and its answer
+checked against that place rather than the files'; with --complete, a tab is a character of the text.
 With no texts on the command line, texts are read from standard input, one a line, with a prompt
 when it is a terminal. Standard input must be UTF-8 (a leading byte-order mark is dropped, as the
 data readers drop it); other bytes end the reading with one line naming where they are.
@@ -96,14 +98,15 @@ def question_key(question):
 
 
 def read_known(data_dir):
-    """{question_key(question): (file name, line number, place, the question as the file spells it)} of
-    the labelled TSVs in data_dir that exist."""
+    """{question_key(question): [(file name, line number, place, the question as the file spells it)]} of
+    the labelled TSVs in data_dir that exist: every row that asks the question, train's before dev's, each
+    file's in its order (the same name may be two people, or one person asked twice)."""
     known = {}
     for _, name in memorised.SPLITS:
         path = os.path.join(data_dir, name)
         if os.path.isfile(path):
             for q, place, line in parse_tsv(read_text(path, name), path):
-                known.setdefault(question_key(q), (name, line, place.rstrip(), q))  # as evaluate_places reads it
+                known.setdefault(question_key(q), []).append((name, line, place.rstrip(), q))  # as evaluate_places
     return known
 
 
@@ -135,7 +138,7 @@ class Asker:
     def __init__(self, model, vocab, places, known=None, complete=False, chars=40, store=None):
         self.model, self.vocab, self.complete, self.chars, self.store = model, vocab, complete, chars, store
         self.known = known or {}
-        files = {entry[0] for entry in self.known.values()}
+        files = {row[0] for rows in self.known.values() for row in rows}
         self.looked_in = [name for _, name in memorised.SPLITS if name in files]  # the labelled files that were read
         self.places = [p for p in places if all(c in vocab.stoi for c in p)]
         self.left_out = len(places) - len(self.places)
@@ -151,9 +154,11 @@ class Asker:
 
     def ask(self, text, source=("the text", None)):
         """{"prompt", "answer", "probabilities": [(place, p)] most likely first, "known": (file, line,
-        place, question) or None} for a question, a name (asked as the course's question) or, with
-        --complete, the start of a sentence. A question may be a TSV line, question<TAB>place: its
-        place is the known one, labelled `source`, (name, line number or None), where the line is from."""
+        place, question) or None, "also": [((file, line, place, question), stored)] of the other rows asking
+        it, "stored": the probe of the known row, when there is a store} for a question, a name (asked as
+        the course's question) or, with --complete, the start of a sentence. A question may be a TSV line,
+        question<TAB>place: its place is the known one, labelled `source`, (name, line number or None),
+        where the line is from, and the row probed is the first that asks it with that place."""
         given = None
         if not self.complete and "\t" in text:  # a line of the course's TSVs: question<TAB>place
             text, given = text.split("\t")[:2]
@@ -175,11 +180,16 @@ class Asker:
             written = "".join(itos[t] for t in out)
             answer = written.split(MASK_CHAR)[0].split("\n")[0]
             stop = written[len(answer):len(answer) + 1]  # what ended it: MASK_CHAR, a newline, or "" (the limit)
-            known = None
+            known, also, probed = None, [], None
         else:
             answer, stop = predict_places(self.model, [text], stoi, itos)[0], None
-            # the line's own place counts over the files'
-            known = source + (given, text) if given else self.known.get(question_key(text))
+            rows = self.known.get(question_key(text), [])
+            if given:  # the line's own place counts over the files', and the person probed is one of that place
+                known, also = source + (given, text), []
+                probed = next((row for row in rows if row[2] == given), None)
+            else:  # checked against the first row; the others asking it (the same name, or person) follow it
+                known, also = (rows[0], rows[1:]) if rows else (None, [])
+                probed = known
         places, continuations = list(self.places), list(self._continuations)
         prompt = [stoi[c] for c in text + self._end]
         for extra in ([] if self.complete else [answer] + ([known[2]] if known else [])):
@@ -194,10 +204,11 @@ class Asker:
         probs = lp.exp().tolist()
         stored = None  # not asked; () asked, but the person cannot be probed
         if self.store and known:
-            stored = self.store.probe(known[3], known[2]) or ()
-        return {"prompt": text, "answer": answer, "stop": stop, "known": known, "extra": places[len(self.places):], "stored": stored,
-                "complete": self.complete, "looked_in": self.looked_in,
-                "probabilities": [(places[i], probs[i]) for i in order]}
+            stored = (probed and self.store.probe(probed)) or ()
+        also = [(row, (self.store.probe(row) or ()) if self.store else None) for row in also]
+        return {"prompt": text, "answer": answer, "stop": stop, "known": known, "also": also,
+                "extra": places[len(self.places):], "stored": stored, "complete": self.complete,
+                "looked_in": self.looked_in, "probabilities": [(places[i], probs[i]) for i in order]}
 
 
 class Store:
@@ -209,21 +220,24 @@ class Store:
     def __init__(self, model, vocab, data_dir, block_size):
         self.model, self.vocab = model, vocab
         wiki, _ = memorised.read_corpus(data_dir, block_size)
-        # (question key, place) -> memorised.probes' (row, prefix, place): the same question may be in both files
-        # (the course's corpus has a dev person named as a train person), each with its own person and place
+        # (file name, line number) -> memorised.probes' (row, prefix, place): by row, not by question, as rows
+        # may ask the same question (the course's corpus has a dev person named as a train person, and train
+        # people asked twice), each row with its own wiki line
+        files = dict(memorised.SPLITS)
         self.items = {}
-        for _, rows, items in memorised.split_probes(data_dir, wiki, block_size):
+        for split, rows, items in memorised.split_probes(data_dir, wiki, block_size):
             for item in items:
-                self.items.setdefault((question_key(rows[item[0]][0]), item[2]), item)
+                self.items[files[split], rows[item[0]][2]] = item
 
-    def probe(self, question, place):
-        """(prefix, continuation, stored) for a question of the train or dev TSV whose file place is `place`;
-        None when its biography does not name that place early enough to be probed."""
-        item = self.items.get((question_key(question), place))
+    def probe(self, row):
+        """(prefix, continuation, stored) for `row`, a row of the train or dev TSV as read_known gives it
+        (file name, line number, ...); None when its biography does not name its place early enough to be
+        probed."""
+        item = self.items.get(tuple(row[:2]))
         if item is None:
             return None
         said = memorised.continuations(self.model, [item], self.vocab.stoi, self.vocab.itos)[0]
-        return item[1], said, said == place
+        return item[1], said, said == item[2]
 
 
 def _percent(p):
@@ -233,6 +247,24 @@ def _percent(p):
 # why a --complete continuation ends where it does, by what the model wrote next (not at --chars or the block's end)
 STOPS = {MASK_CHAR: "then the model wrote the MASK: in span corruption a stretch of text ends at one",
          "\n": "then the model ended the biography's line"}
+
+
+def _pretraining(stored, answer, row):
+    """The --pretrained line under the answer checked against `row` (file, line, place, question): the probe's
+    verdict on the answer (`stored`: Store.probe's result, () where the person is not probed); none without
+    a store."""
+    if stored == ():
+        return ["  pretraining: not probed (not a train or dev person whose wiki line names this place within "
+                "the characters pretraining reads)"]
+    if not stored:
+        return []
+    prefix, said, kept = stored
+    right = same_place(answer, row[2])
+    verdict = {(True, True): "stored, and retrieved", (True, False): "stored, not retrieved",
+               (False, True): "not stored; right without it",
+               (False, False): "not stored, so nothing to retrieve"}[kept, right]
+    shown = prefix if len(prefix) <= 30 else "\u2026" + prefix[-29:]  # the biography's end, then what follows
+    return [f"  pretraining: {verdict}   ({shown!r} -> {said!r})"]
 
 
 def format_result(result, top, left_out=0):
@@ -253,18 +285,13 @@ def format_result(result, top, left_out=0):
     elif result.get("stop") in STOPS:  # --complete: a short continuation is the model's own end, not cut off
         answer += f"   ({STOPS[result['stop']]})"
     lines.append(answer)
-    stored = result.get("stored")
-    if stored == ():
-        lines.append("  pretraining: not probed (not a train or dev person whose wiki line names this place within "
-                     "the characters pretraining reads)")
-    elif stored:
-        prefix, said, kept = stored
-        right = same_place(result["answer"], result["known"][2])
-        verdict = {(True, True): "stored, and retrieved", (True, False): "stored, not retrieved",
-                   (False, True): "not stored; right without it",
-                   (False, False): "not stored, so nothing to retrieve"}[kept, right]
-        shown = prefix if len(prefix) <= 30 else "\u2026" + prefix[-29:]  # the biography's end, then what follows
-        lines.append(f"  pretraining: {verdict}   ({shown!r} -> {said!r})")
+    lines += _pretraining(result.get("stored"), result["answer"], result["known"])
+    for row, stored in result.get("also", ()):  # other rows asking the same question: each person, checked and probed
+        name, line, place, spelled = row
+        verdict = "right" if same_place(result["answer"], place) else "wrong"
+        asks = f", which asks {spelled!r}" if spelled != result["prompt"] else ""
+        lines.append(f"  also asked by {name} line {line}{asks}: {place}; {verdict}")
+        lines += _pretraining(stored, result["answer"], row)
     probs = result["probabilities"]
     for place, p in probs[:top]:
         lines.append(f"  {_percent(p)}  {place}")

@@ -427,7 +427,7 @@ def test_a_question_is_found_in_the_files_whatever_its_case_and_spacing(tmp_path
     (tmp_path / "birth_dev.tsv").write_text("Where was Emily Lee born?\tVienna\n", encoding="utf-8")
     known = ask.read_known(str(tmp_path))
     asked = ask.as_question("where was emily  lee born.")
-    found = known[ask.question_key(asked)]
+    found, = known[ask.question_key(asked)]
     assert found == ("birth_dev.tsv", 1, "Vienna", "Where was Emily Lee born?")
     assert ask.question_key("Where was Emily Leeds born?") not in known
     # the model was asked the text as typed: the line says the file spells it otherwise
@@ -699,25 +699,35 @@ def test_pretrained_tells_a_wrong_answer_not_stored_from_not_retrieved(tmp_path,
     assert stop.value.code == 2 and err.count("\n") == 1 and "--pretrained judges the answers" in err, err
 
 
+def namesakes_world(folder, people, train, follows):
+    """(ask's argv with --pretrained, the TSV writer) for a world of `people` ((name, place, wiki line)), the
+    first `train` of them train rows, the rest dev: a pretrained bigram model continuing by `follows`, and a
+    finetuned one that answers "Kiev" to every question."""
+    (folder / "wiki.txt").write_text("".join(line + "\n" for *_, line in people) + "Where was it?\n",
+                                     encoding="utf-8")
+    tsv = lambda part: "".join(f"Where was {n} born?\t{p}\n" for n, p, _ in part)  # noqa: E731
+    (folder / "birth_places_train.tsv").write_text(tsv(people[:train]), encoding="utf-8")
+    (folder / "birth_dev.tsv").write_text(tsv(people[train:]), encoding="utf-8")
+    vocab = CharCorruptionDataset((folder / "wiki.txt").read_text(encoding="utf-8"), 48)
+    torch.save(bigram_model(vocab, follows, block=48).state_dict(), folder / "p.params")
+    torch.save(bigram_model(vocab, dict(zip(MASK_CHAR + "Kiev", "Kiev" + MASK_CHAR)), block=48).state_dict(),
+               folder / "f.params")
+    argv = ["--params", str(folder / "f.params"), "--data-dir", str(folder), "--n_layer", "1", "--n_head", "1",
+            "--n_embd", str(vocab.vocab_size), "--block_size", "48", "--top", "0",
+            "--pretrained", str(folder / "p.params")]
+    return argv, tsv
+
+
 def test_a_question_in_both_files_is_probed_for_the_person_whose_place_is_checked(tmp_path, capsys):
     """The course's corpus has a dev person whose name a train person has too: the same question in both
-    files. A question asked is the train file's (its first); a TSV line is checked against its own place; and
-    --pretrained probes the biography of the person of that place. The probe kept the dev person's line for
-    the question, so the train person (who asked, and whose line states the place) was "not probed"."""
+    files. A TSV line is checked against its own place, and --pretrained probes the biography of the person
+    of that place. The probe kept the dev person's line for the question, so the train person (who asked,
+    and whose line states the place) was "not probed". A question asked is checked against the train file's
+    row (its first) and the dev row follows it, checked and probed for its own person: the dev person went
+    unmentioned, though the answer was right for them and their biography was stored."""
     people = [("Cy Du", "Rome", "Cy Du was born in Rome."), ("Ed Fa", "Kiev", "Ed Fa was born in Kiev."),
               ("Cy Du", "Kiev", "Cy Du (Kiev).")]
-    (tmp_path / "wiki.txt").write_text("".join(line + "\n" for *_, line in people) + "Where was it?\n",
-                                       encoding="utf-8")
-    tsv = lambda part: "".join(f"Where was {n} born?\t{p}\n" for n, p, _ in part)  # noqa: E731
-    (tmp_path / "birth_places_train.tsv").write_text(tsv(people[:2]), encoding="utf-8")
-    (tmp_path / "birth_dev.tsv").write_text(tsv(people[2:]), encoding="utf-8")
-    vocab = CharCorruptionDataset((tmp_path / "wiki.txt").read_text(encoding="utf-8"), 48)
-    torch.save(bigram_model(vocab, dict(zip(" Rom(Kie", "RomeKiev")), block=48).state_dict(), tmp_path / "p.params")
-    torch.save(bigram_model(vocab, dict(zip(MASK_CHAR + "Kiev", "Kiev" + MASK_CHAR)), block=48).state_dict(),
-               tmp_path / "f.params")
-    argv = ["--params", str(tmp_path / "f.params"), "--data-dir", str(tmp_path), "--n_layer", "1", "--n_head", "1",
-            "--n_embd", str(vocab.vocab_size), "--block_size", "48", "--top", "0",
-            "--pretrained", str(tmp_path / "p.params")]
+    argv, tsv = namesakes_world(tmp_path, people, train=2, follows=dict(zip(" Rom(Kie", "RomeKiev")))
     stdin = io.StringIO(tsv(people))
     status, out, err = run_main(argv, capsys, stdin=stdin)
     assert status == 0 and err == "", err
@@ -728,9 +738,35 @@ def test_a_question_in_both_files_is_probed_for_the_person_whose_place_is_checke
                     "  pretraining: not stored; right without it   ('Ed Fa was born in ' -> 'Rome')",
                     "  answer: Kiev   (standard input line 3: Kiev; right)",
                     "  pretraining: stored, and retrieved   ('Cy Du (' -> 'Kiev')"]
-    status, out, _ = run_main(argv + ["Cy Du"], capsys)  # asked by name: the train file's question
-    assert out.splitlines()[1:3] == ["  answer: Kiev   (birth_places_train.tsv line 1: Rome; wrong)",
-                                     "  pretraining: stored, not retrieved   ('Cy Du was born in ' -> 'Rome')"]
+    status, out, _ = run_main(argv + ["Cy Du", "Where was Cy  Du born?"], capsys)  # asked by name, and as typed
+    lines = out.splitlines()
+    assert lines[1:5] == ["  answer: Kiev   (birth_places_train.tsv line 1: Rome; wrong)",
+                          "  pretraining: stored, not retrieved   ('Cy Du was born in ' -> 'Rome')",
+                          "  also asked by birth_dev.tsv line 1: Kiev; right",
+                          "  pretraining: stored, and retrieved   ('Cy Du (' -> 'Kiev')"]
+    assert lines[5].endswith("%  Rome   (the file's place, 2 of 2)")  # the listing follows, ranked for the first row
+    at = lines.index("Where was Cy  Du born?")
+    assert lines[at + 3] == "  also asked by birth_dev.tsv line 1, which asks 'Where was Cy Du born?': Kiev; right"
+    # without --pretrained the other person is still named, with no probe; the tally counts one answer a question
+    status, out, _ = run_main(argv[:-2], capsys, stdin=io.StringIO("Cy Du\nEd Fa\n"))
+    lines = out.splitlines()
+    assert lines[1:3] == ["  answer: Kiev   (birth_places_train.tsv line 1: Rome; wrong)",
+                          "  also asked by birth_dev.tsv line 1: Kiev; right"]
+    assert "pretraining:" not in out and lines[-1] == "1 of the 2 answers checked are right (50.0%)"
+
+
+def test_namesakes_of_one_place_are_each_probed_on_their_own_biography(tmp_path, capsys):
+    """Two rows asking the same question with the same place (a dev person named and born as a train person)
+    are two biographies: each row's probe is of its own wiki line, not the first row's twice."""
+    people = [("Cy Du", "Rome", "Cy Du was born in Rome."), ("Ed Fa", "Kiev", "Ed Fa was born in Kiev."),
+              ("Cy Du", "Rome", "Cy Du (Rome).")]
+    argv, _ = namesakes_world(tmp_path, people, train=2, follows=dict(zip(" Rom(Kie", "RomeKiev")))
+    status, out, err = run_main(argv + ["Cy Du"], capsys)
+    assert status == 0 and err == "", err
+    assert out.splitlines()[1:5] == ["  answer: Kiev   (birth_places_train.tsv line 1: Rome; wrong)",
+                                     "  pretraining: stored, not retrieved   ('Cy Du was born in ' -> 'Rome')",
+                                     "  also asked by birth_dev.tsv line 1: Rome; wrong",
+                                     "  pretraining: not stored, so nothing to retrieve   ('Cy Du (' -> 'Kiev')"]
 
 
 def test_a_long_biography_probed_is_shown_by_its_end_the_text_the_place_follows():

@@ -2113,7 +2113,7 @@ def test_every_tool_counts_a_labelled_place_with_trailing_spaces_alike(tmp_path)
     assert deliverables.check_predictions(str(predictions), questions) == "2 predictions, accuracy 50.0%"
     assert demo.retrieved(str(predictions), str(tmp_path), [0, 1]) == 1
     assert demo.london(str(tmp_path)) == (1, 2)
-    known = ask.read_known(str(tmp_path))[ask.question_key("Where was Ann Lee born?")]
+    known, = ask.read_known(str(tmp_path))[ask.question_key("Where was Ann Lee born?")]
     result = {"prompt": "Where was Ann Lee born?", "answer": "London", "known": known, "extra": [],
               "complete": False, "probabilities": [("London", 0.5)]}
     assert "(birth_dev.tsv line 1: London; right)" in ask.format_result(result, top=1)
