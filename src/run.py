@@ -516,25 +516,26 @@ def weight_count(state):
 
 
 def check_longer_run_kept(args, max_epochs, weights=None):
-    """Before training: refuse to replace params that a longer finished run wrote, as their loss log beside them
-    says (<params>.log.jsonl, not older than they are) or else their card (the epochs run.py trained them, while
-    its sha256 is theirs: where that run's log went elsewhere with --log_path, or is gone, removed, dropped by a
-    full disk or not copied with the params), so that a trial run (`./run.sh all --max_epochs 1`) cannot replace
-    hours of training. Params that are a symbolic link are looked at beside the link and beside the file it names
-    (the run that trained them wrote its log and card there; this run writes the file through the link).
+    """Before training: refuse to replace params that a longer finished run wrote, as their card says (the epochs
+    run.py trained them, while its sha256 is theirs) or else their loss log beside them (<params>.log.jsonl, not
+    older than they are by more than ledger.LOG_LAG: where the card is gone, or the params are a course's or
+    another tool's), so that a trial run (`./run.sh all --max_epochs 1`) cannot replace hours of training. The
+    card first, as the grader's trained_epochs reads them: it is tied to the params by their sha256, while a log
+    can be another run's (one whose params were not written, or whose log went elsewhere with --log_path).
+    Params that are a symbolic link are looked at beside the link and beside the file it names (the run that
+    trained them wrote its log and card there; this run writes the file through the link).
     `weights`, this run's model's count (weight_count's): the training compared is epochs times weights, so a
     smaller model's trial (`--n_layer 1`) of as many epochs keeps them too.
     --restart replaces them; --resume goes on with a run that was checked when it started."""
     if args.restart or args.resume or not os.path.isfile(args.writing_params_path):
         return
     for params in dict.fromkeys([args.writing_params_path, os.path.realpath(args.writing_params_path)]):
-        log = params + ".log.jsonl"
-        epochs = None
-        if os.path.isfile(log) and os.path.getmtime(log) >= os.path.getmtime(params) - LOG_LAG:  # else params
-            epochs, said = logged_epochs(log), f"its loss log {log} says"                      # written since
-        if epochs is None:
-            epochs, said = (read_card(params) or {}).get("epochs"), f"its card {card_path(params)} says"
-            if not isinstance(epochs, int) or isinstance(epochs, bool):
+        epochs, said = (read_card(params) or {}).get("epochs"), f"its card {card_path(params)} says"
+        if not isinstance(epochs, int) or isinstance(epochs, bool):
+            log, epochs = params + ".log.jsonl", None
+            if os.path.isfile(log) and os.path.getmtime(log) >= os.path.getmtime(params) - LOG_LAG:  # else params
+                epochs, said = logged_epochs(log), f"its loss log {log} says"                      # written since
+            if epochs is None:
                 continue
         theirs = weight_count(params) if weights else None
         if theirs and theirs != weights:

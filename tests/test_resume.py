@@ -17,6 +17,7 @@ import torch
 import ledger
 import run as driver
 from submission import GPT, GPTConfig, Trainer, TrainerConfig
+from submission.card import read_card
 from submission.dataset import CharCorruptionDataset, DataError, NameDataset
 from submission.graphs import capture_rerun
 from submission import resume as resume_module
@@ -488,8 +489,9 @@ def test_a_fresh_run_over_an_interrupted_runs_state_needs_restart(tmp_path, monk
 
 def test_a_shorter_run_over_a_longer_finished_runs_params_needs_restart(tmp_path, monkeypatch, capsys):
     """A trial run (`./run.sh all --max_epochs 1`) over the params of a finished run of more epochs, as
-    their loss log says, replaced hours of training without a word. It is refused before any work; a run
-    of as many epochs or more, --restart, or a log older than the params (not theirs) lets it write."""
+    their card says (or, without it, their loss log), replaced hours of training without a word. It is refused
+    before any work; a run of as many epochs or more, --restart, or a log older than the params (not theirs)
+    and no card lets it write."""
     (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
     params, log = tmp_path / "p.params", tmp_path / "p.params.log.jsonl"
     argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
@@ -505,10 +507,18 @@ def test_a_shorter_run_over_a_longer_finished_runs_params_needs_restart(tmp_path
     kept = params.read_bytes(), log.read_bytes()
     with pytest.raises(DataError) as e:
         run(2)
+    assert str(e.value) == (f"{params}: the params of a finished 3-epoch run (its card {params}.card.json says), "
+                            f"which this 2-epoch run would replace; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), "
+                            f"move the file away, or add --restart to replace it")
+    card = (tmp_path / "p.params.card.json").read_bytes()
+    (tmp_path / "p.params.card.json").unlink()  # params without their card (copied without it): the log beside them
+    with pytest.raises(DataError) as e:
+        run(2)
     assert str(e.value) == (f"{params}: the params of a finished 3-epoch run (its loss log {log} says), which this "
                             f"2-epoch run would replace; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), move the "
                             f"file away, or add --restart to replace it")
     assert (params.read_bytes(), log.read_bytes()) == kept
+    (tmp_path / "p.params.card.json").write_bytes(card)
     assert run(3) == 3 and run(2, "--restart") == 2 and run(4) == 4
     with pytest.raises(DataError, match="finished 4-epoch run"):
         run(3)
@@ -516,6 +526,39 @@ def test_a_shorter_run_over_a_longer_finished_runs_params_needs_restart(tmp_path
     os.utime(log, (now - driver.LOG_LAG - 1,) * 2)  # params written since the log: it is not theirs,
     (tmp_path / "p.params.card.json").unlink()     # nor is a card (another tool's params, the course's)
     assert run(1) == 1
+    capsys.readouterr()
+
+
+def test_a_longer_run_is_judged_by_the_card_before_the_loss_log(tmp_path, monkeypatch, capsys):
+    """The check read the loss log first and the card only without one, while the grader reads the card first
+    (tied to the params by their sha256). A log beside params within ledger.LOG_LAG of them can be another run's:
+    a 1-epoch --restart that logged elsewhere (--log_path) left the 3-epoch run's log, which then refused a
+    2-epoch run over 1-epoch params; and a log another run wrote there (its params went elsewhere) let a 2-epoch
+    run replace 3-epoch params. The card decides both."""
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    params, log = tmp_path / "p.params", tmp_path / "p.params.log.jsonl"
+    argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+            "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--block_size", "32", "--batch_size", "8",
+            f"--writing_params_path={params}"]
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")
+
+    def run(epochs, *extra):
+        driver.main(argv + ["--max_epochs", str(epochs), *extra])
+
+    run(3)
+    run(1, "--restart", f"--log_path={tmp_path / 'elsewhere.jsonl'}")
+    assert ledger.logged_epochs(str(log)) == 3 and read_card(str(params))["epochs"] == 1
+    assert os.path.getmtime(log) >= os.path.getmtime(params) - driver.LOG_LAG  # not old enough to be passed over
+    run(2)  # over 1-epoch params, as their card says: replaced
+    assert read_card(str(params))["epochs"] == 2
+    run(3)
+    log.write_text('{"step": 1, "epoch": 1}\n', encoding="utf-8")  # another run's log, newer than the params
+    kept = params.read_bytes()
+    with pytest.raises(DataError) as e:
+        run(2)
+    assert str(e.value).startswith(f"{params}: the params of a finished 3-epoch run (its card {params}.card.json "
+                                   f"says), which this 2-epoch run would replace;")
+    assert params.read_bytes() == kept
     capsys.readouterr()
 
 
@@ -780,8 +823,8 @@ def test_a_longer_runs_params_behind_a_symbolic_link_are_kept(tmp_path, monkeypa
     driver.main(argv + ["--max_epochs", "3", f"--writing_params_path={real}"])
     link.symlink_to(real)
     kept = real.read_bytes()
-    with pytest.raises(DataError, match=rf"^{re.escape(str(link))}: the params of a finished 3-epoch run \(its loss "
-                                        rf"log {re.escape(str(real))}.log.jsonl says\)"):
+    with pytest.raises(DataError, match=rf"^{re.escape(str(link))}: the params of a finished 3-epoch run \(its card "
+                                        rf"{re.escape(str(real))}.card.json says\)"):
         driver.main(argv + ["--max_epochs", "1", f"--writing_params_path={link}"])
     assert real.read_bytes() == kept and link.is_symlink()
     capsys.readouterr()
@@ -851,8 +894,8 @@ def test_a_smaller_models_trial_of_as_many_epochs_keeps_a_larger_runs_params(tmp
         run(2, 1, 16)
     ours = theirs - sum(v.numel() for k, v in torch.load(params, weights_only=True).items()
                         if k.startswith("blocks.1.") and not k.endswith(".mask"))
-    assert str(e.value) == (f"{params}: the params of a finished 2-epoch run of a larger model (its loss log "
-                            f"{params}.log.jsonl says; {theirs:,} weights beside the vocabulary's tok_emb and head, "
+    assert str(e.value) == (f"{params}: the params of a finished 2-epoch run of a larger model (its card "
+                            f"{params}.card.json says; {theirs:,} weights beside the vocabulary's tok_emb and head, "
                             f"against {ours:,}), more training than this 2-epoch run would replace them with; write "
                             f"elsewhere (OUT_DIR=FOLDER ./run.sh MODE), move the file away, or add --restart to "
                             f"replace them")

@@ -144,7 +144,7 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
     assert re.findall(r"^=== \./run\.sh (\w+)$", p.stderr, re.M) == ["vanilla_finetune_without_pretrain"], p.stderr
 
     # a trial `all --max_epochs 1` after the real runs: the first mode refuses, before any work, to replace
-    # the params of its longer finished run (2 epochs, by their loss log), and `all` stops there; `all
+    # the params of its longer finished run (2 epochs, by their card), and `all` stops there; `all
     # --restart` passes --restart on, which replaces them
     model = out / "vanilla.model.params"
     before = model.read_bytes()
@@ -154,7 +154,7 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
     assert p.returncode == 2 and re.findall(r"^=== \./run\.sh (.*)$", p.stderr, re.M) == [
         "vanilla_finetune_without_pretrain"], p.stderr
     assert p.stderr.splitlines()[-1] == (
-        f"error: {model}: the params of a finished 2-epoch run (its loss log {model}.log.jsonl says), which this "
+        f"error: {model}: the params of a finished 2-epoch run (its card {model}.card.json says), which this "
         f"1-epoch run would replace; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), move the file away, or add "
         f"--restart to replace it"), p.stderr
     assert model.read_bytes() == before
