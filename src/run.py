@@ -24,7 +24,7 @@ from startup import interruptible_start  # noqa: E402
 with interruptible_start("run.py"):  # torch loads here
     import torch
     from submission import helper, resume
-    from submission.card import card_path, read_card, write_card
+    from submission.card import card_path, corpus_record, other_corpus, pretrain_corpus, read_card, write_card
     from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
     from submission.decoding import predict_places_reference
     from submission.files import is_special_file, reads_as, training_lock
@@ -413,12 +413,40 @@ def check_pretrained(path):
         print(f"run.py: note: {said}: this run finetunes them again", file=sys.stderr)
 
 
+def note_other_corpus(args, card):
+    """One note when `card`, that of --reading_params_path, records a pretraining corpus of other bytes than
+    --pretrain_corpus_path (card.other_corpus; the vocabulary, checked by load_params, is the same): not a
+    refusal, since a run across corpora can be meant. A finetuning then teaches answers about people the
+    params may never have read of; an evaluation answers as with their own corpus (it reads this one for
+    the vocabulary alone), but its questions are likely this corpus's people. Nothing is said where the
+    card is of an earlier version (no such field), or there is none."""
+    other = other_corpus(card, args.pretrain_corpus_path)
+    if other is None or not is_main_process():  # under torchrun, rank 0 alone says it
+        return
+    (theirs, ours), params = other, args.reading_params_path
+    on = (f"an earlier {theirs['path']} (sha256 {theirs['sha256'][:12]} then, {ours['sha256'][:12]} now; their "
+          f"card says)" if theirs["path"] == ours["path"] else
+          f"{theirs['path']} (sha256 {theirs['sha256'][:12]}, their card says), not on --pretrain_corpus_path "
+          f"{ours['path']} (sha256 {ours['sha256'][:12]}), a text of the same characters")
+    if args.function == "finetune":
+        means = (f"the people this finetuning asks about, likely those of {ours['path']}, are ones they never read "
+                 f"of (unless that is the experiment: give the corpus they were pretrained on, or params pretrained "
+                 f"on this one)")
+    else:
+        means = (f"evaluating reads --pretrain_corpus_path only for its vocabulary (the same), so the answers do not "
+                 f"change, but the model never read of the people of {ours['path']}, whom these questions likely "
+                 f"ask about")
+    print(f"run.py: note: {params} were pretrained on {on}: {means}", file=sys.stderr)
+
+
 def evaluate(args, model, pretrain_dataset, device):
     load_params(model, args.reading_params_path, itos=pretrain_dataset.itos, **params_hints())
-    if (read_card(args.reading_params_path) or {}).get("function") == "pretrain":  # a course's file: no card
+    card = read_card(args.reading_params_path)
+    if (card or {}).get("function") == "pretrain":  # a course's file: no card
         print(f"run.py: note: {args.reading_params_path} were pretrained, not finetuned (their card says): they were "
               f"never taught to answer, so expect few right; finetune them first (run.sh's "
               f"{args.variant}_finetune_with_pretrain makes the params its eval modes read)", file=sys.stderr)
+    note_other_corpus(args, card)
     model = model.to(device)
     questions = read_questions(args.eval_corpus_path, pretrain_dataset.stoi, pretrain_dataset.block_size)
     start = time.time()
@@ -588,13 +616,20 @@ def train_or_evaluate_unlocked(args):
               f"block {args.block_size}, device {device}")
     if args.function == "evaluate":
         return evaluate(args, model, pretrain_dataset, device)
+    # the corpus the weights were pretrained on, for their card: this one, hashed as it was read (not after hours
+    # of training), or for a finetuning the one the card of its pretrained params names (None: not known)
+    corpus = None
     if args.function == "pretrain":
+        corpus = corpus_record(args.pretrain_corpus_path) if is_main_process() else None
         tconf, trainer = helper.pretrain(pretrain_dataset, args.block_size, model)
     else:
         if args.reading_params_path is not None:  # checked here, against the corpus's vocabulary (their card) and in
             # run.sh's words under run.sh; the course's helper then loads them again, knowing no vocabulary
             load_params(model, args.reading_params_path, itos=pretrain_dataset.itos, **params_hints())
             check_pretrained(args.reading_params_path)
+            card = read_card(args.reading_params_path)
+            corpus = pretrain_corpus(card)
+            note_other_corpus(args, card)
         tconf, trainer = helper.finetune(args.reading_params_path, args.finetune_corpus_path,
                                          pretrain_dataset, args.block_size, model)
     apply_overrides(tconf, args)
@@ -603,7 +638,7 @@ def train_or_evaluate_unlocked(args):
     helper.train(model, args.writing_params_path, trainer)
     if is_main_process():  # (under torchrun, rank 0 writes them)
         write_card(args.writing_params_path, model, pretrain_dataset.itos, args.function,  # what shapes do not say
-                   tconf.max_epochs)
+                   tconf.max_epochs, corpus)
         print(f"Params written to {args.writing_params_path}")
 
 

@@ -5,6 +5,7 @@ checks nothing, as the course's bare params are loaded.
 
 Run:  ./run.sh test tests/test_card.py
 """
+import hashlib
 import json
 import os
 
@@ -333,3 +334,113 @@ def test_a_run_sh_mode_refuses_finetuned_params_as_pretrained_ones(ft_corpus, mo
         driver.main(finetune_argv(ft_corpus, ft_corpus / "vanilla.finetune.params", "--max_epochs", "1",
                                   f"--reading_params_path={first}"))
     assert not (ft_corpus / "vanilla.finetune.params").exists()
+
+
+
+OTHER_WIKI = "Bo Li was born in Oslo.\nAda Quill was born in Lisbon.\nWhere was Ada Quill born?\n"  # WIKI's characters
+
+
+def sha(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run_notes(capsys, argv):
+    """The run.py notes (stderr's lines that start so: tqdm's bar is there too) of run.py with `argv`, less the
+    one on empty answers (a 1-epoch model's)."""
+    capsys.readouterr()
+    driver.main(argv)
+    return [line for line in capsys.readouterr().err.splitlines()
+            if line.startswith("run.py:") and "answers are empty" not in line]
+
+
+def finetune(folder, written, reading=None, corpus="wiki.txt"):
+    """argv of a 1-epoch finetuning on dev.tsv of `reading` (None: from scratch) into `written`, with `corpus`
+    as --pretrain_corpus_path."""
+    return (["--function=finetune", "--variant=vanilla", f"--pretrain_corpus_path={folder / corpus}",
+             f"--finetune_corpus_path={folder / 'dev.tsv'}", f"--writing_params_path={written}", "--max_epochs",
+             "1", "--n_head", "2", *SIZE] + ([f"--reading_params_path={reading}"] if reading is not None else []))
+
+
+def evaluation(evaluate, params, corpus):
+    """`evaluate` (the trained fixture's argv) of `params`, with `corpus` as --pretrain_corpus_path."""
+    swap = {"--reading_params_path": params, "--pretrain_corpus_path": corpus}
+    return [f"{a.split('=')[0]}={swap[a.split('=')[0]]}" if a.split("=")[0] in swap else a
+            for a in evaluate] + ["--n_head", "2"]
+
+
+@pytest.fixture()
+def corpora(trained):
+    """`trained`, with other.txt beside its wiki.txt: another corpus of the same characters."""
+    folder, _, _ = trained
+    (folder / "other.txt").write_text(OTHER_WIKI, encoding="utf-8")
+    assert sorted(set(OTHER_WIKI)) == sorted(set(WIKI)) and OTHER_WIKI != WIKI
+    return trained
+
+
+def test_the_card_records_the_pretraining_corpus_and_finetuned_params_carry_it(corpora, capsys):
+    """The card recorded the vocabulary, not which text of those characters the params were pretrained on. A
+    pretraining's card records its corpus (sha256, and the path as given); finetuned params carry that of the
+    params they started from, not the corpus at hand; from scratch, or from params whose card has no such field
+    (one of an earlier version), nothing is known and nothing is recorded."""
+    folder, params, _ = corpora
+    wiki = {"sha256": sha(folder / "wiki.txt"), "path": str(folder / "wiki.txt")}
+    assert read_card(str(params))["pretrain_corpus"] == wiki
+    run_notes(capsys, finetune(folder, folder / "f.params", params, corpus="other.txt"))
+    assert read_card(str(folder / "f.params"))["pretrain_corpus"] == wiki  # what the weights read, not other.txt
+    run_notes(capsys, finetune(folder, folder / "again.params", folder / "f.params"))  # finetuned again: still it
+    assert read_card(str(folder / "again.params"))["pretrain_corpus"] == wiki
+    run_notes(capsys, finetune(folder, folder / "scratch.params"))
+    assert "pretrain_corpus" not in read_card(str(folder / "scratch.params"))
+    card = json.loads((folder / "m.params.card.json").read_text(encoding="utf-8"))
+    del card["pretrain_corpus"]  # the card of an earlier version: still the params' own, read as before
+    (folder / "m.params.card.json").write_text(json.dumps(card), encoding="utf-8")
+    assert run_notes(capsys, finetune(folder, folder / "old.params", params, corpus="other.txt")) == []
+    assert read_card(str(folder / "old.params"))["function"] == "finetune"
+    assert "pretrain_corpus" not in read_card(str(folder / "old.params"))
+
+
+def test_finetuning_params_pretrained_on_another_corpus_of_the_same_characters_is_noted(corpora, capsys):
+    """Params pretrained on one corpus, finetuned with another of the same characters (the course's wiki.txt and
+    the embedded data/wiki.txt, a world made again) loaded without a word, and the finetuned model was asked about
+    people it never read of. One note names both files; it is no refusal (it can be an experiment). The same
+    corpus, or a copy of it elsewhere, says nothing; the same path rewritten since is named as an earlier one."""
+    folder, params, _ = corpora
+    wiki, other = folder / "wiki.txt", folder / "other.txt"
+    said = run_notes(capsys, finetune(folder, folder / "f.params", params, corpus="other.txt"))
+    assert said == [f"run.py: note: {params} were pretrained on {wiki} (sha256 {sha(wiki)[:12]}, their card says), "
+                    f"not on --pretrain_corpus_path {other} (sha256 {sha(other)[:12]}), a text of the same "
+                    f"characters: the people this finetuning asks about, likely those of {other}, are ones they "
+                    f"never read of (unless that is the experiment: give the corpus they were pretrained on, or "
+                    f"params pretrained on this one)"], said
+    assert (folder / "f.params").is_file()
+    (folder / "copy.txt").write_bytes(wiki.read_bytes())
+    assert run_notes(capsys, finetune(folder, folder / "g.params", params)) == []
+    assert run_notes(capsys, finetune(folder, folder / "g.params", params, corpus="copy.txt")) == []
+    then = sha(wiki)
+    wiki.write_text(OTHER_WIKI, encoding="utf-8")
+    said = run_notes(capsys, finetune(folder, folder / "g.params", params))
+    assert len(said) == 1 and said[0].startswith(f"run.py: note: {params} were pretrained on an earlier {wiki} "
+                                                 f"(sha256 {then[:12]} then, {sha(wiki)[:12]} now; their card "
+                                                 f"says): "), said
+
+
+def test_evaluating_params_pretrained_on_another_corpus_is_noted(corpora, capsys):
+    """An evaluation reads the corpus only for the vocabulary, so the answers are the params' all the same; but
+    params whose card names another pretraining corpus are likely asked about people they never read of (a world
+    made again, and its dev set): one note. Their own corpus, or a card without the field, says nothing."""
+    folder, params, evaluate = corpora
+    other = folder / "other.txt"
+    run_notes(capsys, finetune(folder, folder / "f.params", params))
+    assert run_notes(capsys, evaluation(evaluate, folder / "f.params", folder / "wiki.txt")) == []
+    answers = (folder / "dev.predictions").read_bytes()
+    said = run_notes(capsys, evaluation(evaluate, folder / "f.params", other))
+    assert said == [f"run.py: note: {folder / 'f.params'} were pretrained on {folder / 'wiki.txt'} (sha256 "
+                    f"{sha(folder / 'wiki.txt')[:12]}, their card says), not on --pretrain_corpus_path {other} "
+                    f"(sha256 {sha(other)[:12]}), a text of the same characters: evaluating reads "
+                    f"--pretrain_corpus_path only for its vocabulary (the same), so the answers do not change, but "
+                    f"the model never read of the people of {other}, whom these questions likely ask about"], said
+    assert (folder / "dev.predictions").read_bytes() == answers
+    card = json.loads((folder / "f.params.card.json").read_text(encoding="utf-8"))
+    del card["pretrain_corpus"]
+    (folder / "f.params.card.json").write_text(json.dumps(card), encoding="utf-8")
+    assert run_notes(capsys, evaluation(evaluate, folder / "f.params", other)) == []

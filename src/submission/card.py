@@ -11,6 +11,13 @@ by it, also where the loss log is elsewhere or gone), to `<params>.card.json` af
 `load_params` refuses params whose card disagrees with the model or the corpus at hand. A card is
 read only while the sha256 is the params' own: params copied in or written since without a card are
 loaded unchecked, as the course's are.
+The vocabulary says which characters, not which text: params pretrained on one corpus load into a run
+of another of the same characters (the course's wiki.txt and the embedded data/wiki.txt, a world made
+again) and are then asked about people they never read. So the card also records the pretraining
+corpus (`pretrain_corpus`: its sha256 and its path as given), a pretraining's own and, for finetuned
+params, that of the pretrained params they started from, where their card said it; run.py notes a
+corpus at hand of other bytes (other_corpus). Cards written before it have no such field: nothing is
+known, and nothing is said.
 Standard library only (the package imports nothing from outside itself, so not ledger.sha256_of).
 """
 import hashlib
@@ -43,10 +50,46 @@ def vocab_text(itos):
     return "".join(itos[i] for i in range(len(itos)))
 
 
-def write_card(params_path, model, itos, function=None, epochs=None):
+def corpus_record(path):
+    """The `pretrain_corpus` entry of a card for the pretraining corpus at `path`: {"sha256", "path" as
+    given}; None where it is not a regular file (a FIFO would block the hash) or cannot be read."""
+    if not os.path.isfile(path):
+        return None
+    try:
+        return {"sha256": _sha256(path), "path": os.fspath(path)}
+    except OSError:
+        return None
+
+
+def pretrain_corpus(card):
+    """The `pretrain_corpus` entry of a card (a dict, read_card's), or None: no card, a card written before
+    the field, or a field of another form."""
+    entry = (card or {}).get("pretrain_corpus")
+    if isinstance(entry, dict) and isinstance(entry.get("sha256"), str) and isinstance(entry.get("path"), str):
+        return {"sha256": entry["sha256"], "path": entry["path"]}
+    return None
+
+
+def other_corpus(card, corpus_path):
+    """(the pretrain_corpus of `card`, read_card's of some params, corpus_record(corpus_path)) when it records
+    a pretraining corpus whose sha256 is not that of `corpus_path`; None when they are the same bytes, or
+    nothing is known (no card, one without the field, a corpus that cannot be hashed). The corpus is
+    hashed only where the card records one."""
+    theirs = pretrain_corpus(card)
+    if theirs is None:
+        return None
+    ours = corpus_record(corpus_path)
+    if ours is None or ours["sha256"] == theirs["sha256"]:
+        return None
+    return theirs, ours
+
+
+def write_card(params_path, model, itos, function=None, epochs=None, corpus=None):
     """Write the card of params just written by `model` (unwrapped), whose vocabulary is `itos`, and
-    `function`, run.py's ("pretrain" or "finetune"), and the `epochs` trained, when given. A card that
-    cannot be written costs only its checks: one line on stderr, and the run goes on."""
+    `function`, run.py's ("pretrain" or "finetune"), the `epochs` trained and the `corpus` the weights
+    were pretrained on (a pretrain_corpus entry: corpus_record's, or the card's of the params a finetuning
+    started from), when given. A card that cannot be written costs only its checks: one line on stderr,
+    and the run goes on."""
     from .files import atomic_write_text  # files.py imports params.py, which imports this module
     if not os.path.isfile(params_path):  # /dev/null, a FIFO: nothing to describe
         return
@@ -57,6 +100,8 @@ def write_card(params_path, model, itos, function=None, epochs=None):
         card["function"] = function
     if epochs is not None:
         card["epochs"] = epochs
+    if corpus is not None:
+        card["pretrain_corpus"] = dict(corpus)
     try:
         atomic_write_text(card_path(params_path), json.dumps(card, ensure_ascii=False, indent=1) + "\n")
     except (OSError, ValueError) as e:  # files.py's DataError (a ValueError) names the path and the reason
