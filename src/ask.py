@@ -39,7 +39,7 @@ DEFAULT_DATA = os.path.join(HERE, "..", "data")
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-from modelflags import add_model_flags, check_model_flags, settings_from_params  # noqa: E402
+from modelflags import add_model_flags, check_model_flags, note_other_corpus, settings_from_params  # noqa: E402
 from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
@@ -325,8 +325,9 @@ def build_parser():
                    help="default: the --params file's")
     p.add_argument("--data-dir", default=None,
                    help="folder with wiki.txt (the vocabulary) and birth_places_train.tsv (the places); "
-                        "default: the one beside --params named data/ when its vocabulary is the params' (the "
-                        "demo's world), else data/")
+                        "default: of the one beside --params named data/ (the demo's world) and data/, the first "
+                        "whose wiki.txt the params were pretrained on (their card says), else the first of their "
+                        "vocabulary, else data/")
     p.add_argument("--complete", action="store_true",
                    help="continue each text as the pretraining corpus reads (no MASK): probes a pretrained model")
     p.add_argument("--chars", type=int, default=40, help="with --complete, the most characters to continue "
@@ -378,6 +379,11 @@ def main(argv=None, stdin=None):
         load_params(pretrained, args.pretrained, corpus_flag="--data-dir (the folder of the wiki.txt)", itos=vocab.itos,
                     size_fix="give the pretrained params of the model --params were finetuned from",
                     variant_fix="give the {want} pretrained params --params were finetuned from")
+        # said once they loaded (a corpus of other characters is an error). Without --pretrained no note: the
+        # answers read the corpus for its vocabulary alone, and the questions are the user's to choose
+        note_other_corpus(args.pretrained, wiki, f"--pretrained's probe cuts the biographies of {wiki}, which they "
+                                                 f"never read, so its verdicts say nothing of what pretraining stored; "
+                                                 f"give --data-dir the folder whose wiki.txt they were pretrained on")
         try:
             store = Store(pretrained.to(get_device()).eval(), vocab, args.data_dir, args.block_size)
         except DataError as e:  # a dev file ask needs only for this: say who needs it

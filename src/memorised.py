@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-from modelflags import add_model_flags, check_model_flags, settings_from_params  # noqa: E402
+from modelflags import add_model_flags, check_model_flags, note_other_corpus, settings_from_params  # noqa: E402
 from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
@@ -193,8 +193,9 @@ def main(argv=None):
                                                    "note: not what pretraining stored)")
     p.add_argument("--variant", choices=["vanilla", "synthesizer"], default=None, help="default: the --params file's")
     p.add_argument("--data-dir", default=None,
-                   help="folder with wiki.txt, birth_places_train.tsv, birth_dev.tsv; default: the one beside "
-                        "--params named data/ when its vocabulary is the params' (the demo's world), else data/")
+                   help="folder with wiki.txt, birth_places_train.tsv, birth_dev.tsv; default: of the one beside "
+                        "--params named data/ (the demo's world) and data/, the first whose wiki.txt the params "
+                        "were pretrained on (their card says), else the first of their vocabulary, else data/")
     add_model_flags(p, from_params=True)
     args = p.parse_args(argv)
     shape = settings_from_params(p, args, os.path.join(HERE, "..", "data"))
@@ -204,6 +205,10 @@ def main(argv=None):
               f"the store, not what pretraining stored; give the pretrained params (run.py --function=pretrain wrote "
               f"them) for that", file=sys.stderr)
     result = counts(rows_for_params(args.params, args.data_dir, args))
+    wiki = os.path.join(args.data_dir, "wiki.txt")  # said once they loaded (a corpus of other characters is an error)
+    note_other_corpus(args.params, wiki, f"the probes cut the biographies of {wiki}, which they never read, so the "
+                                         f"shares below say nothing of what they stored; give --data-dir the folder "
+                                         f"whose wiki.txt they were pretrained on")
     print(format_report(result, args.block_size))
     return result
 

@@ -74,10 +74,11 @@ def check_model_flags(parser, args):
 
 def settings_from_params(parser, args, default_data, corpus_flag="--data-dir"):
     """The flags of a tool that loads a --params file (ask, memorised, plot attention) left out, from that file: the
-    corpus folder (the first of the folder `data` beside it, as the demo keeps its world, and
-    `default_data` whose wiki.txt has the vocabulary its card records; else `default_data`, a note saying
-    so when it is another, naming `corpus_flag`), then the model size and variant (fill_size). Returns
-    params_shape's dict. Needs torch (call it once the tool has loaded it)."""
+    corpus folder (of the folder `data` beside it, as the demo keeps its world, and `default_data`, the
+    first whose wiki.txt is the corpus its card says they were pretrained on, else the first of the
+    vocabulary it records (card.corpus_folder); else `default_data`, a note saying so when it is another,
+    naming `corpus_flag`), then the model size and variant (fill_size). Returns params_shape's dict. Needs
+    torch (call it once the tool has loaded it)."""
     from submission.card import corpus_folder
     from submission.params import params_shape
     # `--data-dir "$DIR"` with DIR unset: not the current folder
@@ -94,3 +95,15 @@ def settings_from_params(parser, args, default_data, corpus_flag="--data-dir"):
         parser.error(f"{args.params} does not say how many heads it has (a vanilla file without its card, "
                      f"{args.params}.card.json): give --n_head, a divisor of its width {args.n_embd}")
     return shape
+
+
+def note_other_corpus(params, corpus, means):
+    """One note on stderr when the card of `params` records a pretraining corpus of other bytes than
+    `corpus`, the wiki.txt a tool reads for them (card.other_corpus, in run.py's wording: card.
+    other_corpus_words), followed by `means`, what that does to the tool's figures. For the tools whose
+    figures are the biographies of `corpus` probed (memorised, ask --pretrained): a model probed on a text
+    it never read measures nothing of what it stored. Nothing is said for a card without the field."""
+    from submission.card import other_corpus, other_corpus_words, read_card
+    other = other_corpus(read_card(params), corpus)
+    if other is not None:
+        print(f"note: {other_corpus_words(params, other)}: {means}", file=sys.stderr)

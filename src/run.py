@@ -24,7 +24,8 @@ from startup import interruptible_start  # noqa: E402
 with interruptible_start("run.py"):  # torch loads here
     import torch
     from submission import helper, resume
-    from submission.card import card_path, corpus_record, other_corpus, pretrain_corpus, read_card, write_card
+    from submission.card import (card_path, corpus_record, other_corpus, other_corpus_words, pretrain_corpus, read_card,
+                                 write_card)
     from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
     from submission.decoding import predict_places_reference
     from submission.files import is_special_file, reads_as, training_lock
@@ -423,11 +424,7 @@ def note_other_corpus(args, card):
     other = other_corpus(card, args.pretrain_corpus_path)
     if other is None or not is_main_process():  # under torchrun, rank 0 alone says it
         return
-    (theirs, ours), params = other, args.reading_params_path
-    on = (f"an earlier {theirs['path']} (sha256 {theirs['sha256'][:12]} then, {ours['sha256'][:12]} now; their "
-          f"card says)" if theirs["path"] == ours["path"] else
-          f"{theirs['path']} (sha256 {theirs['sha256'][:12]}, their card says), not on --pretrain_corpus_path "
-          f"{ours['path']} (sha256 {ours['sha256'][:12]}), a text of the same characters")
+    ours = other[1]
     if args.function == "finetune":
         means = (f"the people this finetuning asks about, likely those of {ours['path']}, are ones they never read "
                  f"of (unless that is the experiment: give the corpus they were pretrained on, or params pretrained "
@@ -436,7 +433,8 @@ def note_other_corpus(args, card):
         means = (f"evaluating reads --pretrain_corpus_path only for its vocabulary (the same), so the answers do not "
                  f"change, but the model never read of the people of {ours['path']}, whom these questions likely "
                  f"ask about")
-    print(f"run.py: note: {params} were pretrained on {on}: {means}", file=sys.stderr)
+    said = other_corpus_words(args.reading_params_path, other, "--pretrain_corpus_path ")
+    print(f"run.py: note: {said}: {means}", file=sys.stderr)
 
 
 def evaluate(args, model, pretrain_dataset, device):

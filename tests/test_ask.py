@@ -811,6 +811,44 @@ def test_pretrained_params_that_cannot_be_the_start_are_refused_in_one_line(trai
         ask.main(common + ["--pretrained", synth, "Ann Bo"])
 
 
+def test_pretrained_params_of_another_corpus_of_the_same_characters_are_probed_with_a_note(trained, tmp_path,
+                                                                                            capsys):
+    """--pretrained probes the biographies of --data-dir's wiki.txt: pretrained params whose card records another
+    text of the same characters (the course's wiki.txt and data/wiki.txt, a world made again) gave verdicts on
+    people they never read of, without a word. One note names both files; their own corpus says nothing, and
+    ask without --pretrained, whose answers read the corpus for its vocabulary alone, says nothing either."""
+    import shutil
+    from submission.card import corpus_record, write_card
+    _, params = trained
+    for name, people in (("read", PEOPLE), ("other", PEOPLE[::-1])):  # the same people's lines in another order
+        (tmp_path / name).mkdir()
+        vocab = write_world(tmp_path / name, people)
+        tsv = lambda part: "".join(f"Where was {n} born?\t{p}\n" for n, p in part)  # noqa: E731
+        (tmp_path / name / "birth_places_train.tsv").write_text(tsv(people[:2]), encoding="utf-8")  # the course's
+        (tmp_path / name / "birth_dev.tsv").write_text(tsv(people[2:]), encoding="utf-8")  # layout, for the probe
+    folder, other = tmp_path / "read", tmp_path / "other"
+    read, wiki = folder / "wiki.txt", other / "wiki.txt"
+    assert vocab.itos == CharCorruptionDataset(read.read_text(encoding="utf-8"), 48).itos
+    model = GPT(GPTConfig(vocab.vocab_size, 48, **SIZE))
+    for function in ("pretrain", "finetune"):
+        shutil.copy(params, tmp_path / f"{function}.params")
+        write_card(str(tmp_path / f"{function}.params"), model, vocab.itos, function, corpus=corpus_record(str(read)))
+    argv = ["--params", str(tmp_path / "finetune.params"), "--pretrained", str(tmp_path / "pretrain.params"),
+            "Ann Bo", "--data-dir"]
+    status, out, err = run_main(argv + [str(other)], capsys)
+    sha = {path: corpus_record(str(path))["sha256"][:12] for path in (read, wiki)}
+    assert status == 0 and "  pretraining: " in out and err == (
+        f"note: {tmp_path / 'pretrain.params'} were pretrained on {read} (sha256 {sha[read]}, their card says), not "
+        f"on {wiki} (sha256 {sha[wiki]}), a text of the same characters: --pretrained's probe cuts the biographies "
+        f"of {wiki}, which they never read, so its verdicts say nothing of what pretraining stored; give --data-dir "
+        f"the folder whose wiki.txt they were pretrained on\n"), err
+    status, out, err = run_main(argv + [str(folder)], capsys)
+    assert status == 0 and err == "", err
+    status, out, err = run_main(["--params", str(tmp_path / "finetune.params"), "--data-dir", str(other), "Ann Bo"],
+                                capsys)
+    assert status == 0 and err == "", err
+
+
 def test_a_corpus_pretrained_cannot_probe_says_that_pretrained_needs_it(trained, tmp_path):
     """ask answers from wiki.txt and the train file alone; --pretrained also reads the dev file and needs the
     course's layout (wiki line i is train row i, then dev), and its errors ("dev corpus not found", "memorised

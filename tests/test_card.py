@@ -193,12 +193,13 @@ def test_no_card_is_written_for_params_that_are_no_regular_file(tmp_path, capsys
     assert capsys.readouterr().err == ""
 
 
-def small_params(path, text):
-    """Params of a one-layer vanilla GPT of `text`'s vocabulary, with their card."""
+def small_params(path, text, corpus=None):
+    """Params of a one-layer vanilla GPT of `text`'s vocabulary, with their card (recording `corpus`, a
+    pretrain_corpus entry, when given)."""
     ds = CharCorruptionDataset(text, 32)
     model = GPT(GPTConfig(ds.vocab_size, 32, n_layer=1, n_head=2, n_embd=16))
     torch.save(model.state_dict(), path)
-    write_card(str(path), model, ds.itos)
+    write_card(str(path), model, ds.itos, corpus=corpus)
     return str(path)
 
 
@@ -216,6 +217,67 @@ def test_the_corpus_of_a_card_is_found_past_a_folder_without_one_and_in_a_file_w
     (marked / "wiki.txt").write_text("\ufeff" + TEXT, encoding="utf-8")
     assert corpus_folder(params, [str(tmp_path / "none"), str(marked)]) == str(marked)
     assert "function" not in read_card(params)
+
+
+def worlds(tmp_path, *names):
+    """Folders `names` under tmp_path, each with a wiki.txt of TEXT's characters but its own text (TEXT and
+    another i biographies): corpora that the vocabulary alone does not tell apart."""
+    folders = []
+    for i, name in enumerate(names):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "wiki.txt").write_text(TEXT + "Bo Li was born in Lima.\n" * i, encoding="utf-8")
+        folders.append(str(tmp_path / name))
+    texts = [open(os.path.join(f, "wiki.txt"), encoding="utf-8").read() for f in folders]
+    assert len(set(texts)) == len(texts) and all(sorted(set(t)) == sorted(set(TEXT)) for t in texts)
+    return folders
+
+
+def test_the_folder_of_the_corpus_a_card_records_is_chosen_before_one_of_the_same_characters(tmp_path, monkeypatch):
+    """corpus_folder took the first folder whose wiki.txt has the card's vocabulary: of two corpora of one
+    character set (the course's wiki.txt and data/wiki.txt, a world made again) the first listed, whichever the
+    params read. The folder whose wiki.txt has the sha256 the card records comes first, wherever it is listed;
+    where none has it, or the card has no such field (an earlier version's), the vocabulary's rule as before,
+    and no folder's file is hashed for a card without the field."""
+    from submission import card
+    from submission.card import corpus_folder, corpus_record
+    first, second, elsewhere = worlds(tmp_path, "first", "second", "elsewhere")
+    params = small_params(tmp_path / "v.params", TEXT, corpus_record(os.path.join(second, "wiki.txt")))
+    assert corpus_folder(params, [first, second]) == second
+    assert corpus_folder(params, [second, first]) == second
+    assert corpus_folder(params, [first, str(tmp_path / "none"), elsewhere]) == first  # none of its bytes
+    assert corpus_folder(params, [str(tmp_path / "none")]) is None
+    crlf = tmp_path / "crlf"  # the vocabulary's rule reads as dataset.read_text does: \r\n as \n
+    crlf.mkdir()
+    (crlf / "wiki.txt").write_bytes(TEXT.replace("\n", "\r\n").encode("utf-8"))
+    assert corpus_folder(params, [str(crlf), second]) == second
+    assert corpus_folder(params, [str(crlf), elsewhere]) == str(crlf)
+
+    def hashed(data):
+        raise AssertionError("a folder's wiki.txt hashed for a card that records no corpus")
+    monkeypatch.setattr(card, "_bytes_sha256", hashed)
+    params = small_params(tmp_path / "old.params", TEXT)  # a card without the field
+    assert corpus_folder(params, [first, second]) == first
+    assert corpus_folder(params, [str(crlf), second]) == str(crlf)
+
+
+def test_the_tools_read_the_corpus_the_params_card_records_before_the_world_beside_them(tmp_path, capsys):
+    """modelflags.settings_from_params (ask, memorised, plot attention without --data-dir) read the data/ beside
+    the params whenever its wiki.txt had their vocabulary, even where their card records the repo's data/ wiki.txt,
+    a text of the same characters: the repo's is read, and no note is needed for it."""
+    import argparse
+    import modelflags
+    from submission.card import corpus_record
+    run = tmp_path / "run"
+    run.mkdir()
+    beside, repo = worlds(run, "data", "repo_data")
+    params = small_params(run / "v.params", TEXT, corpus_record(os.path.join(repo, "wiki.txt")))
+    args = argparse.Namespace(params=params, data_dir=None, **dict.fromkeys(modelflags.COURSE_SIZE))
+    modelflags.settings_from_params(argparse.ArgumentParser(), args, repo)
+    assert args.data_dir == repo and capsys.readouterr().err == ""
+    params = small_params(run / "v.params", TEXT, corpus_record(os.path.join(beside, "wiki.txt")))
+    args = argparse.Namespace(params=params, data_dir=None, **dict.fromkeys(modelflags.COURSE_SIZE))
+    modelflags.settings_from_params(argparse.ArgumentParser(), args, repo)
+    assert args.data_dir == beside and f"note: reading {beside}" in capsys.readouterr().err
 
 
 def test_a_card_beside_a_fifo_is_not_read(tmp_path):

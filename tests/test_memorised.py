@@ -189,6 +189,43 @@ def test_finetuned_params_are_measured_with_a_note_that_they_are_not_the_pretrai
                 err.count("\n") == 1
 
 
+def test_params_pretrained_on_another_corpus_of_the_same_characters_are_probed_with_a_note(tmp_path, capsys):
+    """memorised probes the biographies of the corpus given: params pretrained on another text of the same
+    characters (the course's wiki.txt and data/wiki.txt, a world made again) loaded without a word and printed
+    shares of people they never read of, which measure nothing of their store. Their card records the corpus
+    they read: one note naming both files. Their own corpus, or a card without the field, says nothing."""
+    from submission.card import corpus_record, write_card
+    from submission.dataset import CharCorruptionDataset
+    people = [("Ann Bo", "Oslo"), ("Cy Du", "Rome")]
+    for name, order in (("read", people), ("other", people[::-1])):  # one character set, two texts
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "wiki.txt").write_text("".join(f"{n}. Born in {p}.\n" for n, p in order), encoding="utf-8")
+        (tmp_path / name / "birth_places_train.tsv").write_text(f"Where was {order[0][0]} born?\t{order[0][1]}\n",
+                                                                encoding="utf-8")
+        (tmp_path / name / "birth_dev.tsv").write_text(f"Where was {order[1][0]} born?\t{order[1][1]}\n",
+                                                       encoding="utf-8")
+    read, other = tmp_path / "read" / "wiki.txt", tmp_path / "other" / "wiki.txt"
+    vocab = CharCorruptionDataset(read.read_text(encoding="utf-8"), 32)
+    model = GPT(GPTConfig(vocab.vocab_size, 32, n_layer=1, n_head=2, n_embd=16))
+    params = tmp_path / "p.params"
+    torch.save(model.state_dict(), params)
+    write_card(str(params), model, vocab.itos, "pretrain", corpus=corpus_record(str(read)))
+    argv = ["--params", str(params), "--data-dir"]
+    memorised.main(argv + [str(tmp_path / "other")])
+    out, err = capsys.readouterr()
+    sha = {path: corpus_record(str(path))["sha256"][:12] for path in (read, other)}
+    assert out.startswith("memorised (train): ") and err == (
+        f"note: {params} were pretrained on {read} (sha256 {sha[read]}, their card says), not on {other} (sha256 "
+        f"{sha[other]}), a text of the same characters: the probes cut the biographies of {other}, which they never "
+        f"read, so the shares below say nothing of what they stored; give --data-dir the folder whose wiki.txt they "
+        f"were pretrained on\n"), err
+    memorised.main(argv + [str(tmp_path / "read")])
+    assert capsys.readouterr().err == ""
+    write_card(str(params), model, vocab.itos, "pretrain")  # an earlier version's card: nothing known
+    memorised.main(argv + [str(tmp_path / "other")])
+    assert capsys.readouterr().err == ""
+
+
 def test_rows_out_of_the_courses_layout_or_none_are_refused(tmp_path):
     """An empty train file printed "memorised (train): 0 of 0 (0.0%)", exit 0; train rows that are not
     wiki.txt's first lines (a train file cut short) probed each dev person on another person's line and

@@ -16,8 +16,9 @@ of another of the same characters (the course's wiki.txt and the embedded data/w
 again) and are then asked about people they never read. So the card also records the pretraining
 corpus (`pretrain_corpus`: its sha256 and its path as given), a pretraining's own and, for finetuned
 params, that of the pretrained params they started from, where their card said it; run.py notes a
-corpus at hand of other bytes (other_corpus). Cards written before it have no such field: nothing is
-known, and nothing is said.
+corpus at hand of other bytes (other_corpus, in other_corpus_words' wording, which memorised and ask
+--pretrained share), and the tools that choose a data folder for params take the one of those bytes
+first (corpus_folder). Cards written before it have no such field: nothing is known, and nothing is said.
 Standard library only (the package imports nothing from outside itself, so not ledger.sha256_of).
 """
 import hashlib
@@ -84,6 +85,23 @@ def other_corpus(card, corpus_path):
     return theirs, ours
 
 
+def other_corpus_words(params, other, flag=""):
+    """The start of a note on `params` pretrained on another text than the corpus at hand (`other`:
+    other_corpus's (theirs, ours)), one wording for run.py's notes and the tools' (modelflags.
+    note_other_corpus): "PARAMS were pretrained on THEIRS (sha256 ..., their card says), not on FLAG OURS
+    (sha256 ...), a text of the same characters", or "PARAMS were pretrained on an earlier PATH (sha256 ...
+    then, ... now; their card says)" where the two are one path rewritten since. `flag` (with its space)
+    names where OURS was given; each caller adds what the difference means for its own work."""
+    theirs, ours = other
+    if theirs["path"] == ours["path"]:
+        on = (f"an earlier {theirs['path']} (sha256 {theirs['sha256'][:12]} then, {ours['sha256'][:12]} now; their "
+              f"card says)")
+    else:
+        on = (f"{theirs['path']} (sha256 {theirs['sha256'][:12]}, their card says), not on {flag}{ours['path']} "
+              f"(sha256 {ours['sha256'][:12]}), a text of the same characters")
+    return f"{params} were pretrained on {on}"
+
+
 def write_card(params_path, model, itos, function=None, epochs=None, corpus=None):
     """Write the card of params just written by `model` (unwrapped), whose vocabulary is `itos`, and
     `function`, run.py's ("pretrain" or "finetune"), the `epochs` trained and the `corpus` the weights
@@ -125,20 +143,45 @@ def read_card(params_path):
     return card
 
 
+def _bytes_sha256(data):
+    """The sha256 of bytes read already: corpus_folder's, on a folder's wiki.txt, only where a card records one."""
+    return hashlib.sha256(data).hexdigest()
+
+
 def corpus_folder(params_path, folders):
-    """The first of `folders` whose wiki.txt has the vocabulary that the card of `params_path` records
-    (its characters after PAD and MASK), or None: no card, or no such folder."""
-    vocab = (read_card(params_path) or {}).get("vocab")
-    if not isinstance(vocab, str) or len(vocab) < 2:
+    """The folder of `folders` whose wiki.txt the card of `params_path` says the params were pretrained on:
+    the first whose sha256 is its `pretrain_corpus`'s, else the first whose wiki.txt has the vocabulary it
+    records (its characters after PAD and MASK); None: no card, or no such folder. A card without the
+    field (an earlier version, params trained from scratch) has only the vocabulary to go by, which does
+    not tell two texts of one character set apart, and no folder's file is hashed for it."""
+    card = read_card(params_path) or {}
+    vocab = card.get("vocab") if isinstance(card.get("vocab"), str) and len(card["vocab"]) >= 2 else None
+    recorded = pretrain_corpus(card)
+    if vocab is None and recorded is None:
         return None
+    alike = None  # the first folder of the vocabulary, while one of the recorded bytes may follow
     for folder in folders:
-        try:
-            with open(os.path.join(folder, "wiki.txt"), encoding="utf-8-sig") as f:  # as dataset.read_text reads
-                if "".join(sorted(set(f.read()))) == vocab[2:]:
-                    return folder
-        except (OSError, UnicodeDecodeError):
+        path = os.path.join(folder, "wiki.txt")
+        if not os.path.isfile(path):  # none there, or a FIFO, which would block the read
             continue
-    return None
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if recorded is not None and _bytes_sha256(data) == recorded["sha256"]:
+            return folder
+        if alike is not None or vocab is None:
+            continue
+        try:  # read as dataset.read_text reads it: a byte-order mark dropped, \r\n and \r as \n (text mode)
+            text = data.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
+        except UnicodeDecodeError:
+            continue
+        if "".join(sorted(set(text))) == vocab[2:]:
+            if recorded is None:
+                return folder
+            alike = folder
+    return alike
 
 
 def card_mismatch(params_path, model, itos=None):
