@@ -530,9 +530,9 @@ def stats(data_dir):
     test = _read_tsv(test_path) if os.path.exists(test_path) else None
     if test is None or os.path.exists(inputs_path):
         asked = [(_question_name(q.split("\t")[0].strip()), None) for q in _read_lines(inputs_path) if q.strip()]
-        # birth_test.tsv labels the test questions only while it asks what birth_test_inputs.tsv asks (the
-        # course's files copied over data/ leave the embedded world's labels behind, of other people)
-        if test is None or any(a != n for (a, _), (n, _) in zip(asked, test)):
+        # birth_test.tsv labels the test questions only while it asks what birth_test_inputs.tsv asks, each of its
+        # questions (the course's files copied over data/ leave the embedded world's labels behind, of other people)
+        if test is None or len(asked) != len(test) or any(a != n for (a, _), (n, _) in zip(asked, test)):
             test = asked
     s = {"people": len(wiki), "train": len(train), "dev": len(dev), "test": len(test)}
     labelled = train + dev + [r for r in test if r[1] is not None]

@@ -457,6 +457,8 @@ def test_stats_count_the_names_of_each_split_found_in_train(tmp_path):
     train = (tmp_path / "birth_places_train.tsv").read_text(encoding="utf-8").splitlines()
     with open(tmp_path / "birth_test.tsv", "a", encoding="utf-8") as f:
         f.write(train[0] + "\n" + train[1] + "\n")  # two train people asked again in test
+    with open(tmp_path / "birth_test_inputs.tsv", "a", encoding="utf-8") as f:  # (labels of questions asked)
+        f.write(train[0].split("\t")[0] + "\n" + train[1].split("\t")[0] + "\n")
     s = mw.stats(str(tmp_path))
     assert (s["dev_names_in_train"], s["test_names_in_train"], s["duplicate_names"]) == (0, 2, 2)
 
@@ -918,3 +920,31 @@ def test_stats_ignore_test_labels_of_other_questions_than_the_test_inputs(tmp_pa
         shutil.copyfile(tmp_path / "new" / name, tmp_path / "old" / name)
     os.remove(tmp_path / "new" / "birth_test.tsv")
     assert mw.stats(str(tmp_path / "old")) == mw.stats(str(tmp_path / "new"))
+
+
+def test_stats_count_test_labels_only_while_they_label_every_question_asked(tmp_path):
+    """birth_test.tsv labels the test split only while it asks each of birth_test_inputs.tsv's questions: one
+    question changed, or one asked beyond its lines, and the split is counted as asked, unlabelled (one appended
+    question kept the labels: its count was the labels' lines). An inputs line with a tab after its question (run.py
+    reads the field before it) asks the same question."""
+    mw.write_world(mw.build_world(people=60, train=40, dev=10), str(tmp_path))
+    labelled = mw.stats(str(tmp_path))
+    inputs, labels = tmp_path / "birth_test_inputs.tsv", tmp_path / "birth_test.tsv"
+    asked = inputs.read_text(encoding="utf-8").splitlines()
+    inputs.write_text("".join(q + "\t\n" for q in asked), encoding="utf-8")
+    assert mw.stats(str(tmp_path)) == labelled
+
+    def as_asked(questions):
+        """stats of `questions` asked, with and without birth_test.tsv beside them."""
+        inputs.write_text("".join(q + "\n" for q in questions), encoding="utf-8")
+        with_labels = mw.stats(str(tmp_path))
+        os.rename(labels, tmp_path / "labels.tsv")
+        try:
+            return with_labels, mw.stats(str(tmp_path))
+        finally:
+            os.rename(tmp_path / "labels.tsv", labels)
+
+    for questions in (["Where was Zed Quux born?"] + asked[1:], asked + ["Where was Zed Quux born?"]):
+        with_labels, without = as_asked(questions)
+        assert with_labels == without and with_labels["test"] == len(questions)
+        assert with_labels["labelled"] == labelled["labelled"] - labelled["test"]
