@@ -392,9 +392,10 @@ def test_a_run_sh_mode_refuses_finetuned_params_as_pretrained_ones(ft_corpus, mo
     first = ft_corpus / "vanilla.pretrain.params"  # a finetune's params under the pretraining's name
     driver.main(finetune_argv(ft_corpus, first, "--max_epochs", "1"))
     monkeypatch.setenv("RUN_SH_MODE", "vanilla_finetune_with_pretrain")
-    with pytest.raises(DataError, match="were finetuned, not pretrained"):
+    with pytest.raises(DataError, match="were finetuned, not pretrained") as e:
         driver.main(finetune_argv(ft_corpus, ft_corpus / "vanilla.finetune.params", "--max_epochs", "1",
                                   f"--reading_params_path={first}"))
+    assert str(e.value).endswith("make the pretrained params with ./run.sh vanilla_pretrain"), str(e.value)
     assert not (ft_corpus / "vanilla.finetune.params").exists()
 
 
@@ -506,3 +507,22 @@ def test_evaluating_params_pretrained_on_another_corpus_is_noted(corpora, capsys
     del card["pretrain_corpus"]
     (folder / "f.params.card.json").write_text(json.dumps(card), encoding="utf-8")
     assert run_notes(capsys, evaluation(evaluate, folder / "f.params", other)) == []
+
+
+@pytest.mark.parametrize("mode", [None, "vanilla_finetune_with_pretrain"])
+def test_pretrained_params_or_a_course_file_are_finetuned_without_a_word(ft_corpus, monkeypatch, capsys, mode):
+    """The check reads the card: params whose card says pretrain, or that have none (a course's file), are what
+    a finetuning reads, and are neither noted by run.py nor refused under a run.sh mode."""
+    pretrained = ft_corpus / "vanilla.pretrain.params"
+    driver.main(["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={ft_corpus / 'wiki.txt'}",
+                 f"--writing_params_path={pretrained}", "--max_epochs", "1", *FT_SIZE])
+    if mode:
+        monkeypatch.setenv("RUN_SH_MODE", mode)
+    assert read_card(str(pretrained))["function"] == "pretrain"
+    for name in ("with-card.params", "no-card.params"):
+        if name == "no-card.params":  # then as a course's file
+            os.remove(card_path(str(pretrained)))
+        capsys.readouterr()
+        driver.main(finetune_argv(ft_corpus, ft_corpus / name, "--max_epochs", "1",
+                                  f"--reading_params_path={pretrained}"))
+        assert "were finetuned" not in capsys.readouterr().err and (ft_corpus / name).exists()

@@ -338,6 +338,22 @@ def test_a_batch_that_does_not_split_among_the_processes_is_one_line(tmp_path):
     assert sorted(os.listdir(tmp_path)) == []
 
 
+def test_a_part_s_own_batch_size_that_does_not_split_names_the_part(monkeypatch):
+    """Without --batch_size the size is the part's (pretraining's 128): the error names it as the part's, not as a
+    --batch_size the command never gave; a size that splits passes, as does any size in one process."""
+    import argparse
+
+    import run as driver
+    from submission.dataset import DataError
+    monkeypatch.setenv("WORLD_SIZE", "3")
+    with pytest.raises(DataError) as e:
+        driver.check_batch_splits(128, argparse.Namespace(batch_size=None, function="pretrain"))
+    assert str(e.value).startswith("the pretrain part's batch size 128 does not split among the 3 processes")
+    driver.check_batch_splits(129, argparse.Namespace(batch_size=None, function="pretrain"))
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    driver.check_batch_splits(7, argparse.Namespace(batch_size=7, function="pretrain"))
+
+
 def test_the_note_on_finetuned_params_is_rank_zeros_alone(monkeypatch, capsys):
     """Finetuning params whose card says they were finetuned: under torchrun every process checks them, and
     every one printed the note (docs/speed.md: only rank 0 prints)."""
