@@ -6,6 +6,7 @@ the `ask` command the demo ends with, which runs as printed.
 Run:  python -m pytest -q tests/test_demo.py
 """
 import json
+import os
 import shlex
 import shutil
 
@@ -858,6 +859,24 @@ def test_an_interrupted_rerun_leaves_no_table_or_picture_of_the_earlier_models(t
         demo.main(argv + ["--variants", "vanilla", "--pretrain-epochs", "2"])
     assert not (out / demo.TABLE).exists()
     assert [name for name in pictures if (out / name).exists()] == ["attention.png"]
+
+
+def test_a_rerun_forgets_only_what_its_variants_draw_again_and_says_what_it_cannot_remove(tmp_path):
+    """A nopretrain-only rerun draws no pretraining curves and no attention: it removes the table and the
+    finetuning curves, and keeps the others (plots.py keeps a picture it does not draw). A result that cannot be
+    removed (here a folder in its place) is one line naming it, not an OSError's traceback."""
+    pictures = ("curves.pretrain.png", "curves.finetune.png", "attention.png")
+    for name in (demo.TABLE, *pictures):
+        (tmp_path / name).write_bytes(b"the earlier run's")
+    demo.forget_results(str(tmp_path), ["nopretrain"])
+    assert sorted(os.listdir(tmp_path)) == ["attention.png", "curves.pretrain.png"]
+    demo.forget_results(str(tmp_path), ["synthesizer"])  # missing ones are no error
+    assert os.listdir(tmp_path) == ["attention.png"]
+    (tmp_path / demo.TABLE).mkdir()
+    (tmp_path / demo.TABLE / "x").write_text("x")
+    with pytest.raises(DataError, match=rf"^{tmp_path / demo.TABLE}: cannot be removed \(.*\), and this run's models "
+                                        r"would replace those it describes; give --out a folder you can write to$"):
+        demo.forget_results(str(tmp_path), ["vanilla"])
 
 
 def test_another_seed_is_named_in_the_tables_heading(tmp_path, capsys, monkeypatch):
