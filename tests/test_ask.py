@@ -482,6 +482,8 @@ def test_a_tsv_lines_question_is_asked_as_the_evaluation_reads_it(trained, tmp_p
         result = asker.ask(line)
         assert (result["prompt"], result["answer"]) == (question, answer)
     assert asker.ask("Ed Fa\tLima")["prompt"] == "Where was Ed Fa born?"
+    # a question typed on its own (no TSV line) is still tidied into the course's: stripped, its "?" given back
+    assert asker.ask(" Where was Ed Fa born ")["prompt"] == "Where was Ed Fa born?"
     # the question asked is shown quoted where spaces around it would not show
     argv = ["--params", str(params), "--data-dir", str(folder), *SIZE_FLAGS, "--top", "0"]
     status, out, err = run_main(argv, capsys, stdin=io.StringIO(lines[0] + "\n"))

@@ -283,6 +283,7 @@ def test_logs_of_one_name_in_two_folders_are_labelled_apart(tmp_path, monkeypatc
     assert labels == [f"{tmp_path.name}/demo/vanilla.pretrain", f"{tmp_path.name}/short/vanilla.pretrain",
                       "other/short/vanilla.pretrain", "synthesizer.pretrain"]  # as many folders as tell them apart
     assert plots.log_labels(logs[:2]) == ["demo/vanilla.pretrain", "short/vanilla.pretrain"]
+    assert plots.log_labels([logs[0], logs[0]]) == ["vanilla.pretrain"] * 2  # one log twice: no folders tell them apart
 
 
 def test_without_matplotlib_the_commands_say_how_to_install_it(tmp_path):
