@@ -47,11 +47,15 @@ def test_the_flops_rate_divides_each_rounds_flops_by_that_rounds_time():
     batches = [(torch.full((1, 1), k), None) for k in (1, 1, 4)]
     rounds = [([b], s) for b, s in zip(batches, (1.0, 1.0, 4.0))]
     assert bench.flops_rate(cfg, run, rounds) == pytest.approx(F)
+    # rounds at F, 2F and 4F FLOP/s: the median round's rate, not the mean (7F/3) nor the first round's
+    rounds = [([b], s) for b, s in zip(batches, (1.0, 0.5, 1.0))]
+    assert bench.flops_rate(cfg, run, rounds) == pytest.approx(2 * F)
 
 
 def test_the_summarys_mfu_is_each_rounds_flops_over_its_own_time(tmp_path, capsys, monkeypatch):
-    """Each timed round of the fast vanilla step is made to run at exactly 1 GFLOP/s of what its batch computes,
-    the peak 10 GFLOP/s: the summary must say 0.001 TFLOP/s and MFU 0.1 however the batches' FLOPs differ."""
+    """Each timed round of the fast vanilla step but the first (0.5) is made to run at exactly 1 GFLOP/s of what its
+    batch computes, the peak 10 GFLOP/s: the summary must say the median round's 0.001 TFLOP/s and MFU 0.1 however
+    the batches' FLOPs differ."""
     import make_world
     make_world.write_world(make_world.build_world(people=60, train=40, dev=12, seed=3), str(tmp_path))
     widths = []
@@ -64,6 +68,7 @@ def test_the_summarys_mfu_is_each_rounds_flops_over_its_own_time(tmp_path, capsy
             flops = [sum(bench.train_flops(cfg, r, w) for r, w in runs["fast"].shapes(x, y)) for x, y in timed]
             widths.append([runs["fast"].shapes(x, y) for x, y in timed])
             med.rounds = {"fast": [([b], f / 1e9) for b, f in zip(timed, flops)]}
+            med.rounds["fast"][0] = (timed[:1], 2 * flops[0] / 1e9)  # the first round at half the rate: not the median
             med["fast"] = statistics.median(f / 1e9 for f in flops)
         return med
 
@@ -88,7 +93,8 @@ def test_a_compiled_run_steps_twice_on_every_batch_before_timing(monkeypatch):
     and records its graph the second (torch/_inductor/cudagraph_trees.py, warmed_up_functions): one warm-up
     step a batch left each width's recording inside the timed rounds. An eager run warms up on one batch."""
     monkeypatch.setattr(bench, "clock", lambda fn, device: (0.0, fn()))
-    compiled, eager = FakeRun(compiled=True), FakeRun()
-    bench.time_steps({"reference": eager, "fast": compiled}, numbered_batches(4), 3, "cpu")
-    assert compiled.stepped == [0, 1, 2, 3, 0, 1, 2, 3, 1, 2, 3]
+    compiled, eager, graphed = FakeRun(compiled=True), FakeRun(), FakeRun()
+    graphed.graphs = object()  # a run replaying step graphs (CUDA graphs recorded per width) warms up as compiled
+    bench.time_steps({"reference": eager, "fast": compiled, "graphs": graphed}, numbered_batches(4), 3, "cpu")
+    assert compiled.stepped == graphed.stepped == [0, 1, 2, 3, 0, 1, 2, 3, 1, 2, 3]
     assert eager.stepped == [0, 1, 2, 3]
