@@ -504,19 +504,25 @@ def test_a_zip_path_that_is_no_regular_file_and_a_blank_line_too_many_are_named(
     assert f"{n + 1} lines for {n} questions (line 5 is blank): one prediction" in said[name], said[name]
 
 
-def test_a_file_changed_while_it_is_checked_is_not_zipped(complete, tmp_path, capsys, monkeypatch):
-    """A run in another terminal rewrote a predictions file after its check (here: as the package's import is
-    checked, the last step before the zip): the zip held one line where 500 predictions had been checked."""
+@pytest.mark.parametrize("during", ["check", "check_import"])
+def test_a_file_changed_while_it_is_checked_is_not_zipped(complete, tmp_path, capsys, monkeypatch, during):
+    """A run in another terminal rewrote a predictions file after its check (here: once the files are checked, or
+    as the package's import is checked, the last step before the zip): the zip held one line where 500 predictions
+    had been checked. The bytes compared are those before the files' checks, not after them."""
     code, folder = complete
     target = folder / "vanilla.pretrain.dev.predictions"
     checked = target.read_bytes()
-    check_import = deliverables.check_import
+    step = getattr(deliverables, during)
 
-    def rewrite_then_check(*args):
+    def rewrite_then_step(*args):
+        if during == "check":
+            rows = step(*args)
+            target.write_text("London\n", encoding="utf-8")
+            return rows
         target.write_text("London\n", encoding="utf-8")
-        return check_import(*args)
+        return step(*args)
 
-    monkeypatch.setattr(deliverables, "check_import", rewrite_then_check)
+    monkeypatch.setattr(deliverables, during, rewrite_then_step)
     out = tmp_path / "submission.zip"
     try:
         status, _, _ = run(complete, out, capsys)
