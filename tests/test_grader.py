@@ -974,6 +974,22 @@ def test_a_failing_accuracy_reads_the_epochs_from_the_params_card_before_a_log_o
     assert "trained 2 of the course's 75 epochs, by its loss log" in r.reason, r.reason
 
 
+def test_a_card_counts_epochs_only_as_a_whole_number(tmp_path):
+    """The card's epochs are read as a count while they are an int: `true` (a card edited by hand) is no 1 epoch,
+    and the loss log beside the params says instead."""
+    import hashlib
+    params = tmp_path / "p.params"
+    params.write_bytes(b"params")
+    card = tmp_path / "p.params.card.json"
+    for epochs, says in ((3, (3, "card")), (True, (None, None)), ("3", (None, None))):
+        card.write_text(json.dumps({"params_sha256": hashlib.sha256(b"params").hexdigest(), "epochs": epochs}),
+                        encoding="utf-8")
+        assert grader.trained_epochs(str(params)) == says, epochs
+    (tmp_path / "p.params.log.jsonl").write_text(json.dumps({"step": 1, "epoch": 2, "loss": 1.0}) + "\n",
+                                                  encoding="utf-8")
+    assert grader.trained_epochs(str(params)) == (2, "loss log")
+
+
 def test_a_failing_accuracy_names_every_params_file_trained_short(corpus, tmp_path):
     """Pretraining and finetuning both cut short: the note names both files and their epochs, not the first alone."""
     write_predictions(str(tmp_path), corpus[1], lambda a: ["Atlantis"] * len(a))
