@@ -399,7 +399,6 @@ def test_a_run_sh_mode_refuses_finetuned_params_as_pretrained_ones(ft_corpus, mo
     assert not (ft_corpus / "vanilla.finetune.params").exists()
 
 
-
 OTHER_WIKI = "Bo Li was born in Oslo.\nAda Quill was born in Lisbon.\nWhere was Ada Quill born?\n"  # WIKI's characters
 
 
