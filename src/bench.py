@@ -29,11 +29,14 @@ In one run it prints:
   (on torch 2.2 and later; below it a line says why those rows are missing). Length groups under
   the reduce-overhead mode are not timed: a bench with such rows crashed on an H100
   (fastpath.compiled_graphs_conflict).
-- evaluation of the dev questions: the course's loop (`sample()` one question at a time, 32
-  steps each) against `predict_places` (batched, key/value cache, early stop), with the number of
-  identical answers. The reference loop is timed on --ref-questions questions and scaled to the
-  whole set. Without --params the model is untrained: it never closes its answers, so batched
-  decoding runs all 32 steps, the least favourable case for it.
+- evaluation of the dev questions: the course's computation (`sample()` one question at a time, 32
+  steps each, through the course's masked-softmax attention) against `predict_places` (batched,
+  key/value cache, early stop, fast attention), both as run.py evaluates (run.answer_questions: the
+  reference is `--reference_eval`'s), with the number of identical answers. The reference loop is
+  timed on --ref-questions questions and scaled to the whole set. Each path is timed straight after
+  an untimed run of its own on EVAL_WARM_UP of its questions, so none is timed cold. Without --params
+  the model is untrained: it never closes its answers, so batched decoding runs all 32 steps, the
+  least favourable case for it.
 - model FLOPs utilisation of the fast vanilla step against the device's peak, measured here with
   a large matrix product in the training's precision.
 - on CPU: a step with 1 thread against all cores, and the data-loading share of a step; on a CPU
@@ -73,17 +76,17 @@ with interruptible_start("bench.py"):  # torch loads here
     from submission.attention import set_fast_attention
     from submission.batching import pack_rows
     from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
-    from submission.decoding import predict_places_reference
     from submission.model import GPT
     from submission.fastpath import loader_workers, step_graphs_need
-    from submission.utils import (CpuThreads, _threads_from_environment, get_device, load_params, predict_places,
+    from submission.utils import (CpuThreads, _threads_from_environment, get_device, load_params,
                                   predict_places_recompute, run_cli, usable_cores)
-    from run import build_model, read_questions
+    from run import answer_questions, build_model, read_questions
 
 COURSE = {k: v for k, v in COURSE_SIZE.items() if k != "block_size"}  # the course's GPT (modelflags)
 BLOCK = COURSE_SIZE["block_size"]
 TARGETS = {"train_cpu": 1.1, "train_gpu": 3.0, "eval": 20.0}
 STEPS_PER_BLOCK = 5  # on CUDA, steps timed back to back between two synchronisations (time_steps)
+EVAL_WARM_UP = 4  # questions each evaluation path decodes untimed just before it is timed (time_evaluations)
 
 
 # ----------------------------------------------------------------------------- machine
@@ -353,6 +356,21 @@ def packed_line(run, batches):
     return line
 
 
+# ----------------------------------------------------------------------------- evaluation
+
+def time_evaluations(decoders, device, warm=EVAL_WARM_UP):
+    """{name: (seconds, answers)} of `decoders` ({name: (decode, questions)}; decode(questions) -> answers),
+    one after the other: each decodes the first `warm` of its questions untimed, then all of them timed. So
+    every path is timed warm, straight after a run of its own: timed on a fresh model, the first path paid
+    the start-up (first calls, first allocations) that the paths after it were spared, and its speedup read
+    low."""
+    out = {}
+    for name, (decode, questions) in decoders.items():
+        decode(questions[:warm])
+        out[name] = clock(lambda: decode(questions), device)
+    return out
+
+
 # ----------------------------------------------------------------------------- main
 
 def main(argv=None):
@@ -507,8 +525,12 @@ def main(argv=None):
     n_ref = len(questions) if n_ref <= 0 else min(n_ref, len(questions))
     picked = [round(i * len(questions) / n_ref) for i in range(n_ref)]  # spread over the set
     sub = [questions[i] for i in picked]
-    t_fast, answers = clock(lambda: predict_places(model, questions, pre.stoi, pre.itos), device)
-    t_sub, reference = clock(lambda: predict_places_reference(model, sub, pre.stoi, pre.itos), device)
+    decoders = {"batched": (lambda qs: answer_questions(model, qs, pre.stoi, pre.itos), questions),
+                "reference": (lambda qs: answer_questions(model, qs, pre.stoi, pre.itos, reference=True), sub)}
+    if not args.quick:
+        decoders["no cache"] = (lambda qs: predict_places_recompute(model, qs, pre.stoi, pre.itos), sub)
+    timed = time_evaluations(decoders, device)
+    (t_fast, answers), (t_sub, reference) = timed["batched"], timed["reference"]
     t_ref = t_sub * len(questions) / n_ref
     same = sum(answers[i] == b for i, b in zip(picked, reference))
     summary["eval_model"] = f"{args.variant} {args.params}" if args.params else f"{args.variant} untrained"
@@ -518,11 +540,12 @@ def main(argv=None):
     summary["eval_speedup"] = round(t_ref / t_fast, 2)
     summary["eval_identical"] = f"{same}/{n_ref}"
     which = f"{args.variant} params {args.params}" if args.params else f"untrained {args.variant} model"
-    print(f"\nevaluation of {len(questions)} dev questions ({which}):")
-    print(f"  one at a time (the course's sample loop): {t_ref:8.2f} s"
+    print(f"\nevaluation of {len(questions)} dev questions ({which}; each path timed after an untimed run on "
+          f"{EVAL_WARM_UP} of its questions):")
+    print(f"  one at a time (the course's sample loop and attention): {t_ref:8.2f} s"
           + (f"  (timed on {n_ref} questions, scaled)" if n_ref < len(questions) else ""))
     if not args.quick:
-        t_re, recomputed = clock(lambda: predict_places_recompute(model, sub, pre.stoi, pre.itos), device)
+        t_re, recomputed = timed["no cache"]
         summary["eval_seconds_batched_no_cache"] = round(t_re * len(questions) / n_ref, 2)
         print(f"  batched, no cache (predict_places_recompute): {t_re * len(questions) / n_ref:8.2f} s  "
               f"(timed on {n_ref}, scaled; {sum(a == b for a, b in zip(recomputed, reference))}/{n_ref} identical)")

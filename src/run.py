@@ -24,6 +24,7 @@ from startup import interruptible_start  # noqa: E402
 with interruptible_start("run.py"):  # torch loads here
     import torch
     from submission import helper, resume
+    from submission.attention import attention_paths
     from submission.card import (card_path, corpus_record, other_corpus, other_corpus_words, pretrain_corpus, read_card,
                                  write_card)
     from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
@@ -142,7 +143,8 @@ def build_parser():
                         "AdamW, no TF32 or compile, the masked softmax with torch's dropout (slower; the fast default "
                         "computes the same up to float sums, drawing other dropout masks on the CPU)")
     g.add_argument("--reference_eval", action="store_true",
-                   help="decode one question at a time with sample(), as the course does (slow)")
+                   help="decode one question at a time with sample() and the masked-softmax attention, as the "
+                        "course does (slow)")
     return p
 
 
@@ -448,10 +450,8 @@ def evaluate(args, model, pretrain_dataset, device):
     model = model.to(device)
     questions = read_questions(args.eval_corpus_path, pretrain_dataset.stoi, pretrain_dataset.block_size)
     start = time.time()
-    # the course's loop is predict_places_reference (--reference_eval): one greedy sample() a question;
-    # predict_places decodes them together with a key/value cache, to the same bytes
-    decode = predict_places_reference if args.reference_eval else predict_places
-    predictions = decode(model, questions, pretrain_dataset.stoi, pretrain_dataset.itos)
+    predictions = answer_questions(model, questions, pretrain_dataset.stoi, pretrain_dataset.itos,
+                                   reference=args.reference_eval)
     print(f"decoded {len(questions)} questions in {time.time() - start:.1f} s on {device}")
     # one line a question: a newline the model wrote inside an answer goes to the file as a space
     # (the course writes it as is, and every later prediction then sits on the wrong line)
@@ -467,6 +467,17 @@ def evaluate(args, model, pretrain_dataset, device):
               f"it has not learned to answer yet; train it longer (the course's epochs, without --max_epochs)",
               file=sys.stderr)
     return total, correct
+
+
+def answer_questions(model, questions, stoi, itos, reference=False):
+    """An evaluation's answers to `questions`: predict_places, all of them decoded together with a key/value
+    cache; or with `reference` (--reference_eval, and src/bench.py's reference) the course's computation: its
+    loop, one greedy sample() a question (predict_places_reference), through its masked-softmax attention
+    (attention.py's reference path, taken for this call only). Their answers agree but for a near-exact tie."""
+    if not reference:
+        return predict_places(model, questions, stoi, itos)
+    with attention_paths(model, False):
+        return predict_places_reference(model, questions, stoi, itos)
 
 
 def check_predictions_path(path, eval_path, inputs):

@@ -409,9 +409,15 @@ def test_a_run_stopped_by_a_bad_input_leaves_no_empty_output_folder(tmp_path, ca
     assert not (tmp_path / "preds").exists()
 
 
-def test_reference_eval_writes_the_same_predictions_as_the_batched_default(tmp_path, capsys):
-    """--reference_eval (the course's loop, one question at a time) and the default batched decoding
-    write byte-identical files, here from an untrained model, whose answers run the 32 steps."""
+def test_reference_eval_writes_the_same_predictions_as_the_batched_default(tmp_path, capsys, monkeypatch):
+    """--reference_eval (the course's loop, one question at a time, through the course's masked-softmax
+    attention) and the default batched decoding write byte-identical files, here from an untrained model,
+    whose answers run the 32 steps. The loop ran with the fast attention on: not the course's computation."""
+    from submission import decoding
+    from submission.attention import CausalSelfAttention
+    paths, sample = [], decoding.sample
+    monkeypatch.setattr(decoding, "sample", lambda model, *a, **k: (paths.append(
+        {m.fast for m in model.modules() if isinstance(m, CausalSelfAttention)}), sample(model, *a, **k))[1])
     (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
     questions = ["Where was Ada Quill born?", "Where was Bo Li born?", "Where was Ada born?", "Where was Bo born?"]
     (tmp_path / "dev.tsv").write_text("".join(f"{q}\tLisbon\n" for q in questions), encoding="utf-8")
@@ -423,7 +429,9 @@ def test_reference_eval_writes_the_same_predictions_as_the_batched_default(tmp_p
             f"--eval_corpus_path={tmp_path / 'dev.tsv'}"]
     driver.main(argv + [f"--outputs_path={tmp_path / 'batched'}"])
     assert capsys.readouterr().out.endswith(f"Correct: 0.0 out of 4.0: 0.0%\nPredictions written to {tmp_path / 'batched'}\n")
+    assert paths == []
     driver.main(argv + [f"--outputs_path={tmp_path / 'reference'}", "--reference_eval"])
+    assert paths == [{False}] * len(questions)
     batched = (tmp_path / "batched").read_bytes()
     assert batched == (tmp_path / "reference").read_bytes()
     assert batched.count(b"\n") == len(questions) and all(batched.split(b"\n")[:-1])  # an answer a line

@@ -25,7 +25,7 @@ from torch.utils.data import TensorDataset
 
 from submission import GPT, GPTConfig, NameDataset, CharCorruptionDataset, Trainer, TrainerConfig
 from submission import attention as attention_module
-from submission.attention import set_fast_attention
+from submission.attention import attention_paths, set_fast_attention
 from submission.batching import length_group_count, length_groups, pack_rows, trim_padding
 from submission.dataset import PAD_CHAR
 from submission.decoding import (_decode, _greedy_cached, _greedy_full, _new_caches, _prefill, longest_input,
@@ -45,6 +45,23 @@ def scrambled(model, std=0.3):
     for p in model.parameters():  # larger weights than the 0.02 init, so attention is not uniform
         p.data.normal_(0, std)
     return model
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_attention_paths_switch_within_the_block_and_each_layer_takes_its_own_path_again_after(synth):
+    """attention_paths(model, False), run.py --reference_eval's switch to the course's attention (the bench's
+    reference too), holds within its block; after it, an error included, each layer takes the path it took
+    before, so that what decodes with the model afterwards (the bench's later rows) keeps its own path."""
+    model = GPT(config(synthesizer=synth))
+    model.blocks[0].attn.fast = False
+    with pytest.raises(KeyError):
+        with attention_paths(model, False):
+            assert [b.attn.fast for b in model.blocks] == [False, False]
+            raise KeyError("stopped inside the block")
+    assert [b.attn.fast for b in model.blocks] == [False, True]
+    with attention_paths(model, True):
+        assert [b.attn.fast for b in model.blocks] == [True, True]
+    assert [b.attn.fast for b in model.blocks] == [False, True]
 
 
 # ----------------------------------------------------------------------------- dropout masks
@@ -1364,24 +1381,20 @@ def test_bench_scales_its_timings_and_checks_each_target_against_its_own_figure(
     monkeypatch.setattr(bench, "cpu_has_bf16", lambda: False)
     last, seen = [], {}
 
-    def batched(model, questions, *args, **kwargs):
-        last.append("batched")
-        seen["all"] = list(questions)
-        return real_batched(model, questions, *args, **kwargs)
-
-    def reference(model, questions, *args, **kwargs):
-        last.append("reference")
-        seen["sub"] = list(questions)
-        return ["(not the batched answer)"] + real_reference(model, questions, *args, **kwargs)[1:]
+    def answers(model, questions, *args, reference=False, **kwargs):  # the timed call's questions kept, by path
+        path = "reference" if reference else "batched"
+        last.append(path)
+        seen[path] = list(questions)
+        got = real_answers(model, questions, *args, reference=reference, **kwargs)
+        return ["(not the batched answer)"] + got[1:] if reference else got
 
     def clock(fn, device):
         last.clear()
         out = fn()
         return {"batched": 0.125, "reference": 0.625}.get(last[0] if last else None, 0.01), out
 
-    real_batched, real_reference = bench.predict_places, bench.predict_places_reference
-    monkeypatch.setattr(bench, "predict_places", batched)
-    monkeypatch.setattr(bench, "predict_places_reference", reference)
+    real_answers = bench.answer_questions
+    monkeypatch.setattr(bench, "answer_questions", answers)
     monkeypatch.setattr(bench, "clock", clock)
     before = torch.get_num_threads()
     try:
@@ -1398,7 +1411,7 @@ def test_bench_scales_its_timings_and_checks_each_target_against_its_own_figure(
     assert summary["train_tokens_per_s_vanilla_fast_no_length_groups"] == str(round(tokens / 0.3))
     assert summary["train_speedup_vanilla_attention_only"] == "0.9"
     assert summary["train_speedup_vanilla_no_groups"] == "1.5"
-    assert seen["sub"] == [seen["all"][i] for i in (0, 4, 8)] and len(seen["all"]) == 12
+    assert seen["reference"] == [seen["batched"][i] for i in (0, 4, 8)] and len(seen["batched"]) == 12
     assert (summary["eval_seconds_reference"], summary["eval_seconds_batched"]) == ("2.5", "0.125")
     assert (summary["eval_speedup"], summary["eval_identical"]) == ("20.0", "2/3")
     assert summary["target train >= 1.1x (vanilla)"] == "met"
@@ -1432,17 +1445,17 @@ def test_bench_quick_sets_its_own_batch_rounds_reference_questions_and_paths(tmp
         timed.append((set(runs), rounds))
         return bench.StepTimes({n: 0.4 for n in runs}, {n: [(batches[1:2], 0.4)] for n in runs})
 
-    def answers(model, questions, *args, **kwargs):
-        asked.append(len(questions))
-        return [""] * len(questions)
+    def answers(path):
+        return lambda model, questions, *args, reference=False, **kwargs: (
+            asked.append((path if not reference else "reference", len(questions))), [""] * len(questions))[1]
 
     monkeypatch.setattr(bench, "pretrain_batches", batches)
     monkeypatch.setattr(bench, "time_steps", time_steps)
     monkeypatch.setattr(bench, "cpu_has_bf16", lambda: False)
     monkeypatch.setattr(bench, "peak_flops", lambda *a, **k: 1e9)
     monkeypatch.setattr(bench, "get_device", lambda: "cpu")
-    for name in ("predict_places", "predict_places_reference", "predict_places_recompute"):
-        monkeypatch.setattr(bench, name, answers)
+    monkeypatch.setattr(bench, "answer_questions", answers("batched"))  # run.py's: batched, or the course's loop
+    monkeypatch.setattr(bench, "predict_places_recompute", answers("no cache"))
     before = torch.get_num_threads()
     try:
         bench.main(flags + ["--data-dir", str(tmp_path), "--threads", "1"])
@@ -1452,7 +1465,11 @@ def test_bench_quick_sets_its_own_batch_rounds_reference_questions_and_paths(tmp
     assert f"training batch {batch}{' (--quick)' if flags else ''}\n" in out
     assert made == [(batch, steps + 1)]  # a warm-up batch, then the timed ones
     assert timed[0] == (rows, steps) and timed[1][1] == steps
-    assert asked[0] == 20 and asked[1] == decoded  # batched: every question; one at a time: a spread of them
+    # each path decodes a few questions untimed, then its questions timed: batched every question, one at a
+    # time a spread of them (and without --quick, batched without the cache the same spread)
+    warm = bench.EVAL_WARM_UP
+    assert asked == [("batched", warm), ("batched", 20), ("reference", warm), ("reference", decoded)] + (
+        [] if flags else [("no cache", warm), ("no cache", decoded)])
     summary = dict(line.split(": ", 1) for line in out.split("== summary ==")[1].strip().splitlines())
     assert summary["eval_identical"] == f"{decoded}/{decoded}" and summary["eval_questions"] == "20"
 

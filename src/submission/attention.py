@@ -12,7 +12,8 @@ b2, mask), so params files map one to one.
 
 Each class has two mathematically identical paths: the explicit masked softmax (the reference,
 what the handout writes) and a fast path (the default). `set_fast_attention(model, False)` (or
-GPTConfig(fast_attention=False), or `layer.fast = False`) runs the reference path. The fast path is:
+GPTConfig(fast_attention=False), or `layer.fast = False`) runs the reference path; `attention_paths(model,
+False)` runs it within a block (run.py --reference_eval, and the bench's reference). The fast path is:
 - vanilla (`attention_route`): torch's fused scaled_dot_product_attention (SDPA) without attention
   dropout (eval, prompts, dropout 0), on every device. Training with attention dropout: on CPU SDPA
   falls back to an unfused path of its own, no faster than the reference, so the fast path is
@@ -35,6 +36,7 @@ On this project's 2-core CPU these paths alone make a course-size training step 
 than the reference's, and 3.5x with the trainer's padding trim and length groups (src/bench.py's
 "fast attention only" and "fast" rows print the current numbers).
 """
+import contextlib
 import math
 
 import torch
@@ -59,6 +61,20 @@ def set_fast_attention(model, fast):
         if isinstance(m, (CausalSelfAttention, SynthesizerAttention)):
             m.fast = fast
     return model
+
+
+@contextlib.contextmanager
+def attention_paths(model, fast):
+    """Within the block every attention layer of `model` takes its fast path (True) or the reference path
+    (False), as set_fast_attention sets them; after it each layer takes the path it took before."""
+    layers = [m for m in model.modules() if isinstance(m, (CausalSelfAttention, SynthesizerAttention))]
+    before = [m.fast for m in layers]
+    set_fast_attention(model, fast)
+    try:
+        yield model
+    finally:
+        for m, was in zip(layers, before):
+            m.fast = was
 
 
 def _keep_mask(shape, p, device):
