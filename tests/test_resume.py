@@ -487,11 +487,8 @@ def test_a_fresh_run_over_an_interrupted_runs_state_needs_restart(tmp_path, monk
     assert "--resume goes on from the interrupted run's state, --restart starts over" in capsys.readouterr().err
 
 
-def test_a_shorter_run_over_a_longer_finished_runs_params_needs_restart(tmp_path, monkeypatch, capsys):
-    """A trial run (`./run.sh all --max_epochs 1`) over the params of a finished run of more epochs, as
-    their card says (or, without it, their loss log), replaced hours of training without a word. It is refused
-    before any work; a run of as many epochs or more, --restart, or a log older than the params (not theirs)
-    and no card lets it write."""
+def tiny_pretraining(tmp_path, monkeypatch):
+    """(params, log, run): run(epochs, *flags) pretrains a tiny vanilla model on WIKI into tmp_path/p.params."""
     (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
     params, log = tmp_path / "p.params", tmp_path / "p.params.log.jsonl"
     argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
@@ -501,6 +498,18 @@ def test_a_shorter_run_over_a_longer_finished_runs_params_needs_restart(tmp_path
 
     def run(epochs, *extra):
         driver.main(argv + ["--max_epochs", str(epochs), *extra])
+    return params, log, run
+
+
+def test_a_shorter_run_over_a_longer_finished_runs_params_needs_restart(tmp_path, monkeypatch, capsys):
+    """A trial run (`./run.sh all --max_epochs 1`) over the params of a finished run of more epochs, as
+    their card says (or, without it, their loss log), replaced hours of training without a word. It is refused
+    before any work; a run of as many epochs or more, --restart, or a log older than the params (not theirs)
+    and no card lets it write."""
+    params, log, pretrain = tiny_pretraining(tmp_path, monkeypatch)
+
+    def run(epochs, *extra):
+        pretrain(epochs, *extra)
         return ledger.logged_epochs(str(log))
 
     assert run(3) == 3
@@ -535,15 +544,7 @@ def test_a_longer_run_is_judged_by_the_card_before_the_loss_log(tmp_path, monkey
     a 1-epoch --restart that logged elsewhere (--log_path) left the 3-epoch run's log, which then refused a
     2-epoch run over 1-epoch params; and a log another run wrote there (its params went elsewhere) let a 2-epoch
     run replace 3-epoch params. The card decides both."""
-    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
-    params, log = tmp_path / "p.params", tmp_path / "p.params.log.jsonl"
-    argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
-            "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--block_size", "32", "--batch_size", "8",
-            f"--writing_params_path={params}"]
-    monkeypatch.setenv("GPT_NUM_THREADS", "1")
-
-    def run(epochs, *extra):
-        driver.main(argv + ["--max_epochs", str(epochs), *extra])
+    params, log, run = tiny_pretraining(tmp_path, monkeypatch)
 
     run(3)
     run(1, "--restart", f"--log_path={tmp_path / 'elsewhere.jsonl'}")
