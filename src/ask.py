@@ -23,6 +23,9 @@ The vocabulary and the places come from --data-dir (wiki.txt, birth_places_train
 found in its train or dev TSV is shown with the place that file gives. A question that more than one row
 asks (a train name that a dev person has too, a person asked twice) is checked against the first, train
 before dev, and each other row follows on an "also asked by" line, with its own probe under --pretrained.
+Questions read from standard input end with a tally of the answers checked, when more than one was; a note on
+stderr comes before it when the card of --params records a pretraining corpus of other bytes than --data-dir's
+wiki.txt, as run.py's evaluation notes it.
 A text may be a TSV line, question<TAB>place (fields after the place ignored): the question is asked as
 run.py's evaluation reads it (spaces and all; a name is asked the course's question) and its answer
 checked against that place rather than the files'; with --complete, a tab is a character of the text.
@@ -379,8 +382,8 @@ def main(argv=None, stdin=None):
         load_params(pretrained, args.pretrained, corpus_flag="--data-dir (the folder of the wiki.txt)", itos=vocab.itos,
                     size_fix="give the pretrained params of the model --params were finetuned from",
                     variant_fix="give the {want} pretrained params --params were finetuned from")
-        # said once they loaded (a corpus of other characters is an error). Without --pretrained no note: the
-        # answers read the corpus for its vocabulary alone, and the questions are the user's to choose
+        # said once they loaded (a corpus of other characters is an error). For --params only a tally is noted
+        # (below): the answers read the corpus for its vocabulary alone, and the questions are the user's to choose
         note_other_corpus(args.pretrained, wiki, f"--pretrained's probe cuts the biographies of {wiki}, which they "
                                                  f"never read, so its verdicts say nothing of what pretraining stored; "
                                                  f"give --data-dir the folder whose wiki.txt they were pretrained on")
@@ -416,6 +419,12 @@ def main(argv=None, stdin=None):
         print(f"ask.py: {e}", file=sys.stderr)
         return 2
     if not args.texts and len(checked) > 1:  # a file of questions (< data/birth_dev.tsv): the evaluation's tally
+        # said with the tally, as run.py's evaluation says it with its own (a verdict on one question is the user's
+        # to read; a tally reads as the params' accuracy, which other people than they read of do not measure)
+        note_other_corpus(args.params, wiki, f"this tally checks them on the people of {wiki}, whom they never read "
+                                             f"of (their answers read it only for its vocabulary, the same), so it is "
+                                             f"not their evaluation's figure; give --data-dir the folder whose "
+                                             f"wiki.txt they were pretrained on")
         print(f"\n{sum(checked)} of the {len(checked)} answers checked are right ({sum(checked) / len(checked):.1%})")
         if probed:
             print(store_tally(probed))

@@ -872,3 +872,36 @@ def test_a_corpus_pretrained_cannot_probe_says_that_pretrained_needs_it(trained,
     with pytest.raises(DataError, match=r"as the course's layout has it .*\(--pretrained probes the train and dev "
                                         r"people as memorised.py does\)$"):
         ask.main(argv)
+
+
+def test_a_tally_of_params_pretrained_on_another_corpus_comes_with_a_note(trained, tmp_path, capsys):
+    """`ask --params P < data/birth_dev.tsv` ends with the evaluation's tally, but said nothing where P's card
+    records a pretraining corpus of other bytes than --data-dir's wiki.txt, which run.py's evaluation notes. The
+    note (card.other_corpus_words' wording) comes with a tally alone: a verdict on one question says nothing of
+    the params' accuracy."""
+    import shutil
+    from submission.card import corpus_record, write_card
+    _, params = trained
+    for name, people in (("read", PEOPLE), ("other", PEOPLE[::-1])):  # the same people's lines in another order
+        (tmp_path / name).mkdir()
+        vocab = write_world(tmp_path / name, people)
+    read, wiki = tmp_path / "read" / "wiki.txt", tmp_path / "other" / "wiki.txt"
+    shutil.copy(params, tmp_path / "finetune.params")
+    write_card(str(tmp_path / "finetune.params"), GPT(GPTConfig(vocab.vocab_size, 48, **SIZE)), vocab.itos, "finetune",
+               corpus=corpus_record(str(read)))
+    argv = ["--params", str(tmp_path / "finetune.params"), "--top", "1", "--data-dir"]
+    lines = "".join(f"Where was {n} born?\t{p}\n" for n, p in PEOPLE)
+    status, out, err = run_main(argv + [str(tmp_path / "other")], capsys, stdin=io.StringIO(lines))
+    sha = {path: corpus_record(str(path))["sha256"][:12] for path in (read, wiki)}
+    assert status == 0 and "answers checked are right" in out and err == (
+        f"note: {tmp_path / 'finetune.params'} were pretrained on {read} (sha256 {sha[read]}, their card says), not "
+        f"on {wiki} (sha256 {sha[wiki]}), a text of the same characters: this tally checks them on the people of "
+        f"{wiki}, whom they never read of (their answers read it only for its vocabulary, the same), so it is not "
+        f"their evaluation's figure; give --data-dir the folder whose wiki.txt they were pretrained on\n"), err
+    # their own corpus: no note; no tally (one question, or questions as arguments): no note
+    status, out, err = run_main(argv + [str(tmp_path / "read")], capsys, stdin=io.StringIO(lines))
+    assert status == 0 and "answers checked are right" in out and err == "", err
+    status, out, err = run_main(argv + [str(tmp_path / "other")], capsys, stdin=io.StringIO(lines.split("\n")[0]))
+    assert status == 0 and "; right)" in out and err == "", err
+    status, out, err = run_main(argv + [str(tmp_path / "other"), *(n for n, _ in PEOPLE)], capsys)
+    assert status == 0 and "answers checked" not in out and err == "", err
