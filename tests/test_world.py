@@ -948,3 +948,21 @@ def test_stats_count_test_labels_only_while_they_label_every_question_asked(tmp_
         with_labels, without = as_asked(questions)
         assert with_labels == without and with_labels["test"] == len(questions)
         assert with_labels["labelled"] == labelled["labelled"] - labelled["test"]
+
+
+def test_stats_read_questions_and_places_as_the_grader_and_the_evaluation_read_them(tmp_path):
+    """birth_test.tsv labels the test questions only while it asks what birth_test_inputs.tsv asks; the inputs'
+    questions were read without the spaces around them and the labels' with them, so labels whose questions had
+    a space around them were set aside as of other questions, where the grader (check_labels_match_inputs,
+    which strips both) grades with them. A place is read as the evaluation scores it, without the spaces (or a
+    CRLF file's carriage return) that end its line."""
+    mw.write_world(mw.build_world(people=60, train=40, dev=10), str(tmp_path))
+    want = mw.stats(str(tmp_path))
+    assert want["test"] == 10 and want["test_top"] is not None  # the test questions labelled
+    for name in ("birth_places_train.tsv", "birth_dev.tsv", "birth_test.tsv"):
+        path = tmp_path / name
+        lines = path.read_text(encoding="utf-8").splitlines()
+        spaced = [f" {q}  \t{p} " if i % 2 else f"{q} \t{p}\r" for i, (q, p) in
+                  enumerate(line.split("\t") for line in lines)]
+        path.write_bytes(("\n".join(spaced) + "\n").encode("utf-8"))
+    assert mw.stats(str(tmp_path)) == want
