@@ -55,7 +55,7 @@ with interruptible_start("deliverables.py"):  # torch loads here
               f"that package: fix it, then run the check again", file=sys.stderr)
         sys.exit(1)
 
-CODE = ["__init__.py", "attention.py", "dataset.py", "helper.py", "model.py", "trainer.py", "utils.py"]
+CODE = grader.CODE_FILES  # the handout's seven code files
 PARAMS = PARAMS_FILES  # file: (variant, the run.sh mode that writes it, the modes before it)
 PREDICTIONS = grader.PREDICTIONS  # file: (split, mode, the modes before it)
 HANDOUT_ORDER = CODE + [  # the handout's numbered list, 1 to 18

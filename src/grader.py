@@ -5,6 +5,7 @@
     python src/grader.py 1e-0-basic           # one test; an unknown id lists the ids
     python src/grader.py --json results.json  # also write Gradescope's results.json
     python src/grader.py --data-dir COURSE_DATA   # grade against the course's files
+    python src/grader.py --code-dir students/ann  # grade a student's package (and predictions) in that folder
 
 The course's hidden tests compare with a secret solution module. These compare with references
 written here, independently of the package: the module tree the model must have
@@ -24,6 +25,8 @@ import filecmp
 import functools
 import hashlib
 import importlib
+import importlib.abc
+import importlib.util
 import inspect
 import json
 import math
@@ -58,6 +61,8 @@ DEFAULT_SUBMISSION_DIR = os.path.join(HERE, "submission")
 DEFAULT_DEMO_DIR = os.path.join(ROOT, "runs", "demo")  # demo.py's DEFAULT_OUT
 DEMO_RECORD = ".made-by-demo.json"  # demo.py's RECORD: in a folder the demo wrote
 POINTS_PATH = os.path.join(HERE, "points.json")
+# the handout's code files: the package's other modules (batching.py, card.py, ...) are this project's own
+CODE_FILES = ["__init__.py", "attention.py", "dataset.py", "helper.py", "model.py", "trainer.py", "utils.py"]
 MASK_CHAR = u"\u2047"
 PAD_CHAR = u"\u25A1"
 
@@ -177,10 +182,93 @@ def read_utf8(path):
     return text.replace("\r\n", "\n").replace("\r", "\n")  # as open() reads text: any newline is "\n"
 
 
+# =============================================================================================
+# The package graded: src/submission/, or the folder --code-dir names, imported as `submission`
+# =============================================================================================
+_code_dir = None  # the folder --code-dir names (absolute), once use_code_dir has run; None: src/submission/
+
+
+def package_dir():
+    """The folder of the package graded: --code-dir's, else src/submission/."""
+    return _code_dir or os.path.join(HERE, "submission")
+
+
+def _package_init():
+    """The package's __init__.py as messages name it: as the course's starter does for src/submission/, else the
+    file in --code-dir."""
+    return _rel(os.path.join(_code_dir, "__init__.py")) if _code_dir else "submission/__init__.py"
+
+
+def code_dir_problem(folder):
+    """Why --code-dir `folder` cannot be the package graded, or None: missing, a file, or without __init__.py
+    or any other of the handout's code files (the top of a student's unpacked zip, whose package is in its
+    src/submission/, is told to name that folder)."""
+    if not os.path.exists(folder):
+        return "no such folder; check the path"
+    if not os.path.isdir(folder):
+        return "is a file, not a folder; give the folder that holds the package's .py files"
+    try:
+        names = set(os.listdir(folder))
+    except OSError as e:
+        return f"cannot be read ({e.strerror or e}); check its permissions"
+    if "__init__.py" in names and names & set(CODE_FILES[1:]):
+        return None
+    for inner in (os.path.join("src", "submission"), "submission"):  # a zip's layout, or one folder too deep
+        if os.path.isfile(os.path.join(folder, inner, "__init__.py")):
+            return (f"the package's files are one folder deeper, in {os.path.join(folder, inner)} (as in "
+                    f"./run.sh deliverables' zip): give --code-dir {os.path.join(folder, inner)}")
+    if "__init__.py" not in names:
+        return ("has no __init__.py, the file that makes the folder the submission package; give the folder "
+                "that holds the student's package (with __init__.py)")
+    return (f"has none of the handout's code files ({', '.join(CODE_FILES[1:])}); give the folder that "
+            f"holds the student's package")
+
+
+class _CodeDirFinder(importlib.abc.MetaPathFinder):
+    """Finds `submission` in --code-dir's folder (its modules are then found there through the package's
+    __path__), and a module of the project's own that the folder lacks (batching.py, card.py, ...: not one
+    of the handout's CODE_FILES) in src/submission/, as the Gradescope recipe leaves them (docs/grader.md)."""
+
+    def __init__(self, folder):
+        self.folder = folder
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == "submission":
+            return importlib.util.spec_from_file_location(
+                "submission", os.path.join(self.folder, "__init__.py"), submodule_search_locations=[self.folder])
+        package, _, name = fullname.partition(".")
+        if package != "submission" or "." in name or f"{name}.py" in CODE_FILES:
+            return None
+        if os.path.exists(os.path.join(self.folder, f"{name}.py")) or os.path.isdir(os.path.join(self.folder, name)):
+            return None  # the folder's own: the package's __path__ finds it
+        own = os.path.join(DEFAULT_SUBMISSION_DIR, f"{name}.py")
+        return importlib.util.spec_from_file_location(fullname, own) if os.path.isfile(own) else None
+
+
+def use_code_dir(folder):
+    """Grade the package in `folder` (code_dir_problem's checks passed): from now on `import submission`, by
+    the grader or by anything it runs, imports it from there (the first import, inside a test, runs its code).
+    A folder that is src/submission/ itself changes nothing. Compiled modules are not written into it: a
+    student's folder stays as it was handed in."""
+    global _code_dir
+    folder = os.path.abspath(folder)
+    if os.path.realpath(folder) == os.path.realpath(DEFAULT_SUBMISSION_DIR):
+        folder = None
+    if folder == _code_dir:
+        return
+    for name in [n for n in sys.modules if n == "submission" or n.startswith("submission.")]:
+        del sys.modules[name]  # another folder's package, imported before (in-process callers): not graded
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _CodeDirFinder)]
+    if folder is not None:
+        sys.meta_path.insert(0, _CodeDirFinder(folder))
+        sys.dont_write_bytecode = True
+    _code_dir = folder
+
+
 def _in_package(e):
     """"path:line" of the innermost frame of `e`'s traceback in the submission package (past importlib's
     frames), or None."""
-    package = os.path.join(HERE, "submission") + os.sep
+    package = package_dir() + os.sep
     frames = [f for f in traceback.extract_tb(e.__traceback__) if os.path.abspath(f.filename).startswith(package)]
     return f"{_rel(frames[-1].filename)}:{frames[-1].lineno}" if frames else None
 
@@ -214,7 +302,7 @@ def not_python_source(data):
 
 def _unreadable_module():
     """`path: what is wrong; fix` for the first module of the package that not_python_source finds, or None."""
-    package = os.path.join(HERE, "submission")
+    package = package_dir()
     try:
         names = sorted(n for n in os.listdir(package) if n.endswith(".py"))
     except OSError:
@@ -235,7 +323,8 @@ _import_hung = []  # where importing the package was when a test's time ran out:
 
 
 def sub():
-    """The `submission` package (imported from src/), or a Failure saying why it cannot be imported."""
+    """The `submission` package (imported from src/, or from --code-dir's folder: use_code_dir), or a Failure
+    saying why it cannot be imported."""
     if _import_hung:  # an endless loop at a module's top level would cost every later test its whole limit
         raise Failure(f"importing the submission package did not finish in an earlier test's time limit"
                       f"{_import_hung[0]}; look for a loop that runs at import")
@@ -248,20 +337,21 @@ def sub():
             _import_hung.append(f" (it was at {where})" if where else "")
         raise
     except (Exception, SystemExit) as e:  # SyntaxError included; exit() at a module's top level
-        raise Failure(f"cannot import the submission package: {import_problem(e)}") from None
+        where = f" in {_rel(_code_dir)}" if _code_dir else ""
+        raise Failure(f"cannot import the submission package{where}: {import_problem(e)}") from None
 
 
 def sub_attr(name):
     m = sub()
     if not hasattr(m, name):
-        package = os.path.join(HERE, "submission")
+        package = package_dir()
         if os.path.isdir(os.path.join(package, "submission")):
             raise Failure(f"{_rel(os.path.join(package, 'submission'))} is there: the package's files are one folder "
                           f"too deep; move them up into {_rel(package)}")
         if not os.path.isfile(os.path.join(package, "__init__.py")):
             raise Failure(f"{_rel(os.path.join(package, '__init__.py'))} is missing: it makes the folder the "
                           f"submission package and exports {name}; restore it from the starter code")
-        raise Failure(f"the submission package has no {name} (submission/__init__.py must export it)")
+        raise Failure(f"the submission package has no {name} ({_package_init()} must export it)")
     return getattr(m, name)
 
 
@@ -1422,9 +1512,12 @@ def build_parser():
     p.add_argument("--data-dir", default=DEFAULT_DATA_DIR,
                    help="folder with wiki.txt, birth_places_train.tsv, birth_dev.tsv and, for test accuracy, "
                         "birth_test.tsv (default: the repo's data/)")
-    p.add_argument("--submission-dir", default=DEFAULT_SUBMISSION_DIR,
-                   help="folder with the prediction files (default: src/submission/); the code graded is "
-                        "always the submission package in src/")
+    p.add_argument("--code-dir", metavar="DIR",
+                   help="grade the package in DIR, imported as `submission` (a student's folder of "
+                        "src/submission/'s files; default: src/submission/)")
+    p.add_argument("--submission-dir",
+                   help="folder with the prediction files (default: --code-dir's folder when it is given, a "
+                        "student's folder holding both, else src/submission/)")
     p.add_argument("--marks", choices=["auto", "course", "embedded"], default="auto",
                    help="pass marks of the accuracy tests: auto (default) takes the embedded corpus's for "
                         "make_world's default world (the repo's data/, any seed) and the course's for any other "
@@ -1468,7 +1561,19 @@ def main(argv=None):
               f"grader; write results.json elsewhere", file=sys.stderr)
         return 2
     overwrites = json_path and os.path.isfile(json_path) and not graderlib.is_report(json_path)
-    for flag, folder in (("--data-dir", args.data_dir), ("--submission-dir", args.submission_dir)):
+    problem = code_dir_problem(args.code_dir) if args.code_dir is not None else None
+    if problem:  # else every test would fail on the import, with exit status 0
+        print(f"grader: --code-dir {args.code_dir}: {problem}", file=sys.stderr)
+        return 2
+    folders = [("--data-dir", args.data_dir)]
+    if args.submission_dir is None and args.code_dir is not None:
+        args.submission_dir = args.code_dir  # a student's folder holds both its code and its prediction files
+    else:
+        args.submission_dir = DEFAULT_SUBMISSION_DIR if args.submission_dir is None else args.submission_dir
+        folders.append(("--submission-dir", args.submission_dir))
+    if args.code_dir is not None:
+        folders.append(("--code-dir", args.code_dir))
+    for flag, folder in folders:
         if not os.path.isdir(folder):  # a typo would fail every test of every student, with exit status 0
             print(f"grader: {flag} {folder}: no such folder; check the path", file=sys.stderr)
             return 2
@@ -1488,6 +1593,8 @@ def main(argv=None):
     if problem:  # else every test that trains fails on it, and the score is lost rather than the run stopped
         print(f"grader: {problem}", file=sys.stderr)
         return 2
+    if args.code_dir is not None:
+        use_code_dir(args.code_dir)  # before anything imports `submission`
     g, interrupted = None, False
     try:
         g = make_grader(args.data_dir, args.submission_dir, args.marks)
@@ -1557,7 +1664,7 @@ def grade(g, args):
         return 2
     ctx = g.context
     header = [f"data: {_rel(ctx.data_dir)} ({ctx.corpus} corpus pass marks); prediction files: "
-              f"{_rel(ctx.submission_dir)}"]
+              f"{_rel(ctx.submission_dir)}" + (f"; code: {_rel(_code_dir)}" if _code_dir else "")]
     if ctx.marks_note and any(t.id in MARK_TESTS for t in selected):
         header.append(ctx.marks_note)
     test_tests = [t.id for t in selected if t.id in TEST_SPLIT_TESTS]

@@ -2218,6 +2218,162 @@ def test_the_gradescope_recipe_grades_the_students_code(tmp_path, layout):
     assert not (graded / "vanilla.model.params.log.jsonl").exists()
 
 
+def student_copy(folder, files=None, changes=()):
+    """A student's package in `folder` (any name): a copy of src/submission/'s modules (`files`: only those),
+    with each of `changes`, (module, old, new), made in it (`old` must be there once)."""
+    shutil.copytree(os.path.join(ROOT, "src", "submission"), folder, ignore=shutil.ignore_patterns(
+        "__pycache__", "*.params", "*.predictions", "*.state", "*.jsonl", "mingpt-demo"))
+    for name in set(os.listdir(folder)) - set(files or os.listdir(folder)):
+        os.remove(os.path.join(folder, name))
+    for module, old, new in changes:
+        path = os.path.join(folder, module)
+        text = open(path, encoding="utf-8").read()
+        assert text.count(old) == 1, (module, old)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text.replace(old, new))
+    return folder
+
+
+def test_code_dir_grades_the_package_in_that_folder(corpus, tmp_path):
+    """Staff grading many students copied each one's files into src/submission/: the grader always graded
+    that package. --code-dir grades a student's folder: its synthesizer without the handout's ReLU fails
+    1g-3 alone there (src/submission/'s passes it), an exception names the line in that folder, and its
+    prediction files are read there too."""
+    ann = student_copy(str(tmp_path / "ann"), changes=[
+        ("attention.py", "a = F.relu(self.w1(x)).view(B, T,", "a = self.w1(x).view(B, T,")])
+    bob = student_copy(str(tmp_path / "bob"), changes=[
+        ("dataset.py", "        document = self.data[idx]\n", "        document = self.data[idx].no_such_thing\n"),
+        ("helper.py", "    common = dict(", "    common = dict(no_such_name,\n                  ")])
+    assert run(corpus[0], ["1g-3-hidden"])["1g-3-hidden"].passed  # the default package
+    tests = NO_MODEL_TESTS + ["1d-0-hidden"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as staff run it
+    p = subprocess.run([sys.executable, GRADER, *tests, "--data-dir", corpus[0], "--code-dir", "ann", "--json",
+                        "ann/results.json"], cwd=str(tmp_path), capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert f"prediction files: {ann}; code: {ann}\n" in p.stdout, p.stdout  # predictions: --code-dir's folder
+    doc = json.load(open(os.path.join(ann, "results.json"), encoding="utf-8"))
+    failed = {t["name"].split(":")[0]: t["output"] for t in doc["tests"] if t["score"] < t["max_score"]}
+    assert set(failed) == {"1g-3-hidden", "1d-0-hidden"}, failed
+    assert "differs from the handout's equation" in failed["1g-3-hidden"]
+    assert failed["1d-0-hidden"].startswith(f"FAIL: {ann}/vanilla.nopretrain.dev.predictions not found")
+    assert "__pycache__" not in os.listdir(ann)  # the student's folder is left as it was handed in
+    p = subprocess.run([sys.executable, GRADER, "1e-0-basic", "1c-1-basic", "--data-dir", corpus[0], "--code-dir",
+                        "bob"], cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
+
+    def line(module, text):
+        return open(os.path.join(bob, module), encoding="utf-8").read().split("\n").index(text) + 1
+
+    at = line("dataset.py", "        document = self.data[idx].no_such_thing")
+    assert f"FAIL: dataset[4] raised AttributeError at {bob}/dataset.py:{at}: " in p.stdout, p.stdout
+    at = line("helper.py", "    common = dict(no_such_name,")
+    assert f"FAIL: NameError: name 'no_such_name' is not defined\n      raised at bob/helper.py:{at} in finetune\n" \
+        in p.stdout, p.stdout
+
+
+def test_code_dir_is_imported_as_the_submission_package_by_every_module(tmp_path):
+    """What imports `submission` after use_code_dir gets the folder's package (src/model.py, the project's
+    module that imports it, and the package's relative and absolute imports); the project's other modules a
+    folder of the handout's seven files lacks come from src/submission/, a handout file it lacks does not; and
+    another folder given later (src/submission/ too) replaces the first one's modules."""
+    ann = student_copy(str(tmp_path / "ann"))
+    seven = student_copy(str(tmp_path / "seven"), files=grader.CODE_FILES)
+    student_copy(str(tmp_path / "six"), files=[n for n in grader.CODE_FILES if n != "dataset.py"])
+    script = f"""if True:
+        import importlib, sys
+        sys.path.insert(0, {os.path.join(ROOT, "src")!r})
+        import grader
+        grader.use_code_dir("ann")
+        import model  # src/model.py: import submission.model as _module
+        import submission, submission.helper
+        from submission import trainer
+        print(submission.__file__, model.__file__, submission.helper.__file__, trainer.__file__,
+              sys.modules["submission.batching"].__file__)
+        grader.use_code_dir("seven")
+        import submission
+        print(submission.__file__, submission.helper.__file__, sys.modules["submission.batching"].__file__)
+        grader.use_code_dir("six")
+        try:
+            importlib.import_module("submission")
+        except ImportError as e:
+            print(e)
+        grader.use_code_dir({os.path.join(ROOT, "src", "submission")!r})  # the default again
+        print(importlib.import_module("submission").__file__, grader._code_dir)
+    """
+    p = subprocess.run([sys.executable, "-c", script], cwd=str(tmp_path), capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr
+    staff = os.path.join(ROOT, "src", "submission")
+    assert p.stdout.splitlines() == [
+        " ".join(os.path.join(ann, n) for n in ["__init__.py", "model.py", "helper.py", "trainer.py", "batching.py"]),
+        " ".join([os.path.join(seven, "__init__.py"), os.path.join(seven, "helper.py"),
+                  os.path.join(staff, "batching.py")]),
+        "No module named 'submission.dataset'", os.path.join(staff, "__init__.py") + " None"], p.stdout
+
+
+@pytest.mark.parametrize("make, says", [
+    (None, "no such folder; check the path"),
+    (lambda d: open(d, "w").close(), "is a file, not a folder"),
+    (lambda d: os.mkdir(d), "has no __init__.py, the file that makes the folder the submission package"),
+    (lambda d: student_copy(d, files=["__init__.py", "batching.py"]), "has none of the handout's code files"),
+    (lambda d: student_copy(os.path.join(d, "src", "submission")), "the package's files are one folder deeper, in "
+                                                                   "{d}/src/submission (as in ./run.sh deliverables' "
+                                                                   "zip): give --code-dir {d}/src/submission"),
+])
+def test_a_code_dir_that_holds_no_package_is_one_line_before_any_test(tmp_path, capsys, make, says):
+    """Graded, a folder without the student's package would fail every test (or grade src/submission/'s)."""
+    folder = str(tmp_path / "student")
+    if make:
+        make(folder)
+    assert grader.main(["1g-3-hidden", "--code-dir", folder]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"grader: --code-dir {folder}: {says.format(d=folder)}") \
+        and err.count("\n") == 1, err
+    assert "submission" in sys.modules and grader._code_dir is None  # nothing was imported from it
+
+
+def test_the_prediction_files_follow_code_dir_unless_given(tmp_path, monkeypatch):
+    """A student's folder holds both: --code-dir alone grades its prediction files; --submission-dir still
+    names them, and without either flag nothing changes. The package is set before the grader is made."""
+    ann, preds = student_copy(str(tmp_path / "ann")), str(tmp_path / "preds")
+    os.mkdir(preds)
+    calls = []
+
+    def make_grader(data_dir, submission_dir, marks):
+        calls.append((submission_dir, grader._code_dir))
+        raise graderlib.PointsError("stop")
+
+    monkeypatch.setattr(grader, "make_grader", make_grader)
+    monkeypatch.setattr(grader, "use_code_dir", lambda folder: monkeypatch.setattr(grader, "_code_dir", folder))
+    for argv in ([], ["--code-dir", ann], ["--code-dir", ann, "--submission-dir", preds], ["--submission-dir", preds]):
+        monkeypatch.setattr(grader, "_code_dir", None)
+        assert grader.main(["1g-3-hidden", *argv]) == 2
+    assert calls == [(grader.DEFAULT_SUBMISSION_DIR, None), (ann, ann), (preds, ann), (preds, None)]
+
+
+def test_the_staff_loop_grades_each_students_folder_where_it_is(corpus, tmp_path):
+    """docs/grader.md's loop over students' folders: an unpacked zip (the package in src/submission/) with a
+    wrong learning rate fails 1c-1, a folder of the handout's seven files passes it, and an empty folder is
+    named with its exit status; each gets its results.json."""
+    doc = open(os.path.join(ROOT, "docs", "grader.md"), encoding="utf-8").read()
+    loop = re.search(r"\*\*For staff, on your own machine\.\*\*.*?```bash\n(.*?)```", doc, re.S).group(1)
+    students = tmp_path / "students"
+    student_copy(str(students / "ann" / "src" / "submission"), changes=[
+        ("helper.py", "learning_rate=6e-4", "learning_rate=6e-3")])
+    student_copy(str(students / "bob"), files=grader.CODE_FILES)
+    (students / "cy").mkdir()
+    script = loop.replace("python src/grader.py", f"{shlex.quote(sys.executable)} {shlex.quote(GRADER)} 1c-1-basic "
+                                                  f"--data-dir {shlex.quote(corpus[0])}")
+    assert script != loop
+    p = subprocess.run(["bash", "-euc", script], cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stdout == "students/cy: grader exit status 2\n", (p.stdout, p.stderr)
+    scores = {}
+    for name in ("ann", "bob"):
+        (test,) = json.load(open(students / name / "results.json", encoding="utf-8"))["tests"]
+        scores[name] = (test["score"], "learning_rate" in test["output"])
+    assert scores == {"ann": (0, True), "bob": (2, False)}
+    assert (students / "cy" / "grader.log").read_text().startswith("grader: --code-dir students/cy: has no __init__")
+
+
 def test_a_time_out_says_where_the_code_was_and_a_hung_import_is_not_retried(monkeypatch):
     """A loop at a module's top level made every test that imports the package run out its whole
     limit (about 510 s over the suite), and a time-out never said where the code was."""
