@@ -2181,9 +2181,10 @@ def test_a_module_saved_as_utf16_is_named_when_the_package_does_not_import(tmp_p
 
 @pytest.mark.parametrize("layout", ["zip", "files"])
 def test_the_gradescope_recipe_grades_the_students_code(tmp_path, layout):
-    """docs/grader.md's run_autograder lines, on a student's helper.py with a wrong learning rate: they
-    copied the zip's src/submission/ folder inside src/submission/, so the staff solution was graded
-    (2/2), and a file a student left out was graded from the staff solution."""
+    """docs/grader.md's run_autograder lines, on a student's helper.py with a wrong learning rate: they once
+    copied the zip's src/submission/ folder inside src/submission/, so the staff solution was graded (2/2), and
+    a file a student left out was graded from the staff solution. They grade the student's folder in place
+    (--code-dir), and leave the staff's src/submission/ as it was."""
     doc = open(os.path.join(ROOT, "docs", "grader.md"), encoding="utf-8").read()
     recipe = re.search(r"\*\*For staff, on Gradescope\.\*\*.*?```bash\n(.*?)```", doc, re.S).group(1)
     source, submission, results = tmp_path / "source", tmp_path / "submission", tmp_path / "results"
@@ -2212,10 +2213,8 @@ def test_the_gradescope_recipe_grades_the_students_code(tmp_path, layout):
     doc = json.load(open(results / "results.json", encoding="utf-8"))
     (test,) = doc["tests"]
     assert test["score"] == 0 and "learning_rate" in test["output"], test
-    graded = source / "src" / "submission"
-    assert all((graded / n).read_bytes() == (student / n).read_bytes() for n in os.listdir(student))
-    assert not (graded / "vanilla.model.params").exists()
-    assert not (graded / "vanilla.model.params.log.jsonl").exists()
+    assert (staff / "helper.py").read_bytes() == open(os.path.join(ROOT, "src", "submission", "helper.py"), "rb").read()
+    assert (staff / "vanilla.model.params").read_bytes() == b"the staff's"
 
 
 def student_copy(folder, files=None, changes=()):
