@@ -755,7 +755,7 @@ def read_labels(path):
             continue
         fields = line.split("\t")
         require(len(fields) == 2, f"{_rel(path)}:{lineno}: expected question<TAB>place")
-        answers.append(fields[1].strip())
+        answers.append(fields[1].rstrip())  # as evaluate_places reads it: the spaces that end the line go
     return answers
 
 
@@ -860,11 +860,19 @@ def count_fix(ctx, split, mode, count):
            f"{ctx.run_sh(mode)}"
 
 
+def same_place(predicted, place):
+    """Whether a prediction line answers a labelled `place` by the course's rule (its evaluate_places, which
+    run.py prints the accuracy of): the prediction exactly as written, the place without the spaces that end
+    its line. Written here, not imported: the package graded may be a student's."""
+    return predicted == place.rstrip()
+
+
 def count_right(lines, answers):
-    """How many prediction lines match their answers. Spaces (and a Windows line end) around a line
-    are forgiven, which evaluate_places (the prediction exactly as written) does not: a file edited by
-    hand still grades as it reads."""
-    return sum(1 for p, a in zip(lines, answers) if p.strip() == a.strip())
+    """How many prediction lines match their answers, by the course's rule (same_place), so that the grader's
+    accuracy is the one run.py printed for the same files: a prediction with spaces around it (a model that
+    learned to write them, from a finetuning file's places with spaces) is wrong for both. A Windows line
+    end is no part of a line (read_utf8)."""
+    return sum(1 for p, a in zip(lines, answers) if same_place(p, a))
 
 
 def at_least_one_right(name):
@@ -893,7 +901,7 @@ def pass_mark(name, mark_key):
         # not all its commonest answer (an empty answer is no place)
         said = [line.strip() for line in lines]
         top, count = Counter(p for p in said if p).most_common(1)[0] if any(said) else ("", 0)
-        others = sum(1 for p, a in zip(said, answers) if p and p != top and p == a.strip())
+        others = sum(1 for p, s, a in zip(lines, said, answers) if s and s != top and same_place(p, a))
         require(others > 0 or 2 * count <= total or total < 2,
                 f"{count} of the {total} predictions in {name} are {top!r}, and every right one is: that is the "
                 f"one-place baseline ({split} accuracy {acc:.2%}), not a model's answers; make them with "

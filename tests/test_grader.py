@@ -918,12 +918,12 @@ def test_all_wrong_predictions_score_zero(corpus, tmp_path):
 
 
 def test_a_place_in_another_case_is_a_wrong_answer(corpus, tmp_path):
-    """The course compares places exactly: "london" does not answer "London" (only spaces around are forgiven)."""
+    """The course compares places exactly: "london" does not answer "London"."""
     write_predictions(str(tmp_path), corpus[1], lambda a: [p.lower() for p in a])
     results = run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path))
     assert failing(results) == set(ACCURACY), {i: r.reason for i, r in results.items() if r.passed}
     assert "is right (0/20)" in results["1d-0-hidden"].reason
-    assert grader.count_right(["LONDON", "Paris ", "lima"], ["London", "Paris", "Lima"]) == 1
+    assert grader.count_right(["LONDON", "Paris", "lima"], ["London", "Paris", "Lima"]) == 1
 
 
 def test_a_failing_accuracy_names_params_trained_short_of_the_courses_epochs(corpus, tmp_path):
@@ -2133,8 +2133,26 @@ def test_every_tool_counts_a_labelled_place_with_trailing_spaces_alike(tmp_path)
     result = {"prompt": "Where was Ann Lee born?", "answer": "London", "known": known, "extra": [],
               "complete": False, "probabilities": [("London", 0.5)]}
     assert "(birth_dev.tsv line 1: London; right)" in ask.format_result(result, top=1)
-    # the course's rule: the prediction exactly as written; the grader alone forgives its spaces
-    assert not same_place(" London", "London") and grader.count_right([" London\r"], ["London"]) == 1
+    # the course's rule: the prediction exactly as written, by the grader too (test_grader_counts_as_run_py_prints)
+    assert not same_place(" London", "London") and grader.count_right([" London"], ["London"]) == 0
+
+
+def test_grader_counts_as_run_py_prints(tmp_path):
+    """The grader's accuracy is run.py's printed one (evaluate_places) on the same files. It forgave spaces
+    around a prediction and before a place, so a model that wrote "Paris " (it learns the spaces of a
+    finetuning file's places), or a label " London" (a space after the tab), counted right in the grader
+    and wrong in run.py: 3/4 against run.py's 1/4, a pass mark passed that the course's evaluation fails."""
+    from submission.utils import evaluate_places
+    dev = tmp_path / "birth_dev.tsv"
+    dev.write_text("Where was Ann Lee born?\t London\nWhere was Bo Kay born?\tParis  \n"
+                   "Where was Cy Dee born?\tLima\r\nWhere was Di Eng born?\tRome\n", encoding="utf-8")
+    said = ["London", "Paris ", "Lima", " Rome"]  # as run.py's model answered, and wrote them (CRLF, as edited)
+    predictions = tmp_path / "p.predictions"
+    predictions.write_bytes("".join(p + "\r\n" for p in said).encode("utf-8"))
+    total, correct = evaluate_places(str(dev), said)
+    lines = grader.prediction_lines(str(predictions), 4)
+    assert (total, correct) == (4.0, 1.0)
+    assert grader.count_right(lines, grader.read_labels(str(dev))) == correct
 
 
 def test_an_error_while_importing_the_package_names_its_line(tmp_path, broken_src):
