@@ -445,7 +445,8 @@ def test_the_card_records_the_pretraining_corpus_and_finetuned_params_carry_it(c
     params they started from, not the corpus at hand; from scratch, or from params whose card has no such field
     (one of an earlier version), nothing is known and nothing is recorded."""
     folder, params, _ = corpora
-    wiki = {"sha256": sha(folder / "wiki.txt"), "path": str(folder / "wiki.txt")}
+    wiki = {"sha256": sha(folder / "wiki.txt"), "path": str(folder / "wiki.txt"),
+            "realpath": os.path.realpath(folder / "wiki.txt")}
     assert read_card(str(params))["pretrain_corpus"] == wiki
     run_notes(capsys, finetune(folder, folder / "f.params", params, corpus="other.txt"))
     assert read_card(str(folder / "f.params"))["pretrain_corpus"] == wiki  # what the weights read, not other.txt
@@ -484,6 +485,43 @@ def test_finetuning_params_pretrained_on_another_corpus_of_the_same_characters_i
     assert len(said) == 1 and said[0].startswith(f"run.py: note: {params} were pretrained on an earlier {wiki} "
                                                  f"(sha256 {then[:12]} then, {sha(wiki)[:12]} now; their card "
                                                  f"says): "), said
+
+
+def test_a_corpus_of_the_same_relative_path_from_another_folder_is_not_called_an_earlier_one(
+        tmp_path, monkeypatch, capsys):
+    """Pretrained in one folder on `--pretrain_corpus_path wiki.txt`, finetuned in another on its own wiki.txt (a
+    world made again, in a folder of its own): the note said the params "were pretrained on an earlier wiki.txt
+    (sha256 ... then, ... now)", a file rewritten since, though that file is as it was and this is another.
+    The card's real path tells them apart: the note names both as two files; the same file, reached by another
+    path, rewritten since, is still an earlier one."""
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")
+    monkeypatch.delenv("RUN_SH_MODE", raising=False)
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir(), second.mkdir()
+    (first / "wiki.txt").write_text(FT_WIKI, encoding="utf-8")
+    other = "".join(reversed(FT_WIKI.splitlines(keepends=True)))  # the same characters, other bytes
+    (second / "wiki.txt").write_text(other, encoding="utf-8")
+    (second / "train.tsv").write_text(FT_TRAIN, encoding="utf-8")
+    monkeypatch.chdir(first)
+    driver.main(["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=wiki.txt",
+                 "--writing_params_path=p.params", "--max_epochs", "1", *FT_SIZE])
+    params = first / "p.params"
+    monkeypatch.chdir(second)
+    said = run_notes(capsys, ["--function=finetune", "--variant=vanilla", "--pretrain_corpus_path=wiki.txt",
+                              "--finetune_corpus_path=train.tsv", "--writing_params_path=f.params",
+                              f"--reading_params_path={params}", "--max_epochs", "1", *FT_SIZE])
+    assert len(said) == 1 and said[0].startswith(
+        f"run.py: note: {params} were pretrained on wiki.txt (sha256 {sha(first / 'wiki.txt')[:12]}, their card "
+        f"says), not on --pretrain_corpus_path wiki.txt (sha256 {sha(second / 'wiki.txt')[:12]}), a text of the "
+        f"same characters: "), said
+    then = sha(first / "wiki.txt")
+    (first / "wiki.txt").write_text(other, encoding="utf-8")  # the pretraining's own file, rewritten
+    said = run_notes(capsys, ["--function=finetune", "--variant=vanilla",
+                              f"--pretrain_corpus_path={first / '.' / 'wiki.txt'}", "--finetune_corpus_path=train.tsv",
+                              "--writing_params_path=g.params", f"--reading_params_path={params}", "--max_epochs",
+                              "1", *FT_SIZE])
+    assert len(said) == 1 and said[0].startswith(f"run.py: note: {params} were pretrained on an earlier wiki.txt "
+                                                 f"(sha256 {then[:12]} then, "), said
 
 
 def test_evaluating_params_pretrained_on_another_corpus_is_noted(corpora, capsys):

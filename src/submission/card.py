@@ -14,8 +14,8 @@ loaded unchecked, as the course's are.
 The vocabulary says which characters, not which text: params pretrained on one corpus load into a run
 of another of the same characters (the course's wiki.txt and the embedded data/wiki.txt, a world made
 again) and are then asked about people they never read. So the card also records the pretraining
-corpus (`pretrain_corpus`: its sha256 and its path as given), a pretraining's own and, for finetuned
-params, that of the pretrained params they started from, where their card said it; run.py notes a
+corpus (`pretrain_corpus`: its sha256, its path as given and its real path), a pretraining's own and, for
+finetuned params, that of the pretrained params they started from, where their card said it; run.py notes a
 corpus at hand of other bytes (other_corpus, in other_corpus_words' wording, which memorised and ask
 --pretrained share), and the tools that choose a data folder for params take the one of those bytes
 first (corpus_folder). Cards written before it have no such field: nothing is known, and nothing is said.
@@ -53,11 +53,13 @@ def vocab_text(itos):
 
 def corpus_record(path):
     """The `pretrain_corpus` entry of a card for the pretraining corpus at `path`: {"sha256", "path" as
-    given}; None where it is not a regular file (a FIFO would block the hash) or cannot be read."""
+    given, "realpath"}; None where it is not a regular file (a FIFO would block the hash) or cannot be read.
+    The path as given is how messages name it; the real path says whether a later run's corpus is that file
+    (a relative path names another file from another folder)."""
     if not os.path.isfile(path):
         return None
     try:
-        return {"sha256": _sha256(path), "path": os.fspath(path)}
+        return {"sha256": _sha256(path), "path": os.fspath(path), "realpath": os.path.realpath(path)}
     except OSError:
         return None
 
@@ -67,7 +69,8 @@ def pretrain_corpus(card):
     the field, or a field of another form."""
     entry = (card or {}).get("pretrain_corpus")
     if isinstance(entry, dict) and isinstance(entry.get("sha256"), str) and isinstance(entry.get("path"), str):
-        return {"sha256": entry["sha256"], "path": entry["path"]}
+        real = {"realpath": entry["realpath"]} if isinstance(entry.get("realpath"), str) else {}
+        return {"sha256": entry["sha256"], "path": entry["path"], **real}
     return None
 
 
@@ -91,9 +94,11 @@ def other_corpus_words(params, other, flag=""):
     note_other_corpus): "PARAMS were pretrained on THEIRS (sha256 ..., their card says), not on FLAG OURS
     (sha256 ...), a text of the same characters", or "PARAMS were pretrained on an earlier PATH (sha256 ...
     then, ... now; their card says)" where the two are one path rewritten since. `flag` (with its space)
-    names where OURS was given; each caller adds what the difference means for its own work."""
+    names where OURS was given; each caller adds what the difference means for its own work. One path is
+    one file by their real paths (corpus_record's), not as given: "wiki.txt" in two folders is two files,
+    and a card of an earlier version, without the real path, is taken for another file."""
     theirs, ours = other
-    if theirs["path"] == ours["path"]:
+    if theirs.get("realpath") is not None and theirs.get("realpath") == ours.get("realpath"):
         on = (f"an earlier {theirs['path']} (sha256 {theirs['sha256'][:12]} then, {ours['sha256'][:12]} now; their "
               f"card says)")
     else:
