@@ -813,6 +813,14 @@ def test_pretrained_params_that_cannot_be_the_start_are_refused_in_one_line(trai
         ask.main(common + ["--pretrained", synth, "Ann Bo"])
 
 
+def other_corpus_note(params, read, wiki):
+    """The start of the note on `params` pretrained on `read` and used on `wiki`, a text of the same characters."""
+    from submission.card import corpus_record
+    sha = {path: corpus_record(str(path))["sha256"][:12] for path in (read, wiki)}
+    return (f"note: {params} were pretrained on {read} (sha256 {sha[read]}, their card says), not on {wiki} "
+            f"(sha256 {sha[wiki]}), a text of the same characters")
+
+
 def test_pretrained_params_of_another_corpus_of_the_same_characters_are_probed_with_a_note(trained, tmp_path,
                                                                                             capsys):
     """--pretrained probes the biographies of --data-dir's wiki.txt: pretrained params whose card records another
@@ -838,10 +846,8 @@ def test_pretrained_params_of_another_corpus_of_the_same_characters_are_probed_w
     argv = ["--params", str(tmp_path / "finetune.params"), "--pretrained", str(tmp_path / "pretrain.params"),
             "Ann Bo", "--data-dir"]
     status, out, err = run_main(argv + [str(other)], capsys)
-    sha = {path: corpus_record(str(path))["sha256"][:12] for path in (read, wiki)}
     assert status == 0 and "  pretraining: " in out and err == (
-        f"note: {tmp_path / 'pretrain.params'} were pretrained on {read} (sha256 {sha[read]}, their card says), not "
-        f"on {wiki} (sha256 {sha[wiki]}), a text of the same characters: --pretrained's probe cuts the biographies "
+        other_corpus_note(tmp_path / "pretrain.params", read, wiki) + f": --pretrained's probe cuts the biographies "
         f"of {wiki}, which they never read, so its verdicts say nothing of what pretraining stored; give --data-dir "
         f"the folder whose wiki.txt they were pretrained on\n"), err
     status, out, err = run_main(argv + [str(folder)], capsys)
@@ -892,10 +898,8 @@ def test_a_tally_of_params_pretrained_on_another_corpus_comes_with_a_note(traine
     argv = ["--params", str(tmp_path / "finetune.params"), "--top", "1", "--data-dir"]
     lines = "".join(f"Where was {n} born?\t{p}\n" for n, p in PEOPLE)
     status, out, err = run_main(argv + [str(tmp_path / "other")], capsys, stdin=io.StringIO(lines))
-    sha = {path: corpus_record(str(path))["sha256"][:12] for path in (read, wiki)}
     assert status == 0 and "answers checked are right" in out and err == (
-        f"note: {tmp_path / 'finetune.params'} were pretrained on {read} (sha256 {sha[read]}, their card says), not "
-        f"on {wiki} (sha256 {sha[wiki]}), a text of the same characters: this tally checks them on the people of "
+        other_corpus_note(tmp_path / "finetune.params", read, wiki) + f": this tally checks them on the people of "
         f"{wiki}, whom they never read of (their answers read it only for its vocabulary, the same), so it is not "
         f"their evaluation's figure; give --data-dir the folder whose wiki.txt they were pretrained on\n"), err
     # their own corpus: no note; no tally (one question, or questions as arguments): no note
