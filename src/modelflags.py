@@ -79,7 +79,7 @@ def settings_from_params(parser, args, default_data, corpus_flag="--data-dir"):
     vocabulary it records (card.corpus_folder); else `default_data`, a note saying so when it is another,
     naming `corpus_flag`), then the model size and variant (fill_size). Returns params_shape's dict. Needs
     torch (call it once the tool has loaded it)."""
-    from submission.card import corpus_folder
+    from submission.card import corpus_folder, other_corpus, pretrain_corpus, read_card
     from submission.params import params_shape
     # `--data-dir "$DIR"` with DIR unset: not the current folder
     if args.data_dir is not None and not args.data_dir.strip():
@@ -88,8 +88,12 @@ def settings_from_params(parser, args, default_data, corpus_flag="--data-dir"):
         beside = os.path.join(os.path.dirname(args.params) or ".", "data")
         args.data_dir = corpus_folder(args.params, [beside, default_data]) or default_data
         if os.path.realpath(args.data_dir) != os.path.realpath(default_data):
-            print(f"note: reading {args.data_dir}, the corpus whose vocabulary {args.params} was trained with "
-                  f"(its card says); {corpus_flag} chooses another", file=sys.stderr)
+            card = read_card(args.params)  # the very text they were pretrained on, or one of their characters
+            same = pretrain_corpus(card) and not other_corpus(card, os.path.join(args.data_dir, "wiki.txt"))
+            which = (f"the corpus {args.params} were pretrained on" if same else
+                     f"the corpus whose vocabulary {args.params} was trained with")
+            print(f"note: reading {args.data_dir}, {which} (its card says); {corpus_flag} chooses another",
+                  file=sys.stderr)
     shape = params_shape(args.params)
     if "n_head" in fill_size(args, shape) and shape and args.n_embd % args.n_head:
         parser.error(f"{args.params} does not say how many heads it has (a vanilla file without its card, "

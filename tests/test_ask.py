@@ -570,7 +570,7 @@ def test_params_with_their_world_beside_them_are_asked_without_flags(trained, tm
     flag at a time. The card names the vocabulary (so the folder) and the heads, the shapes the rest."""
     import shutil
     import memorised
-    from submission.card import write_card
+    from submission.card import corpus_record, write_card
     from submission.dataset import DataError
     from submission.params import ParamsError
     folder, params = trained
@@ -584,6 +584,12 @@ def test_params_with_their_world_beside_them_are_asked_without_flags(trained, tm
     assert status == 0 and said.splitlines()[1] == "  answer: Oslo   (birth_dev.tsv line 1: Oslo; right)"
     assert err == (f"note: reading {out / 'data'}, the corpus whose vocabulary {out / 'm.params'} was trained with "
                    f"(its card says); --data-dir chooses another\n")
+    # a card that records the corpus itself (run.py's since it records one): named as what they were pretrained on
+    write_card(str(out / "m.params"), model, vocab.itos, "finetune",
+               corpus=corpus_record(str(out / "data" / "wiki.txt")))
+    status, said, err = run_main(["--params", str(out / "m.params"), "Ann Bo"], capsys)
+    assert status == 0 and err == (f"note: reading {out / 'data'}, the corpus {out / 'm.params'} were pretrained on "
+                                   f"(its card says); --data-dir chooses another\n"), err
     with pytest.raises(DataError, match=rf"^{out / 'data'}/birth_places_train.tsv:1: "):  # memorised reads there too
         memorised.main(["--params", str(out / "m.params")])  # (this world is no biography corpus of its layout)
     # flags given win: another head count is refused by the card, as before
