@@ -709,7 +709,10 @@ def trained_epochs(params):
     """(epochs, what says so) for a params file: its card's (run.py's <params>.card.json, while the sha256 it
     records is theirs), else the last epoch of the loss log beside them (<params>.log.jsonl) unless the params
     were written well after it (the log of params since replaced, as by a run whose --log_path was elsewhere);
-    (None, None) when neither says."""
+    (None, None) when neither says, and when the params are missing: a card or log left beside no params (a
+    folder sent without them) is tied to nothing graded, and a card without a sha256 would match their none."""
+    if not os.path.isfile(params):
+        return None, None
     try:
         with open(params + ".card.json", encoding="utf-8") as f:
             card = json.load(f)
@@ -722,8 +725,8 @@ def trained_epochs(params):
     log = params + ".log.jsonl"
     try:
         stale = os.path.getmtime(log) < os.path.getmtime(params) - ledger.LOG_LAG
-    except OSError:  # no log, or no params (the predictions' test says so)
-        stale = not os.path.isfile(log)
+    except OSError:  # no log
+        stale = True
     epochs = None if stale else ledger.logged_epochs(log)
     return (epochs, "loss log") if epochs is not None else (None, None)
 

@@ -930,6 +930,9 @@ def test_a_failing_accuracy_names_params_trained_short_of_the_courses_epochs(cor
     """A quick run (--max_epochs 1) graded: "below the pass mark" alone read as a broken model. The loss
     logs beside the params say how many epochs each trained."""
     write_predictions(str(tmp_path), corpus[1], lambda a: ["Atlantis"] * len(a))
+    for params in ("vanilla.pretrain.params", "vanilla.finetune.params", "vanilla.model.params",
+                   "synthesizer.finetune.params", "synthesizer.pretrain.params"):
+        (tmp_path / params).write_bytes(b"params")  # a log says only for params beside it
     for params, epochs in (("vanilla.pretrain.params", 650), ("vanilla.finetune.params", 1),
                            ("vanilla.model.params", 2), ("synthesizer.finetune.params", 10)):
         with open(tmp_path / (params + ".log.jsonl"), "w", encoding="utf-8") as f:
@@ -990,10 +993,32 @@ def test_a_card_counts_epochs_only_as_a_whole_number(tmp_path):
     assert grader.trained_epochs(str(params)) == (2, "loss log")
 
 
+def test_a_failing_accuracy_says_nothing_of_epochs_from_a_log_or_card_beside_missing_params(corpus, tmp_path):
+    """A folder sent without vanilla.model.params but with a 1-epoch run's stale loss log and card beside where
+    they would be: the grader explained the failing accuracy with "trained 1 of the course's 75 epochs", a run
+    tied to no params graded. With the params missing neither says (a card without params_sha256 matched the
+    missing params' sha256, None)."""
+    write_predictions(str(tmp_path), corpus[1], lambda a: ["Atlantis"] * len(a))
+    params = tmp_path / "vanilla.model.params"
+    log = tmp_path / "vanilla.model.params.log.jsonl"
+    log.write_text(json.dumps({"step": 1, "epoch": 1, "loss": 1.0}) + "\n", encoding="utf-8")
+    r = run(corpus[0], ["1d-0-hidden"], submission_dir=str(tmp_path))["1d-0-hidden"]
+    assert not r.passed and "is right (0/" in r.reason and "epochs" not in r.reason, r.reason
+    assert grader.trained_epochs(str(params)) == (None, None)
+    log.unlink()
+    (tmp_path / "vanilla.model.params.card.json").write_text(json.dumps({"epochs": 1}), encoding="utf-8")
+    assert grader.trained_epochs(str(params)) == (None, None)
+    params.write_bytes(b"params")  # the same log beside params: it says
+    log.write_text(json.dumps({"step": 1, "epoch": 1, "loss": 1.0}) + "\n", encoding="utf-8")
+    r = run(corpus[0], ["1d-0-hidden"], submission_dir=str(tmp_path))["1d-0-hidden"]
+    assert "vanilla.model.params trained 1 of the course's 75 epochs, by its loss log" in r.reason, r.reason
+
+
 def test_a_failing_accuracy_names_every_params_file_trained_short(corpus, tmp_path):
     """Pretraining and finetuning both cut short: the note names both files and their epochs, not the first alone."""
     write_predictions(str(tmp_path), corpus[1], lambda a: ["Atlantis"] * len(a))
     for params, epochs in (("vanilla.pretrain.params", 3), ("vanilla.finetune.params", 1)):
+        (tmp_path / params).write_bytes(b"params")
         with open(tmp_path / (params + ".log.jsonl"), "w", encoding="utf-8") as f:
             for e in range(1, epochs + 1):
                 f.write(json.dumps({"step": e, "epoch": e, "loss": 1.0}) + "\n")
