@@ -57,7 +57,8 @@ pick_python() {
     torch_wheels "$PY" " (remove .venv first: it was made with this Python)"
     echo "run.sh: .venv lacks torch, numpy or tqdm (its setup stopped part way); installing requirements.txt" >&2
     if ! "$PY" -m pip --version >/dev/null 2>&1 && ! "$PY" -m ensurepip --upgrade >&2; then
-      echo "run.sh: .venv has no pip and ensurepip failed (on Debian and Ubuntu: apt-get install python3-venv); fix that, remove .venv and run again" >&2
+      echo "run.sh: .venv has no pip and ensurepip failed (on Debian and Ubuntu: apt-get install python3-venv);" \
+        "fix that, remove .venv and run again" >&2
       exit 1
     fi
   else
@@ -73,7 +74,8 @@ pick_python() {
     if [ -e "$venv" ] || [ -L "$venv" ]; then existed=1; fi
     if ! "$PY" -m venv "$venv" >&2; then
       if [ "$existed" = 0 ]; then rm -rf "$venv"; fi  # ours, half made: the next run starts afresh
-      echo "run.sh: '$PY -m venv' failed (on Debian and Ubuntu: apt-get install python3-venv; elsewhere set PYTHON to a Python 3.8 or later, such as PYTHON=python or PYTHON=py); fix that and run again" >&2
+      echo "run.sh: '$PY -m venv' failed (on Debian and Ubuntu: apt-get install python3-venv; elsewhere set" \
+        "PYTHON to a Python 3.8 or later, such as PYTHON=python or PYTHON=py); fix that and run again" >&2
       exit 1
     fi
     "$(venv_python "$venv")" -m pip install --quiet --upgrade pip >&2 || true  # a newer pip is welcome, not needed
@@ -197,10 +199,12 @@ esac
 # find it there. Replaced by a folder of its own, its files would otherwise go unread without a word.
 warn_src_data() {
   if [ -z "${DATA_DIR:-}" ] && [ -f "$ROOT/src/data/wiki.txt" ] && ! [ "$ROOT/src/data" -ef "$ROOT/data" ]; then
-    echo "run.sh: note: reading data/ (the embedded corpus), not src/data/; to use src/data/: DATA_DIR=$(printf '%q' "$ROOT/src/data") $ME $MODE" >&2
+    echo "run.sh: note: reading data/ (the embedded corpus), not src/data/;" \
+      "to use src/data/: DATA_DIR=$(printf '%q' "$ROOT/src/data") $ME $MODE" >&2
   fi
 }
-# RUN_SH_MODE: run.py (and london_baseline.py) word their hints for run.sh (DATA_DIR and the modes, not the flags they refuse)
+# RUN_SH_MODE: run.py (and london_baseline.py) word their hints for run.sh (DATA_DIR and the modes, not the flags
+# they refuse)
 mode_files() {  # WRITES: the output of mode $1; READS: the params it starts from (none: pretraining)
   local m="$1" V="${1%%_*}"
   case "$m" in
@@ -247,14 +251,17 @@ case "$MODE" in
     needs "$OUT/$V.pretrain.params" "${V}_pretrain"
     run --function=finetune --variant="$V" "$WIKI" "$TRAIN" --reading_params_path="$OUT/$V.pretrain.params" \
       --writing_params_path="$OUT/$V.finetune.params" "$@" ;;
-  vanilla_eval_dev_with_pretrain|synthesizer_eval_dev_with_pretrain|vanilla_eval_test_with_pretrain|synthesizer_eval_test_with_pretrain)
+  vanilla_eval_dev_with_pretrain|synthesizer_eval_dev_with_pretrain|\
+    vanilla_eval_test_with_pretrain|synthesizer_eval_test_with_pretrain)
     V="${MODE%%_*}"
     case "$MODE" in *_dev_*) SPLIT=dev; EVAL="$DEV" ;; *) SPLIT=test; EVAL="$TEST" ;; esac
     needs "$OUT/$V.finetune.params" "${V}_finetune_with_pretrain"
     run --function=evaluate --variant="$V" "$WIKI" "$EVAL" --reading_params_path="$OUT/$V.finetune.params" \
       --outputs_path="$OUT/$V.pretrain.$SPLIT.predictions" "$@" ;;
   london_baseline)
-    if [ $# -gt 0 ]; then echo "run.sh: london_baseline takes no arguments (got: $*); it scores \$DATA_DIR/birth_dev.tsv" >&2; exit 2; fi
+    if [ $# -gt 0 ]; then
+      echo "run.sh: london_baseline takes no arguments (got: $*); it scores \$DATA_DIR/birth_dev.tsv" >&2; exit 2
+    fi
     warn_src_data; pick_python; RUN_SH_MODE="$MODE" "$PY" "${R}src/london_baseline.py" "$DATA/birth_dev.tsv" ;;
   all)  # with --resume: an interrupted training mode goes on, and a mode whose output is newer than its
     # input is done (a stopped `all` continues where it stopped: the same command with --resume); an
@@ -356,7 +363,8 @@ case "$MODE" in
       fi
       echo "=== ./run.sh $m${FLAGS[*]:+ ${FLAGS[*]}}" >&2 || true
       if [ -n "$STOPPED" ]; then stop_all "$STOPPED"; fi  # Ctrl-C since the check above: not after a whole mode
-      RUN_SH_ALL="$AGAIN" RUN_PY_SHARED_FLAGS=1 "$BASH" "$ROOT/run.sh" "$m" ${ARGS[@]+"${ARGS[@]}"} ${FLAGS[@]+"${FLAGS[@]}"} || {
+      RUN_SH_ALL="$AGAIN" RUN_PY_SHARED_FLAGS=1 "$BASH" "$ROOT/run.sh" "$m" ${ARGS[@]+"${ARGS[@]}"} \
+        ${FLAGS[@]+"${FLAGS[@]}"} || {
         STATUS=$?
         if [ "$STATUS" = 141 ]; then PIPED=1; else stop_all "$STATUS"; fi; }
       if [ -n "$PREV" ] && [ "$PREV" != none ]; then rm -f "$PREV"; fi
@@ -384,7 +392,8 @@ case "$MODE" in
     ARGS=(); NAMED=0; VALUE=0
     for a in "$@"; do
       f="${a%%::*}"
-      if [ "$VALUE" = 0 ] && [ "${a#-}" = "$a" ] && { [ "${f%.py}" != "$f" ] || [ -d "$f" ] || [ -d "$ROOT/$f" ]; }; then
+      if [ "$VALUE" = 0 ] && [ "${a#-}" = "$a" ] \
+          && { [ "${f%.py}" != "$f" ] || [ -d "$f" ] || [ -d "$ROOT/$f" ]; }; then
         if [ -e "$f" ]; then
           case "$a" in /*) ;; *) a="$PWD/$a" ;; esac
           NAMED=1

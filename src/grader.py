@@ -563,7 +563,8 @@ def _same(have, want):
     if isinstance(want, bool):
         return have is want or (isinstance(have, (int, float)) and not isinstance(have, bool) and have == want)
     if isinstance(want, tuple):
-        return isinstance(have, (tuple, list)) and len(have) == len(want) and all(_same(h, w) for h, w in zip(have, want))
+        return (isinstance(have, (tuple, list)) and len(have) == len(want)
+                and all(_same(h, w) for h, w in zip(have, want)))
     if isinstance(have, bool) or not isinstance(have, (int, float)):
         return False
     return math.isclose(float(have), float(want), rel_tol=1e-9, abs_tol=0.0)
@@ -828,8 +829,9 @@ def read_predictions(ctx, name):
     lines = prediction_lines(path, len(answers))
     tabbed = sum("\t" in line for line in lines)
     if tabbed > len(lines) // 2:
-        raise Failure(f"{name}: {tabbed} of its {len(lines)} lines hold a tab (line 1: {_show(lines[0], 60)}): a "
-                      f"predictions file holds the predicted place alone, one a line; remake it with {ctx.run_sh(mode)}")
+        raise Failure(f"{name}: {tabbed} of its {len(lines)} lines hold a tab (line 1: {_show(lines[0], 60)}): "
+                      f"a predictions file holds the predicted place alone, one a line; remake it with "
+                      f"{ctx.run_sh(mode)}")
     require(len(lines) == len(answers),
             f"{name} has {len(lines)} line{'' if len(lines) == 1 else 's'} for the {len(answers)} questions of "
             f"{LABELS[split]}{blank_lines(lines, len(answers))}: it must hold one prediction a line, in order; "
@@ -1372,7 +1374,8 @@ TESTS = [
     ("1d-1-hidden", "vanilla without pretraining: test predictions, at least one right",
      at_least_one_right("vanilla.nopretrain.test.predictions"), 30),
     ("1e-0-basic", "CharCorruptionDataset truncation length in [4, int(block_size*7/8)]", test_1e0, 60),
-    ("1e-1-basic", "CharCorruptionDataset layout: prefix MASK suffix MASK masked [MASK], PADs at the end", test_1e1, 60),
+    ("1e-1-basic", "CharCorruptionDataset layout: prefix MASK suffix MASK masked [MASK], PADs at the end",
+     test_1e1, 60),
     ("1e-2-basic", "CharCorruptionDataset items: types, shapes, x[1:] == y[:-1]", test_1e2, 60),
     ("1e-3-basic", "CharCorruptionDataset masked content: random length, a quarter on average", test_1e3, 60),
     ("1f-0-basic", "trainer config of pretrain", test_1f0, 60),

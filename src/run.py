@@ -97,8 +97,8 @@ def build_parser():
                    help="DataLoader worker processes (default: the part's, at most the cores less one; none on a CPU)")
     g.add_argument("--seed", type=int, default=0, help="seed of torch's and Python's random streams (default 0)")
     g.add_argument("--log_path", default=None,
-                   help="per-step loss/lr log (JSON lines); default: <writing_params_path>.log.jsonl (os.devnull when the "
-                        "params go to a special file such as /dev/null)")
+                   help="per-step loss/lr log (JSON lines); default: <writing_params_path>.log.jsonl (os.devnull "
+                        "when the params go to a special file such as /dev/null)")
     g.add_argument("--resume", action="store_true",
                    help="continue an interrupted training run from its training state, <writing_params_path>.state "
                         "(saved at an epoch's end every --state_every seconds, removed when training ends)")
@@ -580,9 +580,9 @@ def check_longer_run_kept(args, max_epochs, weights=None):
                 size = "larger" if theirs > weights else "smaller"  # (the header's parameters count tok_emb, head)
                 raise DataError(f"{args.writing_params_path}: the params of a finished {epochs}-epoch run of a {size} "
                                 f"model ({said}; {theirs:,} weights beside the vocabulary's tok_emb and head, against "
-                                f"{weights:,}), more training than this {max_epochs}-epoch run would replace them with; "
-                                f"write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), move the file away, or add --restart "
-                                f"to replace them")
+                                f"{weights:,}), more training than this {max_epochs}-epoch run would replace them "
+                                f"with; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), move the file away, or add "
+                                f"--restart to replace them")
         elif epochs > max_epochs:
             raise DataError(f"{args.writing_params_path}: the params of a finished {epochs}-epoch run ({said}), which "
                             f"this {max_epochs}-epoch run would replace; write elsewhere (OUT_DIR=FOLDER ./run.sh "

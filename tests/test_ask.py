@@ -499,7 +499,8 @@ def test_a_byte_order_mark_on_standard_input_is_dropped(trained, capsys, stdin):
     argv = ["--params", str(params), "--data-dir", str(folder), *SIZE_FLAGS, "--top", "1"]
     status, out, err = run_main(argv, capsys, stdin=stdin)
     assert status == 0 and err == ""
-    assert [ln for ln in out.splitlines() if ln.startswith("Where")] == ["Where was Ann Bo born?", "Where was Cy Du born?"]
+    assert ([ln for ln in out.splitlines() if ln.startswith("Where")]
+            == ["Where was Ann Bo born?", "Where was Cy Du born?"])
 
 
 @pytest.mark.parametrize("errors", ["surrogateescape", "strict"])

@@ -99,8 +99,8 @@ def test_the_reference_evaluation_is_the_courses_loop_and_attention(tmp_path, ca
 def test_each_evaluation_path_is_timed_straight_after_an_untimed_run_of_its_own(tmp_path, capsys, monkeypatch):
     """The batched evaluation was timed first, on a model nothing had decoded with yet, and the reference after
     it, warm: the batched path's start-up counted against it alone (docs/speed.md: 1.71-1.73 s cold against
-    1.65-1.69 s warm on a 2-core CPU). Now each path decodes the first bench.EVAL_WARM_UP of its questions untimed, then all of them timed:
-    the decoding calls, timed or not, in order."""
+    1.65-1.69 s warm on a 2-core CPU). Now each path decodes the first bench.EVAL_WARM_UP of its questions
+    untimed, then all of them timed: the decoding calls, timed or not, in order."""
     from submission import decoding
     calls, timing = [], []
     sample, greedy_cached = decoding.sample, decoding._greedy_cached

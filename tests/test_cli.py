@@ -60,7 +60,8 @@ def one_line_exit(capsys, argv):
                                    "choose the run.sh mode that does what you want)"),
     (["--function=finetune"], "--function given twice"),
     (["--writing_params_path", "q"], "given twice, as 'p' and as 'q' (a run.sh mode gives it: DATA_DIR and OUT_DIR "
-                                     "choose the folders of a run.sh mode; for other file names, run python src/run.py"),
+                                     "choose the folders of a run.sh mode; for other file names, run python "
+                                     "src/run.py"),
 ])
 def test_bad_flags_stop_with_one_line(capsys, monkeypatch, flags, says):
     monkeypatch.setenv("RUN_SH_MODE", "vanilla_pretrain")  # a flag given twice: the mode gave it first
@@ -150,18 +151,20 @@ def test_flags_the_function_does_not_read_are_named(capsys, monkeypatch):
     driver.parse_args(base + ["--reading_params_path=old.params"])
     assert capsys.readouterr().err == ("run.py: note: --function=pretrain does not read --reading_params_path "
                                        "(pretraining always starts from a new model)\n")
-    driver.parse_args(["--function=evaluate", "--variant=vanilla", "--pretrain_corpus_path=w", "--reading_params_path=r",
-                       "--eval_corpus_path=e", "--outputs_path=o", "--writing_params_path=p"])
+    driver.parse_args(["--function=evaluate", "--variant=vanilla", "--pretrain_corpus_path=w",
+                       "--reading_params_path=r", "--eval_corpus_path=e", "--outputs_path=o",
+                       "--writing_params_path=p"])
     assert capsys.readouterr().err == "run.py: note: --function=evaluate does not read --writing_params_path\n"
-    driver.parse_args(["--function=evaluate", "--variant=vanilla", "--pretrain_corpus_path=w", "--reading_params_path=r",
-                       "--eval_corpus_path=e", "--outputs_path=o", "--max_epochs", "1", "--dropout", "0", "--bf16"])
+    driver.parse_args(["--function=evaluate", "--variant=vanilla", "--pretrain_corpus_path=w",
+                       "--reading_params_path=r", "--eval_corpus_path=e", "--outputs_path=o",
+                       "--max_epochs", "1", "--dropout", "0", "--bf16"])
     assert capsys.readouterr().err == "".join(f"run.py: note: --function=evaluate does not read --{name}\n"
                                               for name in ("max_epochs", "dropout", "bf16"))
     driver.parse_args(base + ["--reference_eval"])
     assert capsys.readouterr().err == "run.py: note: --function=pretrain does not read --reference_eval\n"
     monkeypatch.setenv(driver.SHARED_FLAGS, "1")  # `./run.sh all --max_epochs 1`: every mode gets the flags, knowingly
-    driver.parse_args(["--function=evaluate", "--variant=vanilla", "--pretrain_corpus_path=w", "--reading_params_path=r",
-                       "--eval_corpus_path=e", "--outputs_path=o", "--max_epochs", "1"])
+    driver.parse_args(["--function=evaluate", "--variant=vanilla", "--pretrain_corpus_path=w",
+                       "--reading_params_path=r", "--eval_corpus_path=e", "--outputs_path=o", "--max_epochs", "1"])
     assert capsys.readouterr().err == ""
     driver.parse_args(base)
     assert capsys.readouterr().err == ""
@@ -247,7 +250,8 @@ def test_runs_flush_denormals_but_the_courses_loops_do_not(tmp_path, monkeypatch
     calls = []
     monkeypatch.setattr(torch, "set_flush_denormal", lambda on: calls.append(on) or True)
     monkeypatch.setattr(driver, "train_or_evaluate", lambda args: calls.append("work"))
-    base = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", f"--writing_params_path={tmp_path / 'p'}"]
+    base = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w",
+            f"--writing_params_path={tmp_path / 'p'}"]
     driver.main(base)
     assert calls == [True, "work", False]
     calls.clear()
@@ -428,7 +432,8 @@ def test_reference_eval_writes_the_same_predictions_as_the_batched_default(tmp_p
             f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}", f"--reading_params_path={tmp_path / 'v.params'}",
             f"--eval_corpus_path={tmp_path / 'dev.tsv'}"]
     driver.main(argv + [f"--outputs_path={tmp_path / 'batched'}"])
-    assert capsys.readouterr().out.endswith(f"Correct: 0.0 out of 4.0: 0.0%\nPredictions written to {tmp_path / 'batched'}\n")
+    assert capsys.readouterr().out.endswith("Correct: 0.0 out of 4.0: 0.0%\n"
+                                            f"Predictions written to {tmp_path / 'batched'}\n")
     assert paths == []
     driver.main(argv + [f"--outputs_path={tmp_path / 'reference'}", "--reference_eval"])
     assert paths == [{False}] * len(questions)
@@ -547,8 +552,9 @@ def test_bench_flags_are_checked(capsys, monkeypatch):
 def test_bench_names_what_set_its_thread_count(monkeypatch):
     """GPT_NUM_THREADS=1 ./run.sh bench said its 1 thread was 'the cores other processes leave free'."""
     import bench
-    for gpt, omp, says in (("1", "2", "$GPT_NUM_THREADS"), (" ", "2", "$OMP_NUM_THREADS"), ("", "2,1", "$OMP_NUM_THREADS"),
-                           ("", "", "other processes leave free"), ("", "many", "other processes leave free")):
+    for gpt, omp, says in (("1", "2", "$GPT_NUM_THREADS"), (" ", "2", "$OMP_NUM_THREADS"),
+                           ("", "2,1", "$OMP_NUM_THREADS"), ("", "", "other processes leave free"),
+                           ("", "many", "other processes leave free")):
         monkeypatch.setenv("GPT_NUM_THREADS", gpt)
         monkeypatch.setenv("OMP_NUM_THREADS", omp)
         assert says in bench.threads_reason(None), (gpt, omp)
@@ -647,7 +653,8 @@ def test_demo_names_an_unknown_run_before_any_work(capsys, tmp_path):
     (["--data-dir", "data", "--people", "1"], "--people must be at least 2"),
     (["--data-dir", "data", "--people", "10", "--train", "10"], "--train must be at least 1 and below --people"),
     # without --people the subset has the size's 100 people (it read 150 train + -50 dev, or divided by 0 dev)
-    (["--data-dir", "data", "--size", "cpu", "--train", "150"], "below the 100 people of --size cpu (or give --people)"),
+    (["--data-dir", "data", "--size", "cpu", "--train", "150"],
+     "below the 100 people of --size cpu (or give --people)"),
     (["--data-dir", "data", "--size", "cpu", "--train", "100"], "below the 100 people of --size cpu"),
     (["--data-dir", "data", "--size", "full", "--train", "50"], "give --people too"),
     (["--n_head", "3"], "must be a multiple of --n_head 3"),          # run.py's checks, before any step
@@ -913,7 +920,8 @@ def test_hints_name_what_the_caller_can_change(tmp_path, monkeypatch):
     assert read_text(os.path.join("data", "wiki.txt"), "pretraining corpus") == read_text(
         os.path.join(ROOT, "data", "wiki.txt"), "pretraining corpus")
     with pytest.raises(DataError, match=rf"^wiki.txt: pretraining corpus not found; check the path "
-                                        rf"\(the embedded corpus has it: {re.escape(os.path.join('..', 'data', 'wiki.txt'))}\)$"):
+                                        r"\(the embedded corpus has it: "
+                                        rf"{re.escape(os.path.join('..', 'data', 'wiki.txt'))}\)$"):
         read_text("wiki.txt", "pretraining corpus")
     # a folder of the user's own (the course's files, mistyped): no hint towards another vocabulary
     with pytest.raises(DataError, match=r"cs224n-data.wiki.txt: pretraining corpus not found; check the path$"):
@@ -1133,8 +1141,8 @@ def test_an_output_path_holding_another_kind_of_file_is_refused(tmp_path, capsys
             (finetune + [f"--writing_params_path={other_dev}"],
              f"{other_dev}: is a corpus (questions or biographies), not the params an earlier run wrote"),
             (finetune + [f"--writing_params_path={log}"], f"{log}: is a loss log (JSON lines), not the params"),
-            (evaluate + [f"--outputs_path={other_params}"], f"{other_params}: is a torch file (params or a training state), "
-                                                      f"not the predictions"),
+            (evaluate + [f"--outputs_path={other_params}"],
+             f"{other_params}: is a torch file (params or a training state), not the predictions"),
             (evaluate + [f"--outputs_path={other_dev}"], "is a corpus (questions or biographies), not the predictions"),
             (evaluate + [f"--outputs_path={other_wiki}"], f"{other_wiki}: is a corpus (questions or biographies)"),
             (evaluate + [f"--outputs_path={inputs}"], f"{inputs}: is a corpus (questions or biographies)")):
@@ -1229,7 +1237,8 @@ def test_the_machines_limits_end_in_one_line(tmp_path, capsys):
                       "you tried to allocate 343670784 bytes. Error code 12 (Cannot allocate memory)"),
          "out of memory on the CPU, trying to allocate 328 MiB: a smaller --batch_size, or a smaller model"),
         (torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
-                                     "capacity of 79.19 GiB"), "out of memory on the GPU, trying to allocate 2.00 GiB: "),
+                                     "capacity of 79.19 GiB"),
+         "out of memory on the GPU, trying to allocate 2.00 GiB: "),
         (MemoryError(), "out of memory on the CPU: a smaller --batch_size"),
         (RuntimeError("InductorError: InvalidCxxCompiler: No working C++ compiler found in cpp_builder.py"),
          "torch.compile found no working C/C++ compiler: install one (Debian: apt-get install g++), "

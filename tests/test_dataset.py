@@ -13,7 +13,8 @@ from submission.dataset import (MASK_CHAR, PAD_CHAR, CharCorruptionDataset, Data
                                 parse_tsv)
 
 LONG = "Ada Quill. " + "She was born in Lisbon and studied at the observatory of Porto for many years. " * 3
-CORPUS = "\n".join([LONG, "Bo Li. Born in Hanoi.", "abc", "", "x", "Zoë Ñandú. Née à Genève, morte à Paris. Where was she born? Geneva."])
+CORPUS = "\n".join([LONG, "Bo Li. Born in Hanoi.", "abc", "", "x",
+                    "Zoë Ñandú. Née à Genève, morte à Paris. Where was she born? Geneva."])
 
 
 def decode(ds, t):

@@ -91,7 +91,8 @@ def test_all_in_order_are_zipped_under_their_handout_paths(complete, tmp_path, c
         names = deliverables.CODE + others + deliverables.HANDOUT_ORDER[7:]
         assert z.namelist() == [f"src/submission/{n}" for n in names]
         for name in names:
-            assert z.read(f"src/submission/{name}") == (code / name if name.endswith(".py") else folder / name).read_bytes()
+            assert (z.read(f"src/submission/{name}")
+                    == (code / name if name.endswith(".py") else folder / name).read_bytes())
 
 
 def test_a_file_dated_before_1980_is_zipped_as_of_1980(complete, tmp_path, capsys):
@@ -210,7 +211,8 @@ def test_missing_and_bad_files_name_their_fix_and_no_zip_is_written(complete, tm
     assert "UTF-16 text (byte-order mark FF FE), not UTF-8" in said["vanilla.nopretrain.dev.predictions"]
     # the pretrained params copied in are newer than the finetuned ones made from them: stale, not bad
     assert said["vanilla.finetune.params"].split()[1] == "stale"
-    assert sum(line.split()[1] in ("ok", "low", "stale") for line in lines) == 13 and len(lines) == 18  # no import check
+    assert (sum(line.split()[1] in ("ok", "low", "stale") for line in lines) == 13
+            and len(lines) == 18)  # no import check
     assert out.read_bytes() == b"an earlier zip"
     os.remove(folder / "synthesizer.finetune.params")
     _, lines, _ = run(complete, out, capsys)
@@ -257,7 +259,8 @@ def test_params_that_are_not_the_courses_say_what_to_do(complete, tmp_path, caps
         f.write("Wang Fang. Born in 北京.\n")
     status, lines, _ = run(complete, tmp_path / "s.zip", capsys)
     said = {line.split()[2]: line for line in lines}
-    assert status == 1 and "not the course's model size: the file looks like --n_layer 2" in said["vanilla.finetune.params"]
+    assert status == 1 and ("not the course's model size: the file looks like --n_layer 2"
+                            in said["vanilla.finetune.params"])
     # the course's size, but a key renamed (as a model.py that names `head` otherwise would save it): the keys,
     # not "not the course's model size ... looks like --n_layer 4 --n_embd 256 --block_size 128"
     state = torch.load(folder / "vanilla.pretrain.params", weights_only=True)
@@ -362,7 +365,8 @@ def test_paths_that_cannot_serve_are_one_line_before_any_check(complete, tmp_pat
     os.symlink(tmp_path / "submission.tex", tmp_path / "link.zip")
     argv[flag] = {"the zip path is a folder": str(folder), "would overwrite an input": str(code / "model.py"),
                   "exists and is not a zip file": str(tmp_path / "submission.tex"),
-                  "link.zip: exists and is not a zip file": str(tmp_path / "link.zip")}.get(says, str(tmp_path / "nowhere"))
+                  "link.zip: exists and is not a zip file": str(tmp_path / "link.zip")}.get(
+                      says, str(tmp_path / "nowhere"))
     with pytest.raises(SystemExit) as stop:
         run_cli(lambda: deliverables.main([x for kv in argv.items() for x in kv]))
     captured = capsys.readouterr()

@@ -22,7 +22,8 @@ from test_world import _surname_alone
 def write(d, wiki, train, dev):
     d.mkdir()
     (d / "wiki.txt").write_text("".join(line + "\n" for line in wiki), encoding="utf-8")
-    (d / "birth_places_train.tsv").write_text("".join(f"Where was {n} born?\t{p}\n" for n, p in train), encoding="utf-8")
+    (d / "birth_places_train.tsv").write_text("".join(f"Where was {n} born?\t{p}\n" for n, p in train),
+                                              encoding="utf-8")
     (d / "birth_dev.tsv").write_text("".join(f"Where was {n} born?\t{p}\n" for n, p in dev), encoding="utf-8")
 
 

@@ -1665,7 +1665,8 @@ def test_every_tool_under_run_cli_takes_the_thread_count_from_the_environment(mo
         with pytest.raises(SystemExit) as e:
             run_cli(lambda: seen.append("ran"))
         err = capsys.readouterr().err
-        assert e.value.code == 2 and len(seen) == 2 and err.startswith("error: GPT_NUM_THREADS='abc' is not a thread count")
+        assert e.value.code == 2 and len(seen) == 2 and err.startswith(
+            "error: GPT_NUM_THREADS='abc' is not a thread count")
         assert err.count("\n") == 1
     finally:
         torch.set_num_threads(before)

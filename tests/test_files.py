@@ -426,7 +426,8 @@ def test_a_training_state_path_that_cannot_take_the_state_is_refused_up_front(tm
     state = tmp_path / "p.params.state"
     argv = ["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=w", f"--writing_params_path={params}"]
     state.mkdir()
-    with pytest.raises(DataError, match=r"p.params.state: the training state path is a folder; move it away, or give --writing_params_path another path \(the training state goes beside it\)$"):
+    with pytest.raises(DataError, match=r"p.params.state: the training state path is a folder; move it away, or give "
+                                        r"--writing_params_path another path \(the training state goes beside it\)$"):
         driver.check_outputs(driver.parse_args(argv))
     state.rmdir()
     state.write_text("Where was Bo Li born?\tOslo\n", encoding="utf-8")

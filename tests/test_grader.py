@@ -58,7 +58,8 @@ def write_corpus(folder, n_people=80, n_train=40, n_dev=20, with_test_labels=Tru
     syll = ["an", "bel", "cor", "da", "el", "fan", "gor", "hil", "is", "jo", "ka", "lu", "mar", "ne", "ol"]
     people = []
     for i in range(n_people):
-        name = "".join(rng.choice(syll) for _ in range(2)).title() + " " + "".join(rng.choice(syll) for _ in range(3)).title()
+        name = ("".join(rng.choice(syll) for _ in range(2)).title() + " "
+                + "".join(rng.choice(syll) for _ in range(3)).title())
         people.append((f"{name} {i}", rng.choice(PLACES)))
     wiki = [f"{n}. Where was {n} born? {n} was born in {p} and worked in {rng.choice(PLACES)} ." for n, p in people]
     os.makedirs(folder, exist_ok=True)
@@ -268,7 +269,8 @@ class AlwaysLongest(SpanMutant):
     def __getitem__(self, idx):
         saved = random.randint
         try:  # truncate to the longest length allowed, always
-            random.randint = lambda a, b: b if b == min(len(self.data[idx]), int(self.block_size * 7 / 8)) else saved(a, b)
+            random.randint = lambda a, b: (b if b == min(len(self.data[idx]), int(self.block_size * 7 / 8))
+                                           else saved(a, b))
             return super().__getitem__(idx)
         finally:
             random.randint = saved
@@ -775,7 +777,8 @@ def test_an_initializer_that_returns_none_is_named_and_costs_only_its_test(corpu
     monkeypatch.setattr(submission, "initialize_vanilla_model", lambda mconf: None)
     results = run(corpus[0], ["1c-0-hidden", "1c-1-basic", "1f-0-basic"])
     assert failing(results) == {"1c-0-hidden"}
-    assert "initialize_vanilla_model(mconf) returned NoneType, expected the GPT it builds" in results["1c-0-hidden"].reason
+    assert ("initialize_vanilla_model(mconf) returned NoneType, expected the GPT it builds"
+            in results["1c-0-hidden"].reason)
 
 
 @pytest.mark.parametrize("change, phrase", [

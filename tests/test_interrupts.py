@@ -150,7 +150,8 @@ def test_the_dataset_script_stops_at_a_ctrl_c_while_loading_or_printing(script, 
     was one while the examples were made and printed."""
     p = subprocess.run([sys.executable, "-c", CTRL_C_AT_IMPORT, "torch", os.path.join(SRC, script), "namedata"],
                        capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
-    assert (p.returncode, p.stdout, p.stderr) == (130, "", "dataset.py: interrupted while starting; nothing was written\n")
+    assert (p.returncode, p.stdout, p.stderr) == (130, "",
+                                                  "dataset.py: interrupted while starting; nothing was written\n")
     p = subprocess.run([sys.executable, "-c", CTRL_C_AT_FIRST_PRINT, os.path.join(SRC, script), "namedata"],
                        capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
     assert (p.returncode, p.stdout, p.stderr) == (130, "", "interrupted\n")
@@ -200,7 +201,8 @@ def test_a_missing_requirement_names_the_venv_s_own_layout(tmp_path, monkeypatch
         (venv / folder / "activate").write_text("")
         line = startup.missing_requirement("run.py", "torch")
         activate = os.path.join(".venv", folder, "activate")
-        assert line.endswith(f"has no torch; activate the environment run.sh made (. {activate}) and run it again"), line
+        assert line.endswith(f"has no torch; activate the environment run.sh made (. {activate}) "
+                             "and run it again"), line
         import shutil
         shutil.rmtree(venv)
     # (mutation audit of _shown) only a script in the current folder is written ./run.sh, to run it; a file

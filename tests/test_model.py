@@ -246,7 +246,8 @@ def test_synthesizer_fast_path_off_the_cpu_training_route_still_drops_attention(
     synthesizer's fast path still applies attention dropout in training: at attn_pdrop = 1 every weight is
     dropped, leaving the projection's bias; in eval mode nothing is dropped."""
     import submission.attention as attention_module
-    monkeypatch.setattr(attention_module, "attention_route", lambda module, x: "reference" if module.training else "sdpa")
+    monkeypatch.setattr(attention_module, "attention_route",
+                        lambda module, x: "reference" if module.training else "sdpa")
     torch.manual_seed(0)
     att = SynthesizerAttention(GPTConfig(10, 12, n_embd=8, n_head=2, attn_pdrop=1.0, resid_pdrop=0.0)).train()
     x = torch.randn(2, 9, 8)

@@ -476,7 +476,8 @@ def test_attention_command_explains_bad_inputs(runs, tmp_path, capsys):
     assert plots.main(args) == 2
     assert "vocabulary lacks" in capsys.readouterr().err
     assert not out.exists()
-    for question, says in (("Mei \u2047 Tan", "holds the MASK character"), ("Mei \u25a1 Tan", "holds the PAD character"),
+    for question, says in (("Mei \u2047 Tan", "holds the MASK character"),
+                           ("Mei \u25a1 Tan", "holds the PAD character"),
                            ("Mei" * 20, "the question 'Where was MeiMei")):  # as ask words them
         args[args.index("--question") + 1] = question
         assert plots.main(args) == 2
@@ -613,7 +614,8 @@ def test_a_size_flag_given_alone_is_checked_against_the_params_not_the_course(ca
     assert "--n_embd 20 must be a multiple of --n_head 3" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv, says", [([], "plots.py: error: the following arguments are required: {curves,attention}"),
+@pytest.mark.parametrize("argv, says", [([], "plots.py: error: the following arguments are required: "
+                                             "{curves,attention}"),
                                         (["curves"], "plots.py curves: error: the following arguments are "
                                                      "required: LOG, --out")])
 def test_a_missing_command_or_argument_is_one_line(capsys, argv, says):

@@ -95,7 +95,8 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
                 "vanilla.nopretrain.test.predictions", "vanilla.pretrain.dev.predictions",
                 "vanilla.pretrain.params", "vanilla.pretrain.test.predictions"]
     assert [n for n in names if not n.endswith((".log.jsonl", ".card.json"))] == expected  # no state, .partial, .tmp
-    assert [n for n in names if n.endswith(".card.json")] == [n + ".card.json" for n in expected if n.endswith("params")]
+    assert ([n for n in names if n.endswith(".card.json")]
+            == [n + ".card.json" for n in expected if n.endswith("params")])
     dev_q = open(world / "birth_dev.tsv", encoding="utf-8").read().count("\n")
     test_q = open(world / "birth_test_inputs.tsv", encoding="utf-8").read().count("\n")
     for n in names:
@@ -134,7 +135,8 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     piped.stdout.close()
     assert piped.wait(timeout=300) == 141
-    assert (out / "vanilla.nopretrain.dev.predictions").exists() and (out / "vanilla.nopretrain.test.predictions").exists()
+    assert ((out / "vanilla.nopretrain.dev.predictions").exists()
+            and (out / "vanilla.nopretrain.test.predictions").exists())
 
     # an `all` started afresh (it leaves a stamp) and stopped before its first save: the earlier run's
     # outputs, older than the stamp, are not done; the first mode runs (and here refuses a flag at once)
@@ -292,7 +294,8 @@ def test_src_run_sh_is_the_same_entry_point(world):
     ("src", ["../tests/test_ask.py::test_a_name_asks_the_course_question"], {"tests/test_ask.py"}),  # the caller's path
     ("src", ["tests/test_ask.py", "tests/test_oneline.py"], None),  # repo paths from anywhere (the second is absent)
     ("src", ["test_ask.py::test_a_name_asks_the_course_question"], {"tests/test_ask.py"}),  # a test file's own name
-    ("src", ["-k", "test_ask or test_plots"], {"tests/test_ask.py", "tests/test_plots.py"}),  # none: the suite, filtered
+    ("src", ["-k", "test_ask or test_plots"],
+     {"tests/test_ask.py", "tests/test_plots.py"}),  # none: the suite, filtered
     ("", ["-k", "data"], "suite"),  # an option's value that names a folder (data/) is still the option's
     ("", ["--deselect", "tests/test_ask.py::test_a_name_asks_the_course_question"], "suite"),
 ])
@@ -351,8 +354,8 @@ def test_the_courses_data_paths_work_from_src():
     for name in ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv"):
         assert os.path.samefile(os.path.join(ROOT, "src", "data", name), os.path.join(ROOT, "data", name))
     env = {k: v for k, v in os.environ.items() if k not in ("DATA_DIR", "OUT_DIR")}
-    p = subprocess.run(["./run.sh", "london_baseline"], cwd=os.path.join(ROOT, "src"), env=dict(env, PYTHON=sys.executable),
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(["./run.sh", "london_baseline"], cwd=os.path.join(ROOT, "src"),
+                       env=dict(env, PYTHON=sys.executable), capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and p.stdout.startswith("Correct:") and p.stderr == "", p.stderr
     p = subprocess.run([sys.executable, "london_baseline.py", "./data/birth_dev.tsv"], cwd=os.path.join(ROOT, "src"),
                        capture_output=True, text=True, timeout=120)
@@ -413,7 +416,8 @@ def test_help_says_what_every_mode_does():
         assert p.returncode == 0 and p.stderr == "" and p.stdout.startswith("usage: ./run.sh MODE")
         listed = re.findall(r"^  (\w+)", p.stdout, re.M)
         assert sorted(listed) == sorted(modes), set(listed) ^ set(modes)
-        assert all(name in p.stdout for name in ("DATA_DIR", "OUT_DIR", "GPT_NUM_THREADS", "GPT_DEVICE", "PYTHON", "--resume"))
+        assert all(name in p.stdout
+                   for name in ("DATA_DIR", "OUT_DIR", "GPT_NUM_THREADS", "GPT_DEVICE", "PYTHON", "--resume"))
 
 
 @pytest.mark.parametrize("script", ["run.sh", "src/run.sh"])

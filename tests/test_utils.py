@@ -88,7 +88,8 @@ def test_a_full_disk_is_one_line_and_keeps_the_old_file(tmp_path, error, says):
         f.write(b"half")
         raise error
 
-    with pytest.raises(DataError, match=f"vanilla.pretrain.params: could not write it \\(.*{re.escape(says)}.*; .* MiB free there\\).*unchanged") as e:
+    with pytest.raises(DataError, match=f"vanilla.pretrain.params: could not write it \\(.*{re.escape(says)}.*; "
+                                        ".* MiB free there\\).*unchanged") as e:
         _atomic(str(p), full)
     assert "\n" not in str(e.value) and "enforce fail" not in str(e.value)
     assert p.read_text() == "old\n" and os.listdir(tmp_path) == ["vanilla.pretrain.params"]
@@ -215,7 +216,8 @@ def test_torch_2_0s_words_for_a_cut_pre_1_6_file_are_read_as_cut_short(tmp_path)
     (lambda: _torch_bytes(small().state_dict())[:3000], "a PyTorch file cut short or damaged"),
     (lambda: _torch_bytes(small().state_dict(), _use_new_zipfile_serialization=False)[:3000],
      "a PyTorch file cut short or damaged"),
-    (lambda: _torch_bytes({"w": torch.zeros(2), "f": os.getcwd}), "a PyTorch file holding Python objects beyond tensors"),
+    (lambda: _torch_bytes({"w": torch.zeros(2), "f": os.getcwd}),
+     "a PyTorch file holding Python objects beyond tensors"),
     (lambda: _torch_bytes({"w": torch.zeros(2), "f": os.getcwd}, _use_new_zipfile_serialization=False),
      "a PyTorch file holding Python objects beyond tensors"),
     (lambda: pickle.dumps({"w": 1}), "a Python pickle, not a PyTorch file"),

@@ -707,7 +707,8 @@ def test_files_make_world_did_not_write_are_refused_and_kept(own_files, monkeypa
     code, err = run_main(["--out", str(folder)] + SMALL, capsys)
     assert code == 2 and err == [refused(folder / "wiki.txt")], err
     assert snapshot(folder) == before
-    with pytest.raises(mw.WorldError, match="^" + re.escape(refused(folder / "wiki.txt")[len("make_world.py: error: "):])):
+    with pytest.raises(mw.WorldError,
+                       match="^" + re.escape(refused(folder / "wiki.txt")[len("make_world.py: error: "):])):
         mw.write_world(mw.build_world(people=30, train=20, dev=5, places=10), str(folder))
     assert snapshot(folder) == before
 
@@ -894,7 +895,8 @@ def test_files_equal_to_the_world_about_to_be_written_are_no_loss(tmp_path, caps
         assert code == 0 and err == [], err
         assert (folder / mw.MARKER).is_file() and b"\r" not in (folder / "wiki.txt").read_bytes()
     (copy / "wiki.txt").write_text("mine\n", encoding="utf-8")  # changed since the record: refused again
-    code, err = run_main(["--out", str(copy), "--people", "30", "--train", "20", "--dev", "5", "--places", "10"], capsys)
+    code, err = run_main(["--out", str(copy), "--people", "30", "--train", "20", "--dev", "5", "--places", "10"],
+                         capsys)
     assert code == 2 and "wiki.txt: not a file make_world wrote (changed since)" in err[0], err
 
 
