@@ -278,7 +278,8 @@ class CharCorruptionDataset(Dataset):
             if special in chars:
                 lineno = data.count("\n", 0, data.index(special)) + 1
                 raise ReservedCharacter(f"{path}:{lineno}: the reserved {name} character {special!r} "
-                                        f"(U+{ord(special):04X}) is in the pretraining corpus; remove it from the corpus")
+                                        f"(U+{ord(special):04X}) is in the pretraining corpus; remove it from the "
+                                        f"corpus")
         chars.insert(0, MASK_CHAR)
         chars.insert(0, PAD_CHAR)
         self.stoi = {ch: i for i, ch in enumerate(chars)}

@@ -24,7 +24,8 @@ __all__ = [  # this module's own, then the re-exported names of dataset, decodin
     "set_seed", "get_device", "usable_cores", "CpuThreads", "denormals_flushed", "is_main_process",
     "evaluate_places", "CountMismatch", "same_place", "MASK_CHAR", "DataError", "predict_places",
     "predict_places_recompute", "sample", "sample_cached", "top_k_logits", "ParamsError", "atomic_torch_save",
-    "atomic_write", "atomic_write_text", "check_output_path", "clean_state_dict", "cpu_state_dict", "load_params", "run_cli"]
+    "atomic_write", "atomic_write_text", "check_output_path", "clean_state_dict", "cpu_state_dict", "load_params",
+    "run_cli"]
 
 
 def set_seed(seed):
