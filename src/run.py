@@ -402,10 +402,11 @@ def params_hints():
                 variant_fix="this run.sh mode runs the {want} model; " + other)
 
 
-def check_pretrained(path):
+def check_pretrained(path, card=None):
     """A finetuning's --reading_params_path whose card says they were finetuned, not pretrained: a run.sh mode
-    (which reads the pretraining's file) refuses them, run.py notes them. A course file has no card."""
-    if (read_card(path) or {}).get("function") != "finetune":
+    (which reads the pretraining's file) refuses them, run.py notes them. A course file has no card. `card`:
+    their card, read already (read_card hashes the params), else read here."""
+    if ((read_card(path) if card is None else card) or {}).get("function") != "finetune":
         return
     said = f"{path} were finetuned, not pretrained (their card says)"
     mode = os.environ.get("RUN_SH_MODE")
@@ -635,8 +636,8 @@ def train_or_evaluate_unlocked(args):
         if args.reading_params_path is not None:  # checked here, against the corpus's vocabulary (their card) and in
             # run.sh's words under run.sh; the course's helper then loads them again, knowing no vocabulary
             load_params(model, args.reading_params_path, itos=pretrain_dataset.itos, **params_hints())
-            check_pretrained(args.reading_params_path)
-            card = read_card(args.reading_params_path)
+            card = read_card(args.reading_params_path)  # once: it hashes the params
+            check_pretrained(args.reading_params_path, card)
             corpus = pretrain_corpus(card)
             note_other_corpus(args, card)
         tconf, trainer = helper.finetune(args.reading_params_path, args.finetune_corpus_path,
