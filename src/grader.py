@@ -108,7 +108,11 @@ class Context:
         """The command that makes a missing file, with the folders this grading run uses; in a demo's
         folder the demo, which makes the dev predictions (a run.sh mode there would replace the demo's
         files with its own), and for the test predictions, which the demo never makes, the modes'
-        folder instead."""
+        folder instead. Grading --code-dir's package, the command is the student's, run where their code is:
+        `OUT_DIR=<their folder> ./run.sh` here would make the file with this project's code, not theirs."""
+        if _code_dir is not None and not self.demo:
+            return (f"./run.sh {mode}" + (f" (after {', '.join(before)})" if before else "")
+                    + " in the student's copy of the assignment, with the code graded")
         if not self.demo:
             return run_sh_command(mode, self.data_dir, self.submission_dir, before)
         if "_eval_test_" in mode:

@@ -2300,7 +2300,11 @@ def test_code_dir_grades_the_package_in_that_folder(corpus, tmp_path):
     failed = {t["name"].split(":")[0]: t["output"] for t in doc["tests"] if t["score"] < t["max_score"]}
     assert set(failed) == {"1g-3-hidden", "1d-0-hidden"}, failed
     assert "differs from the handout's equation" in failed["1g-3-hidden"]
-    assert failed["1d-0-hidden"].startswith(f"FAIL: {ann}/vanilla.nopretrain.dev.predictions not found")
+    assert failed["1d-0-hidden"].startswith(f"FAIL: {ann}/vanilla.nopretrain.dev.predictions not found: make it "
+                                            f"with ./run.sh vanilla_eval_dev_without_pretrain (after "
+                                            f"vanilla_finetune_without_pretrain) in the student's copy of the "
+                                            f"assignment, with the code graded"), failed["1d-0-hidden"]
+    assert "OUT_DIR" not in failed["1d-0-hidden"]  # OUT_DIR=ann ./run.sh would run the project's code, not ann's
     assert "__pycache__" not in os.listdir(ann)  # the student's folder is left as it was handed in
     p = subprocess.run([sys.executable, GRADER, "1e-0-basic", "1c-1-basic", "--data-dir", corpus[0], "--code-dir",
                         "bob"], cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
