@@ -139,10 +139,50 @@ def test_a_writer_gets_the_loss_and_rate_of_every_step(tmp_path):
 
     writer = Writer()
     _, log = tiny_run(tmp_path, writer=writer)
-    assert [s for s in writer.scalars if s[0] == "train/lr"] == [("train/lr", row["lr"], row["step"]) for row in log]
+    # at the course's global step, which counts from 0 where the log counts from 1
+    assert [s for s in writer.scalars if s[0] == "train/lr"] == [("train/lr", row["lr"], row["step"] - 1)
+                                                                 for row in log]
     losses = [s for s in writer.scalars if s[0] == "train/loss"]
-    assert [step for _, _, step in losses] == [row["step"] for row in log]
+    assert [step for _, _, step in losses] == [row["step"] - 1 for row in log]
     assert [round(value, 6) for _, value, _ in losses] == [row["loss"] for row in log]
+
+
+class StepWriter:
+    """A SummaryWriter stand-in: the global step of each train/loss scalar."""
+
+    def __init__(self):
+        self.steps = []
+
+    def add_scalar(self, tag, value, step):
+        if tag == "train/loss":
+            self.steps.append(step)
+
+
+def courses_writer_steps(train_batches, test_batches, epochs):
+    """The steps the course's run_epoch passes its writer: `step` starts at 0, is passed before it is
+    incremented, and every batch increments it, a test epoch's too."""
+    step, steps = 0, []
+    for _ in range(epochs):
+        for _ in range(train_batches):
+            steps.append(step)
+            step += 1
+        step += test_batches
+    return steps
+
+
+@pytest.mark.parametrize("test_rows", [None, 24])
+def test_a_writer_gets_the_courses_global_steps(tmp_path, test_rows):
+    """TensorBoard curves of this trainer and the course's lie on the same steps: from 0 (the log's steps
+    count from 1), and with a test set its batches counted too, as the course's counter counts them."""
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (40, 9))
+    data = TensorDataset(x, torch.roll(x, -1, 1))
+    test = None if test_rows is None else TensorDataset(x[:test_rows], torch.roll(x[:test_rows], -1, 1))
+    writer = StepWriter()
+    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+    Trainer(model, data, test, TrainerConfig(max_epochs=3, batch_size=16, writer=writer,
+                                             log_path=str(tmp_path / "log.jsonl"))).train()
+    assert writer.steps == courses_writer_steps(3, 0 if test is None else 2, 3)  # 40 rows: 3 batches of 16; 24: 2
 
 
 def test_a_config_with_only_the_courses_fields_trains_as_a_trainer_config(tmp_path, monkeypatch):

@@ -382,6 +382,14 @@ class Trainer:
             state = None  # the weights and moments are in place: free the copies
         pending = []  # logged rows whose loss is still a device tensor
         writer = config.writer if self.is_main else None
+        test_batches = len(loaders["test"]) if "test" in loaders else 0
+
+        def course_step(row):
+            """The course's `step` at logged `row`, the writer's global step: the course counts every batch from
+            0, its test epochs' batches too, and passes the count before the batch (the log's steps count
+            training batches from 1), so that TensorBoard curves of the two runs lie on the same steps."""
+            return row["step"] - 1 + (row["epoch"] - 1) * test_batches
+
         last_flush = last_write = time.time()
         epoch_start = 1  # step number of the epoch's first batch (the progress bar's iter 0)
 
@@ -395,9 +403,9 @@ class Trainer:
                 row["loss"] = round(value, 6)
                 line = json.dumps(row)
                 log.write(line + "\n")
-                if writer is not None:
-                    writer.add_scalar("train/loss", value, row["step"])
-                    writer.add_scalar("train/lr", row["lr"], row["step"])
+                if writer is not None:  # at the course's global step (course_step), not the log's
+                    writer.add_scalar("train/loss", value, course_step(row))
+                    writer.add_scalar("train/lr", row["lr"], course_step(row))
                 if log_lines is not None:
                     log_lines.append(line)
                 if not math.isfinite(value):  # every rank sees the same global loss, so all stop here
