@@ -52,6 +52,19 @@ def test_config_defaults():
     assert (g.n_layer, g.n_head, g.n_embd) == (12, 12, 768)
 
 
+def test_the_course_modules_names_are_there():
+    """Every module-level name of the course's model.py, attention.py and trainer.py that a program may import
+    or reach: its model.py ends with an empty `class CustomLayerNorm(nn.Module): pass`, which CS224N programs
+    import (`from model import GPT, GPTConfig, GPT1Config, Block, CustomLayerNorm`: an ImportError here), and
+    attention.py and trainer.py each have a module `logger`."""
+    import logging
+    from submission import attention, model, trainer
+    from submission.model import Block, CustomLayerNorm, GPT1Config  # noqa: F401 (the import is the check)
+    assert issubclass(CustomLayerNorm, torch.nn.Module) and list(CustomLayerNorm().parameters()) == []
+    for module in (attention, trainer):
+        assert isinstance(module.logger, logging.Logger) and module.logger.name == module.__name__
+
+
 @pytest.mark.parametrize("synth,count", [(False, 3_323_392), (True, 3_076_988)])
 def test_parameter_counts_course_size(synth, count):
     m = GPT(GPTConfig(256, 128, n_layer=4, n_head=8, n_embd=256, synthesizer=synth))

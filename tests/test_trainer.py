@@ -185,6 +185,24 @@ def test_a_writer_gets_the_courses_global_steps(tmp_path, test_rows):
     assert writer.steps == courses_writer_steps(3, 0 if test is None else 2, 3)  # 40 rows: 3 batches of 16; 24: 2
 
 
+
+def test_the_trainer_logs_as_the_courses_does(tmp_path, caplog):
+    """The course's trainer logs through its module logger at INFO: "saving PATH" at every checkpoint and
+    "test loss: X" after every test epoch, which a program that turns logging on (as minGPT's notebook does,
+    logging.basicConfig(level=logging.INFO)) sees."""
+    import logging
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (20, 9))
+    data = TensorDataset(x, torch.roll(x, -1, 1))
+    ckpt = str(tmp_path / "ck.params")
+    with caplog.at_level(logging.INFO, logger="submission.trainer"):
+        Trainer(GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8)), data, data, TrainerConfig(
+            max_epochs=2, batch_size=8, ckpt_path=ckpt, log_path=str(tmp_path / "log.jsonl"))).train()
+    messages = [r.getMessage() for r in caplog.records if r.name == "submission.trainer"]
+    assert [m for m in messages if m.startswith("saving ")] == [f"saving {ckpt}"] * 2
+    losses = [m for m in messages if m.startswith("test loss: ")]
+    assert len(losses) == 2 and all(math.isfinite(float(m.split(": ")[1])) for m in losses)
+
 def test_a_config_with_only_the_courses_fields_trains_as_a_trainer_config(tmp_path, monkeypatch):
     """A program's own config object holding only the course's eleven TrainerConfig fields: the
     Trainer reads the rest from TrainerConfig's defaults, and trains exactly as with a TrainerConfig."""

@@ -37,11 +37,14 @@ than the reference's, and 3.5x with the trainer's padding trim and length groups
 "fast attention only" and "fast" rows print the current numbers).
 """
 import contextlib
+import logging
 import math
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+logger = logging.getLogger(__name__)  # the course's module logger (it logs nothing here)
 
 
 def _is_compiling_function(torch_module):

@@ -41,6 +41,7 @@ import atexit
 import contextlib
 import inspect
 import json
+import logging
 import math
 import os
 import random
@@ -61,6 +62,8 @@ from .files import cpu_state_dict, interrupts_held, is_special_file
 from .fastpath import (_has_fused_adamw, asked_groups, compile_setting, compiled_graphs_conflict, loader_workers,
                        packing_setting, packs_cheaper, skipped_target, step_graphs_need)
 from .utils import CpuThreads, atomic_torch_save, distributed_env, get_device
+
+logger = logging.getLogger(__name__)  # the course's: it logs "saving PATH" and "test loss: X" at INFO
 
 
 class TrainerConfig:
@@ -285,6 +288,7 @@ class Trainer:
 
     def save_checkpoint(self):
         if self.config.ckpt_path is not None and self.is_main:
+            logger.info("saving %s", self.config.ckpt_path)
             atomic_torch_save(cpu_state_dict(self.model), self.config.ckpt_path)  # unwrapped: the course's keys
 
     def _optimizer(self, raw_model, config):
@@ -461,6 +465,7 @@ class Trainer:
                     test_loss = run_epoch("test", epoch)
                     if self.is_main:
                         tqdm.write(f"epoch {epoch + 1}: test loss {test_loss:.5f}")
+                        logger.info("test loss: %f", test_loss)
                 # the course's loop checkpoints after every epoch, a test set or not (minGPT's own kept the
                 # model of the best test loss); the best is still recorded, in the state
                 if test_loss is not None:
