@@ -59,8 +59,10 @@ def test_the_course_modules_names_are_there():
     attention.py and trainer.py each have a module `logger`."""
     import logging
     from submission import attention, model, trainer
-    from submission.model import Block, CustomLayerNorm, GPT1Config  # noqa: F401 (the import is the check)
+    from submission.model import Block, CustomLayerNorm, GPT1Config
     assert issubclass(CustomLayerNorm, torch.nn.Module) and list(CustomLayerNorm().parameters()) == []
+    assert issubclass(Block, torch.nn.Module) and (GPT1Config.n_layer, GPT1Config.n_head, GPT1Config.n_embd) == \
+        (12, 12, 768)
     for module in (attention, trainer):
         assert isinstance(module.logger, logging.Logger) and module.logger.name == module.__name__
 
