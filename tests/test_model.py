@@ -58,7 +58,7 @@ def test_the_course_modules_names_are_there():
     import (`from model import GPT, GPTConfig, GPT1Config, Block, CustomLayerNorm`: an ImportError here), and
     attention.py and trainer.py each have a module `logger`."""
     import logging
-    from submission import attention, model, trainer
+    from submission import attention, trainer
     from submission.model import Block, CustomLayerNorm, GPT1Config
     assert issubclass(CustomLayerNorm, torch.nn.Module) and list(CustomLayerNorm().parameters()) == []
     assert issubclass(Block, torch.nn.Module) and (GPT1Config.n_layer, GPT1Config.n_head, GPT1Config.n_embd) == \
