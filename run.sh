@@ -333,7 +333,9 @@ case "$MODE" in
       # the first mode stopped before any work (refused, or Ctrl-C before a state was saved): this `all`
       # changed nothing, and the earlier stamp stands (else `all --resume` would make everything again)
       if [ -n "$PREV" ] && [ ! -e "$WRITES.state" ] && ! [ "$WRITES" -nt "$STAMP" ]; then
-        if [ "$PREV" = none ]; then rm -f "$STAMP"; else mv "$PREV" "$STAMP"; fi
+        # a folder that takes no new file (chmod a-w, chattr +i) refuses mv, not a write into its stamp
+        if [ "$PREV" = none ]; then rm -f "$STAMP"
+        elif ! mv "$PREV" "$STAMP" 2>/dev/null; then cp -p "$PREV" "$STAMP" 2>/dev/null || true; rm -f "$PREV"; fi
       elif [ -n "$PREV" ] && [ "$PREV" != none ]; then rm -f "$PREV"; fi
       if [ "$1" = 130 ] || [ "$1" = 143 ]; then  # Ctrl-C, SIGTERM: say how to go on
         local again=""

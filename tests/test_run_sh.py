@@ -272,6 +272,38 @@ def test_all_with_an_out_dir_it_cannot_write_to_is_one_line(world, tmp_path):
                                                   f"OUT_DIR a folder you can write to\n")
 
 
+def test_all_refused_in_a_folder_that_takes_no_new_file_keeps_its_stamp(world, tmp_path):
+    """OUT_DIR made read-only after an earlier `all` (`chmod a-w`, or `chattr +i` for root): the stamp there is
+    still writable, so `all` rewrote it, its first mode then refused the folder, and putting the earlier stamp
+    back with mv failed in mv's words: exit 1, the stamp's time lost (so `all --resume` would remake every
+    output) and the copy of it left in TMPDIR."""
+    out = tmp_path / "out"
+    out.mkdir()
+    stamp = out / ".all-started"
+    stamp.write_text("restart\n")
+    os.utime(stamp, (1, 1))
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    if os.geteuid() == 0:  # root writes into any folder, but not into an immutable one
+        if not shutil.which("chattr") or subprocess.run(["chattr", "+i", str(out)], capture_output=True).returncode:
+            pytest.skip("chattr +i is refused here (a file system without flags)")
+        unlock = ["chattr", "-i", str(out)]
+    else:
+        out.chmod(0o555)
+        unlock = ["chmod", "755", str(out)]
+    try:
+        env = dict(os.environ, DATA_DIR=str(world), OUT_DIR=str(out), PYTHON=sys.executable, TMPDIR=str(temp))
+        p = subprocess.run([os.path.join(ROOT, "run.sh"), "all"] + TINY, cwd="/", env=env, capture_output=True,
+                           text=True, timeout=300)
+    finally:
+        subprocess.run(unlock, check=True)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.splitlines()[-1] == (f"error: {out / 'vanilla.model.params'}: the folder {out} is not writable; "
+                                         f"pick another path for the params"), p.stderr
+    assert stamp.read_text() == "restart\n" and os.stat(stamp).st_mtime == 1
+    assert sorted(os.listdir(out)) == [".all-started"] and os.listdir(temp) == []
+
+
 def test_london_baseline(world):
     p = sh(["london_baseline"], world, world)
     rows = [line.split("\t")[1] for line in open(world / "birth_dev.tsv", encoding="utf-8").read().split("\n") if line]
