@@ -1529,3 +1529,23 @@ def test_fill_size_names_only_the_flags_that_took_the_courses_value():
     args = argparse.Namespace(n_layer=None, n_head=None, n_embd=None, block_size=None, variant=None)
     assert modelflags.fill_size(args, {"n_layer": 1, "n_embd": 16, "block_size": 32, "synthesizer": True}) == ["n_head"]
     assert (args.n_head, args.n_embd, args.variant) == (8, 16, "synthesizer")
+
+
+def test_a_data_folder_that_is_a_file_is_named_so(tmp_path, monkeypatch):
+    """`--data-dir data/wiki.txt` (ask, memorised, the demo) or DATA_DIR set to a file said
+    "data/wiki.txt/wiki.txt: pretraining corpus not found; check the path": the path it names is a file."""
+    from submission.dataset import read_text
+    monkeypatch.delenv("RUN_SH_MODE", raising=False)
+    (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DataError, match=r"^wiki.txt/wiki.txt: wiki.txt is a file, not a folder; give the folder "
+                                        r"that holds the pretraining corpus$"):
+        read_text(os.path.join("wiki.txt", "wiki.txt"), "pretraining corpus")
+    monkeypatch.setenv("RUN_SH_MODE", "vanilla_eval_dev_with_pretrain")
+    deep = tmp_path / "wiki.txt" / "sub" / "birth_dev.tsv"
+    with pytest.raises(DataError, match=rf"^{re.escape(str(deep))}: {re.escape(str(tmp_path / 'wiki.txt'))} is a "
+                                        r"file, not a folder \(run.sh reads the folder DATA_DIR names\); give the "
+                                        r"folder that holds the dev set$"):
+        read_text(str(deep), "dev set")
+    with pytest.raises(DataError, match=r"typo.tsv: dev set not found; check the path"):  # a folder's missing file
+        read_text(str(tmp_path / "typo.tsv"), "dev set")

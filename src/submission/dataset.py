@@ -107,6 +107,14 @@ def _utf16_without_mark(head):
     return zeros[1] > 0.4 and zeros[0] < 0.05
 
 
+def _file_above(path):
+    """The nearest existing folder of `path` (as written) when it is no folder but a file, else None."""
+    above = os.path.dirname(os.fspath(path))
+    while above and not os.path.lexists(above) and os.path.dirname(above) != above:
+        above = os.path.dirname(above)
+    return above if above and os.path.isfile(above) else None
+
+
 def read_text(path, what="file"):
     """The whole text of a UTF-8 file (a leading byte-order mark, as Windows editors write, dropped),
     or a DataError saying what is missing and how to make it. `path` is a str or an os.PathLike."""
@@ -120,6 +128,10 @@ def read_text(path, what="file"):
     if os.path.exists(path) and not os.path.isfile(path):  # <(...), /dev/stdin, a FIFO: "not found" before
         raise DataError(f"{path}: not a regular file (a pipe or a device); save the {what} to a file and give that")
     if not os.path.isfile(path):
+        above = _file_above(path)
+        if above:  # `--data-dir data/wiki.txt`, DATA_DIR=.../birth_dev.tsv: the folder named is a file
+            where = " (run.sh reads the folder DATA_DIR names)" if os.environ.get("RUN_SH_MODE") else ""
+            raise DataError(f"{path}: {above} is a file, not a folder{where}; give the folder that holds the {what}")
         if os.path.realpath(os.path.dirname(os.path.abspath(path))) == os.path.realpath(os.path.join(_repo(), "data")):
             raise DataError(f"{path}: {what} not found (check the path; `python src/make_world.py --out data` "
                             f"regenerates the embedded corpus)")
