@@ -337,6 +337,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     for flag, folder in (("--submission-dir, run.sh's OUT_DIR", args.submission_dir), ("--code-dir", args.code_dir),
                          ("--data-dir, run.sh's DATA_DIR", args.data_dir)):
+        if os.path.exists(folder) and not os.path.isdir(folder):  # `--data-dir data/wiki.txt`
+            raise DataError(f"{folder}: is a file, not a folder (the {flag}); give the folder that holds it")
         if not os.path.isdir(folder):
             raise DataError(f"{folder}: no such folder (the {flag}); check the path")
     names = package_files(args.code_dir)

@@ -1593,7 +1593,9 @@ def main(argv=None):
         folders.append(("--code-dir", args.code_dir))
     for flag, folder in folders:
         if not os.path.isdir(folder):  # a typo would fail every test of every student, with exit status 0
-            print(f"grader: {flag} {folder}: no such folder; check the path", file=sys.stderr)
+            why = "is a file, not a folder; give the folder that holds it" if os.path.exists(folder) else \
+                "no such folder; check the path"
+            print(f"grader: {flag} {folder}: {why}", file=sys.stderr)
             return 2
         if overwrites and os.path.dirname(json_path) == os.path.realpath(folder):
             print(f"grader: --json {args.json}: would overwrite a file of {flag}, an input of the grader; "

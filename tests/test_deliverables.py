@@ -349,12 +349,16 @@ def test_a_bad_labels_file_is_no_labels(complete, tmp_path, capsys, bad):
     assert status == 0 and "accuracy" not in said["vanilla.nopretrain.test.predictions"]
 
 
+A_FILE = "wiki.txt: is a file, not a folder (the --data-dir, run.sh's DATA_DIR); give the folder that holds it"
+
+
 @pytest.mark.parametrize("flag, says", [
     ("--zip", "the zip path is a folder"), ("--zip", "would overwrite an input"),
     ("--zip", "exists and is not a zip file"),  # the written answers, a corpus: not replaced by a zip
     ("--zip", "link.zip: exists and is not a zip file"),  # nor through a link to them
     ("--submission-dir", "no such folder (the --submission-dir, run.sh's OUT_DIR)"),
     ("--data-dir", "no such folder (the --data-dir, run.sh's DATA_DIR)"),
+    ("--data-dir", A_FILE),  # a file given for its folder: not "no such folder"
 ])
 def test_paths_that_cannot_serve_are_one_line_before_any_check(complete, tmp_path, capsys, flag, says):
     from submission.utils import run_cli
@@ -365,7 +369,8 @@ def test_paths_that_cannot_serve_are_one_line_before_any_check(complete, tmp_pat
     os.symlink(tmp_path / "submission.tex", tmp_path / "link.zip")
     argv[flag] = {"the zip path is a folder": str(folder), "would overwrite an input": str(code / "model.py"),
                   "exists and is not a zip file": str(tmp_path / "submission.tex"),
-                  "link.zip: exists and is not a zip file": str(tmp_path / "link.zip")}.get(
+                  "link.zip: exists and is not a zip file": str(tmp_path / "link.zip"),
+                  A_FILE: os.path.join(DATA, "wiki.txt")}.get(
                       says, str(tmp_path / "nowhere"))
     with pytest.raises(SystemExit) as stop:
         run_cli(lambda: deliverables.main([x for kv in argv.items() for x in kv]))

@@ -1805,6 +1805,10 @@ def test_missing_folders_and_json_over_an_input_are_one_line_before_any_test(tmp
     for argv, says in (
             (["--data-dir", str(tmp_path / "nope")], f"grader: --data-dir {tmp_path / 'nope'}: no such folder"),
             (["--submission-dir", str(tmp_path / "nope")], f"grader: --submission-dir {tmp_path / 'nope'}: no such"),
+            # a file given for a folder (its folder meant) is named so, not as missing
+            (["--data-dir", os.path.join(corpus[0], "wiki.txt")],
+             f"grader: --data-dir {os.path.join(corpus[0], 'wiki.txt')}: is a file, not a folder; give the folder "
+             f"that holds it\n"),
             (["1f-1-hidden", "--data-dir", corpus[0], "--json", os.path.join(corpus[0], "birth_dev.tsv")],
              f"grader: --json {os.path.join(corpus[0], 'birth_dev.tsv')}: would overwrite a file of --data-dir")):
         dev = open(os.path.join(corpus[0], "birth_dev.tsv"), "rb").read()
