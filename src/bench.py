@@ -121,6 +121,27 @@ def hardware(device):
     return f"{name} ({usable_cores()} cores)" if device == "cpu" else f"{name} ({device})"
 
 
+def bench_bytes(batch, rounds):
+    """A lower bound on the memory the bench's training rows take at once, in bytes: the `rounds` + 1 batches
+    of span-corruption rows it builds first (x and y, int64, each row and then the collated batch), and the
+    reference step's attention maps (the course's explicit softmax keeps its scores and probabilities, float32,
+    for every layer and head)."""
+    held = (rounds + 1) * batch * 2 * BLOCK * 8 * 2
+    maps = batch * COURSE["n_layer"] * COURSE["n_head"] * BLOCK * BLOCK * 4 * 2
+    return held + maps
+
+
+def device_memory(device):
+    """The bytes of memory of `device` (a CUDA GPU's own; the machine's for the CPU and MPS), or None where the
+    system does not say."""
+    if device.startswith("cuda"):
+        return torch.cuda.get_device_properties(torch.device(device)).total_memory
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # Windows has no sysconf
+        return None
+
+
 def cpu_has_bf16():
     """Whether this CPU multiplies bf16 matrices in hardware (AMX or AVX-512 BF16, as on Intel Xeons since
     Cooper Lake): only there can `--bf16` pay on a CPU."""
@@ -408,6 +429,14 @@ def main(argv=None):
     begin = time.time()
 
     device = get_device()
+    # a typo of --batch or --rounds (100000000) built its batches until the OOM killer stopped the bench, the
+    # machine's memory filled, with no word
+    need, total = bench_bytes(batch, rounds), device_memory(device)
+    if total is not None and need > total:
+        where = "the GPU's" if device.startswith("cuda") else "this machine's"
+        p.error(f"--batch {batch} with --rounds {rounds}: the batches and the reference step's attention maps take "
+                f"at least {need / 2 ** 30:,.0f} GiB, more than {where} {total / 2 ** 30:,.0f} GiB; lower --batch "
+                f"(the course's is 128) or --rounds")
     threads = CpuThreads(fixed=args.threads).start() if device == "cpu" else None
     data_dir, found = find_data(args.data_dir)
     wiki = os.path.join(data_dir, "wiki.txt")

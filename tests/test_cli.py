@@ -549,6 +549,28 @@ def test_bench_flags_are_checked(capsys, monkeypatch):
         assert e.value.code == 2 and err.count("\n") == 1 and says in err, flags
 
 
+def test_a_bench_batch_beyond_the_machines_memory_is_refused_before_any_is_built(capsys, monkeypatch):
+    """`--batch 100000000` built its batches row by row until the OOM killer stopped the bench (exit 137, no
+    word), the machine's memory full meanwhile; the check reads the flags and the device alone."""
+    import bench
+    monkeypatch.setattr(bench, "get_device", lambda: "cpu")
+    monkeypatch.setattr(bench, "find_data", lambda arg: pytest.fail("the bench went past its memory check"))
+    for flags, gib in ((["--batch", "100000000"], bench.bench_bytes(100000000, 5) / 2 ** 30),
+                       (["--quick", "--rounds", "100000000"], bench.bench_bytes(32, 100000000) / 2 ** 30)):
+        with pytest.raises(SystemExit) as e:
+            bench.main(flags)
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and err.count("\n") == 1, err
+        assert f"the batches and the reference step's attention maps take at least {gib:,.0f} GiB, more than this " \
+               f"machine's" in err and err.endswith("; lower --batch (the course's is 128) or --rounds (--help lists "
+                                                    "the options)\n"), err
+    assert bench.bench_bytes(128, 5) < 2 ** 30  # the course's batch: half a GiB, as counted
+    monkeypatch.setattr(bench, "device_memory", lambda device: 2 ** 30)
+    with pytest.raises(SystemExit):
+        bench.main(["--batch", "256"])  # 1 GiB and more, on a machine of 1 GiB
+    assert "more than this machine's 1 GiB" in capsys.readouterr().err
+
+
 def test_bench_names_what_set_its_thread_count(monkeypatch):
     """GPT_NUM_THREADS=1 ./run.sh bench said its 1 thread was 'the cores other processes leave free'."""
     import bench
