@@ -469,7 +469,11 @@ def _read_lines(path):
                          f"(`python src/make_world.py --out DIR` writes one)") from None
     except UnicodeDecodeError as e:
         with open(path, "rb") as f:
-            line = f.read(e.start).count(b"\n") + 1
+            head = f.read(max(e.start, 2))
+        if head[:2] in (b"\xff\xfe", b"\xfe\xff"):  # as the tools that train and evaluate name it (dataset.py)
+            raise WorldError(f"{path}: UTF-16 text (byte-order mark {head[:2].hex(' ').upper()}), not UTF-8; save "
+                             f"the file as UTF-8") from None
+        line = head[:e.start].count(b"\n") + 1
         raise WorldError(f"{path}:{line}: not valid UTF-8 at byte {e.start}; save the file as UTF-8") from None
     except OSError as e:
         raise WorldError(f"{path}: cannot be read ({e.strerror}); check the path") from None

@@ -602,10 +602,14 @@ def test_bad_input_from_the_command_line_is_one_line(tmp_path, old_world):
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "wiki.txt").write_bytes(b"Ana Ruiz. Born in Le\xf3n.\n")
     (tmp_path / "empty").mkdir()
+    (tmp_path / "utf16").mkdir()  # an editor's "Unicode": named as the training tools name it, not as byte 0
+    (tmp_path / "utf16" / "wiki.txt").write_bytes("Ana Ruiz was born in Leon.\n".encode("utf-16"))
     cases = [(["--people", "0", "--out", str(tmp_path / "x")], "--people 0 must be at least 1"),
              (["--out", str(notes)] + SMALL, f"--out {notes} is a file, not a folder"),
              (["--stats", str(tmp_path / "missing")], f"--stats {tmp_path / 'missing'}: no such folder"),
              (["--stats", str(tmp_path / "bad")], f"{tmp_path / 'bad' / 'wiki.txt'}:1: not valid UTF-8 at byte 20"),
+             (["--stats", str(tmp_path / "utf16")], f"{tmp_path / 'utf16' / 'wiki.txt'}: UTF-16 text (byte-order "
+                                                     f"mark FF FE), not UTF-8; save the file as UTF-8"),
              (["--stats", str(tmp_path / "empty")], f"{tmp_path / 'empty' / 'wiki.txt'}: not found")]
     for args, says in cases:
         code, err = cli(*args)
