@@ -986,6 +986,9 @@ def test_top_k_logits_keeps_the_k_largest():
     assert torch.equal(top_k_logits(logits, 2), torch.tensor([[-inf, 4.0, -inf, 3.0], [0.5, -inf, 2.5, -inf]]))
     assert torch.equal(top_k_logits(logits, 1), torch.tensor([[-inf, 4.0, -inf, -inf], [-inf, -inf, 2.5, -inf]]))
     assert torch.equal(top_k_logits(logits, 4), logits)
+    before = logits.clone()
+    kept = top_k_logits(logits, 1)
+    assert torch.equal(logits, before) and kept.data_ptr() != logits.data_ptr()  # a new tensor, the input as it was
 
 
 @pytest.mark.parametrize("synth", [False, True])
@@ -1083,6 +1086,28 @@ def test_greedy_cached_rows_stopping_far_apart_keep_their_own_continuations(synt
     m, prompts, stop_id, want = far_apart_stops(synth, (3, 3, 4, 5, 5, 6, 7, 8, 8, 9))  # sorted by length
     with torch.no_grad():
         assert _greedy_cached(m, prompts, 14, stop_id, "cpu") == want
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_greedy_cached_computes_only_the_rows_still_going_once_a_quarter_has_stopped(synth, monkeypatch):
+    """The cached batch decoder drops its stopped rows from the batch once a quarter of it has stopped (not
+    at the end, not one row at a time): a spy on each decode step sees the batch shrink to the rows still going
+    exactly when the rows stopped so far reach a quarter of the batch, and the continuations stay each row's own."""
+    import submission.decoding as decoding
+    m, prompts, stop_id, want = far_apart_stops(synth, (3, 3, 4, 5, 5, 6, 7, 8, 8, 9))
+    steps, sizes, expected, size = 14, [], [], len(prompts)
+    for k in range(steps - 1):  # the batch each decode step after step k computes
+        going = sum(not (w[-1] == stop_id and len(w) <= k + 1) for w in want)
+        if going == 0:
+            break
+        size = going if going <= 0.75 * size else size
+        expected.append(size)
+    real = decoding._decode
+    monkeypatch.setattr(decoding, "_decode",
+                        lambda model, idx, *a: (sizes.append(idx.size(0)), real(model, idx, *a))[1])
+    with torch.no_grad():
+        assert _greedy_cached(m, prompts, steps, stop_id, "cpu") == want
+    assert sizes == expected and min(sizes) < len(prompts)
 
 
 @pytest.mark.parametrize("synth", [False, True])
@@ -1202,6 +1227,21 @@ def test_no_steps_decode_nothing(synth):
     questions = ["abc", "hello"]
     assert predict_places(m, questions, stoi, itos, steps=0) == ["", ""]
     assert predict_places_recompute(m, questions, stoi, itos, steps=0) == ["", ""]
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_the_predictors_decode_the_courses_32_steps_by_default(synth):
+    """Without `steps` each predictor decodes the course's 32 new ids (`sample(model, x, 32)`): a model that
+    never closes its answer writes 32 characters for each question, from the cache (a block of 48 holds a
+    question of 3 and its MASK with 32 new ids) and beyond it (a block of 24 does not)."""
+    _, stoi, itos = letter_vocab()
+    questions = ["abc", "dig"]
+    for block in (48, 24):
+        torch.manual_seed(0)
+        m = GPT(GPTConfig(20, block, n_layer=1, n_head=2, n_embd=16, synthesizer=synth))
+        m = never_emits(scrambled(m, std=0.2), stoi[MASK_CHAR]).eval()
+        for predict in (predict_places, predict_places_recompute, predict_places_reference):
+            assert [len(a) for a in predict(m, questions, stoi, itos)] == [32, 32], (block, predict.__name__)
 
 
 def never_emits(model, token):
