@@ -458,3 +458,36 @@ def test_a_path_object_is_still_read(tmp_path):
     from submission.dataset import read_text
     (tmp_path / "wiki.txt").write_text("Ann Bo. Born in Oslo.\n", encoding="utf-8")
     assert read_text(tmp_path / "wiki.txt", "pretraining corpus") == "Ann Bo. Born in Oslo.\n"
+
+
+def test_a_place_with_a_character_outside_the_vocabulary_is_refused_by_line(ds):
+    """The place is checked as the question is: a character the vocabulary lacks in it is a DataError naming the
+    file and line when the dataset is built, not one naming neither at the first batch that draws that row."""
+    with pytest.raises(DataError, match=r"^train\.tsv:2: character 'X' \(U\+0058\) is not in the vocabulary"):
+        NameDataset("Where was Bo Li born?\tHanoi\nWhere was Bo Li born?\tHaXoi\n", ds, path="train.tsv")
+
+
+def test_only_a_combining_mark_is_called_an_accent_stored_apart():
+    """A character that Unicode's composed form (NFC) replaces but that is no combining mark, the Angstrom sign
+    U+212B (NFC: U+00C5), is not called an accent stored apart from its letter: it is named as a character the
+    vocabulary lacks, as any other."""
+    ds = CharCorruptionDataset("Where was Anders \u00c5ngstr\u00f6m born? In Uppsala.\n" * 4, 64)
+    with pytest.raises(DataError, match=r"^t\.tsv:1: character '\u212b' \(U\+212B\) is not in the vocabulary") as e:
+        NameDataset("Where was Anders \u212bngstr\u00f6m born?\tUppsala\n", ds, path="t.tsv")
+    assert "accent" not in str(e.value)
+
+
+def test_masked_span_start_is_uniform_over_where_it_fits():
+    """At each truncated length n and span length m, every start in [0, n - m] is about equally likely: a draw
+    that favoured the document's first or last characters (an empty prefix or suffix) would still reach every
+    start, but would teach the model mostly spans at the ends."""
+    ds = CharCorruptionDataset("abcdefg", 128)
+    starts = {}
+    for x, y in draws(ds, 0, 8000, seed=4):
+        prefix, masked, suffix = split_body(ds, x, y)
+        starts.setdefault((len(prefix + masked + suffix), len(masked)), Counter())[len(prefix)] += 1
+    common = {key: counts for key, counts in starts.items() if sum(counts.values()) >= 400}
+    assert len(common) >= 5, starts
+    for (n, m), counts in common.items():
+        assert sorted(counts) == list(range(n - m + 1)) and max(counts.values()) < 2 * min(counts.values()), \
+            (n, m, counts)
