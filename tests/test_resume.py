@@ -955,3 +955,36 @@ def test_a_state_save_refused_for_another_reason_than_space_does_not_ask_for_spa
                                  f"{state}: once it can be written there, the same command with --resume trains "
                                  f"from there")
     assert torch.load(state, weights_only=True)["epoch"] == 1
+
+
+def test_a_resumed_run_keeps_the_saved_best_test_loss(tmp_path, monkeypatch):
+    """The lowest test loss recorded in the state goes on into the resumed run: a state whose best_loss is
+    lower than any test loss the resumed epochs reach keeps that value in every later save."""
+    def run(**conf):
+        t = trainer(tmp_path, data, **conf)
+        t.test_dataset = CharCorruptionDataset(WIKI[:400], 32)
+        return t
+
+    data = corpus()
+    with monkeypatch.context() as m:
+        interrupt_at(m, -(-len(data) // 8) + 1)  # in epoch 2: the state after epoch 1 is kept
+        with pytest.raises(KeyboardInterrupt):
+            run().train()
+    state = torch.load(tmp_path / "params.state", weights_only=True)
+    assert state["epoch"] == 1 and 0.5 < state["best_loss"] < 10
+    state["best_loss"] = 0.001
+    torch.save(state, tmp_path / "params.state")
+    saves = []
+    monkeypatch.setattr("submission.resume.save", lambda path, **kw: saves.append((kw["epoch"], kw["best_loss"])))
+    run(resume=True).train()
+    assert saves == [(2, 0.001), (3, 0.001), (4, 0.001)]
+
+
+def test_a_state_every_of_0_saves_at_every_epochs_end_on_a_clock_that_did_not_move(tmp_path, monkeypatch):
+    """state_every=0 saves the state at the end of every epoch but the last, also where the clock reads the same
+    time at the save as at the one before (a coarse clock, a fast epoch): 0 seconds since is due."""
+    saves = []
+    monkeypatch.setattr("submission.resume.save", lambda path, **kw: saves.append(kw["epoch"]))
+    steps_take(monkeypatch, 0.0)
+    trainer(tmp_path, corpus(), max_epochs=4, state_every=0).train()
+    assert saves == [1, 2, 3]

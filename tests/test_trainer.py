@@ -553,6 +553,8 @@ def test_pace_line_says_how_long_the_remaining_epochs_take():
     assert pace_line(2, 9.6, 75) == "epoch 2 of 75 took 9.6 s: the remaining 73 epochs take about 12 min at this pace"
     assert pace_line(3, 400.0, 4).startswith("epoch 3 of 4 took 400.0 s: the remaining 1 epoch takes about 7 min")
     assert pace_line(2, 4.0, 75) is None  # under 5 minutes left: the progress bars say enough
+    assert pace_line(2, 150.0, 4).endswith("the remaining 2 epochs take about 5 min at this pace")  # 5 min: said
+    assert pace_line(2, 149.9, 4) is None
     assert pace_line(2, 1000.0, 2) is None  # nothing left
     assert [duration_text(s) for s in (29, 31, 3569, 3599, 3629, 3631, 36000)] == \
         ["under a minute", "about 1 min", "about 59 min", "about 1 h 00 min", "about 1 h 00 min", "about 1 h 01 min",
@@ -851,3 +853,42 @@ def test_a_loss_log_whose_folder_moved_during_training_is_a_note_not_a_traceback
                           f"(No such file or directory: its folder was moved or removed during training); training has "
                           f"ended without it")
     assert (tmp_path / "run-old" / "p.params.log.jsonl.partial").read_text(encoding="utf-8") == '{"step": 1}\n'
+
+
+class _InfiniteLoss(EveryTargetCounts):
+    """A model whose loss overflows to +inf (not NaN) at every step."""
+
+    def forward(self, x, targets=None):
+        logits, loss = super().forward(x, targets)
+        return logits, None if loss is None else loss * float("inf")
+
+
+def test_an_infinite_loss_stops_training_as_a_nan_one_does(tmp_path):
+    """A loss that overflows to +inf stops the run at that step with the diverged message, as NaN does: the
+    check is for a finite loss, not only for NaN."""
+    from submission.cli import TrainingDiverged
+    torch.manual_seed(0)
+    x = torch.randint(0, 7, (32, 12))
+    trainer = Trainer(_InfiniteLoss(), TensorDataset(x, x), None, TrainerConfig(
+        max_epochs=2, batch_size=16, learning_rate=0.1, num_threads=1, log_path=str(tmp_path / "log.jsonl")))
+    with pytest.raises(TrainingDiverged, match=r"^the training loss is inf at step 1 \(epoch 1, "):
+        trainer.train()
+
+
+def test_the_state_records_the_lowest_test_loss_so_far_not_the_last(tmp_path, monkeypatch):
+    """The training state's best_loss is the lowest test loss of the epochs run so far: here the test loss
+    rises after epoch 1, so every state saved after it holds epoch 1's."""
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (32, 9))
+    saves, losses = [], []
+    monkeypatch.setattr("submission.resume.save", lambda path, **kw: saves.append((kw["epoch"], kw["best_loss"])))
+    monkeypatch.setattr("submission.trainer.tqdm.write", lambda line: line.startswith("epoch") and losses.append(
+        float(line.split()[-1])))  # "epoch N: test loss X"
+    config = TrainerConfig(max_epochs=4, batch_size=16, learning_rate=3e-2, num_threads=1, state_every=0,
+                           state_path=str(tmp_path / "params.state"))
+    Trainer(GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=16)), TensorDataset(x, x), _WorseAfterFirstPass(x),
+            config).train()
+    assert len(losses) == 4 and losses[0] < min(losses[1:])
+    assert [epoch for epoch, _ in saves] == [1, 2, 3]  # none after the last epoch
+    for epoch, best in saves:
+        assert best == pytest.approx(losses[0], abs=1e-5), (epoch, best, losses)
