@@ -542,3 +542,16 @@ def test_set_seed_seeds_every_stream_the_courses_does():
         set_seed(7)
         draws.append((random.random(), float(np.random.rand()), float(torch.rand(1))))
     assert draws[0] == draws[1]
+
+
+def test_evaluate_places_reads_fields_as_the_courses_does(tmp_path):
+    """The course's x.strip().split('\\t'), field for field: a third field is ignored (the place is the second),
+    a file whose lines end in a tab after the question has no places ((0, 0), as a test-inputs file), and the
+    counts are floats."""
+    p = tmp_path / "dev.tsv"
+    p.write_text("Where was A born?\tOslo\tnote\nWhere was B born?\tLima\n", encoding="utf-8")
+    total, correct = evaluate_places(str(p), ["Oslo", "Lima"])
+    assert (total, correct) == (2.0, 2.0) and isinstance(total, float) and isinstance(correct, float)
+    q = tmp_path / "test.tsv"
+    q.write_text("Where was A born?\t\nWhere was B born?\t\n", encoding="utf-8")
+    assert evaluate_places(str(q), ["", ""]) == (0, 0)
