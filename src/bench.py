@@ -121,14 +121,33 @@ def hardware(device):
     return f"{name} ({usable_cores()} cores)" if device == "cpu" else f"{name} ({device})"
 
 
+def batch_bytes(batch, rounds, device="cpu"):
+    """A lower bound on the host memory the bench's `rounds` + 1 batches of span-corruption rows take at once, in
+    bytes: x and y, int64, BLOCK - 1 positions a row; on CUDA twice that, as each batch is copied to page-locked
+    memory while the list of the originals is still held."""
+    rows = (rounds + 1) * batch * 2 * (BLOCK - 1) * 8
+    return 2 * rows if device.startswith("cuda") else rows
+
+
+def map_bytes(batch):
+    """A lower bound on the memory of the reference step's attention maps, in bytes, on its device: the course's
+    explicit softmax keeps its probabilities and their dropout (float32, batch x heads x T x T) in every layer
+    for the backward pass."""
+    return batch * COURSE["n_layer"] * COURSE["n_head"] * (BLOCK - 1) ** 2 * 4 * 2
+
+
 def bench_bytes(batch, rounds):
-    """A lower bound on the memory the bench's training rows take at once, in bytes: the `rounds` + 1 batches
-    of span-corruption rows it builds first (x and y, int64, each row and then the collated batch), and the
-    reference step's attention maps (the course's explicit softmax keeps its scores and probabilities, float32,
-    for every layer and head)."""
-    held = (rounds + 1) * batch * 2 * BLOCK * 8 * 2
-    maps = batch * COURSE["n_layer"] * COURSE["n_head"] * BLOCK * BLOCK * 4 * 2
-    return held + maps
+    """A lower bound on the memory the bench's training rows take at once on the CPU (and MPS), in bytes, where
+    the batches and the reference step's attention maps share the machine's memory."""
+    return batch_bytes(batch, rounds) + map_bytes(batch)
+
+
+def host_memory():
+    """The bytes of this machine's memory, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # Windows has no sysconf
+        return None
 
 
 def device_memory(device):
@@ -136,10 +155,28 @@ def device_memory(device):
     system does not say."""
     if device.startswith("cuda"):
         return torch.cuda.get_device_properties(torch.device(device)).total_memory
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):  # Windows has no sysconf
-        return None
+    return host_memory()
+
+
+def memory_refusal(batch, rounds, device):
+    """Why `--batch` and `--rounds` cannot fit this machine, in one line, or None. On CUDA the batches lie in the
+    host's memory and the attention maps in the GPU's, each checked against its own: summed against the GPU's,
+    a --rounds typo was blamed on the GPU, and batches beyond the host's memory passed where the GPU has more
+    (an H200's 139 GiB on a host of 128)."""
+    if not device.startswith("cuda"):
+        checks = [(f"--batch {batch} with --rounds {rounds}", "the batches and the reference step's attention maps",
+                   bench_bytes(batch, rounds), device_memory(device), "this machine's",
+                   "lower --batch (the course's is 128) or --rounds")]
+    else:
+        checks = [(f"--batch {batch} with --rounds {rounds}", "the batches", batch_bytes(batch, rounds, device),
+                   host_memory(), "this machine's", "lower --rounds or --batch (the course's is 128)"),
+                  (f"--batch {batch}", "the reference step's attention maps", map_bytes(batch), device_memory(device),
+                   "the GPU's", "lower --batch (the course's is 128)")]
+    for flags, what, need, total, where, fix in checks:
+        if total is not None and need > total:
+            return (f"{flags}: {what} take at least {need / 2 ** 30:,.0f} GiB, more than {where} "
+                    f"{total / 2 ** 30:,.0f} GiB; {fix}")
+    return None
 
 
 def cpu_has_bf16():
@@ -431,12 +468,9 @@ def main(argv=None):
     device = get_device()
     # a typo of --batch or --rounds (100000000) built its batches until the OOM killer stopped the bench, the
     # machine's memory filled, with no word
-    need, total = bench_bytes(batch, rounds), device_memory(device)
-    if total is not None and need > total:
-        where = "the GPU's" if device.startswith("cuda") else "this machine's"
-        p.error(f"--batch {batch} with --rounds {rounds}: the batches and the reference step's attention maps take "
-                f"at least {need / 2 ** 30:,.0f} GiB, more than {where} {total / 2 ** 30:,.0f} GiB; lower --batch "
-                f"(the course's is 128) or --rounds")
+    refusal = memory_refusal(batch, rounds, device)
+    if refusal:
+        p.error(refusal)
     threads = CpuThreads(fixed=args.threads).start() if device == "cpu" else None
     data_dir, found = find_data(args.data_dir)
     wiki = os.path.join(data_dir, "wiki.txt")

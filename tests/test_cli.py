@@ -567,8 +567,39 @@ def test_a_bench_batch_beyond_the_machines_memory_is_refused_before_any_is_built
     assert bench.bench_bytes(128, 5) < 2 ** 30  # the course's batch: half a GiB, as counted
     monkeypatch.setattr(bench, "device_memory", lambda device: 2 ** 30)
     with pytest.raises(SystemExit):
-        bench.main(["--batch", "256"])  # 1 GiB and more, on a machine of 1 GiB
+        bench.main(["--batch", "300"])  # 1.15 GiB of attention maps (T = 127) alone, on a machine of 1 GiB
     assert "more than this machine's 1 GiB" in capsys.readouterr().err
+
+
+def test_a_bench_on_cuda_checks_its_batches_against_the_hosts_memory_and_its_maps_against_the_gpus(capsys,
+                                                                                                    monkeypatch):
+    """On CUDA the bench's batches lie in the host's memory (page-locked copies beside the originals) and the
+    reference step's attention maps in the GPU's. Summed against the GPU's, a --rounds typo was blamed on the
+    GPU, batches beyond the host's 128 GiB passed where the GPU has 139 (an H200's) and the OOM killer ended the
+    bench without a word; the course's batch and --quick still run on a GPU of 16 GB beside a host of 16."""
+    import bench
+    gib = 2 ** 30
+    monkeypatch.setattr(bench, "get_device", lambda: "cuda")
+    monkeypatch.setattr(bench, "find_data", lambda arg: pytest.fail("the bench went past its memory check"))
+    for gpu, host, flags, says in (
+            (139 * gib, 128 * gib, ["--rounds", "270000"], "--batch 128 with --rounds 270000: the batches take at "
+                                                           "least 131 GiB, more than this machine's 128 GiB; lower "
+                                                           "--rounds or --batch (the course's is 128)"),
+            (16 * gib, 64 * gib, ["--rounds", "100000000"], "the batches take at least 48,447 GiB, more than this "
+                                                            "machine's 64 GiB"),
+            (16 * gib, 64 * gib, ["--batch", "100000"], "--batch 100000: the reference step's attention maps take "
+                                                        "at least 385 GiB, more than the GPU's 16 GiB; lower --batch "
+                                                        "(the course's is 128)")):
+        monkeypatch.setattr(bench, "device_memory", lambda device, gpu=gpu: gpu)
+        monkeypatch.setattr(bench, "host_memory", lambda host=host: host)
+        with pytest.raises(SystemExit) as e:
+            bench.main(flags)
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and err.count("\n") == 1 and says in err, (flags, err)
+    monkeypatch.setattr(bench, "device_memory", lambda device: 16 * 10 ** 9)  # "16 GB": 14.9 GiB
+    monkeypatch.setattr(bench, "host_memory", lambda: 16 * 10 ** 9)
+    for batch, rounds in ((128, 5), (32, 3), (128, 20)):  # the course's, --quick's, docs/speed.md's 20 rounds
+        assert bench.memory_refusal(batch, rounds, "cuda") is None
 
 
 def test_bench_names_what_set_its_thread_count(monkeypatch):
