@@ -1591,8 +1591,9 @@ def test_a_data_folder_that_is_a_file_is_named_so(tmp_path, monkeypatch):
     monkeypatch.delenv("RUN_SH_MODE", raising=False)
     (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(DataError, match=r"^wiki.txt/wiki.txt: wiki.txt is a file, not a folder; give the folder "
-                                        r"that holds the pretraining corpus$"):
+    with pytest.raises(DataError, match=r"^wiki.txt/wiki.txt: wiki.txt is a file, not a folder; give the path of the "
+                                        r"pretraining corpus itself, or where a flag takes its folder \(--data-dir\), "
+                                        r"the folder that holds it$"):
         read_text(os.path.join("wiki.txt", "wiki.txt"), "pretraining corpus")
     monkeypatch.setenv("RUN_SH_MODE", "vanilla_eval_dev_with_pretrain")
     deep = tmp_path / "wiki.txt" / "sub" / "birth_dev.tsv"
@@ -1602,3 +1603,19 @@ def test_a_data_folder_that_is_a_file_is_named_so(tmp_path, monkeypatch):
         read_text(str(deep), "dev set")
     with pytest.raises(DataError, match=r"typo.tsv: dev set not found; check the path"):  # a folder's missing file
         read_text(str(tmp_path / "typo.tsv"), "dev set")
+
+
+def test_a_corpus_flag_given_a_file_with_a_slash_after_it_is_not_sent_to_its_folder(tmp_path, monkeypatch):
+    """`--finetune_corpus_path data/birth_places_train.tsv/` (run.py's flags take a file) was told to "give the
+    folder that holds the finetuning corpus", and given data/ run.py refuses a folder ("give the file inside it"):
+    the message names the corpus's own path too."""
+    monkeypatch.delenv("RUN_SH_MODE", raising=False)
+    monkeypatch.setenv("GPT_DEVICE", "cpu")
+    wiki = tmp_path / "wiki.txt"
+    wiki.write_text(WIKI, encoding="utf-8")
+    with pytest.raises(DataError) as e:
+        driver.main(["--function=pretrain", "--variant=vanilla", *TINY, "--block_size", "32",
+                     f"--pretrain_corpus_path={wiki}{os.sep}", f"--writing_params_path={tmp_path / 'p.params'}"])
+    assert str(e.value) == (f"{wiki}{os.sep}: {wiki} is a file, not a folder; give the path of the pretraining corpus "
+                            f"itself, or where a flag takes its folder (--data-dir), the folder that holds it")
+    assert not (tmp_path / "p.params").exists()

@@ -130,8 +130,13 @@ def read_text(path, what="file"):
     if not os.path.isfile(path):
         above = _file_above(path)
         if above:  # `--data-dir data/wiki.txt`, DATA_DIR=.../birth_dev.tsv: the folder named is a file
-            where = " (run.sh reads the folder DATA_DIR names)" if os.environ.get("RUN_SH_MODE") else ""
-            raise DataError(f"{path}: {above} is a file, not a folder{where}; give the folder that holds the {what}")
+            if os.environ.get("RUN_SH_MODE"):  # run.sh's paths are DATA_DIR's folder and a file's name
+                raise DataError(f"{path}: {above} is a file, not a folder (run.sh reads the folder DATA_DIR names); "
+                                f"give the folder that holds the {what}")
+            # else a file's own flag (run.py's --eval_corpus_path data/birth_dev.tsv/) as well as a folder's: "the
+            # folder that holds it" alone sent the first to a folder, which it refuses as one
+            raise DataError(f"{path}: {above} is a file, not a folder; give the path of the {what} itself, or where "
+                            f"a flag takes its folder (--data-dir), the folder that holds it")
         if os.path.realpath(os.path.dirname(os.path.abspath(path))) == os.path.realpath(os.path.join(_repo(), "data")):
             raise DataError(f"{path}: {what} not found (check the path; `python src/make_world.py --out data` "
                             f"regenerates the embedded corpus)")
