@@ -185,7 +185,6 @@ def test_a_writer_gets_the_courses_global_steps(tmp_path, test_rows):
     assert writer.steps == courses_writer_steps(3, 0 if test is None else 2, 3)  # 40 rows: 3 batches of 16; 24: 2
 
 
-
 def test_the_trainer_logs_as_the_courses_does(tmp_path, caplog):
     """The course's trainer logs through its module logger at INFO: "saving PATH" at every checkpoint and
     "test loss: X" after every test epoch, which a program that turns logging on (as minGPT's notebook does,
@@ -202,6 +201,7 @@ def test_the_trainer_logs_as_the_courses_does(tmp_path, caplog):
     assert [m for m in messages if m.startswith("saving ")] == [f"saving {ckpt}"] * 2
     losses = [m for m in messages if m.startswith("test loss: ")]
     assert len(losses) == 2 and all(math.isfinite(float(m.split(": ")[1])) for m in losses)
+
 
 def test_a_config_with_only_the_courses_fields_trains_as_a_trainer_config(tmp_path, monkeypatch):
     """A program's own config object holding only the course's eleven TrainerConfig fields: the
