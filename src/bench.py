@@ -225,6 +225,9 @@ def train_flops(cfg, batch, width):
 def find_data(arg):
     """(folder with wiki.txt and birth_dev.tsv, how it was found)."""
     if arg:
+        if os.path.isfile(arg):  # `--data-dir data/wiki.txt`: not "no wiki.txt there", where the file named is one
+            raise DataError(f"{arg}: is a file, not a folder (the --data-dir, run.sh's DATA_DIR); give the folder "
+                            f"that holds it")
         if os.path.isfile(os.path.join(arg, "wiki.txt")) and os.path.isfile(os.path.join(arg, "birth_dev.tsv")):
             return arg, f"--data-dir {arg}"
         raise DataError(f"{arg}: no wiki.txt and birth_dev.tsv there; give a folder holding the course's files "

@@ -1619,3 +1619,21 @@ def test_a_corpus_flag_given_a_file_with_a_slash_after_it_is_not_sent_to_its_fol
     assert str(e.value) == (f"{wiki}{os.sep}: {wiki} is a file, not a folder; give the path of the pretraining corpus "
                             f"itself, or where a flag takes its folder (--data-dir), the folder that holds it")
     assert not (tmp_path / "p.params").exists()
+
+
+def test_a_bench_data_folder_given_as_a_file_is_named_a_file(tmp_path, monkeypatch):
+    """`./run.sh bench --data-dir data/wiki.txt` (or DATA_DIR=data/wiki.txt) said "data/wiki.txt: no wiki.txt and
+    birth_dev.tsv there", of a path that is the wiki.txt itself; as the grader, deliverables and read_text do, the
+    bench names it a file, before any timing."""
+    import bench
+    monkeypatch.setattr(bench, "get_device", lambda: "cpu")
+    wiki = tmp_path / "wiki.txt"
+    wiki.write_text(WIKI, encoding="utf-8")
+    threads = torch.get_num_threads()
+    try:
+        with pytest.raises(DataError) as e:
+            bench.main(["--quick", "--data-dir", str(wiki)])
+    finally:
+        torch.set_num_threads(threads)  # the bench set its own count before reading the data
+    assert str(e.value) == (f"{wiki}: is a file, not a folder (the --data-dir, run.sh's DATA_DIR); give the folder "
+                            f"that holds it")
