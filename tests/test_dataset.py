@@ -470,11 +470,17 @@ def test_a_place_with_a_character_outside_the_vocabulary_is_refused_by_line(ds):
 def test_only_a_combining_mark_is_called_an_accent_stored_apart():
     """A character that Unicode's composed form (NFC) replaces but that is no combining mark, the Angstrom sign
     U+212B (NFC: U+00C5), is not called an accent stored apart from its letter: it is named as a character the
-    vocabulary lacks, as any other."""
+    vocabulary lacks, with the fix its composed form gives: save the file with NFC characters, not remove it.
+    A character NFC leaves as it is, outside the vocabulary, is told to be removed."""
     ds = CharCorruptionDataset("Where was Anders \u00c5ngstr\u00f6m born? In Uppsala.\n" * 4, 64)
     with pytest.raises(DataError, match=r"^t\.tsv:1: character '\u212b' \(U\+212B\) is not in the vocabulary") as e:
         NameDataset("Where was Anders \u212bngstr\u00f6m born?\tUppsala\n", ds, path="t.tsv")
     assert "accent" not in str(e.value)
+    assert "composed form (Unicode NFC) is all in it; save the file with composed characters" in str(e.value)
+    assert "remove it or pretrain" not in str(e.value)
+    with pytest.raises(DataError, match=r"^t\.tsv:1: .*'\u212b'.*; remove it or pretrain on a corpus that has it$"):
+        NameDataset("Where was \u212bsa Berg born?\tUppsala\n", CharCorruptionDataset("Where was Berg born?\n" * 4,
+                                                                                      64), path="t.tsv")
 
 
 def test_masked_span_start_is_uniform_over_where_it_fits():

@@ -216,15 +216,20 @@ def _main_process():
 
 
 def check_chars(text, stoi, path, lineno):
-    """DataError if `text` has a character the pretraining vocabulary lacks. An accent stored apart from its
-    letter (a name pasted from a Mac or a PDF), where the composed form of the text is all in the
-    vocabulary, is named for what it is."""
+    """DataError if `text` has a character the pretraining vocabulary lacks. Where the composed form (Unicode
+    NFC) of the text is all in the vocabulary, the fix is to save the file so: an accent stored apart from its
+    letter (a name pasted from a Mac or a PDF) is named for what it is, and another character NFC replaces
+    (the Angstrom sign U+212B for U+00C5, Korean letters stored apart) too, rather than told to be removed."""
     for c in text:
         if c not in stoi:
             composed = unicodedata.normalize("NFC", text)
             if unicodedata.combining(c) and all(ch in stoi for ch in composed):
                 raise DataError(f"{path}:{lineno}: character {c!r} (U+{ord(c):04X}) is an accent stored apart from "
                                 f"its letter (Unicode NFD), which the vocabulary lacks; save the file with composed "
+                                f"characters (Unicode NFC), not remove it: that would change the name")
+            if all(ch in stoi for ch in composed):  # NFC replaced c by what the vocabulary holds
+                raise DataError(f"{path}:{lineno}: character {c!r} (U+{ord(c):04X}) is not in the vocabulary, but "
+                                f"the line's composed form (Unicode NFC) is all in it; save the file with composed "
                                 f"characters (Unicode NFC), not remove it: that would change the name")
             raise DataError(f"{path}:{lineno}: character {c!r} (U+{ord(c):04X}) is not in the vocabulary "
                             f"built from the pretraining corpus; remove it or pretrain on a corpus that has it")
