@@ -110,7 +110,7 @@ class Context:
         files with its own), and for the test predictions, which the demo never makes, the modes'
         folder instead. Grading --code-dir's package, the command is the student's, run where their code is:
         `OUT_DIR=<their folder> ./run.sh` here would make the file with this project's code, not theirs."""
-        if _code_dir is not None and not self.demo:
+        if _code_dir is not None:  # a demo's folder too: ./run.sh demo here would run the project's code
             return (f"./run.sh {mode}" + (f" (after {', '.join(before)})" if before else "")
                     + " in the student's copy of the assignment, with the code graded")
         if not self.demo:

@@ -2384,6 +2384,20 @@ def test_a_code_dir_that_holds_no_package_is_one_line_before_any_test(tmp_path, 
     assert "submission" in sys.modules and grader._code_dir is None  # nothing was imported from it
 
 
+def test_a_missing_file_of_a_demo_folder_graded_with_code_dir_names_the_students_run(tmp_path, monkeypatch):
+    """A folder the demo wrote, graded with --code-dir: the fix for a missing file is the student's run with the code
+    graded, not `./run.sh demo`, which runs this project's code (without --code-dir it is the demo's, as before)."""
+    folder = tmp_path / "ann"
+    folder.mkdir()
+    (folder / grader.DEMO_RECORD).write_text("{}", encoding="utf-8")
+    ctx = grader.Context(str(tmp_path), str(folder), {}, "embedded")
+    assert ctx.demo and ctx.run_sh("vanilla_eval_dev_with_pretrain").startswith("./run.sh demo")
+    monkeypatch.setattr(grader, "_code_dir", str(folder))
+    assert ctx.run_sh("vanilla_eval_dev_with_pretrain", ["vanilla_pretrain"]) == (
+        "./run.sh vanilla_eval_dev_with_pretrain (after vanilla_pretrain) in the student's copy of the assignment, "
+        "with the code graded")
+
+
 def test_the_prediction_files_follow_code_dir_unless_given(tmp_path, monkeypatch):
     """A student's folder holds both: --code-dir alone grades its prediction files; --submission-dir still
     names them, and without either flag nothing changes. The package is set before the grader is made."""
