@@ -147,6 +147,25 @@ def test_embedding_dropout(synth):
 
 
 @pytest.mark.parametrize("synth", [False, True])
+def test_embedding_dropout_in_a_packed_forward(synth):
+    """A packed batch (positions and segments, as the Trainer packs them on the CPU) goes through embd_pdrop's
+    dropout too: at p = 1 the logits are the same for any tokens and positions; at p = 0.5 two training
+    forwards differ, while eval forwards stay equal."""
+    torch.manual_seed(0)
+    positions, segments = torch.tensor([[0, 1, 2, 3, 0, 1, 2, 0]] * 2), torch.tensor([[0, 0, 0, 0, 1, 1, 1, 2]] * 2)
+    x = torch.randint(0, 20, (2, 8))
+    m = GPT(small_config(synthesizer=synth, embd_pdrop=1.0)).train()
+    m.pos_emb.data.normal_(0, 1.0)
+    a, _ = m(x, positions=positions, segments=segments)
+    assert torch.allclose(a, a[:1, :1].expand_as(a), atol=1e-6)
+    m = GPT(small_config(synthesizer=synth, embd_pdrop=0.5)).train()
+    assert not torch.allclose(m(x, positions=positions, segments=segments)[0],
+                              m(x, positions=positions, segments=segments)[0])
+    m.eval()
+    assert torch.equal(m(x, positions=positions, segments=segments)[0], m(x, positions=positions, segments=segments)[0])
+
+
+@pytest.mark.parametrize("synth", [False, True])
 def test_embedding_dropout_covers_the_position_embeddings(synth):
     """Dropout acts on tokens plus positions together: at embd_pdrop = 1 no position embedding reaches the
     blocks either, so every position of every row gets the same logits."""
