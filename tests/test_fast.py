@@ -380,6 +380,25 @@ def test_a_packed_forward_needs_both_positions_and_segments():
 
 
 @pytest.mark.parametrize("synth", [False, True])
+@pytest.mark.parametrize("fast", [True, False])
+def test_segments_are_labels_in_any_order(synth, fast):
+    """GPT.forward's `segments` name which sequence each position belongs to, not an order: a row whose
+    later sequence has the smaller label (pack_rows numbers them upwards) still attends within each
+    sequence alone, so each gets the logits of its own forward (a mask of segment_key >= segment_query
+    passed every packed-batch test, where labels only grow along a row)."""
+    torch.manual_seed(0)
+    model = scrambled(GPT(config(synthesizer=synth))).eval()
+    set_fast_attention(model, fast)
+    a, b = torch.randint(1, 20, (1, 5)), torch.randint(1, 20, (1, 4))
+    positions = torch.tensor([[0, 1, 2, 3, 4, 0, 1, 2, 3]])
+    segments = torch.tensor([[3, 3, 3, 3, 3, 1, 1, 1, 1]])
+    with torch.no_grad():
+        packed, _ = model(torch.cat([a, b], dim=1), positions=positions, segments=segments)
+        assert torch.allclose(packed[:, :5], model(a)[0], atol=1e-5)
+        assert torch.allclose(packed[:, 5:], model(b)[0], atol=1e-5)
+
+
+@pytest.mark.parametrize("synth", [False, True])
 def test_packed_cpu_training_path_equals_the_masked_softmax_with_the_same_masks(synth, monkeypatch):
     """With attention dropout on the CPU, packed rows take the explicit path (`_keep_mask`'s 32-bit masks,
     the 1/(1-p) scale on the output); given the same masks it equals the masked softmax with dropout."""
