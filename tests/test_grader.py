@@ -756,6 +756,23 @@ def test_exception_in_submission_names_the_line(corpus, monkeypatch):
     assert len(r.reason.split("\n")) <= 2
 
 
+def test_an_exception_whose_str_raises_fails_its_test_and_the_grading_goes_on(corpus, monkeypatch):
+    """A student's exception class whose __str__ reads a missing attribute ended the whole grading with a
+    traceback (describe_exception ran str() in the grader's own thread): no test's result, no results.json."""
+    class ConfigError(Exception):
+        def __str__(self):
+            return self.message  # no such attribute
+
+    def boom(*args):
+        raise ConfigError("bad config")
+    monkeypatch.setattr(submission, "pretrain", boom)
+    results = run(corpus[0], ["1f-0-basic", "1c-1-basic"])
+    assert results["1c-1-basic"].passed
+    reason = results["1f-0-basic"].reason
+    assert reason.startswith("ConfigError: (no message: its __str__ raised AttributeError: "), reason
+    assert "in boom" in reason and len(reason.split("\n")) == 2
+
+
 def test_an_error_found_inside_torch_names_the_submissions_line(corpus, monkeypatch):
     """A wrong shape is found inside torch (linear.py): the reason named torch's file, not the line to fix;
     it names that line, and the function the test called when that is another."""
