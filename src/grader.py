@@ -206,7 +206,8 @@ def _package_init():
 def code_dir_problem(folder):
     """Why --code-dir `folder` cannot be the package graded, or None: missing, a file, or without __init__.py
     or any other of the handout's code files (the top of a student's unpacked zip, whose package is in its
-    src/submission/, is told to name that folder)."""
+    src/submission/, is told to name that folder). A folder without __init__.py that holds others of the handout's
+    files is graded (sub() names what is missing)."""
     if not os.path.exists(folder):
         return "no such folder; check the path"
     if not os.path.isdir(folder):
@@ -221,6 +222,10 @@ def code_dir_problem(folder):
         if os.path.isfile(os.path.join(folder, inner, "__init__.py")):
             return (f"the package's files are one folder deeper, in {os.path.join(folder, inner)} (as in "
                     f"./run.sh deliverables' zip): give --code-dir {os.path.join(folder, inner)}")
+    # a student's folder short of files (__init__.py left out, or only the prediction files sent) is graded: the
+    # tests that need what is missing fail naming it, the others score, and results.json says so to the student
+    if names & (set(CODE_FILES[1:]) | set(PREDICTIONS) | {params for params, _ in TRAINED_BY.values()}):
+        return None
     if "__init__.py" not in names:
         return ("has no __init__.py, the file that makes the folder the submission package; give the folder "
                 "that holds the student's package (with __init__.py)")
@@ -332,6 +337,9 @@ def sub():
     if _import_hung:  # an endless loop at a module's top level would cost every later test its whole limit
         raise Failure(f"importing the submission package did not finish in an earlier test's time limit"
                       f"{_import_hung[0]}; look for a loop that runs at import")
+    if _code_dir and not os.path.isfile(os.path.join(_code_dir, "__init__.py")):  # a student's folder without it
+        raise Failure(f"{_package_init()} is missing: it makes the folder the submission package; submit it with "
+                      f"the handout's other files of src/submission/")
     importing = "submission" not in sys.modules  # a time-out in a call that only fetches it says nothing
     try:
         return importlib.import_module("submission")

@@ -2340,6 +2340,23 @@ def test_code_dir_grades_the_package_in_that_folder(corpus, tmp_path):
         in p.stdout, p.stdout
 
 
+def test_a_students_folder_without_init_is_graded_and_its_prediction_files_score(corpus, tmp_path):
+    """A student who left __init__.py out (or sent only the prediction files) got no results.json: the grader
+    refused the folder before any test (exit status 2), so Gradescope showed "the autograder failed" without a
+    reason, and the prediction files, which need no code, lost their points too."""
+    ann = student_copy(str(tmp_path / "ann"), files=[n for n in grader.CODE_FILES if n != "__init__.py"])
+    write_predictions(ann, corpus[1], lambda places: places)  # every answer right
+    report = os.path.join(ann, "results.json")
+    p = subprocess.run([sys.executable, GRADER, "1e-0-basic", "1d-0-hidden", "--data-dir", corpus[0], "--code-dir",
+                        ann, "--json", report], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    tests = {t["number"]: t for t in json.load(open(report, encoding="utf-8"))["tests"]}
+    assert tests["1d-0-hidden"]["score"] == tests["1d-0-hidden"]["max_score"] == 3, tests["1d-0-hidden"]
+    assert tests["1e-0-basic"]["score"] == 0
+    assert tests["1e-0-basic"]["output"] == (f"FAIL: {ann}/__init__.py is missing: it makes the folder the submission "
+                                             f"package; submit it with the handout's other files of src/submission/")
+
+
 def test_code_dir_is_imported_as_the_submission_package_by_every_module(tmp_path):
     """What imports `submission` after use_code_dir gets the folder's package (src/model.py, the project's
     module that imports it, and the package's relative and absolute imports); the project's other modules a
