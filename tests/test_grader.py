@@ -2246,12 +2246,13 @@ def test_a_module_saved_as_utf16_is_named_when_the_package_does_not_import(tmp_p
     assert grader.import_problem(ValueError("a wrong value")) == "ValueError: a wrong value"
 
 
-@pytest.mark.parametrize("layout", ["zip", "files"])
+@pytest.mark.parametrize("layout", ["zip", "files", "folder"])
 def test_the_gradescope_recipe_grades_the_students_code(tmp_path, layout):
     """docs/grader.md's run_autograder lines, on a student's helper.py with a wrong learning rate: they once
     copied the zip's src/submission/ folder inside src/submission/, so the staff solution was graded (2/2), and
     a file a student left out was graded from the staff solution. They grade the student's folder in place
-    (--code-dir), and leave the staff's src/submission/ as it was."""
+    (--code-dir), and leave the staff's src/submission/ as it was. A zip a student made of the folder
+    src/submission (its files under submission/) got no results.json: the grader refused the folder above it."""
     doc = open(os.path.join(ROOT, "docs", "grader.md"), encoding="utf-8").read()
     recipe = re.search(r"\*\*For staff, on Gradescope\.\*\*.*?```bash\n(.*?)```", doc, re.S).group(1)
     source, submission, results = tmp_path / "source", tmp_path / "submission", tmp_path / "results"
@@ -2259,7 +2260,7 @@ def test_the_gradescope_recipe_grades_the_students_code(tmp_path, layout):
         "__pycache__", "*.params", "*.predictions", "*.state", "*.jsonl"))
     shutil.copytree(os.path.join(ROOT, "data"), source / "data")
     results.mkdir()
-    student = submission / "src" / "submission" if layout == "zip" else submission
+    student = {"zip": submission / "src" / "submission", "files": submission, "folder": submission / "submission"}[layout]
     shutil.copytree(os.path.join(ROOT, "src", "submission"), student, ignore=shutil.ignore_patterns(
         "__pycache__", "*.params", "*.predictions", "*.state", "*.jsonl", "mingpt-demo"))
     if layout == "files":  # the handout's code files alone: the package's other modules are the staff's
