@@ -2260,7 +2260,8 @@ def test_the_gradescope_recipe_grades_the_students_code(tmp_path, layout):
         "__pycache__", "*.params", "*.predictions", "*.state", "*.jsonl"))
     shutil.copytree(os.path.join(ROOT, "data"), source / "data")
     results.mkdir()
-    student = {"zip": submission / "src" / "submission", "files": submission, "folder": submission / "submission"}[layout]
+    student = {"zip": submission / "src" / "submission", "files": submission,
+               "folder": submission / "submission"}[layout]
     shutil.copytree(os.path.join(ROOT, "src", "submission"), student, ignore=shutil.ignore_patterns(
         "__pycache__", "*.params", "*.predictions", "*.state", "*.jsonl", "mingpt-demo"))
     if layout == "files":  # the handout's code files alone: the package's other modules are the staff's
