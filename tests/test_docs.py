@@ -356,6 +356,7 @@ def stated(pattern, text):
 
 def test_counts_and_defaults_stated_are_the_codes():
     import deliverables
+    import grader
     import run
     from submission.dataset import CharCorruptionDataset
     vocab = CharCorruptionDataset(read("data/wiki.txt"), 128).vocab_size  # MASK and PAD included
@@ -394,10 +395,15 @@ def test_counts_and_defaults_stated_are_the_codes():
             seen.add("points")
             if parts.get(part) != int(n):
                 bad.append(f"{doc}: part ({part}) {n} points, src/points.json gives {parts.get(part)}")
+        for (n,) in stated(r"time limits add up to (\d+) s\b", text):
+            seen.add("limits")
+            if int(n) != sum(limit for *_, limit in grader.TESTS):
+                bad.append(f"{doc}: time limits add up to {n} s, grader.TESTS to "
+                           f"{sum(limit for *_, limit in grader.TESTS)}")
         for table, *marks in stated(r"`(course|embedded)` \([^)]*?vanilla dev (\d+)% / test (\d+)%, "
                                     r"synthesizer dev (\d+)% / test (\d+)%", text):
             keys = ["vanilla_dev", "vanilla_test", "synthesizer_dev", "synthesizer_test"]
             bad += [f"{doc}: {table} {k} {n}%, src/points.json has {points['pass_marks'][table][k]}"
                     for k, n in zip(keys, marks) if abs(int(n) / 100 - points["pass_marks"][table][k]) > 1e-9]
     assert not bad, "\n".join(bad)
-    assert seen == {"modes", "files", "vocabulary", "sizes", "points"}, f"only {sorted(seen)} found: a pattern is wrong"
+    assert seen == {"modes", "files", "vocabulary", "sizes", "points", "limits"}, f"only {sorted(seen)} found: a pattern is wrong"
