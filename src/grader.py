@@ -892,10 +892,20 @@ def count_right(lines, answers):
     return sum(1 for p, a in zip(lines, answers) if same_place(p, a))
 
 
+def all_empty(lines, name):
+    """' (every line of NAME is empty: ...)' when a predictions file answers nothing at all, as run.py writes
+    for a model that puts the closing MASK at once (one not trained to answer yet), else ''."""
+    if not lines or any(line.strip() for line in lines):
+        return ""
+    return (f" (every line of {name} is empty: the model wrote the closing MASK at once, as one not yet trained to "
+            f"answer does)")
+
+
 def at_least_one_right(name):
     def test(ctx):
-        correct, total = score_predictions(ctx, name)
-        require(correct >= 1, f"no prediction in {name} is right (0/{total}); " + (
+        lines, answers = read_predictions(ctx, name)
+        correct, total = count_right(lines, answers), len(answers)
+        require(correct >= 1, f"no prediction in {name} is right (0/{total}){all_empty(lines, name)}; " + (
             "in the demo's small world a model without pretraining can get none right (its table shows 0.0%)"
             if ctx.demo_world else "even without pretraining the model gets a few right: check that it was finetuned "
                              "and evaluated on this data") + short_training(ctx, name))
@@ -912,7 +922,7 @@ def pass_mark(name, mark_key):
         mark = ctx.marks[mark_key]
         acc = correct / total if total else 0.0
         require(acc >= mark - 1e-12, f"{split} accuracy {acc:.2%} ({correct}/{total}) is below the pass mark "
-                                     f"{mark:.0%} ({ctx.corpus} corpus)" + short_training(ctx, name))
+                                     f"{mark:.0%} ({ctx.corpus} corpus)" + all_empty(lines, name) + short_training(ctx, name))
         # the synthesizer's marks are not above always answering "London" (5.0%): one place repeated, or
         # repeated with a few others put in, would pass them without a model. A model's right answers are
         # not all its commonest answer (an empty answer is no place)

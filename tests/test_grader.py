@@ -937,6 +937,20 @@ def test_all_wrong_predictions_score_zero(corpus, tmp_path):
             assert "accuracy 0.00%" in r.reason and "below the pass mark" in r.reason
 
 
+def test_predictions_all_empty_are_said_to_be(corpus, tmp_path):
+    """A model that writes the closing MASK at once answers every question with an empty line (run.py notes
+    it): "0/20 right" alone read as wrong places. Every accuracy test says the lines are all empty; a file
+    with one answer among empty lines is not said to be."""
+    write_predictions(str(tmp_path), corpus[1], lambda a: [""] * len(a))
+    results = run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path))
+    for test_id, r in results.items():
+        assert not r.passed and r.points == 0
+        assert f"every line of {ACCURACY[test_id]} is empty: the model wrote the closing MASK at once" in r.reason
+    write_predictions(str(tmp_path), corpus[1], lambda a: ["Atlantis"] + [""] * (len(a) - 1))
+    results = run(corpus[0], list(ACCURACY), submission_dir=str(tmp_path))
+    assert not any("is empty" in r.reason for r in results.values()), {i: r.reason for i, r in results.items()}
+
+
 def test_a_place_in_another_case_is_a_wrong_answer(corpus, tmp_path):
     """The course compares places exactly: "london" does not answer "London"."""
     write_predictions(str(tmp_path), corpus[1], lambda a: [p.lower() for p in a])
