@@ -110,7 +110,7 @@ def steps_seen(tmp_path, variable):
     bin_dir, seen = tmp_path / "bin", tmp_path / "seen.txt"
     bin_dir.mkdir()
     fake = bin_dir / "timeout"
-    fake.write_text(f'#!/bin/sh\nshift\necho "{variable}=${{{variable}:-unset}} $*" >> "{seen}"\n')
+    fake.write_text(f'#!/bin/sh\nshift 3\necho "{variable}=${{{variable}:-unset}} $*" >> "{seen}"\n')  # -k N LIMIT
     fake.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k != variable}  # as a machine without it set
     env.update(OUT=str(tmp_path / "out"), PATH=f"{bin_dir}{os.pathsep}{env['PATH']}")
@@ -161,3 +161,66 @@ def test_the_run_sh_steps_ask_for_cuda_and_the_tests_step_leaves_the_device_to_c
     lines = steps_seen(tmp_path, "GPT_DEVICE")
     devices = [line.split()[0] for line in lines]
     assert devices == ["GPT_DEVICE=cuda"] * 4 + ["GPT_DEVICE=unset"], devices
+
+
+def fake_timeout_run(tmp_path, script, budget=None):
+    """Run .ci/gpu-check with a `timeout` on PATH whose body is `script` (sh; "$@" is timeout's own arguments,
+    each call also recorded in calls.txt), nothing trained; (the process, the recorded calls, the $OUT folder)."""
+    data = tmp_path / "course"
+    shutil.copytree(os.path.join(ROOT, "data"), data)
+    bin_dir, calls, out = tmp_path / "bin", tmp_path / "calls.txt", tmp_path / "out"
+    bin_dir.mkdir()
+    fake = bin_dir / "timeout"
+    fake.write_text(f'#!/bin/sh\necho "$*" >> "{calls}"\n{script}\n')
+    fake.chmod(0o755)
+    env = dict(os.environ, OUT=str(out), PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    if budget is not None:
+        env["GPU_CHECK_BUDGET"] = str(budget)
+    p = subprocess.run(["bash", SCRIPT, str(data)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    return p, calls.read_text().splitlines(), out
+
+
+def test_every_step_is_killed_a_while_after_its_limits_sigterm(tmp_path):
+    """A step that outlives its limit's SIGTERM (a process stuck in a CUDA call, where Python's handler never
+    runs) is killed, instead of holding the call until the device tool's own limit ends it and the steps after it
+    with it: each step's timeout is given a kill-after, of a few seconds."""
+    p, calls, _ = fake_timeout_run(tmp_path, "exit 0")
+    assert p.returncode == 0, p.stderr
+    assert len(calls) == 5, calls
+    for call in calls:
+        kill, after, limit = call.split()[:3]
+        assert kill in ("-k", "--kill-after") and 1 <= int(after) <= 30 and int(limit) > int(after), call
+
+
+PACKED_BENCH = 'case "$*" in *" bench "*) echo "  vanilla     fast, packed            6.10 ms/step" ;; esac'
+
+
+def test_a_packed_pretraining_that_fails_is_run_again_without_packing(tmp_path):
+    """The bench times packed rows on ten fixed batches; the pretraining meets more shapes and the DataLoader's
+    workers. Where its packed run fails (a crash, not its limit), the default pretraining runs in its place, so
+    that the finetuning and the dev evaluation still run; the crash's output stays in pretrain.txt, and the files
+    for the device tool to bring back stay at most 8."""
+    crash = ('case "$*" in *vanilla_pretrain*--pack*) echo "RuntimeError: CUDA error: an illegal memory access"; '
+             'exit 1 ;; esac')
+    p, calls, out = fake_timeout_run(tmp_path, f"{PACKED_BENCH}\n{crash}\nexit 0")
+    assert p.returncode == 1, p.stderr  # the packed pretraining failed: the check did not pass
+    steps = [call.split()[3:5] for call in calls]
+    assert steps == [["./run.sh", "bench"], ["./run.sh", "vanilla_pretrain"], ["./run.sh", "vanilla_pretrain"],
+                     ["./run.sh", "vanilla_finetune_with_pretrain"], ["./run.sh", "vanilla_eval_dev_with_pretrain"],
+                     [os.environ.get("PYTHON") or "python3", "-m"]], calls
+    assert calls[1].endswith("vanilla_pretrain --pack") and calls[2].endswith("vanilla_pretrain"), calls
+    summary = (out / "summary.txt").read_text()
+    assert "== the packed pretraining failed (exit 1): pretraining again without --pack" in summary, summary
+    assert re.search(r"^== pretrain-unpacked: exit 0, ", summary, re.M), summary
+    assert "illegal memory access" in (out / "pretrain.txt").read_text()
+    assert len(os.listdir(out)) <= 8, os.listdir(out)
+
+
+def test_a_packed_pretraining_cut_by_its_limit_is_not_run_again(tmp_path):
+    """A packed pretraining that its limit stopped (exit 124) ran out of time, not into a crash: the budget left has
+    no room for another, and it is not started."""
+    limit = 'case "$*" in *vanilla_pretrain*--pack*) exit 124 ;; esac'
+    p, calls, out = fake_timeout_run(tmp_path, f"{PACKED_BENCH}\n{limit}\nexit 0")
+    assert p.returncode == 1, p.stderr
+    assert sum("vanilla_pretrain" in call.split() for call in calls) == 1, calls
+    assert "pretraining again" not in (out / "summary.txt").read_text()
