@@ -14,7 +14,7 @@ submitted code; each predictions file must have one line per question of its spl
 counts them (with the split's places at hand, they show their accuracy too, and whether the grader's
 test of them passes). The package's code goes in whole: the handout's seven files and the modules
 they import (this project's package has more), and a copy of it must import on its own. Only when
-all is in order is the zip written (atomically), every file under its handout path
+no file is missing or bad is the zip written (atomically), every file under its handout path
 (src/submission/NAME); the written answers' PDF (`make`) is submitted apart. Exit status: 0 when the
 zip is written, 1 when a file is missing or bad (a `low` or `stale` file does not change it), 2 for a usage or
 data error (a missing folder or question file).
