@@ -182,6 +182,26 @@ def test_load_params_errors(tmp_path, monkeypatch):
             load_params(small(), str(course))
 
 
+def test_a_demo_params_file_names_the_demo(tmp_path, monkeypatch):
+    """`./run.sh ask --params runs/demo/vanilla.finetune.params` before the demo (learners.md's command) said
+    "make it with OUT_DIR=runs/demo ./run.sh vanilla_finetune_with_pretrain (after vanilla_pretrain)": hours of
+    the course's pretraining into the demo's folder, whose small models the demo makes in minutes."""
+    import submission
+    monkeypatch.chdir(os.path.dirname(os.path.dirname(os.path.dirname(submission.__file__))))  # the repo
+    monkeypatch.delenv("DATA_DIR", raising=False)
+    default = os.path.join("runs", "demo", "not-there", "..", "vanilla.finetune.params")  # missing even after a demo
+    with pytest.raises(ParamsError, match=r"params file not found; make it with \./run\.sh demo \(the demo's files "
+                                          r"come from the demo\)$"):
+        load_params(small(), default)
+    (tmp_path / ".made-by-demo.json").write_text("{}", encoding="utf-8")  # a demo's --out: its record is there
+    demo = f"\\./run\\.sh demo --out {re.escape(str(tmp_path))} \\(the demo's files come from the demo\\)$"
+    with pytest.raises(ParamsError, match="not found; make it with " + demo):
+        load_params(small(), str(tmp_path / "synthesizer.pretrain.params"))
+    (tmp_path / "vanilla.model.params").write_bytes(b"\x00truncated")
+    with pytest.raises(ParamsError, match="re-create it with " + demo):
+        load_params(small(), str(tmp_path / "vanilla.model.params"))
+
+
 def _zip_of_text():
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as z:

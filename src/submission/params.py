@@ -137,10 +137,15 @@ def _run_sh():
     return shlex.quote(shown if os.sep in shown else os.path.join(".", shown))
 
 
+DEMO_RECORD = ".made-by-demo.json"  # demo.py's RECORD: in a folder the demo wrote
+
+
 def _make_with(path):
     """`./run.sh MODE (after ...)`, the command that makes a course params file (with OUT_DIR set to the
     file's folder when that is not src/submission/, where the modes write, and DATA_DIR as this run has
-    it: the same corpus, so the same vocabulary); None for another file."""
+    it: the same corpus, so the same vocabulary); in the demo's folder (runs/demo, or one holding its
+    record) `./run.sh demo`, as a mode there would train the course's size where the demo keeps its small
+    models; None for another file."""
     made = PARAMS_FILES.get(os.path.basename(path))
     if made is None:
         return None
@@ -148,10 +153,13 @@ def _make_with(path):
     after = f" (after {', '.join(before)})" if before else ""
     folder = os.path.dirname(path) or "."
     here = os.path.dirname(os.path.abspath(__file__))  # src/submission/, run.sh's default OUT_DIR
+    data = f"DATA_DIR={shlex.quote(os.environ['DATA_DIR'])} " if os.environ.get("DATA_DIR") else ""
+    demo_default = os.path.realpath(folder) == os.path.realpath(os.path.join(here, "..", "..", "runs", "demo"))
+    if demo_default or os.path.isfile(os.path.join(folder, DEMO_RECORD)):
+        out = "" if demo_default else f" --out {shlex.quote(folder)}"
+        return f"{data}{_run_sh()} demo{out} (the demo's files come from the demo)"
     env = "" if os.path.realpath(folder) == os.path.realpath(here) else f"OUT_DIR={shlex.quote(folder)} "
-    if os.environ.get("DATA_DIR"):
-        env = f"DATA_DIR={shlex.quote(os.environ['DATA_DIR'])} " + env
-    return f"{env}{_run_sh()} {mode}{after}"
+    return f"{data}{env}{_run_sh()} {mode}{after}"
 
 
 def _not_found(path):
