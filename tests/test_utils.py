@@ -202,6 +202,22 @@ def test_a_demo_params_file_names_the_demo(tmp_path, monkeypatch):
         load_params(small(), str(tmp_path / "vanilla.model.params"))
 
 
+def test_a_params_path_of_the_repo_typed_in_src_names_the_repos_file(monkeypatch):
+    """`cd src && ./run.sh ask --params runs/demo/vanilla.finetune.params` (the course's place, learners.md's
+    path) said "make it with OUT_DIR=runs/demo ./run.sh vanilla_finetune_with_pretrain": hours of training for a
+    file that was there, one folder up. Any file the repo holds at the path stands for the demo's params here."""
+    import submission
+    src = os.path.dirname(os.path.dirname(submission.__file__))
+    monkeypatch.chdir(src)
+    assert not os.path.exists("README.md") and os.path.isfile(os.path.join("..", "README.md"))
+    here = re.escape(os.getcwd())
+    with pytest.raises(ParamsError, match=f"^README.md: params file not found here, in {here} \\(a relative path "
+                                          r"is from the folder you run in\); the repository's is \.\./README\.md$"):
+        load_params(small(), "README.md")
+    with pytest.raises(ParamsError, match="^nope/vanilla.pretrain.params: params file not found; make it with "):
+        load_params(small(), os.path.join("nope", "vanilla.pretrain.params"))  # in neither: the mode, as before
+
+
 def _zip_of_text():
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as z:

@@ -163,7 +163,15 @@ def _make_with(path):
 
 
 def _not_found(path):
-    """The error of a params file that is not there, naming the run.sh mode that makes a course file."""
+    """The error of a params file that is not there: a relative path the repo's folder holds (typed in src/,
+    the course's place, after learners.md's `runs/demo/...`) names that file, else the run.sh mode that makes
+    a course file."""
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    there = os.path.join(repo, path)
+    if not os.path.isabs(path) and os.path.isfile(there):
+        shown = os.path.relpath(there)
+        return (f"{path}: params file not found here, in {os.getcwd()} (a relative path is from the folder you run "
+                f"in); the repository's is {shlex.quote(shown if os.sep in shown else os.path.join('.', shown))}")
     command = _make_with(path)
     return f"{path}: params file not found" + (f"; make it with {command}" if command else "")
 
