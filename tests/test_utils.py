@@ -200,6 +200,9 @@ def test_a_demo_params_file_names_the_demo(tmp_path, monkeypatch):
     (tmp_path / "vanilla.model.params").write_bytes(b"\x00truncated")
     with pytest.raises(ParamsError, match="re-create it with " + demo):
         load_params(small(), str(tmp_path / "vanilla.model.params"))
+    import demo as demo_module  # params.py cannot import src/demo.py: its copy of the record's name must agree
+    from submission import params
+    assert params.DEMO_RECORD == demo_module.RECORD
 
 
 def test_a_params_path_of_the_repo_typed_in_src_names_the_repos_file(monkeypatch):
