@@ -486,7 +486,7 @@ def _read_tsv(path):
     """(name, place) of each `question<TAB>place` line of a split; blank lines (as an editor leaves at
     the end) skipped, any other line without exactly one tab a WorldError naming it. A question is read
     without the spaces around it, as the grader compares the test labels' questions with the test inputs'
-    (_question_field, which reads those too), and a place without the spaces (a CRLF file's "\r" too) that
+    (_asked, which reads those too), and a place without the spaces (a CRLF file's "\r" too) that
     end its line, as the course's evaluation scores it (utils.same_place)."""
     rows = []
     for lineno, line in enumerate(_read_lines(path), start=1):
@@ -497,22 +497,25 @@ def _read_tsv(path):
             found = "a blank question or place" if len(fields) == 2 else f"{len(fields)} tab-separated field(s)"
             raise WorldError(f"{path}:{lineno}: expected `question<TAB>place`, found {found} in {line[:60]!r}; "
                              f"fix or remove that line")
-        rows.append((_question_name(_question_field(line)), fields[1].rstrip()))
+        rows.append((_asked(line), fields[1].rstrip()))
     return rows
 
 
-def _question_field(line):
-    """The question of a TSV line (the line itself when it has no tab) without the spaces around it, as the
+def asked_name(question):
+    """The NAME of the course's question QUESTION, "Where was NAME born?"; None for any other text. The one
+    reader of the question's form: these statistics count people by it, memorised.py's probes pass over it."""
+    head, tail = QUESTION.split("{}")
+    return question[len(head):-len(tail)] if question.startswith(head) and question.endswith(tail) else None
+
+
+def _asked(line):
+    """Whom the question of a TSV line (the line itself when it has no tab) asks about: its NAME (asked_name), or
+    the question itself where it is of another form. The question is read without the spaces around it, as the
     grader compares birth_test.tsv's questions with birth_test_inputs.tsv's (check_labels_match_inputs). The
     model reads them with their spaces (dataset.parse_tsv); these statistics count people and places."""
-    return line.split("\t")[0].strip()
-
-
-def _question_name(question):
-    head, tail = "Where was ", " born?"
-    if question.startswith(head) and question.endswith(tail):
-        return question[len(head):-len(tail)]
-    return question
+    question = line.split("\t")[0].strip()
+    name = asked_name(question)
+    return question if name is None else name
 
 
 def _name_lookup_baseline(train, dev, fallback):
@@ -543,7 +546,7 @@ def stats(data_dir):
     test_path, inputs_path = (os.path.join(data_dir, n) for n in ("birth_test.tsv", "birth_test_inputs.tsv"))
     test = _read_tsv(test_path) if os.path.exists(test_path) else None
     if test is None or os.path.exists(inputs_path):
-        asked = [(_question_name(_question_field(q)), None) for q in _read_lines(inputs_path) if q.strip()]
+        asked = [(_asked(q), None) for q in _read_lines(inputs_path) if q.strip()]
         # birth_test.tsv labels the test questions only while it asks what birth_test_inputs.tsv asks, each of its
         # questions (the course's files copied over data/ leave the embedded world's labels behind, of other people)
         if test is None or len(asked) != len(test) or any(a != n for (a, _), (n, _) in zip(asked, test)):

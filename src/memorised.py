@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
+from make_world import asked_name  # noqa: E402
 from modelflags import add_model_flags, check_model_flags, note_other_corpus, settings_from_params  # noqa: E402
 from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
@@ -41,12 +42,6 @@ SPLITS = (("train", "birth_places_train.tsv"), ("dev", "birth_dev.tsv"))  # the 
 def read_limit(block_size):
     """How many characters of a wiki line pretraining reads: span corruption's truncation cap."""
     return int(block_size * 7 / 8)
-
-
-def person(question):
-    """The NAME of the course's question "Where was NAME born?"; "" for any other text."""
-    head, tail = "Where was ", " born?"
-    return question[len(head):-len(tail)] if question.startswith(head) and question.endswith(tail) else ""
 
 
 def cut_at(line, place, name=""):
@@ -75,7 +70,7 @@ def probes(wiki_lines, rows, block_size):
     for i, (question, place, *_) in enumerate(rows):
         if i >= len(wiki_lines) or not place:
             continue
-        at = cut_at(wiki_lines[i], place, person(question))
+        at = cut_at(wiki_lines[i], place, asked_name(question) or "")
         if at > 0 and at + len(place) <= limit:
             out.append((i, wiki_lines[i][:at], place))
     return out
@@ -129,7 +124,7 @@ def splits(data_dir, wiki):
             raise DataError(f"{path}: no questions, so no birthplace to probe; give a --data-dir whose "
                             f"{fname} has the labelled questions")
         for i, (q, _, line) in enumerate(rows):
-            who = person(q)
+            who = asked_name(q)
             if who and (offset + i >= len(wiki) or who not in wiki[offset + i]):
                 raise DataError(f"{path}:{line}: {who} is not on wiki.txt line {offset + i + 1}, as the course's "
                                 f"layout has it (wiki line i is train row i, then the dev rows); memorised needs "

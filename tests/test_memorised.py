@@ -47,6 +47,17 @@ def test_the_cut_passes_over_the_place_where_it_is_part_of_the_persons_own_name(
     assert memorised.probes(wiki[:1], rows[:1], block_size=50) == [want[0]]  # ends within 43
 
 
+def test_the_courses_question_has_one_reader_for_the_probes_and_the_world_statistics():
+    """memorised's probes and make_world's statistics read the NAME of "Where was NAME born?" with one function:
+    the course's form exactly (its spaces and case), an empty name still of that form, any other text none."""
+    import make_world
+    assert make_world.asked_name("Where was Ned Hale born?") == "Ned Hale"
+    assert make_world.asked_name("Where was  born?") == ""  # the form, naming nobody
+    for other in ("where was Ned Hale born?", "Where was Ned Hale born? ", "Ned Hale", "Who?", ""):
+        assert make_world.asked_name(other) is None, other
+    assert memorised.asked_name is make_world.asked_name
+
+
 def test_memorised_counts_what_greedy_sample_reproduces():
     torch.manual_seed(0)
     model = GPT(GPTConfig(12, 32, n_layer=2, n_head=2, n_embd=16))
