@@ -43,7 +43,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 from modelflags import add_model_flags, check_model_flags, note_other_corpus, settings_from_params  # noqa: E402
-from oneline import OneLineParser  # noqa: E402
+from oneline import OneLineParser, utf16  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("ask.py"):  # torch loads here
@@ -465,9 +465,8 @@ def _lines(stdin, asking):
             return
         line_no += 1
         if raw is not None:
-            if line_no == 1 and line[:2] in (b"\xff\xfe", b"\xfe\xff"):
-                raise NotUTF8(f"standard input is UTF-16 text (byte-order mark {line[:2].hex(' ').upper()}), "
-                              f"not UTF-8; {fix}")
+            if line_no == 1 and utf16(line):
+                raise NotUTF8(f"standard input is {utf16(line)}; {fix}")
             try:
                 line, offset = line.decode("utf-8"), offset + len(line)
             except UnicodeDecodeError as e:

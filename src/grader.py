@@ -44,7 +44,7 @@ ROOT = os.path.dirname(HERE)
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-from oneline import OneLineParser, lenient_streams  # noqa: E402
+from oneline import OneLineParser, lenient_streams, utf16  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("grader"):  # torch loads here
@@ -156,14 +156,6 @@ def _rel(path):
     except ValueError:  # Windows: another drive than the repo's
         pass
     return path
-
-
-def utf16(data):
-    """'UTF-16 text (byte-order mark FF FE), not UTF-8' for bytes that begin with UTF-16's byte-order mark (a
-    Windows editor's "Unicode"), else None."""
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        return f"UTF-16 text (byte-order mark {data[:2].hex(' ').upper()}), not UTF-8"
-    return None
 
 
 def read_utf8(path):

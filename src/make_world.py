@@ -34,7 +34,7 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
 import ledger  # noqa: E402
-from oneline import OneLineParser, lenient_streams  # noqa: E402
+from oneline import OneLineParser, lenient_streams, utf16  # noqa: E402
 from world.names import NameMaker  # noqa: E402
 from world.places import conflicts, ranked_places  # noqa: E402
 from world.templates import QUESTIONS, Bio  # noqa: E402
@@ -470,9 +470,8 @@ def _read_lines(path):
     except UnicodeDecodeError as e:
         with open(path, "rb") as f:
             head = f.read(max(e.start, 2))
-        if head[:2] in (b"\xff\xfe", b"\xfe\xff"):  # as the tools that train and evaluate name it (dataset.py)
-            raise WorldError(f"{path}: UTF-16 text (byte-order mark {head[:2].hex(' ').upper()}), not UTF-8; save "
-                             f"the file as UTF-8") from None
+        if utf16(head):  # as the tools that train and evaluate name it (dataset.py)
+            raise WorldError(f"{path}: {utf16(head)}; save the file as UTF-8") from None
         line = head[:e.start].count(b"\n") + 1
         raise WorldError(f"{path}:{line}: not valid UTF-8 at byte {e.start}; save the file as UTF-8") from None
     except OSError as e:

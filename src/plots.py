@@ -44,7 +44,7 @@ if HERE not in sys.path:
 
 from modelflags import (COURSE_SIZE, add_model_flags, check_model_flags, settings_from_params,  # noqa: E402
                         size_from_flags)
-from oneline import OneLineParser, lenient_streams  # noqa: E402
+from oneline import OneLineParser, lenient_streams, utf16  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 # into the Python that runs this (a bare `pip` may be another's): a .venv that run.sh made before
@@ -104,9 +104,8 @@ def read_log(path):
             data = f.read()
     except OSError as e:  # permissions; a FIFO or device read fails here too
         raise PlotError(f"{path}: cannot be read ({e.strerror or e}); check the file's permissions") from None
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # a log opened and saved again in a Windows editor
-        raise PlotError(f"{path}: UTF-16 text (byte-order mark {data[:2].hex(' ').upper()}), not UTF-8; save it as "
-                        f"UTF-8, or plot the log run.py wrote")
+    if utf16(data):  # a log opened and saved again in a Windows editor
+        raise PlotError(f"{path}: {utf16(data)}; save it as UTF-8, or plot the log run.py wrote")
     try:
         text = data.decode("utf-8-sig")  # -sig: the byte-order mark such an editor puts before UTF-8 is no JSON
     except UnicodeDecodeError as e:

@@ -1637,3 +1637,35 @@ def test_a_bench_data_folder_given_as_a_file_is_named_a_file(tmp_path, monkeypat
         torch.set_num_threads(threads)  # the bench set its own count before reading the data
     assert str(e.value) == (f"{wiki}: is a file, not a folder (the --data-dir, run.sh's DATA_DIR); give the folder "
                             f"that holds it")
+
+
+@pytest.mark.parametrize("codec,mark", [("utf-16-le", "FF FE"), ("utf-16-be", "FE FF")])
+def test_the_scripts_name_a_utf16_file_in_the_words_of_one_function(tmp_path, codec, mark):
+    """The grader, make_world, the plots and ask name a UTF-16 file (a Windows editor's "Unicode") with
+    oneline.utf16's words, each with its own fix; each of them had its own copy of the check and the words."""
+    import io
+
+    import ask
+    import grader
+    import make_world
+    import plots
+    from graderlib import Failure
+    from oneline import utf16
+    data = ("\ufeff" + "Where was Ann Lee born?\tLima\n").encode(codec)
+    said = f"UTF-16 text (byte-order mark {mark}), not UTF-8"
+    assert utf16(data) == said and utf16(b"Where") is None and utf16(b"") is None
+    path = tmp_path / "file.txt"
+    path.write_bytes(data)
+    with pytest.raises(Failure) as e:
+        grader.read_utf8(str(path))
+    assert str(e.value).endswith(f"file.txt: {said}; save it as UTF-8")
+    with pytest.raises(make_world.WorldError) as e:
+        make_world._read_lines(str(path))
+    assert str(e.value) == f"{path}: {said}; save the file as UTF-8"
+    with pytest.raises(plots.PlotError) as e:
+        plots.read_log(str(path))
+    assert str(e.value) == f"{path}: {said}; save it as UTF-8, or plot the log run.py wrote"
+    with pytest.raises(ask.NotUTF8) as e:
+        list(ask._lines(io.TextIOWrapper(io.BytesIO(data)), "a question"))
+    assert str(e.value) == f"standard input is {said}; save it as UTF-8"
+    assert grader.utf16 is plots.utf16 is make_world.utf16 is ask.utf16 is utf16
