@@ -198,7 +198,7 @@ def london(data):
 
 
 DEFAULT_OUT = os.path.join(HERE, "..", "runs", "demo")
-RECORD = ".made-by-demo.json"  # in --out: the sha256 of the files the demo wrote there (ledger)
+RECORD = ledger.DEMO_RECORD  # in --out: the sha256 of the files the demo wrote there
 OUTPUTS = ("vanilla.model.params", "vanilla.pretrain.params", "vanilla.finetune.params", "synthesizer.pretrain.params",
            "synthesizer.finetune.params", "vanilla.nopretrain.dev.predictions", "vanilla.pretrain.dev.predictions",
            "synthesizer.pretrain.dev.predictions")  # what its runs write, the course's names

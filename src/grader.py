@@ -59,7 +59,7 @@ N_LAYER, N_HEAD, N_EMBD = 4, 8, 256
 DEFAULT_DATA_DIR = os.path.join(ROOT, "data")
 DEFAULT_SUBMISSION_DIR = os.path.join(HERE, "submission")
 DEFAULT_DEMO_DIR = os.path.join(ROOT, "runs", "demo")  # demo.py's DEFAULT_OUT
-DEMO_RECORD = ".made-by-demo.json"  # demo.py's RECORD: in a folder the demo wrote
+DEMO_RECORD = ledger.DEMO_RECORD  # demo.py's RECORD: in a folder the demo wrote
 POINTS_PATH = os.path.join(HERE, "points.json")
 # the handout's code files: the package's other modules (batching.py, card.py, ...) are this project's own
 CODE_FILES = ["__init__.py", "attention.py", "dataset.py", "helper.py", "model.py", "trainer.py", "utils.py"]

@@ -2593,6 +2593,18 @@ def test_a_stream_closed_from_the_start_leaves_the_grading_as_it_was(corpus, tmp
     assert test["score"] == test["max_score"], test
 
 
+def test_the_demos_record_name_is_spelt_once_outside_the_package():
+    """demo.py writes its record and the grader looks for it under one name, ledger's: each spelt it itself, and
+    a rename in one would have the grader take the demo's folder for the modes'. The package, which imports
+    nothing from src/*.py, keeps its copy (test_utils holds it equal)."""
+    import demo as demo_module
+    import ledger
+    spelt = sorted(name for name in os.listdir(os.path.join(ROOT, "src")) if name.endswith(".py")
+                   and '".made-by-demo.json"' in open(os.path.join(ROOT, "src", name), encoding="utf-8").read())
+    assert spelt == ["ledger.py"]
+    assert grader.DEMO_RECORD == demo_module.RECORD == ledger.DEMO_RECORD == ".made-by-demo.json"
+
+
 def test_a_world_without_test_questions_and_a_demos_folder_get_fixes_that_work(corpus, tmp_path):
     """Grading the demo's files with its world (runs/demo, runs/demo/data): the test-accuracy tests said
     to make the predictions with the eval_test mode, which has no questions there, the missing dev ones

@@ -137,7 +137,7 @@ def _run_sh():
     return shlex.quote(shown if os.sep in shown else os.path.join(".", shown))
 
 
-DEMO_RECORD = ".made-by-demo.json"  # demo.py's RECORD: in a folder the demo wrote
+DEMO_RECORD = ".made-by-demo.json"  # ledger.DEMO_RECORD (demo.py's RECORD): in a folder the demo wrote
 
 
 def _make_with(path):
