@@ -1411,7 +1411,7 @@ TEST_SPLIT_TESTS = tuple(t for name, t in ACCURACY_TESTS.items() if PREDICTIONS[
 
 
 EMBEDDED_FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv")  # what makes data/ the embedded corpus
-WORLD_RECORD = ".make_world.json"  # make_world.MARKER: its record of the files it wrote, and its arguments
+WORLD_RECORD = ledger.WORLD_RECORD  # make_world.MARKER: its record of the files it wrote, and its arguments
 SAME_STATISTICS = ("seed",)  # make_world arguments that keep the default world's statistics (other draws of them)
 
 

@@ -21,6 +21,8 @@ except ImportError:  # Windows: records are updated without a lock
     fcntl = None
 
 
+WORLD_RECORD = ".make_world.json"  # make_world's record beside the corpus it writes (make_world.MARKER), with its
+# arguments, which the grader reads
 DEMO_RECORD = ".made-by-demo.json"  # the demo's record in its work folder (demo.RECORD), by which the grader knows it
 # (the graded package, which imports nothing from src/*.py, keeps a copy: params.DEMO_RECORD, held equal by a test)
 

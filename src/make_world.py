@@ -56,7 +56,7 @@ PAD_CHAR, MASK_CHAR = "\u25A1", "\u2047"
 QUESTION = "Where was {} born?"
 FILES = ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv",
          "birth_test.tsv")
-MARKER = ".make_world.json"   # written with FILES: their sha256, so that only files make_world wrote are replaced
+MARKER = ledger.WORLD_RECORD  # written with FILES: their sha256, so that only files make_world wrote are replaced
 
 
 class WorldError(ValueError):

@@ -2605,6 +2605,18 @@ def test_the_demos_record_name_is_spelt_once_outside_the_package():
     assert grader.DEMO_RECORD == demo_module.RECORD == ledger.DEMO_RECORD == ".made-by-demo.json"
 
 
+def test_make_worlds_record_name_is_spelt_once():
+    """make_world writes its record, and the grader reads the world's arguments from it, under ledger's one name:
+    each spelt it itself, and a rename in one would have the grader see no record (a changed world graded as if
+    it were the course's)."""
+    import ledger
+    import make_world
+    spelt = sorted(name for name in os.listdir(os.path.join(ROOT, "src")) if name.endswith(".py")
+                   and '".make_world.json"' in open(os.path.join(ROOT, "src", name), encoding="utf-8").read())
+    assert spelt == ["ledger.py"]
+    assert grader.WORLD_RECORD == make_world.MARKER == ledger.WORLD_RECORD == ".make_world.json"
+
+
 def test_a_world_without_test_questions_and_a_demos_folder_get_fixes_that_work(corpus, tmp_path):
     """Grading the demo's files with its world (runs/demo, runs/demo/data): the test-accuracy tests said
     to make the predictions with the eval_test mode, which has no questions there, the missing dev ones
