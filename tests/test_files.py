@@ -509,6 +509,24 @@ def test_a_lock_left_by_a_killed_run_is_taken_and_then_holds(tmp_path):
         assert refused(tmp_path / "a.params")
 
 
+def test_a_lock_taken_on_a_full_disk_holds_without_its_pid(tmp_path, monkeypatch):
+    """A full disk as a training run (or the demo) starts: writing its pid into the lock file failed with a
+    traceback (OSError: No space left on device) before any work. The flock needs no space: the run holds it,
+    and a second run is refused without a pid."""
+    import errno
+    from submission.files import training_lock
+
+    def full(fd, data, offset):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(os, "pwrite", full)
+    with training_lock(str(tmp_path / "a.params")) as locked:
+        assert locked and (tmp_path / "a.params.lock").read_bytes() == b""
+        with pytest.raises(DataError, match=r"a.params: another run is training into it now \("):
+            with training_lock(str(tmp_path / "a.params")):
+                pass
+    assert not (tmp_path / "a.params.lock").exists()
+
+
 def run_a_ends_as_b_opens(tmp_path, monkeypatch, then=None):
     """Run A holds the lock of tmp_path/a.params; the next os.open of a lock file (run B's) is followed by A's
     end, which removes the file, and then by `then()` (another run making the file anew)."""

@@ -545,8 +545,11 @@ def _take(fcntl, path, params_path):
             mine = os.fstat(fd)
             if (current.st_ino, current.st_dev) != (mine.st_ino, mine.st_dev):
                 continue
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+            except OSError:  # a full disk (or quota): the flock holds all the same, a second run is told no pid;
+                pass         # the run's first write says what is wrong (this was a traceback before any work)
             taken = True
             return fd
         finally:
