@@ -41,6 +41,7 @@ with interruptible_start("demo.py"):  # torch loads here
     import run as driver
     from london_baseline import london_accuracy
     from submission.dataset import DataError, parse_tsv, read_text
+    from submission.files import held_lock
     from submission.utils import (atomic_write_text, check_output_path, denormals_flushed, get_device, run_cli,
                                   same_place)
 
@@ -350,7 +351,8 @@ def check_out_folder(out):
                         f"steps it finished; remove it")
     default = os.path.realpath(out) == os.path.realpath(DEFAULT_OUT)
     adopt = None
-    if os.path.isfile(os.path.join(out, OLD_MARKER)) or (default and os.path.isdir(out) and not os.path.exists(record)):
+    earlier = os.path.isdir(out) and set(os.listdir(out)) - {LOCK}  # the lock, taken first, made an empty folder
+    if os.path.isfile(os.path.join(out, OLD_MARKER)) or (default and earlier and not os.path.exists(record)):
         adopt = tuple(n for n in KEPT if n != TABLE)  # no demo of those days wrote results.md: one there is the user's
     elif ledger.record_about(out, RECORD) == EARLIER_ABOUT:
         adopt = CORPUS + plots.DEMO_PICTURES
@@ -479,6 +481,24 @@ def main(argv=None):
     driver.parse_args(["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=wiki.txt",
                        "--writing_params_path=x.params"] + pre_args + common)  # as step() orders them
     check_output_path(os.path.join(out, "vanilla.pretrain.params"), "demo's outputs")
+    with held_lock(os.path.join(out, LOCK), busy_demo):
+        return run_demo(args, extra, size_name, out, pre_args, common)
+
+
+LOCK = ".demo.lock"  # in --out, held while a demo runs there (files.held_lock: an flock holding its pid)
+
+
+def busy_demo(path, pid):
+    """The line a second demo on the same --out stops with: the first one's training state, world and record
+    are not an interrupted demo's (without it, a state the first was saving read as a file the demo did not
+    write, to be moved away, and a world made again with another --seed went under the first one's steps)."""
+    return (f"{os.path.dirname(path)}: another demo{f' (pid {pid})' if pid else ''} is running in this folder now "
+            f"({path} is locked); wait for it to end, or give --out another folder")
+
+
+def run_demo(args, extra, size_name, out, pre_args, common):
+    """main's demo, its flags checked, while it holds --out's LOCK: the steps, the table and the pictures."""
+    size = SIZES[size_name]
     check_out_folder(out)
     forget_results(out, args.variants.split(","))
     t0 = time.time()

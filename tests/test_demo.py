@@ -904,3 +904,30 @@ def test_pretrain_epochs_with_run_pys_max_epochs_is_refused(tmp_path, capsys, gi
                   + given)
     assert "--pretrain-epochs with run.py's --max_epochs" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_second_demo_on_the_same_out_is_refused_naming_the_first(tmp_path):
+    """Two demos on one --out (two terminals): the second stops before any work in one line naming the first's
+    pid. Before the lock, the state the first was saving read as "not written by the demo ... move the file
+    away", and between its steps a second demo made the world again (another --seed: another world) under the
+    first one's finetuning and evaluation. The first's files are left as they are."""
+    from submission.files import held_lock
+    out = tmp_path / "demo"
+    out.mkdir()
+    state = out / "vanilla.pretrain.params.state"
+    state.write_bytes(b"the live demo's state, being saved")  # not in a record yet: its step is running
+    with held_lock(str(out / demo.LOCK), demo.busy_demo):  # the first demo (an flock refuses a second open here too)
+        with pytest.raises(DataError, match=rf"another demo \(pid {os.getpid()}\) is running in this folder now"):
+            demo.main(["--out", str(out), "--variants", "vanilla", "--pretrain-epochs", "1", "--seed", "3"])
+    assert sorted(os.listdir(out)) == ["vanilla.pretrain.params.state"]  # the lock went with the first demo
+    assert state.read_bytes() == b"the live demo's state, being saved"
+
+
+def test_the_lock_alone_does_not_make_out_an_earlier_demos_folder(tmp_path, monkeypatch):
+    """The lock is taken before check_out_folder: a folder that holds only it is new, not one an earlier version
+    of the demo worked in (whose files are recorded as the demo's), so no record is written for it."""
+    monkeypatch.setattr(demo, "DEFAULT_OUT", str(tmp_path / "demo"))
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / demo.LOCK).write_text(f"{os.getpid()}\n", encoding="ascii")
+    demo.check_out_folder(str(tmp_path / "demo"))
+    assert not (tmp_path / "demo" / demo.RECORD).exists()

@@ -459,7 +459,6 @@ def _ours(held):
     return held.strip("\x00 \n").isdigit()
 
 
-@contextlib.contextmanager
 def training_lock(params_path):
     """Held while a run trains into `params_path`: a second run into the same params stops in one line
     (DataError) instead of taking the live run's training state for an interrupted one's, after which
@@ -470,12 +469,25 @@ def training_lock(params_path):
     Windows (no flock), nor over a file of that name holding anything but a pid (the user's: it is left
     as it is), nor where no file can be made there (the output check says what is wrong). Yields whether
     it locked."""
+    def busy(path, pid):
+        fix = "use another OUT_DIR" if os.environ.get("RUN_SH_MODE") else "give this run another --writing_params_path"
+        return (f"{params_path}: another run{f' (pid {pid})' if pid else ''} is training into it now ({path} is "
+                f"locked); wait for it to end, or {fix}")
+    return held_lock(os.path.realpath(params_path) + ".lock", busy)
+
+
+@contextlib.contextmanager
+def held_lock(path, busy):
+    """training_lock's lock on the file `path` (its folder made as needed, and removed again when left empty),
+    for any tool that one process at a time may run on its files (the demo on its --out). `busy(path, pid)`:
+    the one line (a DataError) that a second process gets while the first holds it (pid: the holder's, as a
+    string, or "" when the file does not say). Yields whether it locked."""
     try:
         import fcntl
     except ImportError:
         yield False
         return
-    path = os.path.realpath(params_path) + ".lock"
+    path = os.path.realpath(path)
     made = []  # the folders made here, deepest first
     folder = os.path.dirname(path)
     while folder and not os.path.exists(folder) and folder != os.path.dirname(folder):
@@ -487,7 +499,7 @@ def training_lock(params_path):
         made = []
     fd = None
     try:
-        fd = _take(fcntl, path, params_path)
+        fd = _take(fcntl, path, busy)
         yield fd is not None
     finally:
         if fd is not None:
@@ -501,10 +513,10 @@ def training_lock(params_path):
                 break
 
 
-def _take(fcntl, path, params_path):
-    """training_lock's lock: the descriptor of `path`, flocked by this process and holding its pid;
-    None where no lock is to be had (a user's file of that name, no file can be made, a file system
-    without flock); a DataError while another run holds it."""
+def _take(fcntl, path, busy):
+    """held_lock's lock: the descriptor of `path`, flocked by this process and holding its pid; None where
+    no lock is to be had (a user's file of that name, no file can be made, a file system without flock); a
+    DataError, `busy`'s line, while another run holds it."""
     for _ in range(100):  # another try only when the file or its folder went between this run's steps
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
@@ -526,10 +538,7 @@ def _take(fcntl, path, params_path):
             except OSError as e:
                 if e.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                     pid = held.strip("\x00 \n")
-                    fix = ("use another OUT_DIR" if os.environ.get("RUN_SH_MODE")
-                           else "give this run another --writing_params_path")
-                    raise DataError(f"{params_path}: another run{f' (pid {pid})' if pid.isdigit() else ''} is "
-                                    f"training into it now ({path} is locked); wait for it to end, or {fix}") from None
+                    raise DataError(busy(path, pid if pid.isdigit() else "")) from None
                 # a file system without flock (NFS without lockd, Lustre without -o flock, some FUSE): train
                 # unlocked, as where there is no fcntl, leaving no empty lock file behind
                 if not held:
