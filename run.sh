@@ -288,6 +288,49 @@ case "$MODE" in
       echo "run.sh all: --resume goes on from the interrupted runs' states, --restart starts over; give one of them" >&2
       exit 2
     fi
+    # One `all` at a time in an OUT_DIR: a second (another terminal) stops before it replaces the first's stamp or
+    # remakes a mode the first made, and an `all` stops before any mode while a run (alone, or an `all` killed
+    # outright whose mode goes on) trains into one of its params: that run's training state is no interrupted
+    # run's, as "add --resume" called it, and the modes before it would have been remade. An flock of flock(1)
+    # (util-linux) on $OUT/.all.lock, held by this shell alone (not its modes: closed for them), dropped by the
+    # system however it ends; run.py's own <params>.lock. Where there is no flock(1), `all` runs unlocked.
+    ALL_LOCK="$OUT/.all.lock"; LOCKED=0
+    take_all_lock() {
+      if [ "$LOCKED" = 1 ] || [ ! -d "$OUT" ] || ! command -v flock >/dev/null 2>&1; then return; fi
+      local try holder
+      for try in 1 2 3; do
+        { exec 9>>"$ALL_LOCK"; } 2>/dev/null || return 0  # no file can be made there: the modes say why
+        if ! flock -n 9; then
+          holder="$(tr -dc 0-9 < "$ALL_LOCK" 2>/dev/null || true)"
+          echo "run.sh all: another ./run.sh all${holder:+ (pid $holder)} is running in $OUT (OUT_DIR) now" \
+            "($ALL_LOCK is locked); wait for it to end, or use another OUT_DIR" >&2
+          exit 2
+        fi
+        # the one there now: an `all` ending between this open and the flock removed the file it locked
+        if [ "$ALL_LOCK" -ef /dev/fd/9 ]; then
+          echo "$$" > "$ALL_LOCK"; LOCKED=1
+          trap 'rm -f "$ALL_LOCK"' EXIT  # while still locked: a later `all` that opened it retries
+          return
+        fi
+        exec 9>&-
+      done
+    }
+    held_by() {  # held_by LOCK: true while a live run holds LOCK (run.py's <params>.lock), saying the pid it wrote there
+      if [ ! -f "$1" ] || ! command -v flock >/dev/null 2>&1; then return 1; fi
+      local rc=0
+      flock -n "$1" true 9>&- 2>/dev/null || rc=$?
+      [ "$rc" = 1 ] || return 1  # 0: nobody holds it (a killed run's file); others: it cannot be opened
+      tr -dc 0-9 < "$1" 2>/dev/null || true
+    }
+    take_all_lock
+    for m in $MODES; do
+      mode_files "$m"
+      if HOLDER="$(held_by "$WRITES.lock")"; then
+        echo "run.sh all: $WRITES: another run${HOLDER:+ (pid $HOLDER)} is training into it now ($WRITES.lock is" \
+          "locked); wait for it to end, or use another OUT_DIR" >&2
+        exit 2
+      fi
+    done
     # the stamp: its time, when the last `all` without --resume began; "restart" in it, that it had --restart
     # (a stopped `all --restart`, continued with --resume, starts its undone training modes over too)
     STAMP="$OUT/.all-started"
@@ -314,6 +357,7 @@ case "$MODE" in
           "write to" >&2
         exit 2
       fi
+      take_all_lock  # OUT_DIR made just now
       if [ -f "$STAMP" ]; then PREV="$(mktemp)" && cp -p "$STAMP" "$PREV" || PREV=""; else PREV=none; fi
       if ! { if [ "$RESTART" = 1 ]; then echo restart; fi > "$STAMP"; } 2>/dev/null; then
         if [ "$PREV" != none ]; then rm -f "$PREV"; fi
@@ -366,7 +410,7 @@ case "$MODE" in
       echo "=== ./run.sh $m${FLAGS[*]:+ ${FLAGS[*]}}" >&2 || true
       if [ -n "$STOPPED" ]; then stop_all "$STOPPED"; fi  # Ctrl-C since the check above: not after a whole mode
       RUN_SH_ALL="$AGAIN" RUN_PY_SHARED_FLAGS=1 "$BASH" "$ROOT/run.sh" "$m" ${ARGS[@]+"${ARGS[@]}"} \
-        ${FLAGS[@]+"${FLAGS[@]}"} || {
+        ${FLAGS[@]+"${FLAGS[@]}"} 9>&- || {
         STATUS=$?
         if [ "$STATUS" = 141 ]; then PIPED=1; else stop_all "$STATUS"; fi; }
       if [ -n "$PREV" ] && [ "$PREV" != none ]; then rm -f "$PREV"; fi

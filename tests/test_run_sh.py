@@ -1138,3 +1138,50 @@ def test_wheels_name_only_fixes_that_help_and_an_unknown_release_is_no_old_mac(m
     assert wheels.main(["src/wheels.py"]) == 3
     assert capsys.readouterr().out == ("torch has no wheel for Python 3.15 on this machine; run it with one of those, "
                                        "e.g. PYTHON=python3.12 the command\n")
+
+
+@pytest.mark.skipif(not shutil.which("flock"), reason="run.sh all locks OUT_DIR with flock(1) (util-linux)")
+def test_a_second_all_in_the_same_out_dir_is_refused_naming_the_first(world, tmp_path):
+    """`run.sh all` twice on one OUT_DIR (two terminals): the second stops before any mode, naming the first's
+    pid, its stamp left as the first wrote it. Before the lock it said that the first's training state was "an
+    interrupted" run's and to add --resume (or --restart, which replaced the first's stamp and remade the modes
+    before the one the first was training)."""
+    import fcntl
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".all-started").write_text("")
+    os.utime(out / ".all-started", (1, 1))
+    (out / "vanilla.model.params.state").write_bytes(b"the first all's, being saved")
+    with open(out / ".all.lock", "a+") as lock:  # the first `all`
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        lock.write("4242\n")
+        lock.flush()
+        for flags in ([], ["--restart"], ["--resume"]):
+            p = sh(["all", *flags] + TINY, world, out, check=False)
+            assert p.returncode == 2 and p.stdout == "" and p.stderr == (
+                f"run.sh all: another ./run.sh all (pid 4242) is running in {out} (OUT_DIR) now ({out / '.all.lock'} "
+                f"is locked); wait for it to end, or use another OUT_DIR\n")
+        assert (out / ".all.lock").read_text() == "4242\n"
+    assert os.stat(out / ".all-started").st_mtime == 1
+    assert sorted(os.listdir(out)) == [".all-started", ".all.lock", "vanilla.model.params.state"]
+
+
+@pytest.mark.skipif(not shutil.which("flock"), reason="run.sh all reads run.py's locks with flock(1) (util-linux)")
+def test_all_while_a_run_trains_into_one_of_its_params_names_that_run(world, tmp_path):
+    """`./run.sh vanilla_pretrain` in one terminal, `./run.sh all` in another: the live run's state is not an
+    interrupted run's ("add --resume to go on from it" led to the lock refusal at that mode, after `all --resume`
+    or `--restart` had remade the modes before it); `all` stops before any mode, naming the run, in the words of
+    run.py's lock. A lock file a killed run left behind locks nothing, and is no reason to stop."""
+    from submission.files import training_lock
+    out = tmp_path / "out"
+    out.mkdir()
+    params = out / "vanilla.pretrain.params"
+    (out / "vanilla.pretrain.params.state").write_bytes(b"the live run's")
+    (out / "vanilla.model.params.lock").write_text("999999999\n")  # a run killed outright: nobody holds it
+    with training_lock(str(params)):
+        for flags in ([], ["--restart"], ["--resume"]):
+            p = sh(["all", *flags] + TINY, world, out, check=False)
+            assert p.returncode == 2 and p.stdout == "" and p.stderr == (
+                f"run.sh all: {params}: another run (pid {os.getpid()}) is training into it now ({params}.lock is "
+                f"locked); wait for it to end, or use another OUT_DIR\n"), p.stderr
+    assert sorted(os.listdir(out)) == ["vanilla.model.params.lock", "vanilla.pretrain.params.state"]
