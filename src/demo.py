@@ -41,7 +41,7 @@ with interruptible_start("demo.py"):  # torch loads here
     import run as driver
     from london_baseline import london_accuracy
     from submission.dataset import DataError, parse_tsv, read_text
-    from submission.files import held_lock
+    from submission.files import WRITTEN_HOOKS, held_lock
     from submission.utils import (atomic_write_text, check_output_path, denormals_flushed, get_device, run_cli,
                                   same_place)
 
@@ -481,8 +481,9 @@ def main(argv=None):
     driver.parse_args(["--function=pretrain", "--variant=vanilla", "--pretrain_corpus_path=wiki.txt",
                        "--writing_params_path=x.params"] + pre_args + common)  # as step() orders them
     check_output_path(os.path.join(out, "vanilla.pretrain.params"), "demo's outputs")
-    with held_lock(os.path.join(out, LOCK), busy_demo):
-        return run_demo(args, extra, size_name, out, pre_args, common)
+    current = {}  # the training step running now (step()): its state's name, its key, when it started
+    with held_lock(os.path.join(out, LOCK), busy_demo), recording_writes(out, current):
+        return run_demo(args, extra, size_name, out, pre_args, common, current)
 
 
 LOCK = ".demo.lock"  # in --out, held while a demo runs there (files.held_lock: an flock holding its pid)
@@ -496,7 +497,25 @@ def busy_demo(path, pid):
             f"({path} is locked); wait for it to end, or give --out another folder")
 
 
-def run_demo(args, extra, size_name, out, pre_args, common):
+@contextlib.contextmanager
+def recording_writes(out, current):
+    """Record each file of the demo's names in `out` as files.py writes it, and the training state of the step in
+    `current` in DONE too: a demo killed outright (SIGKILL, the OOM killer) runs no `finally`, and its training
+    state, never recorded, was refused by every later demo there as "not written by the demo" (--resume too)."""
+    def written(path):
+        name = os.path.relpath(path, os.path.realpath(out))
+        if name in KEPT:
+            _record(out, [name])
+            if name == current.get("state"):
+                mark_state(out, name, current["key"], seconds=time.time() - current["started"])
+    WRITTEN_HOOKS.append(written)
+    try:
+        yield
+    finally:
+        WRITTEN_HOOKS.remove(written)
+
+
+def run_demo(args, extra, size_name, out, pre_args, common, current):
     """main's demo, its flags checked, while it holds --out's LOCK: the steps, the table and the pictures."""
     size = SIZES[size_name]
     check_out_folder(out)
@@ -553,11 +572,13 @@ def run_demo(args, extra, size_name, out, pre_args, common):
         before = step_seconds(out, state) if resume else 0.0
         earlier += before
         started = time.time() - before
+        current.update(state=state, key=key, started=started)
         try:
             try:
                 with recorded(out, names):
                     result = driver.main(list(a) + flags + fresh)
             finally:
+                current.clear()
                 if training and _signature(out, state) not in (None, saved):  # this run saved it, and stopped
                     mark_state(out, state, key, seconds=time.time() - started)
             if training:

@@ -931,3 +931,43 @@ def test_the_lock_alone_does_not_make_out_an_earlier_demos_folder(tmp_path, monk
     (tmp_path / "demo" / demo.LOCK).write_text(f"{os.getpid()}\n", encoding="ascii")
     demo.check_out_folder(str(tmp_path / "demo"))
     assert not (tmp_path / "demo" / demo.RECORD).exists()
+
+
+KILLED_AT_STATE = """
+import os, signal, sys
+sys.path.insert(0, sys.argv[1])
+import demo
+from submission.trainer import TrainingRun
+original = TrainingRun.step
+def step(self, x, y):  # killed outright (SIGKILL, the OOM killer) once the state is saved: no finally runs
+    if os.path.exists(sys.argv[2]):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return original(self, x, y)
+TrainingRun.step = step
+demo.main(sys.argv[3:])
+"""
+
+
+def test_a_demo_killed_outright_mid_step_goes_on_with_resume(tmp_path, capsys):
+    """A demo killed outright (kill -9, the OOM killer) after a training step saved its state: the demo recorded
+    the state only when the step ended, so every later demo on that --out, --resume too, refused it as "not
+    written by the demo ... move the file away". The demo records what its steps write as they write it, and
+    --resume goes on from the state."""
+    import subprocess
+    import sys
+    import make_world
+    data = tmp_path / "world"
+    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
+    out = tmp_path / "out"
+    argv = ["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16", "--variants", "nopretrain",
+            "--out", str(out), "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "2",
+            "--state_every", "0"]
+    state = out / "vanilla.model.params.state"
+    env = dict(os.environ, GPT_NUM_THREADS="1")
+    p = subprocess.run([sys.executable, "-c", KILLED_AT_STATE, os.path.dirname(demo.__file__), str(state)] + argv,
+                       capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == -9 and state.exists(), p.stderr[-2000:]
+    capsys.readouterr()
+    results = demo.main(argv + ["--resume"])
+    assert "resuming from" in capsys.readouterr().out
+    assert [row[0] for row in results] == ["always London", "vanilla, no pretraining"] and not state.exists()

@@ -201,7 +201,12 @@ def _atomic(path, write):
                 raise DataError(f"{path}: could not write it ({error_reason(e)}); the previous file, if any, is "
                                 f"unchanged; pick another path") from None
             raise
+        for hook in tuple(WRITTEN_HOOKS):  # inside the hold: a Ctrl-C waits for the record of what was written
+            hook(target)
 
+
+WRITTEN_HOOKS = []  # callables run with the real path of each file an atomic write has just put in place: the demo
+# records its files in its ledger as they are written (a demo killed outright mid-step left a state it never recorded)
 
 _HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:64]  # as it stands in temporary file names
 LEFTOVER_AGE = 60.0  # seconds unmodified before a dead writer's temporary file is removed
