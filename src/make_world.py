@@ -504,7 +504,9 @@ def asked_name(question):
     """The NAME of the course's question QUESTION, "Where was NAME born?"; None for any other text. The one
     reader of the question's form: these statistics count people by it, memorised.py's probes pass over it."""
     head, tail = QUESTION.split("{}")
-    return question[len(head):-len(tail)] if question.startswith(head) and question.endswith(tail) else None
+    if len(question) < len(head) + len(tail) or not (question.startswith(head) and question.endswith(tail)):
+        return None  # "Where was born?" too: its head and tail share the space, and it has no place for a NAME
+    return question[len(head):-len(tail)]
 
 
 def _asked(line):
