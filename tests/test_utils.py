@@ -221,6 +221,43 @@ def test_a_params_path_of_the_repo_typed_in_src_names_the_repos_file(monkeypatch
         load_params(small(), os.path.join("nope", "vanilla.pretrain.params"))  # in neither: the mode, as before
 
 
+def test_a_params_path_named_from_the_repo_stays_in_it_and_needs_no_relative_form(tmp_path, monkeypatch):
+    """A relative params path found in the repo's folder is named as the repository's file: a path whose ".."
+    leaves the repo named a file beside it as the repository's, and where the repo's file has no relative path
+    from here (Windows: another drive; a current folder removed) the message was a ValueError's traceback."""
+    from submission import params
+    repo = tmp_path / "repo"
+    (repo / "src" / "submission").mkdir(parents=True)
+    (repo / "vanilla.model.params").write_bytes(b"")
+    (tmp_path / "vanilla.pretrain.params").write_bytes(b"")  # beside the repo, not in it
+    monkeypatch.setattr(params, "__file__", str(repo / "src" / "submission" / "params.py"))
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "a" / "b")
+    with pytest.raises(ParamsError, match=r"^\.\./vanilla\.pretrain\.params: params file not found; make it with "):
+        load_params(small(), os.path.join("..", "vanilla.pretrain.params"))
+    with pytest.raises(ParamsError, match=r"the repository's is \.\./\.\./repo/vanilla\.model\.params$"):
+        load_params(small(), "vanilla.model.params")
+
+    def elsewhere(*args):
+        raise ValueError("path is on mount 'C:', start on mount 'D:'")
+    monkeypatch.setattr(os.path, "relpath", elsewhere)
+    here = re.escape(os.getcwd())
+    with pytest.raises(ParamsError, match=f"^vanilla.model.params: params file not found here, in {here} \\(a "
+                                          f"relative path is from the folder you run in\\); the repository's is "
+                                          f"{re.escape(str(repo / 'vanilla.model.params'))}$"):
+        load_params(small(), "vanilla.model.params")
+    monkeypatch.undo()
+    monkeypatch.setattr(params, "__file__", str(repo / "src" / "submission" / "params.py"))
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    with pytest.raises(ParamsError, match=r"^vanilla.model.params: params file not found here \(a relative path is "
+                                          f"from the folder you run in\\); the repository's is "
+                                          f"{re.escape(str(repo / 'vanilla.model.params'))}$"):
+        load_params(small(), "vanilla.model.params")
+
+
 def _zip_of_text():
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as z:

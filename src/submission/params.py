@@ -167,11 +167,18 @@ def _not_found(path):
     the course's place, after learners.md's `runs/demo/...`) names that file, else the run.sh mode that makes
     a course file."""
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    there = os.path.join(repo, path)
-    if not os.path.isabs(path) and os.path.isfile(there):
-        shown = os.path.relpath(there)
-        return (f"{path}: params file not found here, in {os.getcwd()} (a relative path is from the folder you run "
-                f"in); the repository's is {shlex.quote(shown if os.sep in shown else os.path.join('.', shown))}")
+    there = os.path.normpath(os.path.join(repo, path))  # a path whose ".." leaves the repo names no file of it
+    if not os.path.isabs(path) and there.startswith(repo + os.sep) and os.path.isfile(there):
+        try:
+            here = f", in {os.getcwd()}"
+        except OSError:  # no current folder
+            here = ""
+        try:
+            shown = os.path.relpath(there)
+        except (OSError, ValueError):  # no current folder, or Windows: the repo on another drive
+            shown = there
+        return (f"{path}: params file not found here{here} (a relative path is from the folder you run in); the "
+                f"repository's is {shlex.quote(shown if os.sep in shown else os.path.join('.', shown))}")
     command = _make_with(path)
     return f"{path}: params file not found" + (f"; make it with {command}" if command else "")
 
