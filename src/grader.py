@@ -800,16 +800,9 @@ def prediction_lines(path, questions):
     return lines
 
 
-def score_predictions(ctx, name):
-    """(correct, total) of a prediction file against the labels of its split, or a Failure saying
-    what is missing: the labels, the file (and the run.sh mode that makes it), or lines."""
-    lines, answers = read_predictions(ctx, name)
-    return count_right(lines, answers), len(answers)
-
-
 def read_predictions(ctx, name):
-    """(prediction lines, label places) of a prediction file and its split, as score_predictions
-    reads them, or its Failure."""
+    """(prediction lines, label places) of a prediction file and its split (count_right scores them), or a
+    Failure saying what is missing: the labels, the file (and the run.sh mode that makes it), or lines."""
     split, mode, before = PREDICTIONS[name]
     labels = os.path.join(ctx.data_dir, LABELS[split])
     if not os.path.isfile(labels):
@@ -914,7 +907,8 @@ def pass_mark(name, mark_key):
         mark = ctx.marks[mark_key]
         acc = correct / total if total else 0.0
         require(acc >= mark - 1e-12, f"{split} accuracy {acc:.2%} ({correct}/{total}) is below the pass mark "
-                                     f"{mark:.0%} ({ctx.corpus} corpus)" + all_empty(lines, name) + short_training(ctx, name))
+                                     f"{mark:.0%} ({ctx.corpus} corpus){all_empty(lines, name)}"
+                                     + short_training(ctx, name))
         # the synthesizer's marks are not above always answering "London" (5.0%): one place repeated, or
         # repeated with a few others put in, would pass them without a model. A model's right answers are
         # not all its commonest answer (an empty answer is no place)

@@ -406,4 +406,5 @@ def test_counts_and_defaults_stated_are_the_codes():
             bad += [f"{doc}: {table} {k} {n}%, src/points.json has {points['pass_marks'][table][k]}"
                     for k, n in zip(keys, marks) if abs(int(n) / 100 - points["pass_marks"][table][k]) > 1e-9]
     assert not bad, "\n".join(bad)
-    assert seen == {"modes", "files", "vocabulary", "sizes", "points", "limits"}, f"only {sorted(seen)} found: a pattern is wrong"
+    assert seen == {"modes", "files", "vocabulary", "sizes", "points", "limits"}, \
+        f"only {sorted(seen)} found: a pattern is wrong"

@@ -1122,6 +1122,12 @@ def test_line_count_of_short_prediction_files(corpus, tmp_path, text, count):
     assert not r.passed and f"has {count} for the {len(corpus[1]['dev'])} questions" in r.reason
 
 
+def score(ctx, name):
+    """(right, questions) of a predictions file as the accuracy tests count them, or the grader's Failure."""
+    lines, answers = grader.read_predictions(ctx, name)
+    return grader.count_right(lines, answers), len(answers)
+
+
 def test_a_byte_order_mark_or_blank_lines_at_the_end_of_predictions_cost_nothing(corpus, tmp_path):
     """A predictions file saved with a byte-order mark lost its first prediction (19/20); one ending in
     an extra blank line had "21 lines for the 20 questions" and scored 0."""
@@ -1131,24 +1137,24 @@ def test_a_byte_order_mark_or_blank_lines_at_the_end_of_predictions_cost_nothing
     body = "".join(p + "\n" for p in dev)
     for text in ("\ufeff" + body, body + "\n", body + "\n \n\n", "\ufeff" + body.replace("\n", "\r\n") + "\r\n"):
         (tmp_path / name).write_bytes(text.encode("utf-8"))
-        assert grader.score_predictions(ctx, name) == (len(dev), len(dev)), repr(text[-8:])
+        assert score(ctx, name) == (len(dev), len(dev)), repr(text[-8:])
     # an empty last prediction is a line the count needs: it stays, and is wrong
     (tmp_path / name).write_text("".join(p + "\n" for p in dev[:-1]) + "\n", encoding="utf-8")
-    assert grader.score_predictions(ctx, name) == (len(dev) - 1, len(dev))
+    assert score(ctx, name) == (len(dev) - 1, len(dev))
     (tmp_path / name).write_text(body + "Lima\n\n", encoding="utf-8")  # a line too many is still one
     with pytest.raises(graderlib.Failure, match=f"has {len(dev) + 1} lines for the {len(dev)} questions of "
                                                 f"birth_dev.tsv: it must"):
-        grader.score_predictions(ctx, name)
+        score(ctx, name)
     # a blank line added inside: named, as the line to look at (empty answers are blank lines too, so only
     # as many as the extra lines are named)
     lines = [p + "\n" for p in dev]
     (tmp_path / name).write_text("".join(lines[:4] + ["\n"] + lines[4:]), encoding="utf-8")
     with pytest.raises(graderlib.Failure, match=f"has {len(dev) + 1} lines for the {len(dev)} questions of "
                                                 f"birth_dev.tsv \\(line 5 is blank\\): it must"):
-        grader.score_predictions(ctx, name)
+        score(ctx, name)
     (tmp_path / name).write_text("".join(lines[:4] + ["\n"] + lines[4:6] + ["\n"] + lines[6:]), encoding="utf-8")
     with pytest.raises(graderlib.Failure, match=r"questions of birth_dev.tsv \(lines 5 and 8 are blank\): it must"):
-        grader.score_predictions(ctx, name)
+        score(ctx, name)
 
 
 def test_blank_lines_are_named_only_as_many_as_the_extra_lines_and_at_most_three():
@@ -1215,13 +1221,13 @@ def test_predictions_not_in_utf8_are_named_so(corpus, tmp_path):
     body = "".join(p + "\n" for p in dev)
     (tmp_path / name).write_bytes(body.encode("utf-16"))  # with its byte-order mark, as Notepad saves it
     with pytest.raises(graderlib.Failure, match=r"UTF-16 text \(byte-order mark FF FE\), not UTF-8; save it as UTF-8"):
-        grader.score_predictions(ctx, name)
+        score(ctx, name)
     (tmp_path / name).write_bytes(b"Lima\nS\xe3o Paulo\n" + body.encode("utf-8"))
     with pytest.raises(graderlib.Failure, match=r":2: not valid UTF-8 at byte 6; save the file as UTF-8"):
-        grader.score_predictions(ctx, name)
+        score(ctx, name)
     (tmp_path / name).write_bytes(b"\xef\xbb\xbfLima\nS\xe3o Paulo\n" + body.encode("utf-8"))  # the mark counted
     with pytest.raises(graderlib.Failure, match=r":2: not valid UTF-8 at byte 9; save the file as UTF-8"):
-        grader.score_predictions(ctx, name)
+        score(ctx, name)
 
 
 def test_predictions_in_the_wrong_shape_are_named_so(corpus, tmp_path):
@@ -1233,12 +1239,12 @@ def test_predictions_in_the_wrong_shape_are_named_so(corpus, tmp_path):
     (tmp_path / name).write_text("".join(f"Where was someone born?\t{p}\n" for p in dev), encoding="utf-8")
     with pytest.raises(graderlib.Failure, match=rf"{name}: {len(dev)} of its {len(dev)} lines hold a tab .* holds "
                                                 r"the predicted place alone, one a line; remake it with"):
-        grader.score_predictions(ctx, name)
+        score(ctx, name)
     (tmp_path / name).write_text("".join(p + "\n" for p in dev[:-1]) + "Lima\tPeru\n", encoding="utf-8")
-    assert grader.score_predictions(ctx, name) == (len(dev) - 1, len(dev))  # one stray tab is a wrong answer
+    assert score(ctx, name) == (len(dev) - 1, len(dev))  # one stray tab is a wrong answer
     torch.save({"w": torch.zeros(2)}, tmp_path / name)
     with pytest.raises(graderlib.Failure, match=r"a zip archive \(torch.save writes params as one\), not UTF-8 text"):
-        grader.score_predictions(ctx, name)
+        score(ctx, name)
 
 
 def test_a_package_without_its_init_or_one_folder_too_deep_is_named(monkeypatch, tmp_path):
