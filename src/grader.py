@@ -287,7 +287,7 @@ def import_problem(e):
     where = _in_package(e)
     if isinstance(e, SystemExit):
         return "exit() or sys.exit() runs as the package is imported; remove it" + (f" ({where})" if where else "")
-    return f"{type(e).__name__}: {e}" + (f" (raised at {where})" if where else "")
+    return f"{type(e).__name__}: {graderlib.text_of(e)}" + (f" (raised at {where})" if where else "")
 
 
 def not_python_source(data):

@@ -91,19 +91,24 @@ class Result:
         return f"<Result {self.id}: {self.points}/{self.max_points} {state}>"
 
 
-def shorten(text, limit=300):
-    """`text` on one line (runs of whitespace made one space), cut to `limit` characters with "...". An object
-    whose str() raises (a student's exception class whose __str__ reads a missing attribute) is shown by what
-    str() raised: the grader runs on with the other tests, rather than ending without results.json."""
+def text_of(obj):
+    """str(obj); for an object whose str() raises (a student's exception class whose __str__ reads a missing
+    attribute), what str() raised: the grader runs on with the other tests, rather than ending without
+    results.json or naming the __str__ for the line that raised the exception."""
     try:
-        text = str(text)
+        return str(obj)
     except Exception as e:  # noqa: B902 -- anything the graded code's __str__ raises
         try:
             why = f"{type(e).__name__}: {e}"
         except Exception:  # noqa: B902 -- that one's str() too
             why = type(e).__name__
-        text = f"(no message: its __str__ raised {why})"
-    text = " ".join(text.split())
+        return f"(no message: its __str__ raised {why})"
+
+
+def shorten(text, limit=300):
+    """`text` (text_of an object) on one line (runs of whitespace made one space), cut to `limit` characters
+    with "..."."""
+    text = " ".join(text_of(text).split())
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 

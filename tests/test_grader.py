@@ -773,6 +773,19 @@ def test_an_exception_whose_str_raises_fails_its_test_and_the_grading_goes_on(co
     assert "in boom" in reason and len(reason.split("\n")) == 2
 
 
+def test_an_exception_whose_str_raises_at_import_is_named_as_the_import_that_failed(tmp_path):
+    """Raised at the top of a module, such an exception's reason was the AttributeError its __str__ raised,
+    "raised at helper.py:N in __str__": it no longer said that the package did not import, nor where the
+    exception was raised."""
+    class ConfigError(Exception):
+        def __str__(self):
+            return self.message  # no such attribute
+
+    assert grader.import_problem(ConfigError("bad config")) == (
+        "ConfigError: (no message: its __str__ raised AttributeError: 'ConfigError' object has no attribute "
+        "'message')")
+
+
 def test_an_error_found_inside_torch_names_the_submissions_line(corpus, monkeypatch):
     """A wrong shape is found inside torch (linear.py): the reason named torch's file, not the line to fix;
     it names that line, and the function the test called when that is another."""
