@@ -1,8 +1,7 @@
 """One-line usage errors for the scripts in src/: `prog: error: message (--help lists the options)`
-and exit status 2, instead of argparse's usage block followed by the message; also the words for a UTF-16
-file given for UTF-8 text (utf16). A flag it does not
+and exit status 2, instead of argparse's usage block followed by the message. A flag it does not
 know gets the nearest one it does ("--data_dir": did you mean --data-dir?), else the hint the script
-gives for it.
+gives for it. Also the scripts' words for a UTF-16 file given for UTF-8 text (utf16).
 
 Standard library only, so that make_world.py and plots.py curves start without torch. The graded package
 (src/submission/) does not use it: it keeps no import from outside itself, and its one parser (dataset.py's
