@@ -205,6 +205,22 @@ def test_a_demo_params_file_names_the_demo(tmp_path, monkeypatch):
     assert params.DEMO_RECORD == demo_module.RECORD
 
 
+def test_a_damaged_params_file_of_the_demo_is_removed_before_the_demo_makes_it_again(tmp_path):
+    """"re-create it with ./run.sh demo --out DIR" for a damaged params file in a folder the demo wrote: the demo
+    replaces no file that its record does not hold as it is now, so that command stopped at once on the file ("not
+    written by the demo ... move the file away"). The fix removes it first, and the demo then takes the folder."""
+    import demo as demo_module
+    (tmp_path / demo_module.RECORD).write_text("{}", encoding="utf-8")
+    damaged = tmp_path / "vanilla.model.params"
+    damaged.write_bytes(b"\x00truncated")
+    with pytest.raises(ParamsError, match=r"; remove it, then re-create it with \./run\.sh demo --out "):
+        load_params(small(), str(damaged))
+    with pytest.raises(demo_module.DataError, match="not written by the demo"):
+        demo_module.check_out_folder(str(tmp_path))  # what the demo said to the fix without the removal
+    damaged.unlink()
+    demo_module.check_out_folder(str(tmp_path))
+
+
 def test_a_params_path_of_the_repo_typed_in_src_names_the_repos_file(monkeypatch):
     """`cd src && ./run.sh ask --params runs/demo/vanilla.finetune.params` (the course's place, learners.md's
     path) said "make it with OUT_DIR=runs/demo ./run.sh vanilla_finetune_with_pretrain": hours of training for a

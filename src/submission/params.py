@@ -140,6 +140,15 @@ def _run_sh():
 DEMO_RECORD = ".made-by-demo.json"  # ledger.DEMO_RECORD (demo.py's RECORD): in a folder the demo wrote
 
 
+def _demo_out(folder):
+    """The demo's --out flag for `folder` when the demo wrote it: '' for its default, runs/demo, ' --out FOLDER'
+    for one holding its record; None for any other folder."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if os.path.realpath(folder) == os.path.realpath(os.path.join(here, "..", "..", "runs", "demo")):
+        return ""
+    return f" --out {shlex.quote(folder)}" if os.path.isfile(os.path.join(folder, DEMO_RECORD)) else None
+
+
 def _make_with(path):
     """`./run.sh MODE (after ...)`, the command that makes a course params file (with OUT_DIR set to the
     file's folder when that is not src/submission/, where the modes write, and DATA_DIR as this run has
@@ -154,9 +163,8 @@ def _make_with(path):
     folder = os.path.dirname(path) or "."
     here = os.path.dirname(os.path.abspath(__file__))  # src/submission/, run.sh's default OUT_DIR
     data = f"DATA_DIR={shlex.quote(os.environ['DATA_DIR'])} " if os.environ.get("DATA_DIR") else ""
-    demo_default = os.path.realpath(folder) == os.path.realpath(os.path.join(here, "..", "..", "runs", "demo"))
-    if demo_default or os.path.isfile(os.path.join(folder, DEMO_RECORD)):
-        out = "" if demo_default else f" --out {shlex.quote(folder)}"
+    out = _demo_out(folder)
+    if out is not None:
         return f"{data}{_run_sh()} demo{out} (the demo's files come from the demo)"
     env = "" if os.path.realpath(folder) == os.path.realpath(here) else f"OUT_DIR={shlex.quote(folder)} "
     return f"{data}{env}{_run_sh()} {mode}{after}"
@@ -184,8 +192,11 @@ def _not_found(path):
 
 
 def _remake(path):
-    """The fix of a params file that holds no usable weights: the run.sh mode that makes it, if a course file."""
+    """The fix of a params file that holds no usable weights: the run.sh mode that makes it, if a course file;
+    in the demo's folder it is removed first, as the demo replaces no file it did not write as it is now."""
     command = _make_with(path)
+    if command and _demo_out(os.path.dirname(path) or ".") is not None:
+        return f"remove it, then re-create it with {command}"
     return f"re-create it with {command}" if command else "re-create it with the run.sh mode that writes it"
 
 
