@@ -1691,6 +1691,10 @@ def grade(g, args):
               f"{_rel(ctx.submission_dir)}" + (f"; code: {_rel(_code_dir)}" if _code_dir else "")]
     if ctx.marks_note and any(t.id in MARK_TESTS for t in selected):
         header.append(ctx.marks_note)
+    if _code_dir and not set(os.listdir(_code_dir)) & set(CODE_FILES):  # graded for its prediction files alone
+        header.append(f"note: {_rel(_code_dir)} holds none of the handout's code files, so the tests of the code "
+                      f"fail; to grade a folder of outputs (OUT_DIR) with this project's code, give --submission-dir "
+                      f"{_rel(_code_dir)} instead of --code-dir")
     test_tests = [t.id for t in selected if t.id in TEST_SPLIT_TESTS]
     test_labels = os.path.join(ctx.data_dir, LABELS["test"])
     if test_tests and not os.path.isfile(test_labels):  # staff: before, not after

@@ -2390,6 +2390,18 @@ def test_a_students_folder_without_init_is_graded_and_its_prediction_files_score
     assert tests["1e-0-basic"]["score"] == 0
     assert tests["1e-0-basic"]["output"] == (f"FAIL: {ann}/__init__.py is missing: it makes the folder the submission "
                                              f"package; submit it with the handout's other files of src/submission/")
+    assert "holds none of the handout's code files" not in p.stdout  # six of them are there
+    # a folder of prediction files alone (a run's OUT_DIR given to --code-dir for --submission-dir): graded, and told
+    outputs = str(tmp_path / "outputs")
+    os.makedirs(outputs)
+    write_predictions(outputs, corpus[1], lambda places: places)
+    p = subprocess.run([sys.executable, GRADER, "1e-0-basic", "1d-0-hidden", "--data-dir", corpus[0], "--code-dir",
+                        outputs], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert (f"note: {outputs} holds none of the handout's code files, so the tests of the code fail; to grade a folder "
+            f"of outputs (OUT_DIR) with this project's code, give --submission-dir {outputs} instead of --code-dir"
+            ) in p.stdout.splitlines(), p.stdout
+    assert "1d-0-hidden [took" in p.stdout and "3/3 points" in p.stdout, p.stdout
 
 
 def test_code_dir_is_imported_as_the_submission_package_by_every_module(tmp_path):
