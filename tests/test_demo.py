@@ -917,8 +917,10 @@ def test_a_second_demo_on_the_same_out_is_refused_naming_the_first(tmp_path):
     state = out / "vanilla.pretrain.params.state"
     state.write_bytes(b"the live demo's state, being saved")  # not in a record yet: its step is running
     with held_lock(str(out / demo.LOCK), demo.busy_demo):  # the first demo (an flock refuses a second open here too)
-        with pytest.raises(DataError, match=rf"another demo \(pid {os.getpid()}\) is running in this folder now"):
+        with pytest.raises(DataError, match=rf"another demo \(pid {os.getpid()}\) is running in this folder now") as e:
             demo.main(["--out", str(out), "--variants", "vanilla", "--pretrain-epochs", "1", "--seed", "3"])
+    assert str(e.value) == (f"{out}: another demo (pid {os.getpid()}) is running in this folder now ({out / demo.LOCK} "
+                            f"is locked); wait for it to end, or give --out another folder")  # the folder first
     assert sorted(os.listdir(out)) == ["vanilla.pretrain.params.state"]  # the lock went with the first demo
     assert state.read_bytes() == b"the live demo's state, being saved"
 
@@ -971,3 +973,27 @@ def test_a_demo_killed_outright_mid_step_goes_on_with_resume(tmp_path, capsys):
     results = demo.main(argv + ["--resume"])
     assert "resuming from" in capsys.readouterr().out
     assert [row[0] for row in results] == ["always London", "vanilla, no pretraining"] and not state.exists()
+
+
+def test_a_file_the_demo_writes_is_recorded_as_written_through_a_linked_out_with_the_states_minutes(tmp_path):
+    """recording_writes records each of the demo's files as files.py writes it, the live step's state with that
+    step's key and its minutes so far (a demo killed outright then goes on with --resume, and its table counts
+    the minutes before the kill); files.py gives the real path, and --out may name the folder through a link
+    (macOS's /tmp): its files are recorded all the same. The hook goes when the demo ends, an error too."""
+    import ledger
+    from submission.files import WRITTEN_HOOKS, atomic_write_text
+    real = tmp_path / "real"
+    real.mkdir()
+    out = tmp_path / "link"
+    out.symlink_to(real, target_is_directory=True)
+    state = "vanilla.pretrain.params.state"
+    current = {"state": state, "key": "the step's key", "started": __import__("time").time() - 90}
+    with pytest.raises(KeyboardInterrupt):
+        with demo.recording_writes(str(out), current):
+            atomic_write_text(str(out / state), "a state")
+            atomic_write_text(str(out / "notes.txt"), "the user's")  # not a name of the demo's: not recorded
+            raise KeyboardInterrupt
+    assert WRITTEN_HOOKS == []
+    hashes, _ = ledger.read_record(str(real), demo.RECORD)
+    assert set(hashes) == {state}
+    assert demo.saved_with(str(out), state, "the step's key") and 90 <= demo.step_seconds(str(out), state) < 150
