@@ -509,6 +509,18 @@ def test_a_lock_left_by_a_killed_run_is_taken_and_then_holds(tmp_path):
         assert refused(tmp_path / "a.params")
 
 
+def test_a_params_file_named_through_a_link_is_locked_as_the_file_it_names(tmp_path):
+    """Two runs into one params file, one naming it through a link (runs/latest.params -> runs/a.params): both
+    write that file (an atomic write replaces the link's target), so they take one lock, on the target's
+    <params>.lock, and the second is refused."""
+    from submission.files import training_lock
+    (tmp_path / "a.params").write_bytes(b"")
+    (tmp_path / "latest.params").symlink_to("a.params")
+    with training_lock(str(tmp_path / "latest.params")):
+        assert (tmp_path / "a.params.lock").is_file() and not (tmp_path / "latest.params.lock").exists()
+        assert refused(tmp_path / "a.params")
+
+
 def test_a_lock_taken_on_a_full_disk_holds_without_its_pid(tmp_path, monkeypatch):
     """A full disk as a training run (or the demo) starts: writing its pid into the lock file failed with a
     traceback (OSError: No space left on device) before any work. The flock needs no space: the run holds it,
