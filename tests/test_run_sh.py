@@ -1185,3 +1185,32 @@ def test_all_while_a_run_trains_into_one_of_its_params_names_that_run(world, tmp
                 f"run.sh all: {params}: another run (pid {os.getpid()}) is training into it now ({params}.lock is "
                 f"locked); wait for it to end, or use another OUT_DIR\n"), p.stderr
     assert sorted(os.listdir(out)) == ["vanilla.model.params.lock", "vanilla.pretrain.params.state"]
+
+
+@pytest.mark.skipif(not shutil.which("flock"), reason="run.sh all locks OUT_DIR with flock(1) (util-linux)")
+def test_the_modes_of_all_do_not_hold_its_lock(world, tmp_path):
+    """`all` holds $OUT/.all.lock on its own descriptor (9), closed for its modes: a mode's run.py (or a process
+    it leaves behind) that held it would keep the lock after an `all` killed outright, and the next `all` would be
+    told that another `all` is running rather than that a run trains into its params. The lock file goes when
+    `all` ends, a mode's failure too."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    log = tmp_path / "fd9"
+    (hook / "sitecustomize.py").write_text(f"""import os
+if os.environ.get("RUN_PY_SHARED_FLAGS"):  # a mode's Python (`all` sets it for its modes): stops at once
+    try:
+        os.fstat(9)
+        said = "open"
+    except OSError:
+        said = "closed"
+    with open({str(log)!r}, "a") as f:
+        f.write(said + "\\n")
+    os._exit(3)
+""")
+    out = tmp_path / "out"
+    out.mkdir()
+    env = dict(os.environ, DATA_DIR=str(world), OUT_DIR=str(out), PYTHON=sys.executable, PYTHONPATH=str(hook))
+    p = subprocess.run([os.path.join(ROOT, "run.sh"), "all"] + TINY, cwd="/", env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 3 and log.read_text() == "closed\n", (p.returncode, p.stderr[-2000:])
+    assert not (out / ".all.lock").exists()
