@@ -1188,29 +1188,56 @@ def test_all_while_a_run_trains_into_one_of_its_params_names_that_run(world, tmp
 
 
 @pytest.mark.skipif(not shutil.which("flock"), reason="run.sh all locks OUT_DIR with flock(1) (util-linux)")
-def test_the_modes_of_all_do_not_hold_its_lock(world, tmp_path):
+@pytest.mark.parametrize("case", ["OUT_DIR there", "--resume", "OUT_DIR made by all", "lock file replaced"])
+def test_the_modes_of_all_do_not_hold_its_lock(world, tmp_path, case):
     """`all` holds $OUT/.all.lock on its own descriptor (9), closed for its modes: a mode's run.py (or a process
     it leaves behind) that held it would keep the lock after an `all` killed outright, and the next `all` would be
-    told that another `all` is running rather than that a run trains into its params. The lock file goes when
-    `all` ends, a mode's failure too."""
+    told that another `all` is running rather than that a run trains into its params. While a mode runs the lock
+    is held and holds the pid a second `all` names: with --resume, in an OUT_DIR that `all` made, and when the
+    file was replaced between its open and its flock (an `all` ending then removes the file it locked: the lock
+    is taken on the one there now). It goes when `all` ends, a mode's failure too."""
     hook = tmp_path / "hook"
     hook.mkdir()
-    log = tmp_path / "fd9"
-    (hook / "sitecustomize.py").write_text(f"""import os
+    log = tmp_path / "seen"
+    out = tmp_path / "out"
+    lock_file = out / ".all.lock"
+    (hook / "sitecustomize.py").write_text(f"""import fcntl, os
 if os.environ.get("RUN_PY_SHARED_FLAGS"):  # a mode's Python (`all` sets it for its modes): stops at once
     try:
         os.fstat(9)
-        said = "open"
+        fd9 = "fd 9 open"
     except OSError:
-        said = "closed"
-    with open({str(log)!r}, "a") as f:
-        f.write(said + "\\n")
+        fd9 = "fd 9 closed"
+    try:
+        with open({str(lock_file)!r}) as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held = "unlocked"
+            except OSError:
+                held = "locked"
+            held += f", pid {{lock.read().strip().isdigit()}}"
+    except OSError:
+        held = "no lock file"
+    with open({str(log)!r}, "w") as f:
+        f.write(f"{{fd9}}, {{held}}")
     os._exit(3)
 """)
-    out = tmp_path / "out"
-    out.mkdir()
     env = dict(os.environ, DATA_DIR=str(world), OUT_DIR=str(out), PYTHON=sys.executable, PYTHONPATH=str(hook))
-    p = subprocess.run([os.path.join(ROOT, "run.sh"), "all"] + TINY, cwd="/", env=env, capture_output=True,
+    if case != "OUT_DIR made by all":
+        out.mkdir()
+    if case == "lock file replaced":  # flock(1) of `all`'s first try (--resume: its one): the file is replaced first
+        tools = tmp_path / "bin"
+        tools.mkdir()
+        (tools / "flock").write_text(f"""#!/bin/sh
+if [ "$1 $2" = "-n 9" ] && [ ! -e {shlex.quote(str(tmp_path / "once"))} ]; then
+  : > {shlex.quote(str(tmp_path / "once"))}; rm -f {shlex.quote(str(lock_file))}; : > {shlex.quote(str(lock_file))}
+fi
+exec {shlex.quote(shutil.which("flock"))} "$@"
+""")
+        (tools / "flock").chmod(0o755)
+        env["PATH"] = f"{tools}{os.pathsep}{env['PATH']}"
+    flags = ["--resume"] if case in ("--resume", "lock file replaced") else []  # --resume: one take_all_lock
+    p = subprocess.run([os.path.join(ROOT, "run.sh"), "all"] + flags + TINY, cwd="/", env=env, capture_output=True,
                        text=True, timeout=300)
-    assert p.returncode == 3 and log.read_text() == "closed\n", (p.returncode, p.stderr[-2000:])
-    assert not (out / ".all.lock").exists()
+    assert p.returncode == 3 and log.read_text() == "fd 9 closed, locked, pid True", (p.returncode, p.stderr[-2000:])
+    assert not lock_file.exists() and (tmp_path / "once").exists() == (case == "lock file replaced")
