@@ -1188,14 +1188,16 @@ def test_all_while_a_run_trains_into_one_of_its_params_names_that_run(world, tmp
 
 
 @pytest.mark.skipif(not shutil.which("flock"), reason="run.sh all locks OUT_DIR with flock(1) (util-linux)")
-@pytest.mark.parametrize("case", ["OUT_DIR there", "--resume", "OUT_DIR made by all", "lock file replaced"])
+@pytest.mark.parametrize("case", ["OUT_DIR there", "--resume", "OUT_DIR made by all", "lock file replaced",
+                                  "a run's lock unopened"])
 def test_the_modes_of_all_do_not_hold_its_lock(world, tmp_path, case):
     """`all` holds $OUT/.all.lock on its own descriptor (9), closed for its modes: a mode's run.py (or a process
     it leaves behind) that held it would keep the lock after an `all` killed outright, and the next `all` would be
     told that another `all` is running rather than that a run trains into its params. While a mode runs the lock
     is held and holds the pid a second `all` names: with --resume, in an OUT_DIR that `all` made, and when the
     file was replaced between its open and its flock (an `all` ending then removes the file it locked: the lock
-    is taken on the one there now). It goes when `all` ends, a mode's failure too."""
+    is taken on the one there now). It goes when `all` ends, a mode's failure too. A run's <params>.lock that
+    flock(1) cannot open (its exit status not 1) is no live run's, and no reason to stop."""
     hook = tmp_path / "hook"
     hook.mkdir()
     log = tmp_path / "seen"
@@ -1235,6 +1237,16 @@ fi
 exec {shlex.quote(shutil.which("flock"))} "$@"
 """)
         (tools / "flock").chmod(0o755)
+    if case == "a run's lock unopened":  # held_by's flock(1): the status of a file it cannot open (EX_NOINPUT)
+        (out / "vanilla.model.params.lock").write_text("4242\n")
+        tools = tmp_path / "bin"
+        tools.mkdir()
+        (tools / "flock").write_text(f"""#!/bin/sh
+case "$2" in *.params.lock) exit 66 ;; esac
+exec {shlex.quote(shutil.which("flock"))} "$@"
+""")
+        (tools / "flock").chmod(0o755)
+    if case in ("lock file replaced", "a run's lock unopened"):
         env["PATH"] = f"{tools}{os.pathsep}{env['PATH']}"
     flags = ["--resume"] if case in ("--resume", "lock file replaced") else []  # --resume: one take_all_lock
     p = subprocess.run([os.path.join(ROOT, "run.sh"), "all"] + flags + TINY, cwd="/", env=env, capture_output=True,
