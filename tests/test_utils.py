@@ -200,6 +200,9 @@ def test_a_demo_params_file_names_the_demo(tmp_path, monkeypatch):
     (tmp_path / "vanilla.model.params").write_bytes(b"\x00truncated")
     with pytest.raises(ParamsError, match="re-create it with " + demo):
         load_params(small(), str(tmp_path / "vanilla.model.params"))
+    monkeypatch.setenv("DATA_DIR", str(tmp_path / "my_corpus"))  # `./run.sh demo` trains on it when it is set
+    with pytest.raises(ParamsError, match=f"make it with DATA_DIR={re.escape(str(tmp_path / 'my_corpus'))} " + demo):
+        load_params(small(), str(tmp_path / "synthesizer.pretrain.params"))
     import demo as demo_module  # params.py cannot import src/demo.py: its copy of the record's name must agree
     from submission import params
     assert params.DEMO_RECORD == demo_module.RECORD
@@ -233,6 +236,8 @@ def test_a_params_path_of_the_repo_typed_in_src_names_the_repos_file(monkeypatch
     with pytest.raises(ParamsError, match=f"^README.md: params file not found here, in {here} \\(a relative path "
                                           r"is from the folder you run in\); the repository's is \.\./README\.md$"):
         load_params(small(), "README.md")
+    with pytest.raises(ParamsError, match=r"the repository's is \./run\.py$"):  # in this folder: ./ as a command has it
+        load_params(small(), os.path.join("src", "run.py"))  # the repo's src/run.py, typed from src/
     with pytest.raises(ParamsError, match="^nope/vanilla.pretrain.params: params file not found; make it with "):
         load_params(small(), os.path.join("nope", "vanilla.pretrain.params"))  # in neither: the mode, as before
 
