@@ -2678,3 +2678,17 @@ def test_a_world_without_test_questions_and_a_demos_folder_get_fixes_that_work(c
     import demo as demo_module
     assert (grader.DEMO_RECORD, os.path.realpath(grader.DEFAULT_DEMO_DIR)) == \
         (demo_module.RECORD, os.path.realpath(demo_module.DEFAULT_OUT))
+
+
+def test_a_code_dir_short_of_files_is_graded_for_any_file_of_the_students(tmp_path):
+    """code_dir_problem lets through a folder (without __init__.py) that holds any file a test grades: one of the
+    handout's code files, a prediction file or a params file (the tests that need what is missing fail naming
+    it); a folder of none of them is one line."""
+    for name in ("model.py", "vanilla.nopretrain.dev.predictions", "vanilla.finetune.params"):
+        folder = tmp_path / name.replace(".", "_")
+        folder.mkdir()
+        (folder / name).write_text("")
+        assert grader.code_dir_problem(str(folder)) is None, name
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "notes.txt").write_text("")
+    assert grader.code_dir_problem(str(tmp_path / "notes")).startswith("has no __init__.py")
