@@ -773,6 +773,21 @@ def test_an_exception_whose_str_raises_fails_its_test_and_the_grading_goes_on(co
     assert "in boom" in reason and len(reason.split("\n")) == 2
 
 
+def test_an_exception_whose_str_raises_one_whose_str_raises_too_is_named_by_its_class():
+    """text_of (shorten's str()): a __str__ that raises an exception of the student's whose own __str__ raises
+    too names that exception's class, rather than ending the grading with the second traceback."""
+    class Unprintable(Exception):
+        def __str__(self):
+            raise Unprintable()
+
+    class ConfigError(Exception):
+        def __str__(self):
+            raise Unprintable()
+    assert graderlib.text_of(ConfigError()) == "(no message: its __str__ raised Unprintable)"
+    assert graderlib.shorten(ConfigError(), limit=21) == "(no message: its _..."
+    assert graderlib.text_of(ValueError("fine")) == "fine"
+
+
 def test_an_exception_whose_str_raises_at_import_is_named_as_the_import_that_failed(tmp_path):
     """Raised at the top of a module, such an exception's reason was the AttributeError its __str__ raised,
     "raised at helper.py:N in __str__": it no longer said that the package did not import, nor where the
