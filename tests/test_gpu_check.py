@@ -9,6 +9,8 @@ import re
 import shutil
 import subprocess
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, ".ci", "gpu-check")
 
@@ -216,11 +218,31 @@ def test_a_packed_pretraining_that_fails_is_run_again_without_packing(tmp_path):
     assert len(os.listdir(out)) <= 8, os.listdir(out)
 
 
-def test_a_packed_pretraining_cut_by_its_limit_is_not_run_again(tmp_path):
-    """A packed pretraining that its limit stopped (exit 124) ran out of time, not into a crash: the budget left has
-    no room for another, and it is not started."""
-    limit = 'case "$*" in *vanilla_pretrain*--pack*) exit 124 ;; esac'
+@pytest.mark.parametrize("status", [124, 137])  # timeout's SIGTERM, and its SIGKILL a kill-after later
+def test_a_packed_pretraining_cut_by_its_limit_is_not_run_again(tmp_path, status):
+    """A packed pretraining that its limit stopped (exit 124, or 137 when it outlived the SIGTERM) ran out of time,
+    not into a crash: the budget left has no room for another, and it is not started."""
+    limit = f'case "$*" in *vanilla_pretrain*--pack*) exit {status} ;; esac'
     p, calls, out = fake_timeout_run(tmp_path, f"{PACKED_BENCH}\n{limit}\nexit 0")
     assert p.returncode == 1, p.stderr
     assert sum("vanilla_pretrain" in call.split() for call in calls) == 1, calls
     assert "pretraining again" not in (out / "summary.txt").read_text()
+
+
+def test_a_packed_pretraining_that_passes_is_not_run_again(tmp_path):
+    """The rerun without --pack is for a failure only: a packed pretraining that passed is the one the finetuning
+    reads, and a second would spend the budget of the steps after it."""
+    p, calls, out = fake_timeout_run(tmp_path, f"{PACKED_BENCH}\nexit 0")
+    assert p.returncode == 0, p.stderr
+    assert [call for call in calls if "vanilla_pretrain" in call.split()] == [calls[1]], calls
+    assert calls[1].endswith("vanilla_pretrain --pack") and "pretraining again" not in (out / "summary.txt").read_text()
+
+
+def test_an_unpacked_pretraining_that_fails_is_not_run_again(tmp_path):
+    """The rerun without --pack is for a packed pretraining's crash: where the bench timed no packed step the
+    pretraining ran without it, and the same run again would fail the same way in the budget of the steps after."""
+    crash = 'case "$*" in *vanilla_pretrain*) echo "RuntimeError: CUDA error"; exit 1 ;; esac'
+    p, calls, out = fake_timeout_run(tmp_path, f"{crash}\nexit 0")
+    assert p.returncode == 1, p.stderr
+    assert [call for call in calls if "vanilla_pretrain" in call.split()] == [calls[1]], calls
+    assert not calls[1].endswith("--pack") and "pretraining again" not in (out / "summary.txt").read_text()
