@@ -972,3 +972,10 @@ def test_stats_read_questions_and_places_as_the_grader_and_the_evaluation_read_t
                   enumerate(line.split("\t") for line in lines)]
         path.write_bytes(("\n".join(spaced) + "\n").encode("utf-8"))
     assert mw.stats(str(tmp_path)) == want
+
+
+def test_the_statistics_count_a_question_of_another_form_as_itself():
+    """make_world's statistics count people by the NAME of the course's question; a question of another form (a
+    hand-made split's "Who is Ann?") stands for itself, read without its spaces, not for one shared nobody."""
+    assert mw._asked(" Where was Ann Bo born? \tParis") == "Ann Bo"
+    assert mw._asked(" Who is Ann Bo? \tParis") == "Who is Ann Bo?" and mw._asked("Who is Cy?") == "Who is Cy?"
