@@ -2419,6 +2419,19 @@ def test_a_students_folder_without_init_is_graded_and_its_prediction_files_score
     assert "1d-0-hidden [took" in p.stdout and "3/3 points" in p.stdout, p.stdout
 
 
+def test_a_code_dir_with_init_and_outputs_alone_is_not_said_to_hold_no_code_file(corpus, tmp_path):
+    """The header's note on a --code-dir of outputs alone says it holds none of the handout's code files:
+    __init__.py is one of them, so a folder that holds it (a student's package short of its modules) gets no
+    such note; its prediction files score."""
+    folder = str(tmp_path / "ann")
+    student_copy(folder, files=["__init__.py"])
+    write_predictions(folder, corpus[1], lambda places: places)
+    p = subprocess.run([sys.executable, GRADER, "1d-0-hidden", "--data-dir", corpus[0], "--code-dir", folder],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "3/3 points" in p.stdout, p.stdout + p.stderr
+    assert "code files" not in p.stdout, p.stdout
+
+
 def test_code_dir_is_imported_as_the_submission_package_by_every_module(tmp_path):
     """What imports `submission` after use_code_dir gets the folder's package (src/model.py, the project's
     module that imports it, and the package's relative and absolute imports); the project's other modules a
