@@ -880,7 +880,7 @@ def count_right(lines, answers):
 def all_empty(lines, name):
     """' (every line of NAME is empty: ...)' when a predictions file answers nothing at all, as run.py writes
     for a model that puts the closing MASK at once (one not trained to answer yet), else ''."""
-    if not lines or any(line.strip() for line in lines):
+    if not lines or any(lines):  # as run.py's note: a line of spaces is an answer, if a wrong one
         return ""
     return (f" (every line of {name} is empty: the model wrote the closing MASK at once, as one not yet trained to "
             f"answer does)")
