@@ -621,7 +621,7 @@ def run_demo(args, extra, size_name, out, pre_args, common, current):
     lines = [f"Dev accuracy ({total} questions, {source}; {settings}, {get_device()}, {minutes:.1f} min in all). "
              f"Memorised: the share of train and dev birthplaces the pretrained model reproduces from the biographies "
              f"(src/memorised.py). Retrieved: of the dev people whose birthplace it memorised, how many the finetuned "
-             f"model answers right", ""]
+             f"model answers right.", ""]
     w = max(len(label) for label, *_ in results)
     lines.append(f"| {'run':{w}s} | dev accuracy | memorised | retrieved | minutes |")
     lines.append(f"| {'-' * w} | ------------ | --------- | --------- | ------- |")
