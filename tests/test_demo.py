@@ -375,6 +375,19 @@ def test_a_table_file_of_the_users_in_out_is_refused(tmp_path):
         demo.check_out_folder(str(tmp_path))
 
 
+def _one_step_demo(tmp_path):
+    """(--out, argv) of a demo of one tiny training run (no pretraining, 2 epochs) on a world of 24 people, saving its
+    training state at every epoch's end."""
+    import make_world
+    data = tmp_path / "world"
+    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
+    out = tmp_path / "out"
+    argv = ["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16", "--variants", "nopretrain",
+            "--out", str(out), "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "2",
+            "--state_every", "0"]
+    return out, argv
+
+
 def interrupted_once_saved(monkeypatch, state, argv):
     """demo.main(argv), stopped by a Ctrl-C at the first training step after `state` was saved."""
     from submission.trainer import TrainingRun
@@ -394,13 +407,7 @@ def test_an_interrupted_demos_training_state_is_started_over(tmp_path, capsys, m
     """run.py refuses a fresh run over an interrupted run's state; the demo starts its runs over, so a
     demo stopped by Ctrl-C runs again with the same command. A state it did not write (an interrupted
     course run's, with --out src/submission) is refused before any work, as its params would be."""
-    import make_world
-    data = tmp_path / "world"
-    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
-    out = tmp_path / "out"
-    argv = ["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16", "--variants", "nopretrain",
-            "--out", str(out), "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "2",
-            "--state_every", "0"]
+    out, argv = _one_step_demo(tmp_path)
     state = out / "vanilla.model.params.state"
     interrupted_once_saved(monkeypatch, state, argv)  # at epoch 2's first step
     assert state.exists()
@@ -957,13 +964,7 @@ def test_a_demo_killed_outright_mid_step_goes_on_with_resume(tmp_path, capsys):
     --resume goes on from the state."""
     import subprocess
     import sys
-    import make_world
-    data = tmp_path / "world"
-    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
-    out = tmp_path / "out"
-    argv = ["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16", "--variants", "nopretrain",
-            "--out", str(out), "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "2",
-            "--state_every", "0"]
+    out, argv = _one_step_demo(tmp_path)
     state = out / "vanilla.model.params.state"
     env = dict(os.environ, GPT_NUM_THREADS="1")
     p = subprocess.run([sys.executable, "-c", KILLED_AT_STATE, os.path.dirname(demo.__file__), str(state)] + argv,
