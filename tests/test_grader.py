@@ -2529,14 +2529,16 @@ def test_the_prediction_files_follow_code_dir_unless_given(tmp_path, monkeypatch
 
 def test_the_staff_loop_grades_each_students_folder_where_it_is(corpus, tmp_path):
     """docs/grader.md's loop over students' folders: an unpacked zip (the package in src/submission/) with a
-    wrong learning rate fails 1c-1, a folder of the handout's seven files passes it, and an empty folder is
-    named with its exit status; each gets its results.json."""
+    wrong learning rate fails 1c-1, a folder of the handout's seven files passes it, so does a zip of the folder
+    src/submission (the package in submission/: the loop once stopped at the folder above it, exit status 2),
+    and an empty folder is named with its exit status; each gets its results.json."""
     doc = open(os.path.join(ROOT, "docs", "grader.md"), encoding="utf-8").read()
     loop = re.search(r"\*\*For staff, on your own machine\.\*\*.*?```bash\n(.*?)```", doc, re.S).group(1)
     students = tmp_path / "students"
     student_copy(str(students / "ann" / "src" / "submission"), changes=[
         ("helper.py", "learning_rate=6e-4", "learning_rate=6e-3")])
     student_copy(str(students / "bob"), files=grader.CODE_FILES)
+    student_copy(str(students / "dee" / "submission"), files=grader.CODE_FILES)
     (students / "cy").mkdir()
     script = loop.replace("python src/grader.py", f"{shlex.quote(sys.executable)} {shlex.quote(GRADER)} 1c-1-basic "
                                                   f"--data-dir {shlex.quote(corpus[0])}")
@@ -2544,10 +2546,10 @@ def test_the_staff_loop_grades_each_students_folder_where_it_is(corpus, tmp_path
     p = subprocess.run(["bash", "-euc", script], cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
     assert p.returncode == 0 and p.stdout == "students/cy: grader exit status 2\n", (p.stdout, p.stderr)
     scores = {}
-    for name in ("ann", "bob"):
+    for name in ("ann", "bob", "dee"):
         (test,) = json.load(open(students / name / "results.json", encoding="utf-8"))["tests"]
         scores[name] = (test["score"], "learning_rate" in test["output"])
-    assert scores == {"ann": (0, True), "bob": (2, False)}
+    assert scores == {"ann": (0, True), "bob": (2, False), "dee": (2, False)}
     assert (students / "cy" / "grader.log").read_text().startswith("grader: --code-dir students/cy: has no __init__")
 
 
