@@ -31,6 +31,9 @@ def test_pdf_builds_with_every_question(tmp_path):
     assert "Problem 5" in text or "5(a)" in text
     # an underscore in \texttt written as \_ is a rule that the PDF's text loses ("test written.py")
     assert "tests/test_written.py" in text and "block_size" in text
+    # a sum is copied as a sum (cmex's summation glyphs had no character: every \sum read "P"), and no
+    # \notin, whose overlaid slash fell on the next line ("i∈" then "/ {a, b}")
+    assert "\u2211" in text and "\u2208\n/" not in text
     subprocess.run(["make", "clean"], cwd=work, check=True, capture_output=True)
     assert not (work / "submission.pdf").exists() and not (work / "figures").exists()
 
