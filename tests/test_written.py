@@ -807,3 +807,74 @@ def test_p2_the_temperature_figure_plots_the_largest_weight_with_and_without_the
     # q.k/I, a variance of 1/I, would sink towards 1/T)
     assert scaled.max() - scaled.min() < 0.03 and 0.08 < scaled.min() and scaled.max() < 0.15
     assert np.all(scaled <= raw + 1e-12)
+
+
+# =============================================================================================
+# 2(a): the measured results it quotes (written/results.tex) are those of README.md and docs
+# =============================================================================================
+def _table_row(text, label):
+    """The cells after the first of the markdown table row of `text` whose first cell is `label`."""
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.lstrip().startswith("|") and cells[0] == label:
+            return cells[1:]
+    raise AssertionError(f"no table row {label!r}")
+
+
+def _number(text):
+    """The first number in `text`, as a float ("15.2\\,\\%" -> 15.2, "2{,}000" -> 2000)."""
+    import re
+    return float(re.search(r"\d[\d.]*", text.replace("{,}", "").replace(",", "")).group())
+
+
+def test_2a_the_quoted_results_are_those_the_readme_and_docs_record():
+    """Every measured number of 2(a) comes from written/results.tex; each must be what README.md (Results),
+    data/README.md and docs/speed.md record for that run, to the digits quoted, so that a run written up again
+    in one place is not left stale in the other."""
+    import re
+
+    def read(*name):
+        return open(os.path.join(ROOT, *name), encoding="utf-8").read()
+
+    def flat(text):  # prose with its line breaks as spaces, for phrases that wrap
+        return re.sub(r"\s+", " ", text)
+
+    tex = _macros(os.path.join(ROOT, "written", "results.tex"))
+    num = {k: _number(v) for k, v in tex.items() if re.match(r"\d", v)}
+    readme, data, speed = read("README.md"), read("data", "README.md"), read("docs", "speed.md")
+    full = readme.split("### The course's full setting on one H100")[1].split("### Speed")[0]
+    demo = readme.split("### The demo")[1].split("### The course's full setting")[0]
+    expect = {  # macro -> the docs' cell or phrase
+        "accLondon": _table_row(full, "always London")[1],
+        "accNoPretrain": _table_row(full, "vanilla, no pretraining")[1],
+        "accVanillaCourse": _table_row(full, "vanilla, pretrained + finetuned")[0],
+        "accVanilla": _table_row(full, "vanilla, pretrained + finetuned")[1],
+        "accSynth": _table_row(full, "synthesizer, pretrained + finetuned")[1],
+        "accSmallLondon": _table_row(demo, "always London")[0],
+        "accSmallVanilla": _table_row(demo, "vanilla, pretrained + finetuned")[0],
+        "memorisedSmall": _table_row(demo, "vanilla, pretrained + finetuned")[1],
+        "accSmallFull": _table_row(data, "even birthplaces, names in full (the demo's kind)")[2],
+        "accSmallSurname": _table_row(data, "even birthplaces, surname mentions")[2],
+    }
+    for variant, suffix in (("vanilla", "Vanilla"), ("synthesizer", "Synth")):
+        stored, right, of = re.fullmatch(r"([\d.]+%) / (\d+) of (\d+)",
+                                         _table_row(full, f"memorised / retrieved, {variant}")[1]).groups()
+        expect.update({f"memorised{suffix}": stored, f"retrieved{suffix}": right, f"memorisedDev{suffix}": of})
+    right, of = re.fullmatch(r"(\d+) of (\d+)", _table_row(demo, "vanilla, pretrained + finetuned")[2]).groups()
+    expect.update(retrievedSmall=right, memorisedDevSmall=of)
+    earlier = re.search(r"commit c2ac9d9: no pretraining ([\d.]+%), synthesizer ([\d.]+%) / [\d.]+% / (\d+) of (\d+)",
+                        flat(readme)).groups()
+    expect.update(zip(("accSmallNoPretrain", "accSmallSynth", "retrievedSmallSynth", "memorisedDevSmallSynth"),
+                      earlier))
+    expect["accNoPretrainCpu"] = re.search(r"dev ([\d.]+%) \(\d+ of 500\) and test [\d.]+% \(\d+ of 437\) on the "
+                                           r"embedded corpus", flat(data)).group(1)
+    once = next(line for line in data.splitlines() if line.startswith("| one telling per person")).split("|")
+    expect.update(memorisedSmallOnce=once[2], accSmallOnce=once[3])
+    expect["accSmallThrice"] = re.search(r"three tellings gave [\d.]+% and ([\d.]+%)", data).group(1)
+    assert set(expect) <= set(num)
+    wrong = {k: (tex[k], v) for k, v in expect.items()  # the docs' number rounded to the digits results.tex gives
+             if round(_number(v), len(tex[k].split("\\")[0].partition(".")[2])) != num[k]}
+    assert not wrong, f"written/results.tex against the docs: {wrong}"
+    # the table's hardware line: vanilla pretraining on data/ took 269 s, "about 4.5 minutes"
+    seconds = _number(re.search(r"and (\d+) s on `data/`", flat(speed)).group(1))
+    assert f"about {seconds / 60:.1f} minutes" in tex["resultsHardware"]
