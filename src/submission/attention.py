@@ -190,7 +190,7 @@ def _attend_within_segments(module, att, v, packed):
     B, nh, T, hs = v.shape
     att = att.masked_fill(packed.hidden, float("-inf"))  # (B, nh, T, T)
     if attention_route(module, v) == "explicit":
-        return _attend_dropout(att.view(B * nh, T, T), v, module.attn_drop.p)  # scores (B*nh, T, T)
+        return _attend_dropout(att.view(B * nh, T, T), v, module.attn_drop.p)  # scores (B*nh, T, T) -> (B, nh, T, hs)
     return module.attn_drop(F.softmax(att, dim=-1)) @ v  # (B, nh, T, T) @ (B, nh, T, hs) -> (B, nh, T, hs)
 
 
@@ -227,7 +227,7 @@ class CausalSelfAttention(nn.Module):
             att = (q * (1.0 / math.sqrt(hs))) @ k.transpose(-2, -1)  # (B, nh, T, T)
             y = _attend_within_segments(self, att, v, packed)
         elif route == "explicit":
-            # scores = scale * q k^T + causal bias in one baddbmm; then softmax, dropout, @ v
+            # scores (B*nh, T, T) = scale * q k^T + causal bias in one baddbmm; then softmax, dropout, @ v
             att = torch.baddbmm(_causal_bias(self, T, q), q.reshape(B * self.n_head, T, hs),
                                 k.reshape(B * self.n_head, T, hs).transpose(1, 2),
                                 alpha=1.0 / math.sqrt(hs))  # (B*nh, T, hs) @ (B*nh, hs, T) -> (B*nh, T, T)
@@ -332,9 +332,10 @@ class SynthesizerAttention(nn.Module):
 
     def _scores(self, a, n_keys, bias):
         """Fast path's scores: a (B, nh, tq, hs) times w2[:, :n_keys] for all heads and rows in one
-        matrix product, plus `bias` (b2 and the mask, broadcast): (B * nh, tq, n_keys)."""
+        matrix product, plus `bias` (b2 and the mask, broadcast): (B*nh, tq, n_keys)."""
         B, nh, tq, hs = a.shape
-        scores = torch.mm(a.reshape(B * nh * tq, hs), self.w2[:, :n_keys])  # (B*nh*tq, hs) @ (hs, n_keys)
+        # (B*nh*tq, hs) @ (hs, n_keys) -> (B*nh*tq, n_keys)
+        scores = torch.mm(a.reshape(B * nh * tq, hs), self.w2[:, :n_keys])
         return scores.view(B * nh, tq, n_keys) + bias  # (B*nh, tq, n_keys)
 
     def forward(self, x, layer_past=None, packed=None):
@@ -353,13 +354,14 @@ class SynthesizerAttention(nn.Module):
             # b2.view(-1, 1) (l, 1), l = block_size - 1
             w2 = F.embedding(packed.positions, self.w2.t()).transpose(1, 2).unsqueeze(1)  # (B, T, hs) -> (B, 1, hs, T)
             b2 = F.embedding(packed.positions, self.b2.view(-1, 1)).view(B, 1, 1, T)  # (B, T, 1) -> (B, 1, 1, T)
-            y = _attend_within_segments(self, a @ w2 + b2, v, packed)  # (B, nh, T, hs) @ (B, 1, hs, T) + b2
+            # scores a @ w2 + b2: (B, nh, T, hs) @ (B, 1, hs, T) + (B, 1, 1, T) -> (B, nh, T, T)
+            y = _attend_within_segments(self, a @ w2 + b2, v, packed)  # (B, nh, T, hs)
         elif self.fast:
             # softmax(a w2 + b2 + causal mask): one matrix product for all heads, b2 and the -inf
             # above the diagonal in one additive (T, T) bias. (SDPA with w2^T as "keys" needs them
             # expanded per row and head, and falls back to an unfused path that materialises them.)
-            bias = b2.view(1, T) + _causal_bias(self, T, a)  # (1, T) + (T, T): b2 and the causal mask
-            att = self._scores(a, T, bias)  # (B * nh, T, T)
+            bias = b2.view(1, T) + _causal_bias(self, T, a)  # (1, T) + (T, T) -> (T, T): b2 and the causal mask
+            att = self._scores(a, T, bias)  # (B*nh, T, T)
             if attention_route(self, x) == "explicit":
                 y = _attend_dropout(att, v, self.attn_drop.p)
             else:
@@ -419,6 +421,7 @@ class SynthesizerAttention(nn.Module):
         a = F.relu(self.w1(x)).view(B, 1, self.n_head, hs).transpose(1, 2)  # (B, nh, 1, hs)
         hidden = torch.arange(end, device=x.device).view(1, end) > pos.view(B, 1)  # (B, end)
         if self.fast:
+            # b2 (end,) and hidden (B, end) as one row for each of _scores' (B*nh, 1, end) score rows
             bias = (self.b2[:end].view(1, 1, end).expand(B, self.n_head, end)
                     .reshape(B * self.n_head, 1, end))  # (B*nh, 1, end)
             hidden = (hidden.view(B, 1, 1, end).expand(B, self.n_head, 1, end)
