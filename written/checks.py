@@ -89,7 +89,7 @@ def merged_qk(wq, bq, wk, bk, n_head):
     c = wq.shape[1]
     hs = wq.shape[0] // n_head
     aq = np.concatenate([wq, bq[:, None]], axis=1)  # (C_out, C + 1)
-    ak = np.concatenate([wk, bk[:, None]], axis=1)
+    ak = np.concatenate([wk, bk[:, None]], axis=1)  # (C_out, C + 1)
     mats = []
     for h in range(n_head):
         rows = slice(h * hs, (h + 1) * hs)
@@ -135,7 +135,7 @@ def focus_loss_max(T, causal=True):
 
 def _distances(T):
     idx = np.arange(T, dtype=np.float64)
-    return idx[:, None] - idx[None, :]  # t1 - t2
+    return idx[:, None] - idx[None, :]  # (T, 1) - (1, T) -> (T, T): t1 - t2
 
 
 def nearness_loss(att, width):

@@ -157,7 +157,8 @@ def pack_rows(x, y, ignore_index, multiple=1, row_multiple=1):
         spans[r] += 1
     rows = _round_up(len(free), row_multiple)
     width = min(T, _round_up(max(T - room for room in free), multiple))
-    # every kept position as a flat index: its source (row i, column j) and its packed place (row r, start + j)
+    # every kept position as a flat index: its source (row i, column j) and its packed place (row r, start + j);
+    # k = len(order) spans, n = sum(lengths) kept positions (not the loop's n above)
     lengths = torch.tensor([last[i] for i in order])                                  # (k,)
     j = torch.arange(int(lengths.sum())) - torch.repeat_interleave(lengths.cumsum(0) - lengths, lengths)  # (n,)
     src = torch.repeat_interleave(torch.tensor(order) * T, lengths) + j               # (n,)
@@ -167,7 +168,7 @@ def pack_rows(x, y, ignore_index, multiple=1, row_multiple=1):
     positions = torch.zeros(rows * width, dtype=torch.long)
     segments = torch.full((rows * width,), -1, dtype=torch.long)
     xp[dst] = x.reshape(-1)[src]  # (B, T) -> (B*T,), its n counted positions into the packed rows' (R*W,)
-    yp[dst] = y.reshape(-1)[src]  # the same for the targets
+    yp[dst] = y.reshape(-1)[src]  # (B, T) -> (B*T,): the same for the targets
     positions[dst] = j
     segments[dst] = torch.repeat_interleave(torch.tensor([segment for _, _, segment in placed]), lengths)  # (n,)
     return Packed(*(t.view(rows, width) for t in (xp, yp, positions, segments)))  # each (R, W)
