@@ -1,5 +1,5 @@
-"""The assignment's GPT: a small decoder-only Transformer (Radford et al. 2018), following
-karpathy/minGPT as forked by CS224N/XCS224N Assignment 5.
+"""The assignment's GPT: the Transformer (Vaswani et al. 2017) as a small decoder-only language model
+(GPT, Radford et al. 2018), following karpathy/minGPT as forked by CS224N/XCS224N Assignment 5.
 
 Token and learned position embeddings, a stack of pre-LayerNorm blocks (attention, then a 4x MLP
 with GELU; the LayerNorm before each sublayer and a final one as in GPT-2, Radford et al. 2019) and a
