@@ -497,3 +497,25 @@ def test_masked_span_start_is_uniform_over_where_it_fits():
     for (n, m), counts in common.items():
         assert sorted(counts) == list(range(n - m + 1)) and max(counts.values()) < 2 * min(counts.values()), \
             (n, m, counts)
+
+
+def test_items_encode_with_the_vocabulary_the_dataset_holds_now(ds):
+    """The course's __getitem__ reads self.stoi at every access, so a program that gives a dataset another
+    vocabulary after building it (a corpus subset sharing the full corpus's stoi, a NameDataset's stoi
+    replaced or changed in place) gets items in that vocabulary; the table encode reads was built once, in
+    __init__, and its items kept the old ids, decoding to other characters."""
+    small = CharCorruptionDataset("Bo Li. Born in Hanoi.\nabcd efgh", 32)
+    small.stoi, small.itos, small.vocab_size = ds.stoi, ds.itos, ds.vocab_size  # share the larger vocabulary
+    random.seed(0)
+    x, y = small[0]
+    text = decode(ds, x)
+    assert text.replace(MASK_CHAR, "").rstrip(PAD_CHAR) != "" and set(text) <= set("Bo Li. Born in Hanoi.") | {
+        MASK_CHAR, PAD_CHAR}
+    assert x.tolist()[1:] == y.tolist()[:-1]
+    names = NameDataset("Where was Bo Li born?\tHanoi\n", ds)
+    names.stoi = {ch: (i + 1) % ds.vocab_size for ch, i in ds.stoi.items()}  # replaced
+    x, _ = names[0]
+    assert x.tolist()[:3] == [names.stoi[c] for c in "Whe"]
+    names.stoi["W"] = 5  # changed in place
+    x, _ = names[0]
+    assert x.tolist()[:3] == [names.stoi[c] for c in "Whe"]
