@@ -519,3 +519,16 @@ def test_items_encode_with_the_vocabulary_the_dataset_holds_now(ds):
     names.stoi["W"] = 5  # changed in place
     x, _ = names[0]
     assert x.tolist()[:3] == [names.stoi[c] for c in "Whe"]
+
+
+def test_name_dataset_items_come_from_its_data_as_it_holds_now(ds):
+    """The course's NameDataset reads self.data at every access (len and __getitem__), so a program that cuts a
+    finetuning set down (`names.data = names.data[:n]`) or reorders it trains on what it holds; the rows parsed
+    in __init__ were read instead, and the whole file was trained on."""
+    text = "Where was Bo Li born?\tHanoi\nWhere was Zoë Ñandú born?\tGenève\nWhere was Ada born?\tPorto\n"
+    names = NameDataset(text, ds)
+    names.data = names.data[1:2]
+    assert len(names) == 1
+    x, _ = names[0]
+    assert decode(ds, x).startswith("Where was Zoë Ñandú born?" + MASK_CHAR + "Genève" + MASK_CHAR + PAD_CHAR)
+    assert [decode(ds, x)[:12] for x, _ in names] == ["Where was Zo"]

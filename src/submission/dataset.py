@@ -264,7 +264,7 @@ class NameDataset(Dataset):
         self.stoi = pretraining_dataset.stoi
         current_table(self)  # encode's table (remade if a program changes stoi later)
         self.block_size = pretraining_dataset.block_size
-        self.rows = parse_tsv(data, path)
+        self.rows = parse_tsv(data, path)  # the file's lines as read: (question, place, line)
         if not self.rows:
             raise DataError(f"{path}: no `question<TAB>place` lines to finetune on; give a file with some "
                             f"(data/birth_places_train.tsv is one)")
@@ -282,13 +282,14 @@ class NameDataset(Dataset):
                 raise DataError(f"{path}:{lineno}: question and place take {len(inp) + len(oup) + 2} characters "
                                 f"with their MASKs, more than the block size {self.block_size}; shorten the line "
                                 f"(a larger --block_size needs params pretrained with it)")
+        # the examples, read at every access as the course's class reads them: a program may cut or reorder them
         self.data = [f"{inp}\t{oup}" for inp, oup, _ in self.rows]
 
     def __len__(self):
-        return len(self.rows)
+        return len(self.data)
 
     def __getitem__(self, idx):
-        inp, oup, _ = self.rows[idx]
+        inp, oup = self.data[idx].split("\t")
         x = inp + self.MASK_CHAR + oup + self.MASK_CHAR
         x = x + self.PAD_CHAR * (self.block_size - len(x))
         y = self.PAD_CHAR * (len(inp) - 1) + x[len(inp):]
