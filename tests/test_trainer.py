@@ -127,6 +127,38 @@ def test_the_skipped_target_comes_from_the_model_or_the_config():
             fastpath.skipped_target(TrainerConfig(ignore_index=bad), EveryTargetCounts())
 
 
+class OwnLossGPT(GPT):
+    """A program's GPT with a forward of its own, the course's signature, whose loss counts every target (PAD
+    included); it declares no loss_ignore_index of its own."""
+
+    def forward(self, idx, targets=None):
+        logits, _ = super().forward(idx)
+        if targets is None:
+            return logits, None
+        return logits, torch.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1))
+
+
+class OwnLossDeclaredGPT(OwnLossGPT):
+    loss_ignore_index = 5  # declared with (below) the forward that uses it
+
+
+def test_a_gpt_subclass_with_its_own_loss_trains_on_every_target():
+    """GPT.loss_ignore_index (PAD) tells what GPT.forward's loss skips, not what a subclass's own forward does:
+    such a model's loss counts PAD, as the course's loop trains it, and the fast path cut the PAD columns away
+    (another loss, other params). A subclass's forward is trusted only with a loss_ignore_index of its own."""
+    config = GPTConfig(9, 8, n_layer=1, n_head=1, n_embd=8)
+    assert fastpath.skipped_target(TrainerConfig(), OwnLossGPT(config)) is None
+    assert fastpath.skipped_target(TrainerConfig(), OwnLossDeclaredGPT(config)) == 5
+    declared = OwnLossGPT(config)
+    declared.loss_ignore_index = 0  # a program's word, on the instance
+    assert fastpath.skipped_target(TrainerConfig(), declared) == 0
+    patched = GPT(config)
+    patched.forward = OwnLossGPT.forward.__get__(patched)  # a forward set on the instance
+    assert fastpath.skipped_target(TrainerConfig(), patched) is None
+    assert fastpath.skipped_target(TrainerConfig(ignore_index=0), OwnLossGPT(config)) == 0
+    assert fastpath.skipped_target(TrainerConfig(), torch.nn.DataParallel(GPT(config))) == 0  # the model within
+
+
 def test_a_writer_gets_the_loss_and_rate_of_every_step(tmp_path):
     """TrainerConfig(writer=SummaryWriter(...)), as the course's later editions pass one: train/loss and
     train/lr at each step, the values the loss log holds."""

@@ -60,7 +60,27 @@ import re
 
 import torch
 
+from .params import unwrap
 from .utils import usable_cores
+
+
+def _declared_ignore_index(model):
+    """`model.loss_ignore_index` where it speaks for the forward that computes the loss: set on the model itself,
+    or declared by the class defining its forward or by a subclass of that class; else None. GPT's PAD is what
+    GPT.forward skips, not what a subclass's own forward does (a program's, of the course's signature, whose loss
+    may count PAD as the course's loop then trains it), nor a forward set on the instance. A model given inside
+    DataParallel or torch.compile (the course's run.py --compile) is read for the model within."""
+    model = unwrap(model)
+    if "loss_ignore_index" in vars(model):
+        return model.loss_ignore_index
+    if "forward" in vars(model):
+        return None
+    mro = type(model).__mro__
+    defines_forward = next((c for c in mro if "forward" in vars(c)), None)
+    declares = next((c for c in mro if "loss_ignore_index" in vars(c)), None)
+    if declares is None or defines_forward is None or not issubclass(declares, defines_forward):
+        return None
+    return model.loss_ignore_index
 
 
 def skipped_target(config, model):
@@ -69,7 +89,7 @@ def skipped_target(config, model):
     target counts: a model written for another task, such as the minGPT notebook's) without one."""
     value = config.ignore_index
     if value == "auto":
-        value = getattr(model, "loss_ignore_index", None)
+        value = _declared_ignore_index(model)
     if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
         raise ValueError(f"ignore_index must be 'auto', None or a target id (a whole number), got {value!r}")
     return value
