@@ -1486,11 +1486,6 @@ def choose_marks(data_dir, marks="auto"):
                       f"overrides)")
 
 
-def which_corpus(data_dir, marks="auto"):
-    """Which pass marks apply, "embedded" or "course" (choose_marks)."""
-    return choose_marks(data_dir, marks)[0]
-
-
 def load_marks(doc, corpus, shown="points.json", path=None):
     """The pass marks for this corpus from the points file's `pass_marks`; PointsError naming `shown` (with the
     line of pass_marks in the file at `path`, when given) when they are missing or not fractions."""

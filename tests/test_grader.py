@@ -1479,16 +1479,16 @@ def test_absent_test_labels_score_zero_with_the_reason(tmp_path):
 
 
 def test_marks_table_follows_the_data_dir(corpus, tmp_path):
-    assert grader.which_corpus(grader.DEFAULT_DATA_DIR) == "embedded"
-    assert grader.which_corpus(corpus[0]) == "course"
-    assert grader.which_corpus(corpus[0], "embedded") == "embedded"
+    assert grader.choose_marks(grader.DEFAULT_DATA_DIR)[0] == "embedded"
+    assert grader.choose_marks(corpus[0])[0] == "course"
+    assert grader.choose_marks(corpus[0], "embedded")[0] == "embedded"
     # a copy of data/ elsewhere is the embedded corpus too (it was graded on the course's marks)
     copy = tmp_path / "data-copy"
     shutil.copytree(grader.DEFAULT_DATA_DIR, copy)
-    assert grader.which_corpus(str(copy)) == "embedded"
+    assert grader.choose_marks(str(copy))[0] == "embedded"
     (copy / "birth_dev.tsv").write_bytes((copy / "birth_dev.tsv").read_bytes() + b"Where was A born?\tLima\n")
-    assert grader.which_corpus(str(copy)) == "course"
-    assert grader.which_corpus(str(tmp_path / "nowhere")) == "course"
+    assert grader.choose_marks(str(copy))[0] == "course"
+    assert grader.choose_marks(str(tmp_path / "nowhere"))[0] == "course"
 
 
 @pytest.mark.skipif(not os.path.isfile(os.path.join(ROOT, "data", "birth_test.tsv")),
@@ -1520,19 +1520,19 @@ def test_the_courses_files_copied_over_data_get_the_courses_marks(tmp_path, monk
     data = tmp_path / "data"
     shutil.copytree(grader.DEFAULT_DATA_DIR, data)
     monkeypatch.setattr(grader, "DEFAULT_DATA_DIR", str(data))
-    assert grader.which_corpus(str(data)) == "embedded"
+    assert grader.choose_marks(str(data))[0] == "embedded"
     (data / "birth_dev.tsv").write_bytes((data / "birth_dev.tsv").read_bytes() + b"Where was A born?\tLima\n")
-    assert grader.which_corpus(str(data)) == "course"  # any of the three files, not wiki.txt alone
+    assert grader.choose_marks(str(data))[0] == "course"  # any of the three files, not wiki.txt alone
     shutil.copy(os.path.join(grader.ROOT, "data", "birth_dev.tsv"), data / "birth_dev.tsv")
-    assert grader.which_corpus(str(data)) == "embedded"
+    assert grader.choose_marks(str(data))[0] == "embedded"
     (data / "wiki.txt").write_text("Ada Quill was born in Lisbon.\n", encoding="utf-8")
-    assert grader.which_corpus(str(data)) == "course"
+    assert grader.choose_marks(str(data))[0] == "course"
     # no record (copied without its dot files, or the folder replaced by the course's whole): data/ is the
     # embedded corpus only while it holds make_world's default world (it took the embedded marks whatever it held)
     (data / ".make_world.json").unlink()
-    assert grader.which_corpus(str(data)) == "course"
+    assert grader.choose_marks(str(data))[0] == "course"
     shutil.copy(os.path.join(grader.ROOT, "data", "wiki.txt"), data / "wiki.txt")
-    assert grader.which_corpus(str(data)) == "embedded"
+    assert grader.choose_marks(str(data))[0] == "embedded"
 
 
 def test_a_copy_of_the_courses_files_in_data_and_elsewhere_gets_the_courses_marks(tmp_path, monkeypatch):
@@ -1547,8 +1547,8 @@ def test_a_copy_of_the_courses_files_in_data_and_elsewhere_gets_the_courses_mark
     for name in grader.EMBEDDED_FILES:  # the course's files (here: other text), in both folders
         (course / name).write_text("Where was Ada Quill born?\tLima\n", encoding="utf-8")
         shutil.copy(course / name, data / name)
-    assert grader.which_corpus(str(data)) == "course"
-    assert grader.which_corpus(str(course)) == "course"
+    assert grader.choose_marks(str(data))[0] == "course"
+    assert grader.choose_marks(str(course))[0] == "course"
 
 
 def test_a_world_made_with_other_arguments_takes_the_marks_its_statistics_allow(tmp_path, monkeypatch, capsys):
