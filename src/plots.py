@@ -53,7 +53,6 @@ INSTALL_HINT = (f"plots.py: matplotlib is not installed in this Python; {shlex.q
                 f"matplotlib (or ./run.sh test, which installs it into .venv with the test requirements)")
 LOG_SUFFIX = ".log.jsonl"
 MIN_DPI, MAX_DPI = 10, 1200  # beyond 1200 a figure's pixels run to gigabytes
-LOG_KEYS = ("step", "epoch", "tokens", "loss", "lr", "time")
 MASK = "\u2047"     # the assignment's MASK character (submission.dataset.MASK_CHAR)
 SHOWN = {" ": "\u2423"}  # a space is drawn as the open box, so it is visible on an axis
 
