@@ -301,7 +301,7 @@ def log_probs_full(model, prompt, continuations):
 
 
 @torch.no_grad()
-def predict_places(model, questions, stoi, itos, steps=32, batch_size=512, device=None):
+def predict_places(model, questions, stoi, itos, steps=32, batch_size=512):
     """Greedy answers to `questions` (strings), as the course's evaluation gets them one by one.
 
     The course appends MASK, runs `sample(model, x, 32)` and keeps the text between the first and
@@ -310,7 +310,7 @@ def predict_places(model, questions, stoi, itos, steps=32, batch_size=512, devic
     closing MASK: the text before it can no longer change. Questions too long for the cache (the
     completion would outgrow the block) decode as in `predict_places_recompute`.
     """
-    device = device or next(model.parameters()).device
+    device = next(model.parameters()).device
     model.eval()
     mask_id = stoi[MASK_CHAR]
     prompts = _prompts(questions, stoi)
@@ -329,11 +329,11 @@ def predict_places(model, questions, stoi, itos, steps=32, batch_size=512, devic
 
 
 @torch.no_grad()
-def predict_places_reference(model, questions, stoi, itos, steps=32, device=None):
+def predict_places_reference(model, questions, stoi, itos, steps=32):
     """The course's evaluation loop, which the batched ones equal: one question at a time, MASK
     appended, greedy `sample(model, x, steps)`, the text between the first and second MASK kept
     (run.py --reference_eval, and the benchmark's reference)."""
-    device = device or next(model.parameters()).device
+    device = next(model.parameters()).device
     answers = []
     for q in questions:
         x = torch.tensor([stoi[c] for c in q + MASK_CHAR], dtype=torch.long, device=device)[None, ...]  # (1, t)
@@ -343,11 +343,11 @@ def predict_places_reference(model, questions, stoi, itos, steps=32, device=None
 
 
 @torch.no_grad()
-def predict_places_recompute(model, questions, stoi, itos, steps=32, batch_size=512, device=None):
+def predict_places_recompute(model, questions, stoi, itos, steps=32, batch_size=512):
     """`predict_places` without the cache: questions of equal length decode together, a full
     forward of the group each step, until every row has its closing MASK. A reference for the
     tests and the benchmark."""
-    device = device or next(model.parameters()).device
+    device = next(model.parameters()).device
     model.eval()
     prompts = _prompts(questions, stoi)
     generated = [None] * len(prompts)
