@@ -201,13 +201,13 @@ def commit():
         return "unknown"
 
 
-def peak_flops(device, dtype, n, repeats=10):
-    """FLOP/s of the best of `repeats` n x n matrix products in `dtype`."""
+def peak_flops(device, dtype, n):
+    """FLOP/s of the best of 10 n x n matrix products in `dtype`."""
     a = torch.randn(n, n, device=device, dtype=dtype)
     b = torch.randn(n, n, device=device, dtype=dtype)
     for _ in range(2):
         a @ b
-    best = min(clock(lambda: a @ b, device)[0] for _ in range(repeats))
+    best = min(clock(lambda: a @ b, device)[0] for _ in range(10))
     return 2 * n ** 3 / best
 
 
@@ -242,9 +242,10 @@ def find_data(arg):
     return folder, f"a generated world ({folder})"
 
 
-def pretrain_batches(dataset, batch, count, seed=0):
-    """The first `count` batches of an epoch, as the trainer's DataLoader (no shuffle) makes them."""
-    random.seed(seed)
+def pretrain_batches(dataset, batch, count):
+    """The first `count` batches of an epoch, as the trainer's DataLoader (no shuffle) makes them (Python's
+    random stream seeded 0, which CharCorruptionDataset draws its spans from)."""
+    random.seed(0)
     out = []
     for k in range(count):
         rows = [dataset[(k * batch + i) % len(dataset)] for i in range(batch)]
@@ -419,15 +420,15 @@ def packed_line(run, batches):
 
 # ----------------------------------------------------------------------------- evaluation
 
-def time_evaluations(decoders, device, warm=EVAL_WARM_UP):
+def time_evaluations(decoders, device):
     """{name: (seconds, answers)} of `decoders` ({name: (decode, questions)}; decode(questions) -> answers),
-    one after the other: each decodes the first `warm` of its questions untimed, then all of them timed. So
+    one after the other: each decodes the first EVAL_WARM_UP of its questions untimed, then all of them timed. So
     every path is timed warm, straight after a run of its own: timed on a fresh model, the first path paid
     the start-up (first calls, first allocations) that the paths after it were spared, and its speedup read
     low."""
     out = {}
     for name, (decode, questions) in decoders.items():
-        decode(questions[:warm])
+        decode(questions[:EVAL_WARM_UP])
         out[name] = clock(lambda: decode(questions), device)
     return out
 

@@ -1496,9 +1496,9 @@ def test_bench_quick_sets_its_own_batch_rounds_reference_questions_and_paths(tmp
     made, timed, asked = [], [], []
     real_batches = bench.pretrain_batches
 
-    def batches(dataset, size, count, seed=0):
+    def batches(dataset, size, count):
         made.append((size, count))
-        return real_batches(dataset, size, count, seed)
+        return real_batches(dataset, size, count)
 
     def time_steps(runs, batches, rounds, device, block=1):
         timed.append((set(runs), rounds))
