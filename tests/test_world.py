@@ -871,11 +871,11 @@ def test_a_world_beyond_the_name_pools_is_a_one_line_error(monkeypatch):
     """NameMaker's RuntimeError (no fresh name in 200 draws) was a traceback."""
     made = []
 
-    def make(self, region, female, avoid=None, tries=200):
+    def make(self, region, female, avoid=None):
         if len(made) == 3:
             raise RuntimeError("could not draw a fresh name; the pools are too small for this world")
         made.append(region)
-        return original(self, region, female, avoid, tries)
+        return original(self, region, female, avoid)
 
     original = mw.NameMaker.make
     monkeypatch.setattr(mw.NameMaker, "make", make)

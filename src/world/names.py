@@ -602,9 +602,10 @@ class NameMaker:
             native = f"{given_native} {fam_native}"
         return Name(full, fam_text, given_text, female, native)
 
-    def make(self, region, female, avoid=None, tries=200):
-        """A name not used before; `avoid` is a string the name must not contain or be part of."""
-        for _ in range(tries):
+    def make(self, region, female, avoid=None):
+        """A name not used before, in at most 200 draws; `avoid` is a string the name must not contain or be
+        part of."""
+        for _ in range(200):
             name = self.draw(region, female)
             if name.full in self.taken or name.given == name.family:
                 continue
