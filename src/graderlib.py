@@ -203,17 +203,17 @@ def _interrupts_held():
         _interrupt()
 
 
-def seed_everything(seed=SEED):
-    """The same random state before every test, so that a test's draws do not depend on the others."""
-    random.seed(seed)
+def seed_everything():
+    """The same random state (SEED) before every test, so that a test's draws do not depend on the others."""
+    random.seed(SEED)
     try:
         import numpy as np
-        np.random.seed(seed)
+        np.random.seed(SEED)
     except ImportError:
         pass
     try:
         import torch
-        torch.manual_seed(seed)
+        torch.manual_seed(SEED)
     except ImportError:
         pass
 
