@@ -369,9 +369,6 @@ class Grader:
         if extra:
             raise PointsError(f"lists tests the grader does not have: {', '.join(extra)}; remove them", extra[0])
 
-    def ids(self):
-        return [t.id for t in self.tests]
-
     def select(self, ids):
         """The tests with these ids (all when `ids` is empty); an id's leading parts pick every test they
         begin ("1f": the part's tests, "1f-1": 1f-1-hidden). KeyError names the ids that pick none."""
