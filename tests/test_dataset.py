@@ -253,6 +253,14 @@ def test_a_column_header_line_is_refused_by_line():
         assert len(parse_tsv(text, "t.tsv")) == text.count("\n")
 
 
+def test_a_column_header_above_two_questions_is_refused():
+    """Three lines are enough to tell a header: `name<TAB>place` above two questions ending in '?' is refused as
+    above four (two lines are too few, test_a_column_header_line_is_refused_by_line); refusing only from four
+    lines on passed every test."""
+    with pytest.raises(DataError, match=r"^t.tsv:1: 'name\\tplace' reads as a column header"):
+        parse_tsv("name\tplace\nWhere was Al born?\tx\nWhere was Bo born?\ty\n", "t.tsv")
+
+
 def test_parse_tsv_drops_carriage_returns(ds):
     """Windows line ends in a string (not read through read_text's text mode): the \\r is no part of the place."""
     text = "Where was Bo Li born?\tHanoi\r\nWhere was Zoë Ñandú born?\tGenève\r\n\r\n"
