@@ -547,6 +547,22 @@ def test_a_gpt_subclass_with_the_courses_forward_signature_trains_unpacked():
     trains_unpacked(CourseForwardGPT(config()))
 
 
+def test_a_gpt_subclass_whose_forward_takes_positions_but_not_segments_does_not_pack():
+    """A forward that takes one of the packed batch's two arguments cannot take the batch: packs_rows needs both
+    (a forward taking `positions` alone passed for one that packs, and every test passed)."""
+
+    class PositionsOnlyGPT(GPT):
+        def forward(self, idx, targets=None, positions=None):
+            return super().forward(idx, targets)
+
+    class SegmentsOnlyGPT(GPT):
+        def forward(self, idx, targets=None, segments=None):
+            return super().forward(idx, targets)
+
+    assert GPT(config()).packs_rows
+    assert not PositionsOnlyGPT(config()).packs_rows and not SegmentsOnlyGPT(config()).packs_rows
+
+
 def test_pack_true_packs_every_batch_even_where_the_groups_cost_less():
     """pack=True packs each batch, the short, alike rows that "auto" leaves in their groups included; the
     loss is the batch's either way."""
