@@ -973,6 +973,22 @@ def test_prefill_of_the_shortest_prompts_equals_full_forwards(synth, fast):
             assert torch.allclose(logits, m(x)[0][:, -1, :], atol=1e-5, rtol=1e-4), t
 
 
+@pytest.mark.parametrize("synth", [False, True])
+def test_prefill_runs_the_last_blocks_mlp_for_the_last_position_only(synth):
+    """_prefill's last block computes its attention output and MLP for the prompt's last position alone (the
+    others reach no logits); with every position computed the logits were the same, and every test passed."""
+    torch.manual_seed(0)
+    m = scrambled(GPT(config(synthesizer=synth, n_layer=2)), std=0.2).eval()
+    widths = {i: [] for i in range(2)}
+    for i, block in enumerate(m.blocks):
+        block.mlp.register_forward_hook(lambda mod, inp, out, i=i: widths[i].append(inp[0].size(1)))
+    x = torch.randint(0, 20, (3, 7))
+    with torch.no_grad():
+        logits = _prefill(m, x, _new_caches(m, 3, 8))
+    assert widths == {0: [7], 1: [1]}
+    assert torch.allclose(logits, m(x)[0][:, -1, :], atol=1e-5, rtol=1e-4)
+
+
 @pytest.mark.parametrize("fast", [True, False])
 def test_decode_rows_at_different_positions(fast):
     """Rows of one decode batch at their own positions equal each row decoded alone, on both paths: the
