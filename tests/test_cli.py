@@ -289,6 +289,26 @@ def test_denormals_flushed_flushes_within_the_block_only():
     assert float(denormal * 1.0) != 0.0
 
 
+def test_numpy_float_limits_are_worked_out_before_denormals_are_flushed(monkeypatch):
+    """NumPy before 2.0 (numpy<2, with torch before 2.3) works out a float type's limits by arithmetic the first
+    time numpy.finfo asks and keeps them; asked first in a flushed block (the demo's plots: matplotlib asks), it
+    found the smallest subnormal zero and warned twice a type under the demo's table. A block has them worked out
+    before it flushes."""
+    import numpy as np
+    from submission.utils import denormals_flushed
+    real, worked_out = np.finfo, {}
+
+    def finfo(dtype):  # numpy 1.x's: the limits worked out once a type, in the CPU's mode of that moment
+        worked_out.setdefault(np.dtype(dtype).name, sys.float_info.min / 2 != 0.0)
+        return real(dtype)
+    monkeypatch.setattr(np, "finfo", finfo)
+    with denormals_flushed():
+        if sys.float_info.min / 2 != 0.0:
+            pytest.skip("this CPU has no flush-to-zero mode that torch sets")
+        np.finfo(np.float64), np.finfo(np.float32)  # as matplotlib asks, drawing the demo's curves
+    assert worked_out == {"float32": True, "float64": True}, worked_out  # True: denormals not flushed yet
+
+
 def test_missing_required_flag_is_one_line(capsys):
     err = one_line_exit(capsys, ["--function=evaluate", "--variant=vanilla", "--pretrain_corpus_path=w"])
     assert "--function=evaluate needs --reading_params_path" in err

@@ -124,6 +124,15 @@ def fix_threads_from_environment():
 _flush_decided = []  # the decision of the denormals_flushed block that is open, if one is
 
 
+def _numpy_limits_known():
+    """Has numpy work out float32's and float64's limits now, before denormals are flushed. NumPy before 2.0
+    (the numpy<2 that torch before 2.3 needs, docs/course.md) computes them the first time numpy.finfo asks, by
+    arithmetic, and keeps them: asked first inside a flushed block (the demo's plots, where matplotlib asks), it
+    found the smallest subnormal to be zero and printed two UserWarnings a type. NumPy 2 has them written in."""
+    for dtype in (np.float32, np.float64):
+        np.finfo(dtype)
+
+
 @contextlib.contextmanager
 def denormals_flushed(flush=True):
     """Within the block the CPU computes floats below float32's smallest normal, 1.2e-38, as zero (x86's
@@ -143,6 +152,7 @@ def denormals_flushed(flush=True):
         return
     _flush_decided.append(flush)
     if flush:
+        _numpy_limits_known()
         torch.set_flush_denormal(True)
     try:
         yield
