@@ -540,3 +540,15 @@ def test_name_dataset_items_come_from_its_data_as_it_holds_now(ds):
     x, _ = names[0]
     assert decode(ds, x).startswith("Where was Zoë Ñandú born?" + MASK_CHAR + "Genève" + MASK_CHAR + PAD_CHAR)
     assert [decode(ds, x)[:12] for x, _ in names] == ["Where was Zo"]
+
+
+def test_a_vocabulary_given_later_with_ids_past_the_table_encodes_as_the_courses_loop(ds):
+    """A stoi a program gives a dataset after building it (read at every access) may hold ids the UTF-32 table
+    cannot write: a surrogate (0xD800), one past Unicode, a negative one. The course's
+    torch.tensor([self.stoi[c] for c in x]) makes them ids all the same; the table raised UnicodeEncodeError or
+    ValueError (chr() arg not in range), as id_table judged a vocabulary by its size, not by its ids."""
+    names = NameDataset("Where was Bo Li born?\tHanoi\n", ds)
+    for far in (0xD800, 0x110000, -1):
+        names.stoi = dict(ds.stoi, W=far)
+        x, y = names[0]
+        assert x.tolist()[:2] == [far, ds.stoi["h"]] and y.dtype == torch.long, far

@@ -58,9 +58,10 @@ class _IdTable(dict):
 
 
 def id_table(stoi):
-    """The table `encode` needs for the vocabulary `stoi` (character -> id); for a vocabulary too
-    large for one UTF-32 code unit per id (ids reaching the surrogates, U+D800), `stoi` itself."""
-    if len(stoi) >= 0xD800:
+    """The table `encode` needs for the vocabulary `stoi` (character -> id); for ids that are not one UTF-32
+    code unit each (reaching the surrogates, U+D800, as a vocabulary that large has; negative; not whole numbers,
+    as a vocabulary a program gives a dataset may hold), `stoi` itself, which encode reads with the plain loop."""
+    if len(stoi) >= 0xD800 or not all(type(i) is int and 0 <= i < 0xD800 for i in stoi.values()):
         return stoi
     return _IdTable({ord(ch): chr(i) for ch, i in stoi.items()})
 
