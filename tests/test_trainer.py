@@ -159,6 +159,22 @@ def test_a_gpt_subclass_with_its_own_loss_trains_on_every_target():
     assert fastpath.skipped_target(TrainerConfig(), torch.nn.DataParallel(GPT(config))) == 0  # the model within
 
 
+def test_a_gpt_subclass_declaring_no_skipped_target_counts_every_target():
+    """loss_ignore_index = None says the loss skips no target id, as skipped_target reads it (every target counts,
+    no padding trim): GPT.forward's loss then counts PAD too, as cross_entropy's default (-100) does; it passed
+    None on to cross_entropy, which stopped with a TypeError (ignore_index must be int)."""
+
+    class EveryTargetGPT(GPT):
+        loss_ignore_index = None
+
+    torch.manual_seed(0)
+    model = EveryTargetGPT(GPTConfig(9, 8, n_layer=1, n_head=1, n_embd=8))
+    x, y = torch.randint(0, 9, (2, 8)), torch.tensor([[0] * 4 + [3] * 4, [5] * 8])  # PAD (0) targets in row 0
+    logits, loss = model(x, y)
+    assert torch.allclose(loss, torch.nn.functional.cross_entropy(logits.view(-1, 9), y.view(-1)))
+    assert fastpath.skipped_target(TrainerConfig(), model) is None
+
+
 def test_a_writer_gets_the_loss_and_rate_of_every_step(tmp_path):
     """TrainerConfig(writer=SummaryWriter(...)), as the course's later editions pass one: train/loss and
     train/lr at each step, the values the loss log holds."""

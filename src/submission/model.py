@@ -147,10 +147,12 @@ class GPT(nn.Module):
         logits = self.head(x)                           # (b, t, vocab_size)
         loss = None
         if targets is not None:
-            # PAD (id 0) targets carry no loss
-            # reshape, not view: targets sliced from a longer batch (ids[:, 1:]) are not contiguous
+            # PAD (id 0) targets carry no loss; a subclass's loss_ignore_index None counts every target (-100 is
+            # cross_entropy's own default). reshape, not view: targets sliced from a batch (ids[:, 1:]) are not
+            # contiguous
+            skipped = -100 if self.loss_ignore_index is None else self.loss_ignore_index
             loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1),  # (b*t, vocab), (b*t,)
-                                   ignore_index=self.loss_ignore_index)
+                                   ignore_index=skipped)
         return logits, loss
 
 
