@@ -159,6 +159,27 @@ def test_a_gpt_subclass_with_its_own_loss_trains_on_every_target():
     assert fastpath.skipped_target(TrainerConfig(), torch.nn.DataParallel(GPT(config))) == 0  # the model within
 
 
+class HoldsGPT(torch.nn.Module):
+    """A program's model that holds a GPT under the name `module` (no DataParallel) and computes its own loss,
+    which counts every target, PAD included."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.module = GPT(config)
+
+    def forward(self, idx, targets=None):
+        return OwnLossGPT.forward(self.module, idx, targets)
+
+
+def test_a_model_holding_a_gpt_as_module_is_no_wrapper_for_the_skipped_target():
+    """Only DataParallel/DDP and torch.compile wrappers speak for the model within: a program's module holding a
+    GPT under the attribute name `module` computes its own loss, and was read as the GPT inside (PAD trimmed away,
+    as before 9e0f039 for a subclass's own forward)."""
+    config = GPTConfig(9, 8, n_layer=1, n_head=1, n_embd=8)
+    assert fastpath.skipped_target(TrainerConfig(), HoldsGPT(config)) is None
+    assert fastpath.skipped_target(TrainerConfig(), torch.compile(torch.nn.DataParallel(GPT(config)))) == 0
+
+
 def test_a_gpt_subclass_declaring_no_skipped_target_counts_every_target():
     """loss_ignore_index = None says the loss skips no target id, as skipped_target reads it (every target counts,
     no padding trim): GPT.forward's loss then counts PAD too, as cross_entropy's default (-100) does; it passed

@@ -60,8 +60,22 @@ import re
 
 import torch
 
-from .params import unwrap
 from .utils import usable_cores
+
+
+def _within_wrappers(model):
+    """The model inside DataParallel / DDP and torch.compile (`._orig_mod`) wrappers, nested in any order. Unlike
+    params.unwrap (for state_dict keys, where `module.` is stripped whatever holds it), a module of a program's
+    own that holds a model under the name `module` is no wrapper here: its forward, not the inner one, gives
+    the loss."""
+    parallel = (torch.nn.DataParallel, torch.nn.parallel.DistributedDataParallel)
+    while True:
+        if isinstance(model, parallel):
+            model = model.module
+        elif isinstance(getattr(model, "_orig_mod", None), torch.nn.Module):
+            model = model._orig_mod
+        else:
+            return model
 
 
 def _declared_ignore_index(model):
@@ -70,7 +84,7 @@ def _declared_ignore_index(model):
     GPT.forward skips, not what a subclass's own forward does (a program's, of the course's signature, whose loss
     may count PAD as the course's loop then trains it), nor a forward set on the instance. A model given inside
     DataParallel or torch.compile (the course's run.py --compile) is read for the model within."""
-    model = unwrap(model)
+    model = _within_wrappers(model)
     if "loss_ignore_index" in vars(model):
         return model.loss_ignore_index
     if "forward" in vars(model):
