@@ -552,3 +552,14 @@ def test_a_vocabulary_given_later_with_ids_past_the_table_encodes_as_the_courses
         names.stoi = dict(ds.stoi, W=far)
         x, y = names[0]
         assert x.tolist()[:2] == [far, ds.stoi["h"]] and y.dtype == torch.long, far
+
+
+def test_name_data_given_as_the_courses_split_lines_ends_at_its_last_line(ds):
+    """The course's self.data is the file's text split at newlines, so it ends with the empty string after the
+    last newline, which its __len__ (len(self.data) - 1) leaves out. A program giving data in that form
+    (`names.data = text.split('\\n')`) trains on its lines; counting the empty one too, the last item stopped
+    with "not enough values to unpack"."""
+    names = NameDataset("Where was Ada born?\tPorto\n", ds)
+    names.data = "Where was Bo Li born?\tHanoi\nWhere was Zoë Ñandú born?\tGenève\n".split("\n")
+    assert len(names) == 2
+    assert [decode(ds, x)[:12] for x, _ in (names[i] for i in range(len(names)))] == ["Where was Bo", "Where was Zo"]
