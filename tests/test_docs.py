@@ -350,6 +350,29 @@ def test_functions_and_keywords_cited_exist():
     assert cited > 0, "no `name` in `src/...py` found in the docs: the pattern is wrong"
 
 
+def test_functions_named_in_the_repos_own_files_comments_exist():
+    """A comment in the repository's own files (.gitattributes, .gitignore, Makefile, run.sh, .ci/) that names
+    `module.function` of the project names one the module defines: .gitattributes kept citing
+    grader.which_corpus after the grader lost it (choose_marks says which corpus)."""
+    modules = {}
+    for path in glob.glob(f"{ROOT}/src/*.py") + glob.glob(f"{ROOT}/src/submission/*.py"):
+        modules.setdefault(os.path.basename(path)[:-3], []).append(os.path.relpath(path, ROOT))
+    files = [".gitattributes", ".gitignore", "Makefile", "run.sh"] + sorted(
+        os.path.relpath(p, ROOT) for p in glob.glob(f"{ROOT}/.ci/*") if os.path.isfile(p))
+    bad, named = [], 0
+    for name in files:
+        for number, line in enumerate(read(name).splitlines(), 1):
+            comment = line.partition("#")[2]
+            for m in re.finditer(r"\b([a-z_]\w*)\.([A-Za-z_]\w*)\b", comment):
+                if m.group(1) not in modules or re.fullmatch(r"py|sh|md|txt|tsv|jsonl?|params|log|zip|pdf", m.group(2)):
+                    continue
+                named += 1
+                if not any(m.group(2) in definitions(path) for path in modules[m.group(1)]):
+                    bad.append(f"{name}:{number}: {m.group(0)} is not defined in {' or '.join(modules[m.group(1)])}")
+    assert not bad, "\n".join(bad)
+    assert named > 0, "no module.function found in the repository's files: the pattern is wrong"
+
+
 def stated(pattern, text):
     return [m.groups() for m in re.finditer(pattern, " ".join(text.split()))]  # across line ends
 
