@@ -89,3 +89,17 @@ def test_make_without_latex_says_what_to_install(tmp_path):
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 2 and "make: no no-such-latexmk (LaTeX); install it: apt-get install latexmk" in p.stderr
     assert (work / "figures").is_dir() and not (work / "submission.pdf").exists()
+
+
+@pytest.mark.skipif(not shutil.which("lualatex"), reason="needs lualatex (texlive-luatex)")
+def test_the_preamble_builds_with_lualatex_too(tmp_path):
+    """The Makefile runs pdfLaTeX, but an editor set to LuaLaTeX (Overleaf's compiler menu, a TeX editor's
+    default) builds the same file: submission.tex's pdfTeX-only lines (glyphtounicode, for sums that copy as
+    sums) stopped it at once with "Undefined control sequence \\pdfglyphtounicode". The preamble alone, with a
+    sum in the body, builds."""
+    with open(os.path.join(ROOT, "submission.tex"), encoding="utf-8") as f:
+        preamble = f.read().split("\\input{written/results.tex}")[0]
+    (tmp_path / "t.tex").write_text(preamble + "\\begin{document}\n$\\sum_i x_i$\n\\end{document}\n", encoding="utf-8")
+    p = subprocess.run(["lualatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout[-2000:]
