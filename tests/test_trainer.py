@@ -47,6 +47,16 @@ def test_schedule_points():
     assert lr_multiplier(650 * 2938 * 128, c) == pytest.approx(0.5 * (1 + math.cos(math.pi * end)))
 
 
+def test_without_a_warm_up_the_schedule_starts_at_the_full_rate():
+    """warmup_tokens=0: no warm-up, the cosine from the first token on, as the course's `tokens < warmup_tokens`
+    test gives; 0 tokens is the full rate, not the warm-up's 0/1 (a `<=` test gave 0 there and passed every
+    other test: the two branches agree at tokens == warmup_tokens > 0)."""
+    c = TrainerConfig(warmup_tokens=0, final_tokens=1000)
+    assert lr_multiplier(0, c) == 1.0
+    assert lr_multiplier(500, c) == pytest.approx(0.5)
+    assert lr_multiplier(10, TrainerConfig(warmup_tokens=10, final_tokens=1000)) == 1.0
+
+
 def tiny_run(tmp_path, **kw):
     torch.manual_seed(0)
     x = torch.randint(1, 12, (40, 9))
