@@ -443,6 +443,28 @@ def test_parameter_groups_follow_the_course():
     assert all(g["betas"] == (0.8, 0.9) and g["lr"] == 2e-3 for g in (decay, nodecay))
 
 
+
+class _CodebaseLayerNorm(torch.nn.Module):
+    """A model of another codebase whose LayerNorm is an attribute named LayerNorm (as Hugging Face's BERT
+    names its own), the name the course's no-decay rule was written for."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = torch.nn.Linear(4, 4)
+        self.LayerNorm = torch.nn.LayerNorm(4)
+
+
+def test_a_parameter_named_layernorm_weight_skips_weight_decay_as_the_courses_rule_says():
+    """The course's no-decay group is every name containing "bias" or "LayerNorm.weight". This GPT has no such
+    name (ln1, ln2, ln_f), but the Trainer serves any model: one whose LayerNorm is named LayerNorm keeps its
+    weight out of the decay, as in the course's trainer. (A rule of "bias" alone decayed it, and every test
+    passed: none had such a model.)"""
+    model = _CodebaseLayerNorm()
+    decay, nodecay = Trainer(model, None, None, TrainerConfig())._optimizer(model, TrainerConfig()).param_groups
+    names = {id(p): n for n, p in model.named_parameters()}
+    assert sorted(names[id(p)] for p in decay["params"]) == ["dense.weight"]
+    assert sorted(names[id(p)] for p in nodecay["params"]) == ["LayerNorm.bias", "LayerNorm.weight", "dense.bias"]
+
 def test_a_second_train_call_starts_its_schedule_again(tmp_path):
     """train() counts tokens from 0 each time it is called, as the course's does: the learning rate of a
     second call on the same Trainer follows the schedule from its start, not from where the first ended."""
