@@ -710,6 +710,30 @@ def test_a_step_clips_the_gradient_to_grad_norm_clip():
         assert moments == pytest.approx(norms, rel=1e-4), fast
 
 
+
+def test_each_step_steps_with_its_own_batchs_gradient_not_the_sum_of_the_steps_so_far():
+    """A step zeroes the gradients before its backward (the course's model.zero_grad()): the gradient AdamW
+    steps with is the batch's loss's at the weights before the step, as a fresh copy of the model computes it.
+    (A step that never zeroed them stepped with the sum of every step's gradient so far, and every test
+    passed: the tiny runs' losses still fell, and the fast and the course's loop accumulated alike.)"""
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (16, 9))
+    y = torch.roll(x, -1, 1)
+    gpt = GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8, embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0)
+    for fast in (True, False):
+        torch.manual_seed(1)
+        model = GPT(gpt)
+        run = Trainer(model, TensorDataset(x, y), None, TrainerConfig(
+            learning_rate=1e-2, grad_norm_clip=1e6, fast=fast, num_threads=1)).prepare()  # no clip: the raw gradient
+        run.step(x, y)
+        device = next(model.parameters()).device
+        fresh = GPT(gpt).to(device)
+        fresh.load_state_dict(model.state_dict())  # the weights the second step starts from
+        fresh(x.to(device), y.to(device))[1].backward()
+        run.step(x, y)  # its gradient stays on the parameters
+        for (name, p), q in zip(model.named_parameters(), fresh.parameters()):
+            assert torch.allclose(p.grad, q.grad, rtol=1e-4, atol=1e-7), (fast, name)
+
 def test_the_scheduled_rate_is_the_rate_adamw_steps_with():
     """With lr_decay, each step sets AdamW's rate to the schedule's (the `lr` it returns and logs), so the
     next step moves the weights by that rate, not by learning_rate. The warm-up here is so long that after
