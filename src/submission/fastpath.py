@@ -83,7 +83,7 @@ def _declared_ignore_index(model):
     or declared by the class defining its forward or by a subclass of that class; else None. GPT's PAD is what
     GPT.forward skips, not what a subclass's own forward does (a program's, of the course's signature, whose loss
     may count PAD as the course's loop then trains it), nor a forward set on the instance. A model given inside
-    DataParallel or torch.compile (the course's run.py --compile) is read for the model within."""
+    DataParallel, DDP or torch.compile (run.py's --compile) is read for the model within."""
     model = _within_wrappers(model)
     if "loss_ignore_index" in vars(model):
         return model.loss_ignore_index
