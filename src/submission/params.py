@@ -176,11 +176,15 @@ def _not_found(path):
     a course file."""
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     there = os.path.normpath(os.path.join(repo, path))  # a path whose ".." leaves the repo names no file of it
-    if not os.path.isabs(path) and there.startswith(repo + os.sep) and os.path.isfile(there):
-        try:
-            here = f", in {os.getcwd()}"
-        except OSError:  # no current folder
-            here = ""
+    try:
+        cwd = os.getcwd()
+    except OSError:  # no current folder
+        cwd = None
+    # typed in the repo itself, the path is the repo's: `..` after a missing folder (runs/demo/gone/../x) names
+    # no file there, though normpath's `there` may
+    elsewhere = cwd is None or os.path.normpath(os.path.join(cwd, path)) != there
+    if not os.path.isabs(path) and elsewhere and there.startswith(repo + os.sep) and os.path.isfile(there):
+        here = f", in {cwd}" if cwd is not None else ""
         try:
             shown = os.path.relpath(there)
         except (OSError, ValueError):  # no current folder, or Windows: the repo on another drive
