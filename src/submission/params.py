@@ -180,9 +180,9 @@ def _not_found(path):
         cwd = os.getcwd()
     except OSError:  # no current folder
         cwd = None
-    # typed in the repo itself, the path is the repo's: `..` after a missing folder (runs/demo/gone/../x) names
-    # no file there, though normpath's `there` may
-    elsewhere = cwd is None or os.path.normpath(os.path.join(cwd, path)) != there
+    # typed in the repo itself the path is the repo's, found or not (`there`, normpath'd, may name a file that
+    # runs/demo/gone/../x does not reach)
+    elsewhere = cwd is None or os.path.realpath(cwd) != os.path.realpath(repo)
     if not os.path.isabs(path) and elsewhere and there.startswith(repo + os.sep) and os.path.isfile(there):
         here = f", in {cwd}" if cwd is not None else ""
         try:
