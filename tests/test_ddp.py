@@ -162,9 +162,8 @@ def test_each_training_ends_in_a_barrier(runs):
     """In torch 2.13 (not 2.2) DDP's gradient all-reduces keep a Python object, which gloo's worker thread frees
     just after the result is out: rank 1, exiting before it had, aborted ("terminate called without an active
     exception") in 9 of 469 torchrun runs of the tiny pretraining below, done while rank 0 still wrote the
-    params. Each of the four
-    trainings of each rank ends in a barrier (trainer._end_together), waited in with the GIL released while
-    rank 0 finishes."""
+    params. Each of the four trainings of each rank ends in a barrier (trainer._end_together), waited in with
+    the GIL released while rank 0 finishes."""
     _, _, ranks = runs
     assert [r["barriers"] for r in ranks] == [4, 4]
 
