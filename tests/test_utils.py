@@ -617,6 +617,36 @@ def test_helper_train_runs_any_trainer_then_writes_the_params(tmp_path):
     assert torch.equal(saved["head.weight"], torch.full_like(model.head.weight, 0.5))
 
 
+def test_a_missing_file_is_a_file_not_found_error_as_the_courses_open_and_load_raised(tmp_path):
+    """The course's helpers read with `open` and `torch.load`, so a missing params or corpus file raised
+    FileNotFoundError: a program that catches it (or OSError) still does here, and one that catches
+    ValueError (ParamsError, DataError) too; a file that is there but wrong is no FileNotFoundError."""
+    from submission.dataset import CharCorruptionDataset
+    from submission.helper import finetune
+    pretrain = CharCorruptionDataset("abcdefghij klmnopqrst\n" * 4, 32)
+    model = GPT(GPTConfig(pretrain.vocab_size, 32, n_layer=1, n_head=1, n_embd=4))
+    corpus = tmp_path / "train.tsv"
+    corpus.write_text("Where was abc born?\tdef\n", encoding="utf-8")
+    missing = [(str(tmp_path / "nope.params"), str(corpus), ParamsError, "nope.params: params file not found"),
+               ("", str(corpus), ParamsError, "the params path is empty"),
+               (None, str(tmp_path / "nope.tsv"), DataError, "nope.tsv: finetuning corpus not found"),
+               (None, "", DataError, "the finetuning corpus path is empty")]
+    os.symlink(tmp_path / "gone.tsv", tmp_path / "link.tsv")
+    missing.append((None, str(tmp_path / "link.tsv"), DataError, "link.tsv: a symbolic link to nothing"))
+    for params, tsv, kind, says in missing:
+        with pytest.raises(FileNotFoundError, match=re.escape(says)) as caught:
+            finetune(params, tsv, pretrain, 32, model)
+        assert isinstance(caught.value, kind) and str(caught.value) == caught.value.args[0]
+        assert caught.value.errno is None and len(caught.value.args) == 1  # printed as the message alone
+    (tmp_path / "bad.params").write_bytes(b"not a params file")
+    with pytest.raises(ParamsError) as caught:
+        finetune(str(tmp_path / "bad.params"), str(corpus), pretrain, 32, model)
+    assert not isinstance(caught.value, OSError)
+    with pytest.raises(DataError) as caught:
+        finetune(None, str(tmp_path), pretrain, 32, model)  # a folder: the course's open raised IsADirectoryError
+    assert not isinstance(caught.value, FileNotFoundError)
+
+
 def test_torchrun_with_more_processes_than_gpus_is_one_line(monkeypatch):
     """torchrun --nproc_per_node=2 on a one-GPU machine: the second process got torch's "invalid device
     ordinal" from set_device; it is told how many processes this machine takes."""

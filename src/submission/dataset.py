@@ -44,6 +44,11 @@ class ReservedCharacter(DataError, AssertionError):
     course's `assert self.MASK_CHAR not in chars` raised, so code that catches either works unchanged."""
 
 
+class DataNotFound(DataError, FileNotFoundError):
+    """An input path that names no file (or a link to nothing): a DataError, and a FileNotFoundError as the
+    course's `open(path)` raised, so a program that catches either works unchanged."""
+
+
 # the UTF-32 codec whose code units torch.frombuffer reads back as this machine's int32 (encode)
 _UTF32_NATIVE = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
 
@@ -131,11 +136,11 @@ def read_text(path, what="file"):
     """The whole text of a UTF-8 file (a leading byte-order mark, as Windows editors write, dropped),
     or a DataError saying what is missing and how to make it. `path` is a str or an os.PathLike."""
     if not os.fspath(path).strip():  # a variable left unset ("$DATA"): "': not found" named no file
-        raise DataError(f"the {what} path is empty; give the file's path")
+        raise DataNotFound(f"the {what} path is empty; give the file's path")
     if os.path.isdir(path):
         raise DataError(f"{path}: the {what} path is a folder; give the file inside it")
     if os.path.islink(path) and not os.path.exists(path):
-        raise DataError(f"{path}: a symbolic link to nothing (its target is missing, or the links loop); give the "
+        raise DataNotFound(f"{path}: a symbolic link to nothing (its target is missing, or the links loop); give the "
                         f"{what} itself")
     if os.path.exists(path) and not os.path.isfile(path):  # <(...), /dev/stdin, a FIFO: "not found" before
         raise DataError(f"{path}: not a regular file (a pipe or a device); save the {what} to a file and give that")
@@ -150,12 +155,12 @@ def read_text(path, what="file"):
             raise DataError(f"{path}: {above} is a file, not a folder; give the path of the {what} itself, or where "
                             f"a flag takes its folder (--data-dir), the folder that holds it")
         if os.path.realpath(os.path.dirname(os.path.abspath(path))) == os.path.realpath(os.path.join(_repo(), "data")):
-            raise DataError(f"{path}: {what} not found (check the path; `python src/make_world.py --out data` "
+            raise DataNotFound(f"{path}: {what} not found (check the path; `python src/make_world.py --out data` "
                             f"regenerates the embedded corpus)")
         # run.sh's run.py: the folder comes from DATA_DIR; a course layout's path may have a copy here
         notes = [n for n in ("run.sh reads the folder DATA_DIR names" if os.environ.get("RUN_SH_MODE") else "",
                              _embedded_copy(path)) if n]
-        raise DataError(f"{path}: {what} not found; check the path" + (f" ({'; '.join(notes)})" if notes else ""))
+        raise DataNotFound(f"{path}: {what} not found; check the path" + (f" ({'; '.join(notes)})" if notes else ""))
     try:
         with open(path, encoding="utf-8-sig") as f:  # text mode: \r\n read as \n, as the course reads
             text = f.read()

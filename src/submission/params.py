@@ -27,6 +27,11 @@ class ParamsError(ValueError):
         self.problem, self.looks_like = problem, looks_like
 
 
+class ParamsNotFound(ParamsError, FileNotFoundError):
+    """A params path that names no file: a ParamsError, and a FileNotFoundError as the course's
+    `torch.load(path)` raised, so a program that catches either works unchanged."""
+
+
 WRAPPER_PREFIXES = ("module.", "_orig_mod.")  # DataParallel / DDP and torch.compile name their weights so
 
 
@@ -278,9 +283,9 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
     Where the params have a card (card.py), its heads are checked against the model's, and its
     vocabulary against `itos` (the pretraining corpus's), when given."""
     if not os.fspath(path).strip():  # a variable left unset ("$PARAMS"): ": params file not found" named no file
-        raise ParamsError("the params path is empty; give the params file run.py wrote", problem="empty path")
+        raise ParamsNotFound("the params path is empty; give the params file run.py wrote", problem="empty path")
     if not os.path.exists(path):
-        raise ParamsError(_not_found(path), problem="params file not found")
+        raise ParamsNotFound(_not_found(path), problem="params file not found")
     if not os.path.isfile(path):  # a folder, /dev/null, a FIFO
         raise ParamsError(f"{path}: is not a regular file; give the params file run.py wrote",
                           problem="is not a regular file")
