@@ -308,6 +308,29 @@ def test_params_and_loss_log_change_together(when, tmp_path, monkeypatch):
                                             ["m.params", "m.params.log.jsonl", "m.params.log.jsonl.partial"])
 
 
+def test_a_ctrl_c_as_the_progress_bar_is_made_leaves_no_half_made_bar(tmp_path, monkeypatch):
+    """A Ctrl-C (or SIGTERM) landing inside tqdm's constructor, as each epoch makes its bar, left a bar made in
+    part, whose __del__ then printed "Exception ignored ... AttributeError: 'tqdm' object has no attribute
+    'pos'" after the run's last line (seen once when `kill` stopped a `./run.sh` mode). The bar is made with
+    interrupts held: the Ctrl-C stops the run just after."""
+    import gc
+    from tqdm import tqdm
+    real = tqdm._get_free_pos.__func__
+
+    def interrupted(cls, instance=None):  # the point inside __init__ where the signal lands
+        signal.raise_signal(signal.SIGINT)
+        return real(cls, instance)
+
+    monkeypatch.setattr(tqdm, "_get_free_pos", classmethod(interrupted))
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    model, trainer = tiny_training(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        trainer.train()
+    gc.collect()
+    assert [str(u.exc_value) for u in unraisable] == []
+
+
 def test_run_cli_ignores_ctrl_c_once_it_has_answered(capsys):
     """A second Ctrl-C used to land in the exit (death by SIGINT instead of status 130), and one after
     the work was done printed a traceback from an exit handler: run_cli ignores both."""

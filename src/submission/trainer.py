@@ -451,7 +451,9 @@ class Trainer:
                         total = value if total is None else total + value
                         batches += 1
                 return float(total) / batches if batches else float("nan")
-            pbar = tqdm(loader, total=len(loader), mininterval=1.0, disable=not self.is_main)
+            with interrupts_held():  # a Ctrl-C inside tqdm's __init__ left a bar made in part, whose __del__
+                # printed "Exception ignored ... no attribute 'pos'" at exit: held, it stops the run just after
+                pbar = tqdm(loader, total=len(loader), mininterval=1.0, disable=not self.is_main)
             for x, y in pbar:
                 value, lr = run.step(x, y)
                 step += 1
