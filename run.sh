@@ -217,7 +217,7 @@ mode_files() {  # WRITES: the output of mode $1; READS: the params it starts fro
       READS="$OUT/$V.finetune.params" ;;
   esac
 }
-run() { warn_src_data; pick_python; RUN_SH_MODE="$MODE" "$PY" "${R}src/run.py" "$@"; }
+run() { warn_src_data; pick_python; RUN_SH_MODE="$MODE" exec "$PY" "${R}src/run.py" "$@"; }
 own_flag() {  # own_flag ARG: true when ARG is a flag that the modes set for themselves
   case "$1" in
     --function|--function=*|--variant|--variant=*|--*_corpus_path|--*_corpus_path=*|--reading_params_path|\
@@ -262,7 +262,7 @@ case "$MODE" in
     if [ $# -gt 0 ]; then
       echo "run.sh: london_baseline takes no arguments (got: $*); it scores \$DATA_DIR/birth_dev.tsv" >&2; exit 2
     fi
-    warn_src_data; pick_python; RUN_SH_MODE="$MODE" "$PY" "${R}src/london_baseline.py" "$DATA/birth_dev.tsv" ;;
+    warn_src_data; pick_python; RUN_SH_MODE="$MODE" exec "$PY" "${R}src/london_baseline.py" "$DATA/birth_dev.tsv" ;;
   all)  # with --resume: an interrupted training mode goes on, and a mode whose output is newer than its
     # input is done (a stopped `all` continues where it stopped: the same command with --resume); an
     # `all` started without --resume leaves a stamp, and outputs older than it are not done (they are
@@ -370,7 +370,8 @@ case "$MODE" in
     trap '' PIPE
     # Ctrl-C reaching `all` itself (between modes, or as a mode starts) stops it as one in a mode does,
     # saying how to go on, rather than killing it without a word (SIGTERM keeps its default: sent to
-    # `all` alone, it would otherwise wait for the running mode to end)
+    # `all` alone, a trap would wait for the running mode to end; the mode, whose parent `all` is, named in
+    # RUN_SH_ALL_PID, then stops too: startup.stop_with_run_sh_all)
     STOPPED=""
     trap 'STOPPED=130' INT
     stop_all() {  # stop_all STATUS: the mode $m (its file $WRITES) stopped, or `all` before it
@@ -409,7 +410,7 @@ case "$MODE" in
       fi
       echo "=== ./run.sh $m${FLAGS[*]:+ ${FLAGS[*]}}" >&2 || true
       if [ -n "$STOPPED" ]; then stop_all "$STOPPED"; fi  # Ctrl-C since the check above: not after a whole mode
-      RUN_SH_ALL="$AGAIN" RUN_PY_SHARED_FLAGS=1 "$BASH" "$ROOT/run.sh" "$m" ${ARGS[@]+"${ARGS[@]}"} \
+      RUN_SH_ALL="$AGAIN" RUN_SH_ALL_PID=$$ RUN_PY_SHARED_FLAGS=1 "$BASH" "$ROOT/run.sh" "$m" ${ARGS[@]+"${ARGS[@]}"} \
         ${FLAGS[@]+"${FLAGS[@]}"} 9>&- || {
         STATUS=$?
         if [ "$STATUS" = 141 ]; then PIPED=1; else stop_all "$STATUS"; fi; }
@@ -426,9 +427,9 @@ case "$MODE" in
       >&2 || true ;;
   demo)  # its own corpus unless DATA_DIR is set (--data-dir wins); always runs/demo/ or --out, never
     # OUT_DIR, which holds the course modes' params: the demo's own of the same names would replace them
-    pick_python; "$PY" "${R}src/demo.py" ${DATA_DIR:+--data-dir "$DATA"} "$@" ;;
+    pick_python; exec "$PY" "${R}src/demo.py" ${DATA_DIR:+--data-dir "$DATA"} "$@" ;;
   bench)  # data/ unless DATA_DIR is set (a --data-dir flag comes later and wins)
-    pick_python; "$PY" "${R}src/bench.py" ${DATA_DIR:+--data-dir "$DATA"} "$@" ;;
+    pick_python; exec "$PY" "${R}src/bench.py" ${DATA_DIR:+--data-dir "$DATA"} "$@" ;;
   test)  # the suite's own paths are the repo's
     pick_python
     case "$PY" in /*) ;; */*) PY="$PWD/$PY" ;; esac  # a relative PYTHON, before leaving the caller's folder
@@ -461,19 +462,19 @@ case "$MODE" in
       echo "run.sh: installing the test requirements (requirements-dev.txt)" >&2
       pip_install requirements-dev.txt
     fi
-    "$PY" -m pytest -q "${ARGS[@]}" ;;
+    exec "$PY" -m pytest -q "${ARGS[@]}" ;;
   plot)  # attention reads DATA_DIR's wiki.txt when it is set, as ask does (a --pretrain_corpus_path flag comes
     # later and wins); neither: plots.py picks the corpus of the params' vocabulary, data/ or the demo's world
     pick_python
     if [ "${1:-}" = attention ] && [ -n "${DATA_DIR:-}" ]; then
       shift; set -- attention --pretrain_corpus_path "$DATA/wiki.txt" "$@"
     fi
-    "$PY" "${R}src/plots.py" "$@" ;;
+    exec "$PY" "${R}src/plots.py" "$@" ;;
   memorised|ask)  # DATA_DIR as for the other modes (a --data-dir flag comes later and wins); neither: the tool
     # picks the corpus of the params' vocabulary, data/ or the demo's world beside them
-    pick_python; "$PY" "${R}src/$MODE.py" ${DATA_DIR:+--data-dir "$DATA"} "$@" ;;
+    pick_python; exec "$PY" "${R}src/$MODE.py" ${DATA_DIR:+--data-dir "$DATA"} "$@" ;;
   deliverables)  # the handout's 18 files in OUT_DIR, checked against DATA_DIR, zipped into submission.zip
-    pick_python; "$PY" "${R}src/deliverables.py" --submission-dir "$OUT" --data-dir "$DATA" "$@" ;;
+    pick_python; exec "$PY" "${R}src/deliverables.py" --submission-dir "$OUT" --data-dir "$DATA" "$@" ;;
   *)
     GUESS="$(closest "$MODE")"
     if [ -z "$GUESS" ]; then echo "run.sh: unknown mode '$MODE'" >&2; usage; fi

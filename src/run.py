@@ -19,8 +19,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ledger import LOG_LAG, logged_epochs, sha256_of  # noqa: E402
 from modelflags import add_model_flags, check_model_flags  # noqa: E402
 from oneline import OneLineParser  # noqa: E402
-from startup import interruptible_start  # noqa: E402
+from startup import interruptible_start, stop_with_run_sh_all  # noqa: E402
 
+stop_with_run_sh_all()  # a mode of `./run.sh all` stops when `all` is stopped (killed)
 with interruptible_start("run.py"):  # torch loads here
     import torch
     from submission import helper, resume

@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 
 _starting = []  # the programs starting, outermost first (an entry point may import another)
@@ -88,6 +89,35 @@ def interruptible_start(prog):
         signal.signal(signal.SIGINT, previous)
     if got:
         _stop(prog)
+
+
+def stop_with_run_sh_all():
+    """Under `./run.sh all`: SIGTERM this process once the `all` that started it has gone. run.sh execs each
+    mode's Python, so `all`'s shell is its parent, and names itself in RUN_SH_ALL_PID. A `kill` of `all`
+    ended that shell alone (bash runs a trap only once its foreground command has ended), and the mode it
+    was in trained on unseen, holding its params' lock, to write params its user had stopped. A thread
+    polls the parent every half second (POSIX: a process whose parent ends is given another); the
+    SIGTERM then stops the mode as any other does (`run_cli`: status 143, no file half-written). The
+    variable is taken out of the environment, so no process this one starts watches too."""
+    parent = os.environ.pop("RUN_SH_ALL_PID", "")
+    if os.name != "posix" or not parent.isdigit():
+        return
+    parent = int(parent)
+    if os.getppid() != parent:
+        try:
+            os.kill(parent, 0)
+        except ProcessLookupError:  # `all` ended before this process got here: stop now
+            os.kill(os.getpid(), signal.SIGTERM)
+        except OSError:  # there, another user's (not this process's parent): nothing to follow
+            pass
+        return
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="run.sh-all-watch", daemon=True).start()
 
 
 def _stop(prog):

@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -225,6 +226,62 @@ def test_an_interrupted_all_says_how_to_go_on(world, tmp_path):
     os.killpg(p.pid, signal.SIGINT)
     last = p.stderr.read().splitlines()[-1]
     assert p.wait(timeout=120) == 130 and last.endswith(f"OUT_DIR={out} {ROOT}/run.sh all --resume"), last
+
+
+def group_ended(pgid, within):
+    """Whether every process of the group `pgid` has ended within `within` seconds."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+
+
+def test_a_kill_of_run_sh_stops_the_run_it_started(world, tmp_path):
+    """`kill PID` of a `./run.sh MODE` (a job run with nohup, say) ended the shell alone: its run.py trained on
+    unseen, holding its params' lock, and wrote the params its user had stopped. run.sh now execs Python."""
+    out = tmp_path / "out"
+    env = dict(os.environ, DATA_DIR=str(world), OUT_DIR=str(out), PYTHON=sys.executable)
+    p = subprocess.Popen([os.path.join(ROOT, "run.sh"), "vanilla_finetune_without_pretrain"] + TINY +
+                         ["--max_epochs", "100000"], cwd="/", env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        working(p)
+        p.send_signal(signal.SIGTERM)  # to run.sh's own process only, as `kill PID` sends it
+        status = p.wait(timeout=60)
+        assert group_ended(p.pid, 0), "run.py trains on"  # (before reading: a process left would hold stderr)
+        last = p.stderr.read().splitlines()[-1]
+        assert status == 143 and last == "terminated (SIGTERM): no output file was half-written"
+        assert "vanilla.model.params" not in os.listdir(out)  # (its loss log so far is kept, as .partial)
+    finally:
+        if not group_ended(p.pid, 0):
+            os.killpg(p.pid, signal.SIGKILL)
+
+
+def test_a_kill_of_all_stops_its_mode_too(world, tmp_path):
+    """`kill PID` of a `./run.sh all` ended `all`'s shell (bash runs no trap while its foreground mode runs) and
+    left the mode training, unseen: its run.py now stops once `all` has gone, as a SIGTERM stops it."""
+    out = tmp_path / "out"
+    env = dict(os.environ, DATA_DIR=str(world), OUT_DIR=str(out), PYTHON=sys.executable)
+    p = subprocess.Popen([os.path.join(ROOT, "run.sh"), "all"] + TINY + ["--max_epochs", "100000"], cwd="/",
+                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        assert p.stderr.readline() == "=== ./run.sh vanilla_finetune_without_pretrain\n"
+        working(p)
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=60) == -signal.SIGTERM
+        assert group_ended(p.pid, 60), "the mode trains on"
+        lines = p.stderr.read().splitlines()
+        assert lines[-1] == "terminated (SIGTERM): no output file was half-written", lines
+        assert "vanilla.model.params" not in os.listdir(out)
+    finally:
+        if not group_ended(p.pid, 0):
+            os.killpg(p.pid, signal.SIGKILL)
 
 
 def test_all_with_an_interrupted_runs_state_stops_before_any_mode(world, tmp_path):
