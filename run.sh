@@ -180,6 +180,10 @@ needs() {
       echo "run.sh: $1 is a folder, not a file; remove or rename it, then make it with: ${env}$ME $2" >&2
     elif [ -e "$folder" ] && [ ! -d "$folder" ]; then  # OUT_DIR names a file: making it there fails too
       echo "run.sh: $folder is a file, not a folder, so $1 cannot be there; set OUT_DIR to a folder" >&2
+    elif [ "${2%_finetune_with_pretrain}" != "$2" ] && [ ! -f "$folder/${2%%_*}.pretrain.params" ]; then
+      # that mode would stop in turn for the pretrained params: both steps, in order
+      echo "run.sh: $1 not found, nor $folder/${2%%_*}.pretrain.params, which it is made from; make them first" \
+        "with: ${env}$ME ${2%%_*}_pretrain, then ${env}$ME $2" >&2
     else
       echo "run.sh: $1 not found; make it first with: ${env}$ME $2" >&2
     fi

@@ -463,8 +463,9 @@ def test_relative_data_and_out_dirs_are_the_callers(world, tmp_path):
     p = subprocess.run([os.path.join(ROOT, "run.sh"), "vanilla_eval_dev_with_pretrain"], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=120)
     # run from another folder: the hint names run.sh where it is (there is no ./run.sh here)
-    assert p.returncode == 2 and "run.sh: o/vanilla.finetune.params not found; make it first with: DATA_DIR=d " \
-                                 f"OUT_DIR=o {ROOT}/run.sh vanilla_finetune_with_pretrain" in p.stderr
+    assert p.returncode == 2 and "run.sh: o/vanilla.finetune.params not found, nor o/vanilla.pretrain.params, which " \
+        f"it is made from; make them first with: DATA_DIR=d OUT_DIR=o {ROOT}/run.sh vanilla_pretrain, then " \
+        f"DATA_DIR=d OUT_DIR=o {ROOT}/run.sh vanilla_finetune_with_pretrain" in p.stderr
     p = subprocess.run([os.path.join(ROOT, "run.sh"), "london_baseline", "extra"], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and p.stderr.startswith("run.sh: london_baseline takes no arguments (got: extra)")
@@ -547,8 +548,8 @@ def test_bash_run_sh_needs_no_executable_bit(repo):
 def test_missing_params_names_the_mode(world, tmp_path):
     p = sh(["synthesizer_eval_dev_with_pretrain"], world, tmp_path, check=False)
     assert p.returncode == 2
-    assert f"make it first with: DATA_DIR={world} OUT_DIR={tmp_path} {ROOT}/run.sh synthesizer_finetune_with_pretrain" \
-        in p.stderr
+    assert (f"make them first with: DATA_DIR={world} OUT_DIR={tmp_path} {ROOT}/run.sh synthesizer_pretrain, then "
+            f"DATA_DIR={world} OUT_DIR={tmp_path} {ROOT}/run.sh synthesizer_finetune_with_pretrain\n") in p.stderr
     p = subprocess.run(["./run.sh", "synthesizer_eval_dev_with_pretrain"], cwd=ROOT, capture_output=True, text=True,
                        env=dict(os.environ, DATA_DIR=str(world), OUT_DIR=str(tmp_path)), timeout=120)
     assert p.returncode == 2 and f"OUT_DIR={tmp_path} ./run.sh synthesizer_finetune_with_pretrain" in p.stderr
@@ -1036,6 +1037,15 @@ def test_each_course_mode_runs_run_py_with_the_handouts_files(repo, tmp_path, mo
     fake.chmod(0o755)
     env = dict(os.environ, PYTHON=str(fake), CALLS=str(calls), DATA_DIR="d", OUT_DIR="o")
     (root / "o").mkdir()
+    if reads is not None and reads[1].endswith("_finetune_with_pretrain"):
+        # the mode named would stop in turn for the pretrained params: the line names both steps, in order
+        v = mode.split("_")[0]
+        p = subprocess.run([str(root / "run.sh"), mode, "--seed", "1"], cwd=str(root), capture_output=True, text=True,
+                           timeout=60, env=env)
+        assert p.returncode == 2 and p.stderr == (
+            f"run.sh: o/{reads[0]} not found, nor o/{v}.pretrain.params, which it is made from; make them first with: "
+            f"DATA_DIR=d OUT_DIR=o ./run.sh {v}_pretrain, then DATA_DIR=d OUT_DIR=o ./run.sh {reads[1]}\n")
+        (root / "o" / f"{v}.pretrain.params").write_bytes(b"")
     if reads is not None:
         p = subprocess.run([str(root / "run.sh"), mode, "--seed", "1"], cwd=str(root), capture_output=True, text=True,
                            timeout=60, env=env)
