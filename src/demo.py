@@ -536,6 +536,7 @@ def run_demo(args, extra, size_name, out, pre_args, common, current):
     dev_tsv = ["--eval_corpus_path", os.path.join(data, "birth_dev.tsv")]
     results, stored_dev = [], {}  # stored_dev: each pretrained variant's dev rows memorised
     earlier = 0.0  # the seconds of the training steps --resume kept or went on from, as they took then (step())
+    finished = []  # the params of the training steps done, in this run or kept from one before (step())
     right, total = london(data)
     results.append(("always London", right / total * 100, None, None, 0.0))
 
@@ -563,6 +564,7 @@ def run_demo(args, extra, size_name, out, pre_args, common, current):
             print(f"demo: {names[0]} kept: its step finished before with these flags and inputs (--resume)",
                   flush=True)
             earlier += step_seconds(out, names[0])  # its minutes, for the table
+            finished.append(names[0])
             return None
         fresh = [] if not training or {"--resume", "--restart"} & set(flags) else ["--restart"]
         shared = os.environ.get(driver.SHARED_FLAGS)
@@ -583,7 +585,18 @@ def run_demo(args, extra, size_name, out, pre_args, common, current):
                     mark_state(out, state, key, seconds=time.time() - started)
             if training:
                 mark_finished(out, names[0], key, seconds=time.time() - started)
+                finished.append(names[0])
             return result
+        except KeyboardInterrupt:
+            # run.py's line is the step's alone ("--resume has nothing to go on from" where it saved no state):
+            # the demo's --resume also keeps the training steps done
+            if finished:
+                rest = (f"goes on from {state}" if training and os.path.isfile(os.path.join(out, state))
+                        and saved_with(out, state, key) else
+                        f"starts the step of {names[0]} over")
+                print(f"demo: the same command with --resume keeps the training steps done ({', '.join(finished)}) "
+                      f"and {rest}", file=sys.stderr, flush=True)
+            raise
         finally:
             if shared is None:
                 os.environ.pop(driver.SHARED_FLAGS)

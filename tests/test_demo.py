@@ -439,7 +439,10 @@ def test_an_interrupted_demo_goes_on_with_resume_as_its_ctrl_c_message_says(tmp_
     interrupted_once_saved(monkeypatch, out / "vanilla.pretrain.params.state", argv)  # at epoch 1's end
     assert (out / "vanilla.model.params").exists() and not (out / "vanilla.model.params.state").exists()
     assert (out / "vanilla.pretrain.params.state").exists()
-    assert "with --resume continues from there" in capsys.readouterr().err
+    said = capsys.readouterr().err.splitlines()
+    assert "with --resume continues from there" in said[-2]
+    assert said[-1] == ("demo: the same command with --resume keeps the training steps done (vanilla.model.params) "
+                        "and goes on from vanilla.pretrain.params.state")
     finished = (out / "vanilla.model.params").read_bytes()
     # the minutes before the Ctrl-C count for the step that goes on from its state (the table counted only the
     # minutes after it); set to 1000 s here to tell them from this run's
@@ -465,6 +468,27 @@ def test_an_interrupted_demo_goes_on_with_resume_as_its_ctrl_c_message_says(tmp_
     assert all((out / name).read_bytes() == data for name, data in trained.items())
     demo.main(argv[:-4] + ["--max_epochs", "1", "--state_every", "0", "--resume"])  # other flags: trained anew
     assert " kept: " not in capsys.readouterr().out
+
+
+def test_a_demo_stopped_before_a_state_save_says_resume_keeps_the_steps_done(tmp_path, capsys, monkeypatch):
+    """A Ctrl-C before the step's first state save ended in run.py's "--resume has nothing to go on from, run
+    the same command to start over", which is the step's own case: the demo's --resume keeps the training steps
+    done all the same, and its line after run.py's says so."""
+    import make_world
+    data = tmp_path / "world"
+    make_world.write_world(make_world.build_world(people=24, train=16, dev=8, seed=1), str(data))
+    out = tmp_path / "out"
+    argv = ["--size", "cpu", "--data-dir", str(data), "--people", "24", "--train", "16",
+            "--variants", "nopretrain,vanilla", "--out", str(out),
+            "--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "2"]
+    interrupted_once_saved(monkeypatch, out / "vanilla.model.params", argv)  # the pretraining's first step
+    said = capsys.readouterr().err.splitlines()
+    assert "--resume has nothing to go on from" in said[-2]
+    assert said[-1] == ("demo: the same command with --resume keeps the training steps done (vanilla.model.params) "
+                        "and starts the step of vanilla.pretrain.params over")
+    out2 = tmp_path / "out2"  # stopped in the first step: nothing done, nothing more to say than run.py's
+    interrupted_once_saved(monkeypatch, out2, [str(out2) if a == str(out) else a for a in argv])
+    assert "demo: the same command" not in capsys.readouterr().err
 
 
 def test_resume_starts_over_a_state_saved_with_other_flags_or_inputs(tmp_path, capsys, monkeypatch):
