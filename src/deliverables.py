@@ -333,7 +333,8 @@ def main(argv=None):
     p.add_argument("--data-dir", default=os.path.join(ROOT, "data"),
                    help="the corpus they were made with: wiki.txt, birth_dev.tsv, birth_test_inputs.tsv "
                         "(default: data/)")
-    p.add_argument("--zip", default=os.path.join(ROOT, "submission.zip"), help="default: submission.zip")
+    p.add_argument("--zip", default=os.path.join(ROOT, "submission.zip"),
+                   help="the zip to write (default: submission.zip in the repository's top folder, from any folder)")
     args = p.parse_args(argv)
     for flag, folder in (("--submission-dir, run.sh's OUT_DIR", args.submission_dir), ("--code-dir", args.code_dir),
                          ("--data-dir, run.sh's DATA_DIR", args.data_dir)):
