@@ -140,8 +140,8 @@ def read_text(path, what="file"):
     if os.path.isdir(path):
         raise DataError(f"{path}: the {what} path is a folder; give the file inside it")
     if os.path.islink(path) and not os.path.exists(path):
-        raise DataNotFound(f"{path}: a symbolic link to nothing (its target is missing, or the links loop); give the "
-                        f"{what} itself")
+        raise DataNotFound(f"{path}: a symbolic link to nothing (its target is missing, or the links loop); give "
+                           f"the {what} itself")
     if os.path.exists(path) and not os.path.isfile(path):  # <(...), /dev/stdin, a FIFO: "not found" before
         raise DataError(f"{path}: not a regular file (a pipe or a device); save the {what} to a file and give that")
     if not os.path.isfile(path):
@@ -156,7 +156,7 @@ def read_text(path, what="file"):
                             f"a flag takes its folder (--data-dir), the folder that holds it")
         if os.path.realpath(os.path.dirname(os.path.abspath(path))) == os.path.realpath(os.path.join(_repo(), "data")):
             raise DataNotFound(f"{path}: {what} not found (check the path; `python src/make_world.py --out data` "
-                            f"regenerates the embedded corpus)")
+                               f"regenerates the embedded corpus)")
         # run.sh's run.py: the folder comes from DATA_DIR; a course layout's path may have a copy here
         notes = [n for n in ("run.sh reads the folder DATA_DIR names" if os.environ.get("RUN_SH_MODE") else "",
                              _embedded_copy(path)) if n]
