@@ -211,6 +211,7 @@ class Asker:
         also = [(row, (self.store.probe(row) or ()) if self.store else None) for row in also]
         return {"prompt": text, "answer": answer, "stop": stop, "known": known, "also": also,
                 "extra": places[len(self.places):], "stored": stored, "complete": self.complete,
+                "trained": bool(probed) and probed[0] == TRAIN_FILE,
                 "looked_in": self.looked_in, "probabilities": [(places[i], probs[i]) for i in order]}
 
 
@@ -252,10 +253,14 @@ STOPS = {MASK_CHAR: "then the model wrote the MASK: in span corruption a stretch
          "\n": "then the model ended the biography's line"}
 
 
-def _pretraining(stored, answer, row):
+TRAIN_FILE = memorised.SPLITS[0][1]  # its questions were finetuning's examples: a right answer there was trained
+
+
+def _pretraining(stored, answer, row, trained=False):
     """The --pretrained line under the answer checked against `row` (file, line, place, question): the probe's
     verdict on the answer (`stored`: Store.probe's result, () where the person is not probed); none without
-    a store."""
+    a store. `trained`: the person probed is one of TRAIN_FILE, whose question finetuning trained on, so a
+    right answer shows no retrieval."""
     if stored == ():
         return ["  pretraining: not probed (not a train or dev person whose wiki line names this place within "
                 "the characters pretraining reads)"]
@@ -266,6 +271,9 @@ def _pretraining(stored, answer, row):
     verdict = {(True, True): "stored, and retrieved", (True, False): "stored, not retrieved",
                (False, True): "not stored; right without it",
                (False, False): "not stored, so nothing to retrieve"}[kept, right]
+    if trained and right:  # finetuning's own question: its answer was trained on, retrieved or not
+        verdict = ("stored; right, but finetuning trained this question" if kept else
+                   "not stored; right, as finetuning trained this question")
     shown = prefix if len(prefix) <= 30 else "\u2026" + prefix[-29:]  # the biography's end, then what follows
     return [f"  pretraining: {verdict}   ({shown!r} -> {said!r})"]
 
@@ -288,13 +296,13 @@ def format_result(result, top, left_out=0):
     elif result.get("stop") in STOPS:  # --complete: a short continuation is the model's own end, not cut off
         answer += f"   ({STOPS[result['stop']]})"
     lines.append(answer)
-    lines += _pretraining(result.get("stored"), result["answer"], result["known"])
+    lines += _pretraining(result.get("stored"), result["answer"], result["known"], result.get("trained", False))
     for row, stored in result.get("also", ()):  # other rows asking the same question: each person, checked and probed
         name, line, place, spelled = row
         verdict = "right" if same_place(result["answer"], place) else "wrong"
         asks = f", which asks {spelled!r}" if spelled != result["prompt"] else ""
         lines.append(f"  also asked by {name} line {line}{asks}: {place}; {verdict}")
-        lines += _pretraining(stored, result["answer"], row)
+        lines += _pretraining(stored, result["answer"], row, trained=name == TRAIN_FILE)
     probs = result["probabilities"]
     for place, p in probs[:top]:
         lines.append(f"  {_percent(p)}  {place}")
@@ -414,7 +422,7 @@ def main(argv=None, stdin=None):
             if result["known"]:
                 checked.append(same_place(result["answer"], result["known"][2]))
                 if result["stored"]:
-                    probed.append((result["stored"][2], checked[-1]))
+                    probed.append((result["stored"][2], checked[-1], result["trained"]))
     except NotUTF8 as e:  # the lines before it were answered; the rest is read no further
         print(f"ask.py: {e}", file=sys.stderr)
         return 2
@@ -436,13 +444,21 @@ def main(argv=None, stdin=None):
 
 
 def store_tally(probed):
-    """The last line of a file of questions asked with --pretrained: of the people probed ((stored, right) each),
-    how many birthplaces pretraining stored, how many of those the finetuned model retrieved, and how many it got
-    right without them (the demo's memorised and retrieved columns, for the questions asked)."""
-    kept = [right for stored, right in probed if stored]
-    lost = [right for stored, right in probed if not stored]
-    return (f"stored by pretraining: {len(kept)} of the {len(probed)} probed; retrieved: {sum(kept)} of those "
-            f"{len(kept)}; right though not stored: {sum(lost)} of {len(lost)}")
+    """The last line of a file of questions asked with --pretrained: of the people probed ((stored, right, trained)
+    each), how many birthplaces pretraining stored, how many of those the finetuned model retrieved, and how many
+    it got right without them (the demo's memorised and retrieved columns, for the questions asked). Finetuning's
+    own questions (`trained`) are left out, and counted: their right answers were trained on."""
+    asked = [(stored, right) for stored, right, trained in probed if not trained]
+    kept = [right for stored, right in asked if stored]
+    lost = [right for stored, right in asked if not stored]
+    left_out = len(probed) - len(asked)
+    note = (f" ({left_out} question{'s' if left_out > 1 else ''} of {TRAIN_FILE} left out: finetuning trained "
+            f"{'them' if left_out > 1 else 'it'})" if left_out else "")
+    if not asked:
+        return (f"stored by pretraining: not counted, as the {len(probed)} questions probed are all {TRAIN_FILE}'s, "
+                f"which finetuning trained")
+    return (f"stored by pretraining: {len(kept)} of the {len(asked)} probed; retrieved: {sum(kept)} of those "
+            f"{len(kept)}; right though not stored: {sum(lost)} of {len(lost)}{note}")
 
 
 def _lines(stdin, asking):

@@ -682,16 +682,27 @@ def test_pretrained_tells_a_wrong_answer_not_stored_from_not_retrieved(tmp_path,
     said = [ln for ln in out.splitlines() if ln.startswith("  pretraining: ")]
     assert said == [
         "  pretraining: stored, not retrieved   ('Cy Du was born in ' -> 'Rome')",
-        "  pretraining: not stored; right without it   ('Ed Fa was born in ' -> 'Rome')",
+        "  pretraining: not stored; right, as finetuning trained this question   ('Ed Fa was born in ' -> 'Rome')",
         "  pretraining: stored, and retrieved   ('Ann Bo (' -> 'Kiev')",
         "  pretraining: not stored, so nothing to retrieve   ('Al Ko (' -> 'Kiev')",
         "  pretraining: stored, not retrieved   ('Gu Ha was born in ' -> 'Rome')",
         "  pretraining: not probed (not a train or dev person whose wiki line names this place within the characters "
         "pretraining reads)"]
-    # (stored, right) for each: (yes, no), (no, yes), (yes, yes), (no, no), (yes, no): not the same counts read
-    # the other way round
-    assert out.splitlines()[-1] == ("stored by pretraining: 3 of the 5 probed; retrieved: 1 of those 3; right though "
-                                    "not stored: 1 of 2")
+    # (stored, right) for the dev people: (yes, yes), (no, no), (yes, no): not the same counts read the other way
+    # round; the two train people's questions are finetuning's own, left out of the counts (a right answer there
+    # was trained on: the tally read "retrieved" for it)
+    assert out.splitlines()[-1] == ("stored by pretraining: 2 of the 3 probed; retrieved: 1 of those 2; right though "
+                                    "not stored: 0 of 1 (2 questions of birth_places_train.tsv left out: finetuning "
+                                    "trained them)")
+    # a train person stored and answered right was "stored, and retrieved", though finetuning trained the answer
+    status, out, _ = run_main(argv, capsys, stdin=io.StringIO("Where was Ed Fa born?\tKiev\n"))
+    assert "  pretraining: not stored; right, as finetuning trained this question" in out
+    torch.save(bigram_model(vocab, dict(zip(" Kie", "Kiev")), block=48).state_dict(), tmp_path / "kiev.params")
+    status, out, _ = run_main(argv[:-1] + [str(tmp_path / "kiev.params")], capsys,  # a store of Kiev for all
+                              stdin=io.StringIO(tsv(people[:2])))
+    assert "  pretraining: stored; right, but finetuning trained this question" in out
+    assert out.splitlines()[-1] == ("stored by pretraining: not counted, as the 2 questions probed are all "
+                                    "birth_places_train.tsv's, which finetuning trained")
     # the same store as memorised.py's, which the demo's memorised and retrieved columns count
     rows = memorised.memorised_rows(pretrained, str(tmp_path), 48)
     assert rows == {"train": ([0], 2), "dev": ([0, 2], 3)}
@@ -744,7 +755,8 @@ def test_a_question_in_both_files_is_probed_for_the_person_whose_place_is_checke
     assert said == ["  answer: Kiev   (standard input line 1: Rome; wrong)",
                     "  pretraining: stored, not retrieved   ('Cy Du was born in ' -> 'Rome')",
                     "  answer: Kiev   (standard input line 2: Kiev; right)",
-                    "  pretraining: not stored; right without it   ('Ed Fa was born in ' -> 'Rome')",
+                    "  pretraining: not stored; right, as finetuning trained this question   ('Ed Fa was born in ' -> "
+                    "'Rome')",
                     "  answer: Kiev   (standard input line 3: Kiev; right)",
                     "  pretraining: stored, and retrieved   ('Cy Du (' -> 'Kiev')"]
     status, out, _ = run_main(argv + ["Cy Du", "Where was Cy  Du born?"], capsys)  # asked by name, and as typed
