@@ -196,9 +196,10 @@ def main(argv=None):
     shape = settings_from_params(p, args, os.path.join(HERE, "..", "data"))
     check_model_flags(p, args)
     if shape.get("function") == "finetune":  # the demo's memorised column, ask --pretrained: the pretrained params
-        print(f"note: {args.params} were finetuned (their card says): the shares below are what finetuning left of "
-              f"the store, not what pretraining stored; give the pretrained params (run.py --function=pretrain wrote "
-              f"them) for that", file=sys.stderr)
+        # (whether from pretrained params or from none, the card does not always say: no word on a store they kept)
+        print(f"note: {args.params} were finetuned (their card says): the shares below are what the finetuned "
+              f"weights complete, not what pretraining stored; give the pretrained params (run.py --function=pretrain "
+              f"wrote them) for that", file=sys.stderr)
     result = counts(rows_for_params(args.params, args.data_dir, args))
     wiki = os.path.join(args.data_dir, "wiki.txt")  # said once they loaded (a corpus of other characters is an error)
     note_other_corpus(args.params, wiki, f"the probes cut the biographies of {wiki}, which they never read, so the "
