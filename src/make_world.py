@@ -676,6 +676,9 @@ def _check_args(ap, args):
                                spell=lambda key: "--" + key.replace("_", "-"))
         if problem:
             ap.error(problem)
+        known = len(ranked_places())  # build_world takes them all then: asked for on the command line, a world of
+        if args.places is not None and args.places > known:  # fewer places came without a word
+            ap.error(f"--places {args.places} is more than the {known} places the generator knows; ask for fewer")
         if os.path.exists(args.out) and not os.path.isdir(args.out):
             ap.error(f"--out {args.out} is a file, not a folder; give a folder (it is made if missing)")
     for d in args.stats or []:
@@ -699,7 +702,8 @@ def main(argv=None):
                     help="at most this many sentences per biography (shorter lines)")
     ap.add_argument("--places", type=int, default=None,
                     help=f"number of distinct birthplaces (default {DEFAULT_PLACES} for "
-                         f"{DEFAULT_PEOPLE} people, proportionally fewer for smaller worlds)")
+                         f"{DEFAULT_PEOPLE} people, proportionally fewer for smaller worlds; at most "
+                         f"{len(ranked_places())}, and no more than the people born)")
     ap.add_argument("--tellings", type=int, default=1,
                     help="biographies per person, each in other words (further tellings follow line N)")
     ap.add_argument("--full-names", action="store_true",

@@ -589,6 +589,9 @@ def old_world(tmp_path):
     (["--dev", "-1"], "--dev -1 must be at least 0"),
     (["--people", str(10 ** 12)], f"--people {10 ** 12} is more than 500,000 biographies"),
     (["--people", "100000", "--tellings", "6"], "--people 100000 times --tellings 6 is more than 500,000"),
+    # more places than the generator knows made a world of 913 places without a word
+    (["--places", "100000"], f"--places 100000 is more than the {len(mw.ranked_places())} places the generator "
+                             f"knows; ask for fewer"),
 ])
 def test_bad_sizes_are_one_line_errors(tmp_path, capsys, args, says):
     code, err = run_main(["--out", str(tmp_path / "w")] + args, capsys)
