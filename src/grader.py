@@ -886,11 +886,22 @@ def all_empty(lines, name):
             f"answer does)")
 
 
+def spaced(lines, answers, name):
+    """' (N of NAME's lines would be right without the spaces around them: ...)' where some would, else ''.
+    By the course's rule such a line is wrong, and the low accuracy read as a model trained too little."""
+    n = sum(1 for p, a in zip(lines, answers) if not same_place(p, a) and same_place(p.strip(), a))
+    if not n:
+        return ""
+    return (f" ({n} of {name}'s lines would be right without the spaces around them: the course's evaluate_places "
+            f"compares whole lines, so a space an edit or a model put there makes an answer wrong)")
+
+
 def at_least_one_right(name):
     def test(ctx):
         lines, answers = read_predictions(ctx, name)
         correct, total = count_right(lines, answers), len(answers)
-        require(correct >= 1, f"no prediction in {name} is right (0/{total}){all_empty(lines, name)}; " + (
+        require(correct >= 1, f"no prediction in {name} is right (0/{total}){all_empty(lines, name)}"
+                              f"{spaced(lines, answers, name)}; " + (
             "in the demo's small world a model without pretraining can get none right (its table shows 0.0%)"
             if ctx.demo_world else "even without pretraining the model gets a few right: check that it was finetuned "
                              "and evaluated on this data") + short_training(ctx, name))
@@ -908,7 +919,7 @@ def pass_mark(name, mark_key):
         acc = correct / total if total else 0.0
         require(acc >= mark - 1e-12, f"{split} accuracy {acc:.2%} ({correct}/{total}) is below the pass mark "
                                      f"{mark:.0%} ({ctx.corpus} corpus){all_empty(lines, name)}"
-                                     + short_training(ctx, name))
+                                     f"{spaced(lines, answers, name)}" + short_training(ctx, name))
         # the synthesizer's marks are not above always answering "London" (5.0%): one place repeated, or
         # repeated with a few others put in, would pass them without a model. A model's right answers are
         # not all its commonest answer (an empty answer is no place)

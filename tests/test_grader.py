@@ -1376,6 +1376,19 @@ def test_pass_mark_boundary(corpus, tmp_path):
         assert r.passed is passes and len(dev) == 20
 
 
+def test_answers_right_but_for_spaces_are_named_as_such(corpus, tmp_path):
+    """A file whose lines end in a space (an edit, or a model that learned to write one) scores 0%, as the
+    course's evaluate_places scores it; the failure blamed only the training (a --max_epochs 1 run's note), and
+    a student could retrain for hours over a space."""
+    write_predictions(str(tmp_path), corpus[1], lambda a: [p + " " for p in a])
+    results = run(corpus[0], ["1f-1-hidden", "1d-0-hidden"], submission_dir=str(tmp_path))
+    for r in results.values():
+        assert not r.passed and "20 of vanilla." in r.reason and "'s lines would be right without the spaces " \
+            "around them" in r.reason, r.reason
+    write_predictions(str(tmp_path), corpus[1], lambda a: a[:1] + ["Atlantis"] * (len(a) - 1))
+    r = run(corpus[0], ["1f-1-hidden"], submission_dir=str(tmp_path))["1f-1-hidden"]
+    assert not r.passed and "spaces" not in r.reason  # (wrong answers: no word of spaces)
+
 def test_one_right_answer_passes_the_tests_without_pretraining(corpus, tmp_path):
     """Mutation audit: 1d-0 and 1d-1 pass with one right answer, the bar the docs give (a model without
     pretraining gets a few right); a bar of two passed the same way on every file the other tests wrote."""
