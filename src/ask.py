@@ -455,8 +455,8 @@ def store_tally(probed):
     note = (f" ({left_out} question{'s' if left_out > 1 else ''} of {TRAIN_FILE} left out: finetuning trained "
             f"{'them' if left_out > 1 else 'it'})" if left_out else "")
     if not asked:
-        return (f"stored by pretraining: not counted, as the {len(probed)} questions probed are all {TRAIN_FILE}'s, "
-                f"which finetuning trained")
+        what = "the question probed is" if len(probed) == 1 else f"the {len(probed)} questions probed are all"
+        return f"stored by pretraining: not counted, as {what} {TRAIN_FILE}'s, which finetuning trained"
     return (f"stored by pretraining: {len(kept)} of the {len(asked)} probed; retrieved: {sum(kept)} of those "
             f"{len(kept)}; right though not stored: {sum(lost)} of {len(lost)}{note}")
 

@@ -887,13 +887,14 @@ def all_empty(lines, name):
 
 
 def spaced(lines, answers, name):
-    """' (N of NAME's lines would be right without the spaces around them: ...)' where some would, else ''.
+    """' (N lines of NAME would be right without the spaces around them: ...)' where some would, else ''.
     By the course's rule such a line is wrong, and the low accuracy read as a model trained too little."""
     n = sum(1 for p, a in zip(lines, answers) if not same_place(p, a) and same_place(p.strip(), a))
     if not n:
         return ""
-    return (f" ({n} of {name}'s lines would be right without the spaces around them: the course's evaluate_places "
-            f"compares whole lines, so a space an edit or a model put there makes an answer wrong)")
+    return (f" ({n} line{'s' if n > 1 else ''} of {name} would be right without the spaces around "
+            f"{'them' if n > 1 else 'it'}: the course's evaluate_places compares whole lines, so a space an edit or a "
+            f"model put there makes an answer wrong)")
 
 
 def at_least_one_right(name):

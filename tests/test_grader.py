@@ -1383,8 +1383,8 @@ def test_answers_right_but_for_spaces_are_named_as_such(corpus, tmp_path):
     write_predictions(str(tmp_path), corpus[1], lambda a: [p + " " for p in a])
     results = run(corpus[0], ["1f-1-hidden", "1d-0-hidden"], submission_dir=str(tmp_path))
     for r in results.values():
-        assert not r.passed and "20 of vanilla." in r.reason and "'s lines would be right without the spaces " \
-            "around them" in r.reason, r.reason
+        assert not r.passed and "(20 lines of vanilla." in r.reason and ".predictions would be right without the " \
+            "spaces around them: " in r.reason, r.reason
     write_predictions(str(tmp_path), corpus[1], lambda a: a[:1] + ["Atlantis"] * (len(a) - 1))
     r = run(corpus[0], ["1f-1-hidden"], submission_dir=str(tmp_path))["1f-1-hidden"]
     assert not r.passed and "spaces" not in r.reason  # (wrong answers: no word of spaces)
