@@ -312,7 +312,7 @@ def test_a_ctrl_c_as_the_progress_bar_is_made_leaves_no_half_made_bar(tmp_path, 
     """A Ctrl-C (or SIGTERM) landing inside tqdm's constructor, as each epoch makes its bar, left a bar made in
     part, whose __del__ then printed "Exception ignored ... AttributeError: 'tqdm' object has no attribute
     'pos'" after the run's last line (seen once when `kill` stopped a `./run.sh` mode). The bar is made with
-    interrupts held: the Ctrl-C stops the run just after."""
+    interrupts held: the Ctrl-C stops the run just after, the bar closed."""
     import gc
     from tqdm import tqdm
     real = tqdm._get_free_pos.__func__
@@ -325,8 +325,12 @@ def test_a_ctrl_c_as_the_progress_bar_is_made_leaves_no_half_made_bar(tmp_path, 
     unraisable = []
     monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
     model, trainer = tiny_training(tmp_path)
-    with pytest.raises(KeyboardInterrupt):
+    open_bars = len(tqdm._instances)
+    with pytest.raises(KeyboardInterrupt) as stopped:
         trainer.train()
+    # and closed: a bar left open took the run's last lines on its own line and was drawn again after them
+    # (`stopped` holds the traceback, and with it a bar left open)
+    assert len(tqdm._instances) == open_bars and stopped.value
     gc.collect()
     assert [str(u.exc_value) for u in unraisable] == []
 

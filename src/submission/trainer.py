@@ -451,9 +451,15 @@ class Trainer:
                         total = value if total is None else total + value
                         batches += 1
                 return float(total) / batches if batches else float("nan")
-            with interrupts_held():  # a Ctrl-C inside tqdm's __init__ left a bar made in part, whose __del__
-                # printed "Exception ignored ... no attribute 'pos'" at exit: held, it stops the run just after
-                pbar = tqdm(loader, total=len(loader), mininterval=1.0, disable=not self.is_main)
+            pbar = None
+            try:
+                with interrupts_held():  # a Ctrl-C inside tqdm's __init__ left a bar made in part, whose __del__
+                    # printed "Exception ignored ... no attribute 'pos'" at exit: held, it stops the run just after
+                    pbar = tqdm(loader, total=len(loader), mininterval=1.0, disable=not self.is_main)
+            except KeyboardInterrupt:  # the bar made, not yet iterated (which closes it): closed here, or the
+                if pbar is not None:  # lines said after it would land on its line, and it would be drawn again
+                    pbar.close()
+                raise
             for x, y in pbar:
                 value, lr = run.step(x, y)
                 step += 1
