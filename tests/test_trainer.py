@@ -6,6 +6,7 @@ Run:  python -m pytest -q tests/test_trainer.py
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -804,8 +805,41 @@ def test_the_progress_bar_counts_iterations_from_0_in_each_epoch(tmp_path, monke
     monkeypatch.setattr(trainer_module, "tqdm", Bar)
     _, log = tiny_run(tmp_path, max_epochs=2, num_threads=1)  # 3 steps an epoch, each shown (CPU)
     assert [d.split(":")[0] for d in described] == [f"epoch {e} iter {i}" for e in (1, 2) for i in range(3)]
-    assert described == [f"epoch {r['epoch']} iter {(r['step'] - 1) % 3}: train loss {r['loss']:.5f}. lr {r['lr']:e}"
-                         for r in log]
+    shown = [re.fullmatch(r"(epoch \d+ iter \d+): train loss (\d+\.\d{5})\. lr (\S+)", d).groups() for d in described]
+    assert [(head, float(lr)) for head, _, lr in shown] == [
+        (f"epoch {r['epoch']} iter {(r['step'] - 1) % 3}", float(f"{r['lr']:e}")) for r in log]
+    # the loss to 5 digits from the value itself, the log's to 6 (the next test: they can differ in the last digit)
+    assert all(abs(float(loss) - r["loss"]) <= 5.1e-6 for (_, loss, _), r in zip(shown, log))
+
+
+class FixedLoss(torch.nn.Module):
+    """A model whose loss is always LOSS (a float32 value): its gradient is zero, so training changes nothing."""
+    LOSS = 3.0681648  # float32 3.068164825...: 3.06816 to 5 digits, but 3.068165 to 6 and that 3.06817 to 5
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.zeros(1))
+
+    def forward(self, x, targets=None):
+        return x.float(), (self.w * 0).sum() + self.LOSS
+
+
+def test_the_progress_bar_shows_the_loss_as_the_course_does(tmp_path, monkeypatch):
+    """The course's bar shows `loss.item()` to 5 digits; rounding the log's 6-digit value again showed
+    3.06817 for a loss of 3.0681648, one unit more."""
+    described = []
+
+    class Bar(trainer_module.tqdm):
+        def set_description(self, desc=None, refresh=True):
+            described.append(desc)
+            return super().set_description(desc, refresh)
+    monkeypatch.setattr(trainer_module, "tqdm", Bar)
+    x = torch.ones(8, 4, dtype=torch.long)
+    log_path = tmp_path / "log.jsonl"
+    Trainer(FixedLoss(), TensorDataset(x, x), None, TrainerConfig(
+        max_epochs=1, batch_size=4, num_threads=1, log_path=str(log_path))).train()
+    assert [json.loads(line)["loss"] for line in open(log_path)] == [3.068165, 3.068165]  # the log's 6 digits
+    assert described and all("train loss 3.06816. lr" in d for d in described), described
 
 
 def test_the_progress_bar_writes_no_line_a_step_to_a_log_file(tmp_path, capfd):

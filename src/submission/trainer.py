@@ -430,9 +430,11 @@ class Trainer:
                 last_write = last_flush
             row = pending[-1]
             # drawn at the bar's next update (at most once a second, mininterval), not at once: a forced
-            # redraw a step wrote a line a step to a log file (the CPU demo's log: 620 KB)
+            # redraw a step wrote a line a step to a log file (the CPU demo's log: 620 KB). The loss as the
+            # course's bar shows it, from the value itself: the log's 6 digits rounded again to 5 can end
+            # one unit higher (3.0681648 logged as 3.068165, shown 3.06817 where the course shows 3.06816)
             pbar.set_description(f"epoch {row['epoch']} iter {row['step'] - epoch_start}: "
-                                 f"train loss {row['loss']:.5f}. lr {row['lr']:e}", refresh=False)
+                                 f"train loss {values[-1]:.5f}. lr {row['lr']:e}", refresh=False)
             pending.clear()
 
         def run_epoch(split, epoch):
