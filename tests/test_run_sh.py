@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -241,6 +242,16 @@ def group_ended(pgid, within):
         time.sleep(0.1)
 
 
+def drained(stream):
+    """A thread reading `stream` to its end, and the list its lines go to: a run whose stderr nobody reads blocks
+    once the pipe's 64 KB are full, which a tiny run's bars (a bar an epoch) fill in about 4 s. Stuck writing,
+    it also could not write its last line, and a test waiting for it to end read 'trains on' (1 in ~160 runs)."""
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(stream.read().splitlines()), daemon=True)
+    reader.start()
+    return reader, lines
+
+
 def test_a_kill_of_run_sh_stops_the_run_it_started(world, tmp_path):
     """`kill PID` of a `./run.sh MODE` (a job run with nohup, say) ended the shell alone: its run.py trained on
     unseen, holding its params' lock, and wrote the params its user had stopped. run.sh now execs Python."""
@@ -251,11 +262,12 @@ def test_a_kill_of_run_sh_stops_the_run_it_started(world, tmp_path):
                          stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         working(p)
+        reader, lines = drained(p.stderr)
         p.send_signal(signal.SIGTERM)  # to run.sh's own process only, as `kill PID` sends it
         status = p.wait(timeout=60)
-        assert group_ended(p.pid, 0), "run.py trains on"  # (before reading: a process left would hold stderr)
-        last = p.stderr.read().splitlines()[-1]
-        assert status == 143 and last == "terminated (SIGTERM): no output file was half-written"
+        assert group_ended(p.pid, 0), "run.py trains on"
+        reader.join(timeout=60)
+        assert status == 143 and lines[-1] == "terminated (SIGTERM): no output file was half-written", lines[-3:]
         assert "vanilla.model.params" not in os.listdir(out)  # (its loss log so far is kept, as .partial)
     finally:
         if not group_ended(p.pid, 0):
@@ -273,11 +285,12 @@ def test_a_kill_of_all_stops_its_mode_too(world, tmp_path):
     try:
         assert p.stderr.readline() == "=== ./run.sh vanilla_finetune_without_pretrain\n"
         working(p)
+        reader, lines = drained(p.stderr)
         p.send_signal(signal.SIGTERM)
         assert p.wait(timeout=60) == -signal.SIGTERM
         assert group_ended(p.pid, 60), "the mode trains on"
-        lines = p.stderr.read().splitlines()
-        assert lines[-1] == "terminated (SIGTERM): no output file was half-written", lines
+        reader.join(timeout=60)
+        assert lines[-1] == "terminated (SIGTERM): no output file was half-written", lines[-3:]
         assert "vanilla.model.params" not in os.listdir(out)
     finally:
         if not group_ended(p.pid, 0):
