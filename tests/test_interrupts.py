@@ -335,6 +335,25 @@ def test_a_ctrl_c_as_the_progress_bar_is_made_leaves_no_half_made_bar(tmp_path, 
     assert [str(u.exc_value) for u in unraisable] == []
 
 
+def test_a_ctrl_c_between_making_the_bar_and_iterating_it_closes_the_bar(tmp_path, monkeypatch):
+    """tqdm's iterator closes its bar in a `finally` that a signal landing before its `try` (just after the bar
+    is made) misses: the bar stayed open, took the run's last lines on its own line and was drawn again after
+    "terminated (SIGTERM)". The trainer closes the bar of an epoch stopped anywhere."""
+    from tqdm import tqdm
+    real = tqdm.__iter__
+
+    def interrupted(self):  # the signal lands as the iteration starts, before tqdm's try
+        signal.raise_signal(signal.SIGINT)
+        yield from real(self)
+
+    monkeypatch.setattr(tqdm, "__iter__", interrupted)
+    model, trainer = tiny_training(tmp_path)
+    open_bars = len(tqdm._instances)
+    with pytest.raises(KeyboardInterrupt) as stopped:  # (`stopped` holds the traceback: the bar stays referenced)
+        trainer.train()
+    assert len(tqdm._instances) == open_bars and stopped.value
+
+
 def test_run_cli_ignores_ctrl_c_once_it_has_answered(capsys):
     """A second Ctrl-C used to land in the exit (death by SIGINT instead of status 130), and one after
     the work was done printed a traceback from an exit handler: run_cli ignores both."""

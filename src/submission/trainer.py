@@ -458,22 +458,22 @@ class Trainer:
                 with interrupts_held():  # a Ctrl-C inside tqdm's __init__ left a bar made in part, whose __del__
                     # printed "Exception ignored ... no attribute 'pos'" at exit: held, it stops the run just after
                     pbar = tqdm(loader, total=len(loader), mininterval=1.0, disable=not self.is_main)
-            except KeyboardInterrupt:  # the bar made, not yet iterated (which closes it): closed here, or the
-                if pbar is not None:  # lines said after it would land on its line, and it would be drawn again
-                    pbar.close()
-                raise
-            for x, y in pbar:
-                value, lr = run.step(x, y)
-                step += 1
-                pending.append({"step": step, "epoch": epoch + 1, "tokens": int(self.tokens), "loss": value,
-                                "lr": lr, "time": round(time.time() - start, 3)})
-                # on a GPU, fetch losses about once a second; under DDP every 64 steps instead, the same
-                # steps on every rank, so that all see a diverged loss at the same step and stop together
-                # (one rank stopping alone leaves the others waiting in the next all-reduce)
-                due = (step % 64 == 0) if self.world_size > 1 else time.time() - last_flush >= 1.0
-                if not run.cuda or due:
-                    flush(pbar)
-            flush(pbar)
+                for x, y in pbar:
+                    value, lr = run.step(x, y)
+                    step += 1
+                    pending.append({"step": step, "epoch": epoch + 1, "tokens": int(self.tokens), "loss": value,
+                                    "lr": lr, "time": round(time.time() - start, 3)})
+                    # on a GPU, fetch losses about once a second; under DDP every 64 steps instead, the same
+                    # steps on every rank, so that all see a diverged loss at the same step and stop together
+                    # (one rank stopping alone leaves the others waiting in the next all-reduce)
+                    due = (step % 64 == 0) if self.world_size > 1 else time.time() - last_flush >= 1.0
+                    if not run.cuda or due:
+                        flush(pbar)
+                flush(pbar)
+            except BaseException:  # the bar closed before the run says why it stopped: tqdm's iterator closes it
+                if pbar is not None:  # only once it has begun (a Ctrl-C just before, or one held while the bar
+                    pbar.close()      # was made, left it open), or when the iterator is collected, later: the
+                raise                 # lines said meanwhile landed on the bar's line, and it was drawn after them
 
         last_save = time.time()
         epoch = first_epoch  # the epoch running (0-based), for the interrupt's message
