@@ -232,14 +232,55 @@ def test_an_interrupted_all_says_how_to_go_on(world, tmp_path):
 def group_ended(pgid, within):
     """Whether every process of the group `pgid` has ended within `within` seconds."""
     deadline = time.monotonic() + within
-    while True:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return True
+    while group_runs(pgid):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.1)
+    return True
+
+
+def group_runs(pgid):
+    """Whether a process of the group `pgid` still runs. An ended one stays a zombie until its parent reaps it,
+    and a mode's run.py outlives `all`, its parent: where the first process reaps no orphans (pytest itself as
+    a container's PID 1, without `docker run --init`) it stays a zombie, which `killpg(pgid, 0)` still finds.
+    Linux's /proc tells a zombie; elsewhere killpg alone decides."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    if not os.path.isdir("/proc/self"):
+        return True
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:  # ended meanwhile
+            continue
+        state, _, group = stat[stat.rindex(")") + 2:].split()[:3]  # after "pid (comm) ": state, ppid, pgrp
+        if int(group) == pgid and state != "Z":
+            return True
+    return False
+
+
+def test_a_group_of_zombies_has_ended():
+    """group_ended counts a process that has ended but is not yet reaped (a zombie) as ended."""
+    p = subprocess.Popen([sys.executable, "-c", "pass"], start_new_session=True)
+    try:
+        if os.path.isdir("/proc/self"):
+            deadline = time.monotonic() + 60
+            while ") Z " not in open(f"/proc/{p.pid}/stat").read():  # ended, not reaped: nothing waited
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            os.killpg(p.pid, 0)  # which killpg still finds
+        assert group_ended(p.pid, 60)
+    finally:
+        p.wait()
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        assert not group_ended(sleeper.pid, 0.3)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
 
 
 def drained(stream):
