@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -268,7 +269,7 @@ def test_a_group_of_zombies_has_ended():
     try:
         if os.path.isdir("/proc/self"):
             deadline = time.monotonic() + 60
-            while ") Z " not in open(f"/proc/{p.pid}/stat").read():  # ended, not reaped: nothing waited
+            while ") Z " not in Path(f"/proc/{p.pid}/stat").read_text():  # ended, not reaped: nothing waited
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
             os.killpg(p.pid, 0)  # which killpg still finds
