@@ -218,6 +218,25 @@ def test_a_packed_pretraining_that_fails_is_run_again_without_packing(tmp_path):
     assert len(os.listdir(out)) <= 8, os.listdir(out)
 
 
+def test_a_bench_that_crashed_before_its_rows_still_pretrains_packed(tmp_path):
+    """The bench steps two models compiled with CUDA graphs in turn, which a pretraining never does, and the one
+    bench that crashed on a GPU did so: its crash (not its limit) before any packed row leaves the packed
+    pretraining to be tried all the same, run again without --pack if it fails too. Cut by its limit, or where
+    the budget left has no room for both pretrainings, the bench's missing row sends it straight to the default."""
+    crash = 'case "$*" in *" bench "*) echo "RuntimeError: CUDA error: an illegal memory access"; exit 1 ;; esac'
+    p, calls, out = fake_timeout_run(tmp_path, f"{crash}\nexit 0")
+    assert p.returncode == 1, p.stderr  # the bench failed: the check did not pass
+    pretrainings = [call for call in calls if "vanilla_pretrain" in call.split()]
+    assert len(pretrainings) == 1 and pretrainings[0].endswith("vanilla_pretrain --pack"), calls
+    summary = (out / "summary.txt").read_text()
+    assert "== the bench failed (exit 1) before timing a packed vanilla step: pretraining with --pack" in summary
+    for script, budget in ((crash.replace("exit 1", "exit 124"), None), (crash, 300)):
+        p, calls, out = fake_timeout_run(tmp_path / str(budget), f"{script}\nexit 0", budget=budget)
+        pretrainings = [call for call in calls if "vanilla_pretrain" in call.split()]
+        assert len(pretrainings) == 1 and pretrainings[0].endswith("vanilla_pretrain"), calls
+        assert "pretraining without --pack" in (out / "summary.txt").read_text()
+
+
 @pytest.mark.parametrize("status", [124, 137])  # timeout's SIGTERM, and its SIGKILL a kill-after later
 def test_a_packed_pretraining_cut_by_its_limit_is_not_run_again(tmp_path, status):
     """A packed pretraining that its limit stopped (exit 124, or 137 when it outlived the SIGTERM) ran out of time,
