@@ -793,9 +793,8 @@ def test_the_diverged_message_names_the_rate_of_the_step_that_diverged():
     assert "no params were written; lower --learning_rate" in trainer_module.diverged_message(row, config, False)
 
 
-def test_the_progress_bar_counts_iterations_from_0_in_each_epoch(tmp_path, monkeypatch):
-    """As the course's bar: "epoch E iter I: train loss L. lr R", I counting each epoch's batches from 0, the
-    logged loss and rate of that step."""
+def bar_descriptions(monkeypatch):
+    """The list each description the trainer gives its progress bars goes to, in order."""
     described = []
 
     class Bar(trainer_module.tqdm):
@@ -803,6 +802,13 @@ def test_the_progress_bar_counts_iterations_from_0_in_each_epoch(tmp_path, monke
             described.append(desc)
             return super().set_description(desc, refresh)
     monkeypatch.setattr(trainer_module, "tqdm", Bar)
+    return described
+
+
+def test_the_progress_bar_counts_iterations_from_0_in_each_epoch(tmp_path, monkeypatch):
+    """As the course's bar: "epoch E iter I: train loss L. lr R", I counting each epoch's batches from 0, the
+    logged loss and rate of that step."""
+    described = bar_descriptions(monkeypatch)
     _, log = tiny_run(tmp_path, max_epochs=2, num_threads=1)  # 3 steps an epoch, each shown (CPU)
     assert [d.split(":")[0] for d in described] == [f"epoch {e} iter {i}" for e in (1, 2) for i in range(3)]
     shown = [re.fullmatch(r"(epoch \d+ iter \d+): train loss (\d+\.\d{5})\. lr (\S+)", d).groups() for d in described]
@@ -827,13 +833,7 @@ class FixedLoss(torch.nn.Module):
 def test_the_progress_bar_shows_the_loss_as_the_course_does(tmp_path, monkeypatch):
     """The course's bar shows `loss.item()` to 5 digits; rounding the log's 6-digit value again showed
     3.06817 for a loss of 3.0681648, one unit more."""
-    described = []
-
-    class Bar(trainer_module.tqdm):
-        def set_description(self, desc=None, refresh=True):
-            described.append(desc)
-            return super().set_description(desc, refresh)
-    monkeypatch.setattr(trainer_module, "tqdm", Bar)
+    described = bar_descriptions(monkeypatch)
     x = torch.ones(8, 4, dtype=torch.long)
     log_path = tmp_path / "log.jsonl"
     Trainer(FixedLoss(), TensorDataset(x, x), None, TrainerConfig(
