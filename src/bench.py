@@ -579,7 +579,7 @@ def main(argv=None):
     random.seed(1)
     load = min(clock(lambda: default_collate([pre[i % len(pre)] for i in range(batch)]), "cpu")[0] for _ in range(3))
     summary["data_ms_per_batch"] = round(load * 1e3, 1)
-    workers = loader_workers(4, device)  # the course's num_workers=4, as trainer.py sizes it
+    workers = loader_workers(4, device, main_guarded=True)  # the course's num_workers=4, as run.py's trainer sizes it
     print(f"\ndata: {load * 1e3:.1f} ms to make a batch of {batch} span-corruption examples in Python = "
           f"{load / fast_vanilla[1]:.1%} of a fast step"
           + (f"; {workers} DataLoader worker(s) make one every {load / workers * 1e3:.1f} ms" if workers else

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+SPAWN_SAFE = True  # DataLoader workers started by "spawn" import this module again: it trains under __main__ alone
 sys.path.insert(0, HERE)
 
 import ledger  # noqa: E402

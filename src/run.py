@@ -39,6 +39,7 @@ with interruptible_start("run.py"):  # torch loads here
                                   distributed_env, get_device, load_params, is_main_process, predict_places, run_cli,
                                   set_seed)
 
+SPAWN_SAFE = True  # DataLoader workers started by "spawn" import this module again: it trains under __main__ alone
 SHARED_FLAGS = "RUN_PY_SHARED_FLAGS"  # set: the flags are a pipeline's, given to all its steps (no notes)
 TRAINER_OVERRIDES = ("max_epochs", "batch_size", "learning_rate", "num_workers", "length_groups")
 

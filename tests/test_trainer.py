@@ -908,6 +908,30 @@ def test_loader_workers_leave_a_core_for_each_training_process(monkeypatch):
     assert loader_workers(16, "cuda") == 0
 
 
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_no_loader_workers_where_they_would_import_an_unguarded_program_again(monkeypatch, method):
+    """Under "spawn" (macOS's MPS, Windows' CUDA) or "forkserver" (Linux from Python 3.14) a worker imports the main
+    module again: the course's CS224N run.py, which trains outside a `__main__` guard, failed in its workers, and a
+    notebook's dataset class was not found there. Workers there only for a program that declares SPAWN_SAFE (run.py,
+    demo.py: they train under their guard) or a caller that says so; "fork" (Linux until 3.14) as before."""
+    import types
+    monkeypatch.setattr(fastpath, "usable_cores", lambda: 8)
+    monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
+    monkeypatch.setattr(fastpath.multiprocessing, "get_start_method", lambda allow_none=False: method)
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))  # a course program: no declaration
+    assert fastpath.loader_workers(4, "mps") == 0 and fastpath.loader_workers(4, "cuda") == 0
+    assert fastpath.loader_workers(4, "cuda", main_guarded=True) == 4
+    sys.modules["__main__"].SPAWN_SAFE = True
+    assert fastpath.loader_workers(4, "mps") == 4
+    monkeypatch.setattr(fastpath.multiprocessing, "get_start_method", lambda allow_none=False: "fork")
+    del sys.modules["__main__"].SPAWN_SAFE
+    assert fastpath.loader_workers(4, "cuda") == 4
+    for program in ("run.py", "demo.py"):  # declared, and each trains only under its guard
+        with open(os.path.join(os.path.dirname(fastpath.__file__), "..", program), encoding="utf-8") as f:
+            source = f.read()
+        assert "\nSPAWN_SAFE = True" in source and '\nif __name__ == "__main__":\n' in source, program
+
+
 def special_log(tmp_path, monkeypatch):
     """A regular file the trainer takes for a special one (/dev/null, a FIFO: files.is_special_file): the
     real /dev/null would be replaced, as root, by a mutant that renamed over it."""

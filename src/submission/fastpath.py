@@ -33,7 +33,8 @@ The settings:
   than its length groups (`packs_cheaper`): span-corruption batches under 128 rows, not the course's
   128 nor finetuning's short rows; `packing_setting` says where it runs.
 - On CPU: threads (`num_threads`; default utils.CpuThreads: the cores other processes leave free,
-  re-checked every 10 s) and no DataLoader workers (`loader_workers`).
+  re-checked every 10 s) and no DataLoader workers (`loader_workers`; nor under "spawn" for a program
+  that does not declare itself safe there).
 - Fused AdamW on CUDA, and on the CPU from torch 2.4 (the same update, one kernel).
 - On CUDA: TF32 matmuls (they round differently from fp32), pinned memory with non-blocking copies,
   DataLoader workers as asked up to the cores per process less one, and loss values fetched from the
@@ -55,8 +56,10 @@ The settings:
   vanilla step took 8.9 ms eager against the default's 6.2, and 5.4 ms compiled (default mode) with 2
   length groups and SDPA's fused attention dropout, an experiment not kept (docs/speed.md).
 """
+import multiprocessing
 import os
 import re
+import sys
 
 import torch
 
@@ -168,15 +171,27 @@ def _has_fused_adamw(device_type):
     return device_type == "cpu" and torch_version() >= (2, 4)
 
 
-def loader_workers(requested, device="cuda"):
+def loader_workers(requested, device="cuda", main_guarded=None):
     """DataLoader workers: as many as asked, but leave a core for each training process itself.
 
     Zero when training on the CPU: a batch of span-corruption examples takes milliseconds of Python
     against a step of seconds, and a worker process then only competes with the compute threads
     (course-size model, batch 32, 2 cores: 605 ms a step without a worker against 863 ms with one
     using 2 threads, 984 against 1051 ms using 1 thread).
+
+    Zero too where workers start by "spawn" or "forkserver" (macOS, Windows, Linux from Python 3.14)
+    unless the program is known to survive it (`main_guarded`; None: its main module says so with
+    `SPAWN_SAFE = True`, as run.py and demo.py do). Such a worker imports the main module again: a program
+    that trains outside an `if __name__ == "__main__":` block (the course's CS224N run.py) failed there with
+    "An attempt has been made to start a new process before the current process has finished its
+    bootstrapping phase", and a dataset class defined in a notebook with "Can't get attribute".
     """
     if device == "cpu":
+        return 0
+    method = multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]
+    if main_guarded is None:
+        main_guarded = getattr(sys.modules.get("__main__"), "SPAWN_SAFE", False) is True
+    if method != "fork" and not main_guarded:
         return 0
     per_process = usable_cores() // max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
     return max(0, min(int(requested), per_process - 1))
