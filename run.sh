@@ -26,10 +26,23 @@ OUT="${OUT_DIR:-${R}src/submission}"
 case "$DATA" in "~"|"~/"*) DATA="$HOME${DATA#\~}" ;; esac
 case "$OUT" in "~"|"~/"*) OUT="$HOME${OUT#\~}" ;; esac
 
-# The interpreter: .venv's once its setup has finished; else python3 when it has torch, numpy and
-# tqdm; else a new .venv. A file in .venv marks a finished setup, so a setup stopped part way
-# (Ctrl-C, no network, a full disk) is finished by the next run instead of failing ever after.
+# The interpreter: .venv's once its setup has finished; else PYTHON or python3 (or python, py: default_python)
+# when it has torch, numpy and tqdm; else a new .venv. A file in .venv marks a finished setup, so a setup
+# stopped part way (Ctrl-C, no network, a full disk) is finished by the next run instead of failing ever after.
 has_requirements() { "$1" -c "import torch, numpy, tqdm" >/dev/null 2>&1; }
+# the interpreter without .venv: PYTHON, else the first of python3, python and py that runs a Python 3 (Windows'
+# Git Bash has python or py, and a python3 that only opens the Microsoft Store, exiting 9009); none: python3
+default_python() {
+  if [ -n "${PYTHON:-}" ]; then echo "$PYTHON"; return; fi
+  local candidate
+  for candidate in python3 python py; do
+    if command -v "$candidate" >/dev/null 2>&1 &&
+        "$candidate" -c 'import sys; sys.exit(sys.version_info[0] != 3)' >/dev/null 2>&1; then
+      echo "$candidate"; return
+    fi
+  done
+  echo python3
+}
 # a venv's interpreter: bin/python, or Scripts/python.exe where the Python is Windows' own (Git Bash)
 venv_python() {
   if [ ! -x "$1/bin/python" ] && [ -x "$1/Scripts/python.exe" ]; then echo "$1/Scripts/python.exe"
@@ -62,9 +75,10 @@ pick_python() {
       exit 1
     fi
   else
-    PY="${PYTHON:-python3}"
+    PY="$(default_python)"
     if ! command -v "$PY" >/dev/null 2>&1; then
-      echo "run.sh: no Python at '$PY': install python3, or set PYTHON to one" >&2
+      if [ -n "${PYTHON:-}" ]; then echo "run.sh: no Python at '$PY': install python3, or set PYTHON to one" >&2
+      else echo "run.sh: no Python 3 found (python3, python, py): install one, or set PYTHON to one" >&2; fi
       exit 1
     fi
     if has_requirements "$PY"; then return; fi
@@ -148,7 +162,8 @@ Beyond the course:
 Environment: DATA_DIR (inputs, default data/), OUT_DIR (outputs, default src/submission/),
 GPT_NUM_THREADS (CPU threads of training, evaluation, ask, memorised), GPT_DEVICE (cpu, cuda or mps;
 default the first there of cuda, mps, cpu), GPT_COMPILE (0, 1, a torch.compile mode or backend:
-whether training compiles, when no --compile flag says), PYTHON (the interpreter without .venv).
+whether training compiles, when no --compile flag says), PYTHON (the interpreter without .venv;
+default the first of python3, python and py that runs).
 An interrupted training run goes on with the same command and --resume (--restart: starts over).
 TEXT
   exit 0
@@ -157,7 +172,7 @@ TEXT
 # closest MODE: the modes it begins (london: london_baseline; more than four: how many), else the
 # nearest to a mistyped one, or nothing (standard-library difflib, no torch)
 closest() {
-  "${PYTHON:-python3}" -c 'import difflib, sys; m, modes = sys.argv[1].lower().replace("-", "_"), sys.argv[2:]
+  "$(default_python)" -c 'import difflib, sys; m, modes = sys.argv[1].lower().replace("-", "_"), sys.argv[2:]
 starts = [x for x in modes if m and x.startswith(m)]
 said = starts if 0 < len(starts) <= 4 else difflib.get_close_matches(m, modes, 1)
 print(f"one of the {len(starts)} modes beginning {m} (./run.sh help lists them)" if len(starts) > 4 else

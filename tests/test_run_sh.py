@@ -936,6 +936,34 @@ def test_a_missing_python_is_named(repo, tmp_path):
                                                      "install python3, or set PYTHON to one"
 
 
+def test_without_python3_run_sh_takes_python_or_py(repo, tmp_path):
+    """Windows' Git Bash has `python` or `py`, and a `python3` that only opens the Microsoft Store (exit 9009):
+    run.sh said "no Python at 'python3'", or failed to make .venv with it. Without PYTHON it takes the first of
+    python3, python and py that runs a Python 3."""
+    root, fake, calls = repo
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    store = ("#!/bin/sh\necho 'Python was not found; run without arguments to install from the Microsoft Store' >&2\n"
+             "exit 9009\n")
+    env = dict(os.environ, CALLS=str(calls), IMPORTS_RC="0", PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    env.pop("PYTHON", None)
+    for store_stubs, name in ((["python3"], "python"), (["python3", "python"], "py")):  # (this machine's own
+        for stub in store_stubs:                                                          # python hidden too)
+            (bin_dir / stub).write_text(store)
+        (bin_dir / name).write_text(FAKE_PYTHON)
+        for path in bin_dir.iterdir():
+            path.chmod(0o755)
+        p = subprocess.run([str(root / "run.sh"), "bench"], cwd=str(root), capture_output=True, text=True,
+                           timeout=60, env=env)
+        assert p.returncode == 0 and calls.read_text().splitlines()[-1] == "src/bench.py", p.stderr
+        calls.unlink()
+    (bin_dir / "python").unlink()  # the Store's python3 and a real python: a mistyped mode's nearest is named
+    os.symlink(sys.executable, bin_dir / "python")
+    p = subprocess.run([str(root / "run.sh"), "bnch"], cwd=str(root), capture_output=True, text=True, timeout=60,
+                       env=env)
+    assert p.returncode == 2 and "did you mean bench?" in p.stderr, p.stderr
+
+
 @pytest.mark.parametrize("existed", [False, True])
 def test_a_failed_venv_names_the_fix_and_keeps_only_what_was_there(repo, existed):
     root = repo[0]
