@@ -708,3 +708,36 @@ def test_the_remake_command_names_run_sh_as_typed_from_here_and_the_data_dir_in_
     monkeypatch.setenv("DATA_DIR", "my data")
     made = params._make_with(os.path.join(root, "src", "submission", "vanilla.pretrain.params"))
     assert made.startswith("DATA_DIR='my data' ./run.sh vanilla_pretrain"), made
+
+
+def test_a_target_in_use_on_windows_is_replaced_once_it_is_free(tmp_path, monkeypatch):
+    """On Windows an antivirus scan, the indexer or OneDrive holding the old file a moment refuse the rename
+    (PermissionError): the write of params that hours of training made failed on it. There it tries again a few
+    times (3 s in all) before it says so; elsewhere a refused rename is final at once, and the old file stays."""
+    target = tmp_path / "m.params"
+    target.write_text("old")
+    real, calls, waits = os.replace, [], []
+
+    def held_twice(src, dst):
+        calls.append(dst)
+        if len(calls) <= 2:
+            raise PermissionError(errno.EACCES, "The process cannot access the file because it is being used")
+        real(src, dst)
+
+    monkeypatch.setattr(files_module.os, "replace", held_twice)
+    monkeypatch.setattr(files_module.time, "sleep", waits.append)
+    monkeypatch.setattr(files_module, "_WINDOWS", True)
+    atomic_write_text(str(target), "new")
+    assert target.read_text() == "new" and len(calls) == 3 and waits == [0.1, 0.2]
+
+    def held(src, dst):
+        calls.append(dst)
+        raise PermissionError(errno.EACCES, "The process cannot access the file because it is being used")
+
+    monkeypatch.setattr(files_module.os, "replace", held)
+    for windows, tries in ((True, 6), (False, 1)):
+        monkeypatch.setattr(files_module, "_WINDOWS", windows)
+        calls.clear()
+        with pytest.raises(DataError, match="being used.*the previous file, if any, is unchanged"):
+            atomic_write_text(str(target), "newer")
+        assert len(calls) == tries and target.read_text() == "new" and os.listdir(tmp_path) == ["m.params"]

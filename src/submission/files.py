@@ -184,7 +184,7 @@ def _atomic(path, write):
                 os.fsync(f.fileno())
             os.chmod(tmp, _replacement_mode(target))  # mkstemp makes the file 0600
             raise_pending_interrupt()  # Ctrl-C during the write: the old file stays
-            os.replace(tmp, target)
+            _replace(tmp, target)
             _remove_leftovers(target)
         except BaseException as e:
             if tmp is not None and os.path.exists(tmp):
@@ -203,6 +203,19 @@ def _atomic(path, write):
             raise
         for hook in tuple(WRITTEN_HOOKS):  # inside the hold: a Ctrl-C waits for the record of what was written
             hook(target)
+
+
+def _replace(tmp, target, waits=(0.1, 0.2, 0.4, 0.8, 1.6)):
+    """os.replace, tried again a few times (3 s in all) on Windows when the target is in use: an antivirus
+    scan, the search indexer or OneDrive holding the old file a moment refuse the rename (PermissionError,
+    WinError 5 or 32), and the write of the params hours of training made failed on it."""
+    for wait in waits if _WINDOWS else ():
+        try:
+            os.replace(tmp, target)
+            return
+        except PermissionError:
+            time.sleep(wait)
+    os.replace(tmp, target)
 
 
 WRITTEN_HOOKS = []  # callables run with the real path of each file an atomic write has just put in place: the demo
