@@ -793,6 +793,26 @@ def test_the_diverged_message_names_the_rate_of_the_step_that_diverged():
     assert "no params were written; lower --learning_rate" in trainer_module.diverged_message(row, config, False)
 
 
+def test_the_finished_log_waits_for_a_target_in_use_on_windows(tmp_path, monkeypatch):
+    """The finished loss log replaces the old one as the params do, tried again on Windows while an antivirus or
+    OneDrive holds the old file: a refused rename left the new params beside the old run's log."""
+    from submission import files
+    (tmp_path / "log.jsonl").write_text('{"step": 1}\n')  # the old run's
+    real, held = os.replace, []
+
+    def in_use_once(src, dst):
+        if src.endswith(".partial") and not held:
+            held.append(dst)
+            raise PermissionError(13, "The process cannot access the file because it is being used")
+        real(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", in_use_once)
+    monkeypatch.setattr(files.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(files, "_WINDOWS", True)
+    _, log = tiny_run(tmp_path, max_epochs=1)
+    assert held and len(log) == 3 and sorted(os.listdir(tmp_path)) == ["log.jsonl"]
+
+
 def bar_descriptions(monkeypatch):
     """The list each description the trainer gives its progress bars goes to, in order."""
     described = []

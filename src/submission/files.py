@@ -184,7 +184,7 @@ def _atomic(path, write):
                 os.fsync(f.fileno())
             os.chmod(tmp, _replacement_mode(target))  # mkstemp makes the file 0600
             raise_pending_interrupt()  # Ctrl-C during the write: the old file stays
-            _replace(tmp, target)
+            replace_file(tmp, target)
             _remove_leftovers(target)
         except BaseException as e:
             if tmp is not None and os.path.exists(tmp):
@@ -205,7 +205,7 @@ def _atomic(path, write):
             hook(target)
 
 
-def _replace(tmp, target, waits=(0.1, 0.2, 0.4, 0.8, 1.6)):
+def replace_file(tmp, target, waits=(0.1, 0.2, 0.4, 0.8, 1.6)):
     """os.replace, tried again a few times (3 s in all) on Windows when the target is in use: an antivirus
     scan, the search indexer or OneDrive holding the old file a moment refuse the rename (PermissionError,
     WinError 5 or 32), and the write of the params hours of training made failed on it."""
