@@ -309,6 +309,7 @@ def test_a_kill_of_run_sh_stops_the_run_it_started(world, tmp_path):
         status = p.wait(timeout=60)
         assert group_ended(p.pid, 0), "run.py trains on"
         reader.join(timeout=60)
+        assert not reader.is_alive(), "the run's stderr is still open"
         assert status == 143 and lines[-1] == "terminated (SIGTERM): no output file was half-written", lines[-3:]
         assert "vanilla.model.params" not in os.listdir(out)  # (its loss log so far is kept, as .partial)
     finally:
@@ -332,6 +333,7 @@ def test_a_kill_of_all_stops_its_mode_too(world, tmp_path):
         assert p.wait(timeout=60) == -signal.SIGTERM
         assert group_ended(p.pid, 60), "the mode trains on"
         reader.join(timeout=60)
+        assert not reader.is_alive(), "the run's stderr is still open"
         assert lines[-1] == "terminated (SIGTERM): no output file was half-written", lines[-3:]
         assert "vanilla.model.params" not in os.listdir(out)
     finally:
