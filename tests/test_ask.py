@@ -87,6 +87,12 @@ def test_cached_log_probs_equal_the_full_batch(synthesizer, monkeypatch):
 
     plain = Uncached(model).eval()
     assert torch.equal(ask.log_probs(plain, prompt, conts), log_probs_full(model, prompt, conts))
+    # a prompt and continuation beyond the model's input: BlockOverflow naming the sizes (it went to the full
+    # batch, whose forward raised at a width nobody asked for)
+    from submission.model import BlockOverflow
+    limit = model.get_block_size() - (1 if synthesizer else 0)
+    with pytest.raises(BlockOverflow, match=f"read {limit + 1} positions; the model takes at most {limit}"):
+        ask.log_probs(model, prompt, [[1] * (limit + 2 - len(prompt))])
 
 
 @pytest.mark.parametrize("synthesizer", [False, True])

@@ -818,27 +818,27 @@ def test_compiled_training_saves_raw_keys(tmp_path):
 
 
 def test_thread_policy_honours_a_fixed_count(monkeypatch):
-    """A count given (fixed=, GPT_NUM_THREADS) is the count, on a machine of 4 CPUs (GPT_NUM_THREADS is capped at
-    the machine's CPUs: on a 1-CPU runner 2 would read as 1)."""
-    from submission import utils
-    monkeypatch.setattr(utils.os, "cpu_count", lambda: 4)
+    """A count given (fixed=, GPT_NUM_THREADS) is the count, with 4 usable CPUs (GPT_NUM_THREADS is capped at the
+    CPUs this process may run on: with 1, 2 reads as 1)."""
+    monkeypatch.setattr("submission.utils.usable_cores", lambda: 4)
     before = torch.get_num_threads()
     try:
         assert CpuThreads(fixed=1).start() == 1 and torch.get_num_threads() == 1
         monkeypatch.setenv("GPT_NUM_THREADS", "2")
         assert CpuThreads().start() == 2 and torch.get_num_threads() == 2
-        # a count given is kept even above the cores this process may use (its affinity): only the load-
-        # following count is held to them (GPT_NUM_THREADS is capped at the machine's CPUs as it is read)
+        # a program's fixed= count is kept even above the cores this process may use; GPT_NUM_THREADS is capped
+        # at them as it is read (2 threads pinned to 1 CPU wait for each other), as the load-following count is
         monkeypatch.setattr("submission.utils.usable_cores", lambda: 1)
-        assert CpuThreads(fixed=2).start() == 2 and CpuThreads().start() == 2 and torch.get_num_threads() == 2
+        assert CpuThreads(fixed=2).start() == 2 and torch.get_num_threads() == 2
+        assert CpuThreads().start() == 1 and torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
 
 
 def test_thread_counts_from_the_environment(monkeypatch):
-    import os
     from submission.dataset import DataError
-    cap = os.cpu_count()
+    from submission.utils import usable_cores
+    cap = usable_cores()  # (the CPUs this process may run on: its affinity)
     for value in ("abc", "0", "-1", "1.5", "\u00b2"):  # a superscript 2 is a digit to str.isdigit, not to int()
         monkeypatch.setenv("GPT_NUM_THREADS", value)
         with pytest.raises(DataError, match=r"GPT_NUM_THREADS=.* is not a thread count; set it to a whole number"):
@@ -1230,6 +1230,53 @@ def test_questions_that_fit_decode_from_the_cache(synth, monkeypatch):
     assert calls == []
     monkeypatch.delattr(type(m.blocks[0].attn), "prefill")  # attention without a cache: every step a full forward
     assert torch.equal(sample_cached(m, x, 8), want) and len(calls) == 8
+
+
+def own_forwards(synth):
+    """(name, model) for models of `synth`'s variant whose forward is not the package's: an attention subclass
+    that triples its output, blocks of a post-LN subclass, and a GPT subclass whose logits are negated."""
+    from submission.model import Block
+
+    class TripledAttention(type(GPT(config(synthesizer=synth)).blocks[0].attn)):
+        def forward(self, x, *args, **kwargs):
+            return 3 * super().forward(x, *args, **kwargs)
+
+    class PostLNBlock(Block):
+        def forward(self, x, packed=None):
+            x = self.ln1(x + self.attn(x))
+            return self.ln2(x + self.mlp(x))
+
+    class NegatedGPT(GPT):
+        def forward(self, idx, targets=None, positions=None, segments=None):
+            logits, loss = super().forward(idx, targets, positions, segments)
+            return -logits, loss
+
+    for name, cls, swap in (("attention", GPT, lambda b: setattr(b.attn, "__class__", TripledAttention)),
+                            ("block", GPT, lambda b: setattr(b, "__class__", PostLNBlock)),
+                            ("gpt", NegatedGPT, lambda b: None)):
+        torch.manual_seed(0)
+        m = scrambled(cls(config(synthesizer=synth)), std=0.3).eval()
+        for block in m.blocks:
+            swap(block)
+        yield name, m
+
+
+@pytest.mark.parametrize("synth", [False, True])
+def test_a_model_whose_forward_is_its_own_decodes_through_that_forward(synth):
+    """The cache's steps compute the package's forwards (GPT's, Block's, the attention's): a model with a forward
+    of its own (a student's attention subclass, a post-LN block, a GPT subclass) decodes through `sample`'s full
+    forward, so the batched answers, sample_cached and log_probs are its own: the course's loop's, sample's and
+    the full batch's. They were the inherited steps' (a student's attention was never run by evaluation)."""
+    from submission.decoding import log_probs, log_probs_full
+    _, stoi, itos = letter_vocab()
+    questions = ["abc", "hello", "dig", "kilojam"]
+    x = torch.randint(0, 20, (2, 5), generator=torch.Generator().manual_seed(1))
+    prompt, conts = [3, 4, 5], [[6, 7], [8], [9, 10, 11]]
+    for name, m in own_forwards(synth):
+        assert torch.allclose(log_probs(m, prompt, conts), log_probs_full(m, prompt, conts), atol=1e-5), name
+        want = predict_places_reference(m, questions, stoi, itos, steps=8)
+        assert predict_places(m, questions, stoi, itos, steps=8) == want, name
+        assert torch.equal(sample_cached(m, x, 8), sample(m, x, 8)), name
 
 
 @pytest.mark.parametrize("synth", [False, True])

@@ -291,9 +291,15 @@ def test_synthesizer_fast_path_off_the_cpu_training_route_still_drops_attention(
 
 
 def test_synthesizer_rejects_full_block():
+    """A full block is one position more than the synthesizer takes: BlockOverflow, as GPT.forward raises for a
+    sequence longer than the block (a ValueError and an AssertionError; it was a plain ValueError), from the
+    attention and from a synthesizer GPT given block_size ids."""
+    from submission.model import BlockOverflow
     att = SynthesizerAttention(GPTConfig(10, 8, n_embd=6, n_head=3))
-    with pytest.raises(ValueError, match="block_size - 1"):
+    with pytest.raises(BlockOverflow, match="block_size - 1"):
         att(torch.randn(1, 8, 6))
+    with pytest.raises(AssertionError, match="block_size - 1 = 7 positions, got 8"):
+        GPT(GPTConfig(10, 8, n_layer=1, n_embd=6, n_head=3, synthesizer=True))(torch.zeros(1, 8, dtype=torch.long))
 
 
 @pytest.mark.parametrize("fast", [False, True])

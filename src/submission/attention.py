@@ -47,6 +47,12 @@ import torch.nn.functional as F
 logger = logging.getLogger(__name__)  # the course's module logger (it logs nothing here)
 
 
+class BlockOverflow(ValueError, AssertionError):
+    """A sequence longer than the model takes (GPT.forward's block, the synthesizer's block_size - 1): a
+    ValueError, and an AssertionError as the course's `assert` raised, so code that catches either works
+    unchanged."""
+
+
 def _is_compiling_function(torch_module):
     """torch's "is torch.compile tracing this call?": torch.compiler.is_compiling from torch 2.3, before
     it torch._utils.is_compiling. Looked up once, at import: on torch 2.0-2.2 a lookup inside traced code
@@ -327,7 +333,7 @@ class SynthesizerAttention(nn.Module):
 
     def _check_length(self, n):
         if n > self.block_size - 1:
-            raise ValueError(f"SynthesizerAttention takes at most block_size - 1 = "
+            raise BlockOverflow(f"SynthesizerAttention takes at most block_size - 1 = "
                              f"{self.block_size - 1} positions, got {n}")
 
     def _scores(self, a, n_keys, bias):

@@ -16,8 +16,9 @@ The course's names (`sample`, `top_k_logits`) are also importable from utils.
 import torch
 import torch.nn.functional as F
 
-from .attention import SynthesizerAttention
+from .attention import BlockOverflow, SynthesizerAttention
 from .dataset import MASK_CHAR
+from .model import GPT, Block
 
 
 def _next_token(logits, temperature, do_sample, top_k):
@@ -58,13 +59,29 @@ def sample(model, x, steps, temperature=1.0, sample=False, top_k=None):
 _sample = sample  # `sample`'s own flag shadows its name inside the functions below
 
 
+def _defined_by(obj, name):
+    """The class of obj's type (or its bases) whose body defines `name`; None if none does."""
+    return next((c for c in type(obj).__mro__ if name in vars(c)), None)
+
+
 def _cache_limit(model):
-    """Longest sequence `model` can decode from a key/value cache, or None if it cannot."""
-    need = ("tok_emb", "pos_emb", "drop", "blocks", "ln_f", "head", "get_block_size")
-    if not all(hasattr(model, a) for a in need):
+    """Longest sequence `model` can decode from a key/value cache, or None if it cannot.
+
+    The cache's steps (`_prefill`, `_decode`, each attention's prefill and decode) compute what GPT.forward,
+    Block.forward and the attention's own forward do. A model whose forward, a block's forward or an
+    attention's forward is another (a subclass's, a module swapped in: a student's attention, a post-LN
+    block, a grader's stand-in) would decode with the inherited steps, not its own forward: it decodes
+    through `sample`'s full forward instead. (Classes are compared: a forward set on one instance, a test's
+    spy, is not looked at.)"""
+    if _defined_by(model, "forward") is not GPT:
         return None
-    if not all(hasattr(b, "attn") and hasattr(b.attn, "prefill") for b in model.blocks):
-        return None
+    for block in model.blocks:
+        attn = getattr(block, "attn", None)
+        if _defined_by(block, "forward") is not Block or attn is None:
+            return None
+        own = _defined_by(attn, "forward")
+        if own is None or own is not _defined_by(attn, "prefill") or own is not _defined_by(attn, "decode"):
+            return None
     return longest_input(model)
 
 
@@ -247,11 +264,15 @@ def log_probs(model, prompt, continuations, rows=128):
     then the continuations, longest first, up to `rows` at a time, one position a step, each leaving
     the batch after its last id: every position once, where each row of one batch of prompt + c[:-1]
     ran the prompt again (data/'s 499 places, the course's model, the 2-core CPU: 4.4x the time).
-    Models without the cache, or an empty continuation, take that batch (`log_probs_full`).
+    Models without the cache, or an empty continuation, take that batch (`log_probs_full`). A prompt and
+    continuation longer than the model's input (`longest_input`) raise BlockOverflow.
     """
     limit = _cache_limit(model)
     longest = max(len(c) for c in continuations)
-    if limit is None or len(prompt) + longest - 1 > limit or not all(continuations):  # (an empty one: 0)
+    if limit is not None and len(prompt) + longest - 1 > limit:  # (without the cache, the model's forward says)
+        raise BlockOverflow(f"log_probs: a prompt of {len(prompt)} ids and a continuation of {longest} read "
+                            f"{len(prompt) + longest - 1} positions; the model takes at most {limit}")
+    if limit is None or not all(continuations):  # (an empty one: 0)
         return log_probs_full(model, prompt, continuations)
     device = next(model.parameters()).device
     model.eval()

@@ -99,8 +99,9 @@ def usable_cores():
 def _threads_from_environment():
     """The thread count $GPT_NUM_THREADS fixes (a DataError if it is not a whole number >= 1), else
     $OMP_NUM_THREADS's first level ("4,2" is OpenMP's nested form; a value torch would not take is
-    left to torch), else None. Capped at the machine's CPUs: beyond them threads only wait."""
-    cap = os.cpu_count() or 1
+    left to torch), else None. Capped at the CPUs this process may run on (its affinity: a container or
+    `taskset` pinned to 2 of 16 CPUs has 2): beyond them threads only wait for each other."""
+    cap = usable_cores()
     value = os.environ.get("GPT_NUM_THREADS", "").strip()
     if value:
         if not (value.isascii() and value.isdigit()) or int(value) < 1:  # "²" is a digit int() refuses
