@@ -146,7 +146,7 @@ def test_mingpt_finds_the_assignment_through_a_link(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(tmp_path / "demo-link"))
     done = subprocess.run([sys.executable, "-c", "from mingpt.model import GPT; print(GPT.loss_ignore_index)"],
                           cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and done.stdout == "-100\n", done.stderr[-1000:]
+    assert done.returncode == 0 and done.stdout == "None\n", done.stderr[-1000:]
 
 
 @pytest.fixture
@@ -202,4 +202,22 @@ def test_mingpt_trains_on_id_0_targets_as_the_courses_loop(mingpt):
 
     fast, course = train(True), train(False)
     for (name, a), b in zip(fast.named_parameters(), course.parameters()):
-        assert torch.allclose(a, b, atol=1e-5), name
+        # the key's bias adds the same amount to every score of a row, which the softmax takes away: its gradient
+        # is 0 but for rounding, which AdamW scales up to steps of the learning rate's order (1.3e-5 apart here
+        # after 4 steps, where every other parameter is within 6e-8)
+        assert torch.allclose(a, b, atol=1e-3 if name.endswith("attn.key.bias") else 1e-5), name
+
+
+def test_mingpt_batches_are_neither_trimmed_grouped_nor_packed(mingpt):
+    """minGPT's loss counts every target, so the fast path has no column to cut: no skipped target, whole rows,
+    and no packing tried. Its GPT declared -100 (cross_entropy's default, which no target is): the CPU trainer then
+    planned 8 length groups of full width for a batch of 128 and tried packing every step."""
+    import torch
+
+    from submission import TrainerConfig, Trainer
+    from submission.fastpath import packing_setting, skipped_target
+    model = mingpt.model.GPT(mingpt.model.GPTConfig(6, 12, n_layer=1, n_head=2, n_embd=16))
+    assert skipped_target(TrainerConfig(), model) is None and packing_setting(TrainerConfig(), model) is False
+    run = Trainer(model, None, None, TrainerConfig(batch_size=128, num_threads=1)).prepare()
+    x = torch.randint(0, 6, (128, 12), generator=torch.Generator().manual_seed(0))
+    assert run.pack(x, x) is None and run.plan(x) == [(None, 12, 1.0)]

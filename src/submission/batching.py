@@ -3,7 +3,8 @@
 Span-corruption and finetuning rows end their counted targets (those not ignore_index, the PAD)
 anywhere along the block. `trim_padding` cuts a batch to its last counted column; `length_groups`
 splits it into groups of rows of similar length, each cut to its own longest row, with weights that
-make the groups' mean losses the batch's mean (so loss and gradients are the full batch's);
+make the groups' mean losses the batch's mean (so loss and gradients are the full batch's, up to the
+order of float sums, and under dropout to which masks are drawn);
 `length_group_count` is how many groups a batch gets. `pack_rows` lays the rows, each cut after its
 last counted target, end to end into fewer rows, with each piece's positions and segment for a model
 that attends within segments. Exact for a causal model whose loss skips ignore_index: a dropped

@@ -14,7 +14,8 @@ progress is never clamped, so a run past `final_tokens` sees the rate climb back
 epoch 202 of 650, is back at the full rate by epoch 404 and ends at 12%).
 
 Beyond the course, for speed: the padding trim, length groups, packed rows, CPU threads, fused
-AdamW, TF32, torch.compile and CUDA step graphs, none of which changes what is computed; fastpath.py
+AdamW, TF32, torch.compile and CUDA step graphs, none of which changes the loss and gradients of a batch
+beyond the order of float sums, TF32's rounding and which dropout masks are drawn; fastpath.py
 decides which a run gets and says what each measured (`fast=False` in the config turns them all off,
 giving the course's loop that src/bench.py measures against; attention.py has the model's part).
 
@@ -87,7 +88,8 @@ class TrainerConfig:
     # beyond the course: a JSON-lines file of per-step loss and learning rate (None: no log), written
     # as <log_path>.partial while training and renamed to log_path when training ends
     log_path = None
-    # beyond the course, speed (fastpath.py): none of these changes what is computed
+    # beyond the course, speed (fastpath.py): none of these but amp (bf16) changes a batch's loss and gradients,
+    # beyond the order of float sums, TF32's rounding and which dropout masks are drawn
     ignore_index = "auto"  # the target id the model's loss skips; "auto": the model's loss_ignore_index (this
     #                        GPT's PAD, 0), and for a model without one every target counts (no trim, no groups)
     trim_padding = True   # drop trailing columns whose targets are all ignore_index

@@ -12,10 +12,10 @@ logger = logging.getLogger(__name__)
 
 
 class GPT(_AssignmentGPT):
-    """The assignment's GPT with minGPT's loss: cross-entropy over every target (-100, cross_entropy's
-    own default, is the only id skipped)."""
+    """The assignment's GPT with minGPT's loss: cross-entropy over every target (None: GPT.forward passes
+    cross_entropy its own default, -100, which no target is; and the Trainer neither trims nor groups)."""
 
-    loss_ignore_index = -100
+    loss_ignore_index = None
 
     def __init__(self, config):
         super().__init__(config)
