@@ -87,9 +87,41 @@ def test_3a_sum_criterion_is_neither_sufficient_nor_necessary():
     assert checks.softmax(s)[0] > 1 - 1e-7
 
 
+def test_3a_i_weights_are_a_categorical_distribution():
+    """Later handouts' 3(a)i: the weights are positive, sum to 1, each below 1 once n >= 2 (1 for n = 1), and the
+    output is the values' expectation under them."""
+    rng = np.random.default_rng(11)
+    for n in (1, 2, 5, 40):
+        for _ in range(50):
+            keys, values = rng.normal(0, 2, (n, 6)), rng.standard_normal((n, 3))
+            w, c = checks.attend(rng.standard_normal(6), keys, values)
+            assert np.all(w > 0) and abs(w.sum() - 1) < 1e-12
+            assert np.all(w < 1) if n >= 2 else w[0] == 1.0
+            assert np.allclose(c, sum(w[i] * values[i] for i in range(n)), atol=1e-12)
+
+
 # =============================================================================================
 # 3(b) an average of two
 # =============================================================================================
+def test_3b_i_projection_keeps_v_a_and_removes_v_b():
+    """Later handouts' 3(b)i: M = A A^T maps s = v_a + v_b to v_a, for orthonormal a's and b's that are only
+    orthogonal to them (not to each other, not of length 1); A^T s is v_a's coordinates c, of another size."""
+    rng = np.random.default_rng(12)
+    d, m, p = 10, 3, 4
+    A = orthonormal(rng, m, d).T                     # (d, m): orthonormal columns a_i
+    B = rng.standard_normal((d, p)) * 3
+    B -= A @ (A.T @ B)                               # (d, p): b_j orthogonal to every a_i, nothing more
+    assert np.allclose(A.T @ B, 0, atol=1e-12) and not np.allclose(B.T @ B, np.eye(p))
+    M = A @ A.T                                      # (d, d)
+    for _ in range(20):
+        c, e = rng.standard_normal(m), rng.standard_normal(p)
+        v_a, v_b = A @ c, B @ e
+        assert np.allclose(M @ (v_a + v_b), v_a, atol=1e-12)
+        assert np.allclose(M @ v_b, 0, atol=1e-12) and np.allclose(M @ v_a, v_a, atol=1e-12)
+        slip = A.T @ (v_a + v_b)                     # the common slip, M = A^T
+        assert slip.shape == (m,) and np.allclose(slip, c, atol=1e-12) and np.allclose(A @ slip, v_a, atol=1e-12)
+
+
 def test_3b_average_of_two():
     rng = np.random.default_rng(2)
     n, d = 7, 9
