@@ -220,6 +220,9 @@ def check(code_dir, submission_dir, data_dir):
             if name in PARAMS:
                 function = "pretrain" if name.endswith(".pretrain.params") else "finetune"
                 note = check_params(path, PARAMS[name][0], vocab, data_dir, function)
+                source = made_from(name)  # finetuned params: byte for byte the pretrained ones were never finetuned
+                if source and sha256_of(path) == sha256_of(os.path.join(submission_dir, source)):
+                    raise Bad(f"the same bytes as {source}: the pretrained params, not finetuned (a copy)")
             elif name in PREDICTIONS:
                 note = check_predictions(path, questions[PREDICTIONS[name][0]])
             else:

@@ -521,15 +521,16 @@ def check_outputs(args):
     params = args.writing_params_path
     check_output_path(params, "params", inputs, replaces=("params",))
     log, derived = default_log_path(args), None if args.log_path else "--writing_params_path"
-    check_output_path(log, "loss log", inputs + [params], replaces=("log",), named_by=derived)
+    written = {params: "params"}
+    check_output_path(log, "loss log", inputs, replaces=("log",), named_by=derived, outputs=written)
     if not is_special_file(log):  # written as <log>.partial while training
-        check_output_path(log + ".partial", "loss log", inputs + [params], replaces=("log",), named_by=derived)
+        check_output_path(log + ".partial", "loss log", inputs, replaces=("log",), named_by=derived, outputs=written)
     # (not the model card's path: a card that cannot be written costs only its checks, card.write_card; its
     # name is as long as the loss log's)
     state = state_path(args)
     if state:
-        check_output_path(state, "training state", inputs + [params], replaces=("state",),
-                          named_by="--writing_params_path")
+        check_output_path(state, "training state", inputs, replaces=("state",), named_by="--writing_params_path",
+                          outputs=written)
         if os.path.isfile(state) and not (args.resume or args.restart):  # hours of training, lost at the first save
             raise DataError(f"{state}: the training state of an interrupted run{resume.describe(state)}; add --resume "
                             f"to go on from it, or --restart to start over (this run then replaces it)")
@@ -565,12 +566,21 @@ def check_longer_run_kept(args, max_epochs, weights=None):
     Params that are a symbolic link are looked at beside the link and beside the file it names (the run that
     trained them wrote its log and card there; this run writes the file through the link).
     `weights`, this run's model's count (weight_count's): the training compared is epochs times weights, so a
-    smaller model's trial (`--n_layer 1`) of as many epochs keeps them too.
+    smaller model's trial (`--n_layer 1`) of as many epochs keeps them too. Params whose card says the other
+    function trained them (a finetuning run writing over pretrained params: a path mistyped) are refused whatever
+    the epochs: a finetuning epoch is a small fraction of a pretraining one, so the two do not compare.
     --restart replaces them; --resume goes on with a run that was checked when it started."""
     if args.restart or args.resume or not os.path.isfile(args.writing_params_path):
         return
+    training = {"pretrain": "pretraining", "finetune": "finetuning"}
     for params in dict.fromkeys([args.writing_params_path, os.path.realpath(args.writing_params_path)]):
-        epochs, said = (read_card(params) or {}).get("epochs"), f"its card {card_path(params)} says"
+        card = read_card(params) or {}
+        if card.get("function") in training and card["function"] != args.function:
+            raise DataError(f"{args.writing_params_path}: the params of a finished {training[card['function']]} run "
+                            f"(its card {card_path(params)} says), which this {training[args.function]} run would "
+                            f"replace; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), move the file away, or add "
+                            f"--restart to replace it")
+        epochs, said = card.get("epochs"), f"its card {card_path(params)} says"
         if not isinstance(epochs, int) or isinstance(epochs, bool):
             log, epochs = params + ".log.jsonl", None
             if os.path.isfile(log) and os.path.getmtime(log) >= os.path.getmtime(params) - LOG_LAG:  # else params

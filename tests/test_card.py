@@ -124,6 +124,21 @@ def test_a_card_of_other_params_or_a_damaged_one_checks_nothing(trained, capsys,
     assert (folder / "dev.predictions").exists()
 
 
+@pytest.mark.parametrize("heads", [0, -2, "two", True, None])
+def test_a_cards_heads_that_are_no_count_are_not_believed(trained, capsys, heads):
+    """A card edited by hand to `"n_head": 0` (its sha256 still the params') was believed: the load then asked
+    for --n_head 0, which no model takes. Heads that are no count of at least one are no record of heads."""
+    folder, params, evaluate = trained
+    card = folder / "m.params.card.json"
+    record = json.loads(card.read_text(encoding="utf-8"))
+    record["n_head"] = heads
+    card.write_text(json.dumps(record), encoding="utf-8")
+    from submission.card import card_heads
+    assert read_card(str(params)) is not None and card_heads(read_card(str(params))) is None
+    driver.main(evaluate + ["--n_head", "4"])  # unchecked: it loads
+    assert (folder / "dev.predictions").exists()
+
+
 def test_a_card_that_cannot_be_written_costs_only_its_checks(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("GPT_NUM_THREADS", "1")
     (tmp_path / "wiki.txt").write_text(WIKI, encoding="utf-8")

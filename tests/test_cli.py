@@ -348,14 +348,15 @@ def test_output_paths_are_checked_before_any_work(tmp_path):
 
 def test_a_loss_log_given_the_params_path_is_refused_before_any_work(tmp_path):
     """--log_path naming the params file itself (or spelled another way): the log and the params would overwrite
-    each other at every write; refused before training, as any output over an input."""
+    each other at every write; refused before training, naming the params as this run's (it said "an input")."""
     wiki = tmp_path / "wiki.txt"
     wiki.write_text(WIKI, encoding="utf-8")
     params = tmp_path / "p.params"
     for log in (str(params), f"{tmp_path}/./p.params"):
         args = driver.parse_args(["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={wiki}",
                                   f"--writing_params_path={params}", f"--log_path={log}"])
-        with pytest.raises(DataError, match=r"p.params: the loss log would overwrite an input of this run"):
+        with pytest.raises(DataError, match=r"p.params: the loss log would overwrite the params this run writes; "
+                                            r"pick another path for the loss log$"):
             driver.check_outputs(args)
     assert sorted(os.listdir(tmp_path)) == ["wiki.txt"]
 

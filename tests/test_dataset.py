@@ -450,6 +450,26 @@ def test_reserved_character_in_the_corpus_raises_what_the_courses_assert_raised(
         CharCorruptionDataset("Ada Quill. Born in Lisbon" + special, 128)
 
 
+def test_a_question_file_given_as_the_pretraining_corpus_is_named(tmp_path, monkeypatch):
+    """birth_dev.tsv given for wiki.txt (`--pretrain_corpus_path` of the wrong file) pretrained on the questions
+    without a word; the other way round was refused. A file of the course's, without a path, is not judged, and
+    a biography may hold a tab as long as not every line does."""
+    import run as driver
+    rows = "Where was Ada Quill born?\tLisbon\nWhere was Bo Lind born?\tOslo\n\n"
+    tsv = tmp_path / "birth_dev.tsv"
+    tsv.write_text(rows, encoding="utf-8")
+    with pytest.raises(DataError, match=rf"^{tsv}: every line holds a tab, as the question files' "
+                                        r"question<TAB>place lines do; .* give the wiki.txt$"):
+        CharCorruptionDataset(rows, 128, str(tsv))
+    CharCorruptionDataset(rows, 128)  # the course's call, without a file: no check
+    CharCorruptionDataset("Ada Quill.\tBorn in Lisbon.\nBo Lind. Born in Oslo.\n", 128, str(tsv))
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")
+    with pytest.raises(DataError, match="every line holds a tab"):
+        driver.main(["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tsv}",
+                     f"--writing_params_path={tmp_path / 'p.params'}", "--max_epochs", "1"])
+    assert not (tmp_path / "p.params").exists()
+
+
 def test_an_empty_path_is_named_as_empty(tmp_path, monkeypatch):
     """`london_baseline.py "$DEV"` with DEV unset said ": evaluation corpus not found; check the path",
     naming no file; every reader names the empty path instead."""

@@ -558,3 +558,18 @@ def test_params_whose_card_says_another_function_are_bad(complete, tmp_path, cap
     assert lines[10].split()[1:3] == ["ok", "vanilla.pretrain.params"]
     assert lines[11].split()[1:3] == ["bad", "vanilla.finetune.params"]
     assert "their card says they were pretrained, not finetuned" in lines[11]
+
+
+def test_finetuned_params_that_are_the_pretrained_ones_byte_for_byte_are_bad(complete, tmp_path, capsys):
+    """vanilla.pretrain.params copied over vanilla.finetune.params without a card (cp of the one file): it loaded
+    as vanilla params of the course's size, and the deliverables said `ok` and zipped params never finetuned."""
+    code, folder = complete
+    shutil.copyfile(folder / "synthesizer.pretrain.params", folder / "synthesizer.finetune.params")
+    out = tmp_path / "submission.zip"
+    status, lines, _ = run(complete, out, capsys)
+    assert status == 1 and not out.exists()
+    assert lines[14].split()[1:3] == ["ok", "synthesizer.pretrain.params"]
+    assert lines[15].split()[1:3] == ["bad", "synthesizer.finetune.params"]
+    assert "the same bytes as synthesizer.pretrain.params: the pretrained params, not finetuned (a copy); remake it " \
+           "with " in lines[15] and "synthesizer_finetune_with_pretrain" in lines[15]
+    assert lines[11].split()[1:3] == ["ok", "vanilla.finetune.params"]  # its own bytes: as it was

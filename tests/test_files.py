@@ -372,6 +372,28 @@ def test_a_zip_archive_that_torch_did_not_write_is_not_replaced_by_params(tmp_pa
     check_output_path(str(params), "params", replaces=("params",))  # an earlier run's params: replaced
 
 
+def test_a_params_card_is_named_as_one_and_no_loss_log_replaces_it(tmp_path):
+    """A card (<params>.card.json, one indented JSON object) read as "a loss log (JSON lines)": refusals called it
+    one, and --log_path naming it replaced it as an earlier run's log. A log (one JSON object a line) still is one."""
+    from submission.card import write_card
+    from submission.files import reads_as
+    params = tmp_path / "p.params"
+    model = GPT(GPTConfig(10, 8, n_layer=1, n_head=2, n_embd=8))
+    torch.save(model.state_dict(), params)
+    write_card(str(params), model, {i: chr(65 + i) for i in range(10)}, "pretrain", 1)
+    card = tmp_path / "p.params.card.json"
+    before = card.read_bytes()
+    assert reads_as(str(card)) == "card"
+    for what, replaces in (("loss log", ("log",)), ("predictions", ("text",))):
+        with pytest.raises(DataError, match=rf"card.json: is a params card \(JSON\), not the {what} an earlier run "
+                                            r"wrote, so it is not replaced"):
+            check_output_path(str(card), what, replaces=replaces)
+    assert card.read_bytes() == before
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"step": 1, "loss": 2.5}\n{"step": 2, "loss": 2.4}\n', encoding="utf-8")
+    assert reads_as(str(log)) == "log"
+
+
 def test_params_replace_params_and_states_states_but_no_checkpoint_of_the_users(tmp_path):
     """Any torch file passed as params was replaced: a checkpoint of the user's own ({'model': ..., 'epoch':
     3}, another model's weights) went without a word. Params of any GPT (another variant or size, keys

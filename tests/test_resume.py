@@ -538,6 +538,31 @@ def test_a_shorter_run_over_a_longer_finished_runs_params_needs_restart(tmp_path
     capsys.readouterr()
 
 
+def test_a_finetuning_over_pretrained_params_needs_restart_whatever_the_epochs(tmp_path, monkeypatch, capsys):
+    """A finetuning run writing to the path of a pretraining's params (a path mistyped) replaced them once it ran
+    as many epochs (4 finetuning steps over 12 pretraining ones here; hours against minutes on the course's data),
+    and a pretraining over finetuned params was judged by epochs too. The card's function refuses both, before any
+    work; --restart replaces them."""
+    params, log, pretrain = tiny_pretraining(tmp_path, monkeypatch)
+    pretrain(3)
+    kept = params.read_bytes()
+    finetune = [a for a in finetune_argv(tmp_path) if not a.startswith("--writing_params_path")]
+    at = finetune.index("--max_epochs")
+    del finetune[at:at + 2]  # each run below gives its own
+    with pytest.raises(DataError) as e:
+        driver.main(finetune + [f"--writing_params_path={params}", "--max_epochs", "4"])
+    assert str(e.value) == (f"{params}: the params of a finished pretraining run (its card {params}.card.json says), "
+                            f"which this finetuning run would replace; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), "
+                            f"move the file away, or add --restart to replace it")
+    assert params.read_bytes() == kept
+    driver.main(finetune + [f"--writing_params_path={params}", "--max_epochs", "1", "--restart"])
+    assert read_card(str(params))["function"] == "finetune"
+    with pytest.raises(DataError, match=r"the params of a finished finetuning run \(its card .*\), which this "
+                                        r"pretraining run would replace"):
+        pretrain(5)
+    capsys.readouterr()
+
+
 def test_a_longer_run_is_judged_by_the_card_before_the_loss_log(tmp_path, monkeypatch, capsys):
     """The check read the loss log first and the card only without one, while the grader reads the card first
     (tied to the params by their sha256). A log beside params within ledger.LOG_LAG of them can be another run's:

@@ -446,6 +446,28 @@ def test_params_cut_short_at_every_point_are_called_cut_short(tmp_path, zip_form
     assert named == {"a PyTorch file cut short or damaged, as by an interrupted copy"}
 
 
+def test_params_with_nan_or_infinite_weights_are_refused_naming_the_tensor(tmp_path):
+    """Two NaNs written into a params file (a bad disk or copy) loaded quietly: evaluation then answered every
+    question with PAD, "Correct: 0.0", exit 0. The first tensor that holds any is named, with the count."""
+    state = small().state_dict()
+    state["blocks.0.attn.key.weight"].view(-1)[:2] = float("nan")
+    state["head.weight"][0, 0] = float("inf")
+    p = tmp_path / "vanilla.finetune.params"
+    torch.save(state, p)
+    with pytest.raises(ParamsError, match=r"vanilla.finetune.params: 2 of the 64 values of blocks.0.attn.key.weight "
+                                          r"are NaN or infinite \(and 1 more tensors hold some\): the file is damaged, "
+                                          r"or the run that wrote it diverged; re-create it with .*run.sh "
+                                          r"vanilla_finetune_with_pretrain"):
+        load_params(small(), str(p))
+    state["blocks.0.attn.key.weight"].view(-1)[:2] = 0.5
+    torch.save(state, p)
+    with pytest.raises(ParamsError, match=r": 1 of the 160 values of head.weight are NaN or infinite: the file"):
+        load_params(small(), str(p))
+    state["head.weight"][0, 0] = 0.5
+    torch.save(state, p)
+    load_params(small(), str(p))  # finite again: loads
+
+
 def test_a_checkpoint_with_tensors_beside_the_weights_is_named_a_checkpoint(tmp_path):
     """{'state_dict': ..., 'lr': tensor} was called 'another model's params'."""
     p = tmp_path / "x.params"

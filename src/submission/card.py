@@ -148,6 +148,13 @@ def read_card(params_path):
     return card
 
 
+def card_heads(card):
+    """The heads a card records: a whole number of at least 1, else None (a card edited by hand to `0`, `"two"`
+    or `true` records none, rather than a fix of `--n_head 0`)."""
+    heads = (card or {}).get("n_head")
+    return heads if isinstance(heads, int) and not isinstance(heads, bool) and heads >= 1 else None
+
+
 def _bytes_sha256(data):
     """The sha256 of bytes read already: corpus_folder's, on a folder's wiki.txt, only where a card records one."""
     return hashlib.sha256(data).hexdigest()
@@ -195,8 +202,8 @@ def card_mismatch(params_path, model, itos=None):
     card = read_card(params_path)
     if card is None:
         return None
-    heads, trained = model_heads(model), card.get("n_head")
-    if isinstance(trained, int) and heads is not None and trained != heads:
+    heads, trained = model_heads(model), card_heads(card)
+    if trained is not None and heads is not None and trained != heads:
         return (f"trained with {trained} attention heads ({card_path(params_path)} says), the model has {heads}",
                 f"--n_head {trained}")
     vocab = card.get("vocab")

@@ -316,6 +316,10 @@ class CharCorruptionDataset(Dataset):
         if path != "<pretraining corpus>" and not data.strip():  # a file: its vocabulary would be MASK and PAD
             raise DataError(f"{path}: the pretraining corpus is empty; it needs one biography a line (data/wiki.txt "
                             f"is the embedded corpus)")
+        if path != "<pretraining corpus>" and all("\t" in line for line in data.split("\n") if line.strip()):
+            # every line question<TAB>place: a finetuning or evaluation file given for wiki.txt, which has no tab
+            raise DataError(f"{path}: every line holds a tab, as the question files' question<TAB>place lines do; the "
+                            f"pretraining corpus is biographies, one a line without tabs: give the wiki.txt")
         chars = sorted(set(data))
         for special, name in ((MASK_CHAR, "MASK"), (PAD_CHAR, "PAD")):
             if special in chars:

@@ -299,8 +299,8 @@ def atomic_write(path, write):
 
 def reads_as(path):
     """What an existing regular file holds, from its first 4 KB: "empty", "torch" (torch.save's zip or
-    legacy pickle: params, a training state), "zip" (another zip), "pickle" (another pickle), "log" (JSON
-    lines), "corpus" (question<TAB>place lines, questions ending "born?", or lines longer than a
+    legacy pickle: params, a training state), "zip" (another zip), "pickle" (another pickle), "card" (a params
+    file's card, card.py: one JSON object naming params_sha256), "log" (JSON lines), "corpus" (question<TAB>place lines, questions ending "born?", or lines longer than a
     prediction can be: biographies), "text" (such as predictions, also UTF-16 from a Windows editor), or
     "binary"."""
     with open(path, "rb") as f:
@@ -330,7 +330,7 @@ def reads_as(path):
     lines = text.split("\n")[:-1] or text.split("\n")  # the last may be cut at 4 KB
     first = lines[0].rstrip("\r")
     if first.startswith("{"):
-        return "log"
+        return "card" if first == "{" and '"params_sha256"' in text else "log"  # (a card is indented JSON)
     if "\t" in first or first.endswith("born?") or any(len(line) > MAX_PREDICTION for line in lines):
         return "corpus"
     return "text"
@@ -360,7 +360,7 @@ TORCH_CONTENT = {"params": "params", "state": "a training state",
                  "other": "a torch file of another kind (a checkpoint or another model's weights)"}
 MAX_PREDICTION = 64  # characters: evaluation decodes at most 32 a question, so a longer line is no prediction
 READS_AS = {"torch": "a torch file (params or a training state)", "zip": "a zip archive", "pickle": "a pickle",
-            "log": "a loss log (JSON lines)", "corpus": "a corpus (questions or biographies)", "text": "text",
+            "card": "a params card (JSON)", "log": "a loss log (JSON lines)", "corpus": "a corpus (questions or biographies)", "text": "text",
             "binary": "a binary file"}
 
 
@@ -404,7 +404,7 @@ def _unreplaceable(path):
     return None
 
 
-def check_output_path(path, what, inputs=(), replaces=None, named_by=None):
+def check_output_path(path, what, inputs=(), replaces=None, named_by=None, outputs=None):
     """DataError unless `path` can take an output file: not a folder (nor spelled as one, `out/`), not
     one of the `inputs`, nor an existing file whose content (`reads_as`) is not among `replaces` (the
     kinds this output may replace: an earlier run's, so a mistyped path never overwrites a corpus or
@@ -414,7 +414,8 @@ def check_output_path(path, what, inputs=(), replaces=None, named_by=None):
     make it: nothing is made here, so a run that stops at a bad input leaves no empty folder). The trial
     file is named as the atomic write's temporary file will be, so a name too long for it fails here.
     Called before a run, so a long run is never lost at its final write. `named_by`: what sets this
-    path, when it is derived from another (a params file's training state: "--writing_params_path")."""
+    path, when it is derived from another (a params file's training state: "--writing_params_path").
+    `outputs`: {path: what} of the other files this run writes, which this one must not be either."""
     if not path.strip():  # realpath("") is the current folder: "is a folder" named no path at all
         raise DataError(f"the {what} path is empty; give a file path")
     full = os.path.realpath(path)
@@ -433,6 +434,9 @@ def check_output_path(path, what, inputs=(), replaces=None, named_by=None):
     for other in inputs:
         if other and os.path.realpath(other) == full:
             raise DataError(f"{path}: the {what} would overwrite an input of this run; write it elsewhere")
+    for other, its in (outputs or {}).items():
+        if other and os.path.realpath(other) == full:
+            raise DataError(f"{path}: the {what} would overwrite the {its} this run writes; {pick}")
     if replaces is not None and os.path.isfile(full):
         try:
             kind = reads_as(full)

@@ -14,7 +14,7 @@ import zipfile
 
 import torch
 
-from .card import card_mismatch, read_card
+from .card import card_heads, card_mismatch, read_card
 
 
 class ParamsError(ValueError):
@@ -98,8 +98,8 @@ def params_shape(path):
         return {}
     shape["synthesizer"] = "n_head" in shape
     card = read_card(path) or {}
-    heads = card.get("n_head")
-    if "n_head" not in shape and isinstance(heads, int) and not isinstance(heads, bool) and heads > 0:
+    heads = card_heads(card)
+    if "n_head" not in shape and heads is not None:
         shape["n_head"] = heads
     if card.get("function") in ("pretrain", "finetune"):
         shape["function"] = card["function"]
@@ -109,8 +109,8 @@ def params_shape(path):
 def _size_error(path, problem, size_fix, state):
     """The ParamsError of params of another model size, with the size flags they look like."""
     looks = _looks_like(state)
-    heads = (read_card(path) or {}).get("n_head") if looks is not None and "--n_head" not in looks else None
-    if isinstance(heads, int) and not isinstance(heads, bool):  # a vanilla file's heads, from its card
+    heads = card_heads(read_card(path)) if looks is not None and "--n_head" not in looks else None
+    if heads is not None:  # a vanilla file's heads, from its card
         looks += f" --n_head {heads}"
     hint = "" if looks is None else f" (the file looks like {looks})" if "--n_head" in looks else \
         f" (the file looks like {looks}, with the --n_head it was trained with: a vanilla file does not record it)"
@@ -354,6 +354,15 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
         if v.shape != own[k].shape:
             raise _size_error(path, f"{k} has shape {tuple(v.shape)}, the model wants {tuple(own[k].shape)}",
                               size_fix, state)
+    # NaN or infinite weights: training stops on a non-finite loss before writing any, so bytes changed since
+    # (a bad disk or copy) or another program's run; the model would answer every question with PAD, quietly
+    bad = [k for k, v in state.items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
+    if bad:
+        v = state[bad[0]]
+        problem = (f"{int((~torch.isfinite(v)).sum()):,} of the {v.numel():,} values of {bad[0]} are NaN or infinite"
+                   + (f" (and {len(bad) - 1} more tensors hold some)" if len(bad) > 1 else ""))
+        raise ParamsError(f"{path}: {problem}: the file is damaged, or the run that wrote it diverged; "
+                          f"{_remake(path)}", problem=problem)
     mismatch = card_mismatch(path, target, itos)
     if mismatch is not None:
         problem, flag = mismatch
