@@ -29,6 +29,10 @@ wiki.txt, as run.py's evaluation notes it.
 A text may be a TSV line, question<TAB>place (fields after the place ignored): the question is asked as
 run.py's evaluation reads it (spaces and all; a name is asked the course's question) and its answer
 checked against that place rather than the files'; with --complete, a tab is a character of the text.
+A line without a tab is a question as typed, asked without its line end: run.py's evaluation of a file of
+questions alone (birth_test_inputs.tsv) keeps each line's newline before the MASK, as the course's does, so the
+model reads another prompt there and some answers differ from the .test.predictions (data/README.md measures
+the accuracy both ways); run.py --function evaluate gives those.
 With no texts on the command line, texts are read from standard input, one a line, with a prompt
 when it is a terminal. Standard input must be UTF-8 (a leading byte-order mark is dropped, as the
 data readers drop it); other bytes end the reading with one line naming where they are.

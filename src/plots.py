@@ -183,11 +183,13 @@ def plot_curves(paths, out, title=None, dpi=100):
         ax_loss.plot(steps, moving_average(losses, window), color=color, linewidth=1.8,
                      label=f"{label} ({len(rows)} steps{smooth_note})")
         style = ("-", "--", ":", "-.")[i % 4]  # runs with the same schedule stay visible on top of each other
-        ax_lr.plot(steps, [r["lr"] for r in rows], color=color, linewidth=1.5, linestyle=style, label=label)
+        # a row's lr is the rate the trainer set after its step, which the next step trains at: drawn there, so
+        # the panel shows each step's own rate (the first step's, the configured rate, is in no row)
+        ax_lr.plot(steps[1:], [r["lr"] for r in rows[:-1]], color=color, linewidth=1.5, linestyle=style, label=label)
     ax_loss.set_ylabel("training loss (cross-entropy, nats/char)")
     ax_loss.grid(True, alpha=0.3)
     ax_loss.legend(fontsize=9)
-    ax_lr.set_ylabel("learning rate")
+    ax_lr.set_ylabel("learning rate\n(of each step from the 2nd)")
     ax_lr.set_xlabel("optimizer step")
     ax_lr.ticklabel_format(axis="y", style="sci", scilimits=(-2, 2))
     ax_lr.grid(True, alpha=0.3)

@@ -85,6 +85,14 @@ class Unigram(torch.nn.Module):
         return logits, torch.nn.functional.cross_entropy(logits.view(-1, VOCAB), y.reshape(-1))
 
 
+def empty_batch_dataset():
+    """dataset() with its second global batch's targets all PAD: nothing counted on either rank."""
+    x, y = dataset().tensors
+    y = y.clone()
+    y[BATCH:2 * BATCH] = 0
+    return TensorDataset(x, y)
+
+
 def ignored_targets_dataset():
     """dataset() with its PAD targets made -100: rank 0's rows hold other counts of them than rank 1's."""
     x, y = dataset().tensors
@@ -113,6 +121,7 @@ def _worker(rank, world, port, folder):
     packed_conf = config(folder, f"packed-rank{rank}")
     packed_conf.pack = True  # each rank packs its own rows
     Trainer(packed, dataset(), None, packed_conf).train()
+    Trainer(fresh_model(), empty_batch_dataset(), None, config(folder, f"empty-rank{rank}")).train()
     torch.save({"params": model.state_dict(), "tokens": trainer.tokens, "main": is_main_process(),
                 "packed_params": packed.state_dict(), "steady_params": steady.state_dict(),
                 "scalars": conf.writer.calls, "unigram_tokens": other.tokens, "ddp_warnings": ddp_warnings,
@@ -141,6 +150,7 @@ def runs(tmp_path_factory):
     trainer.train()
     steady = Unigram()
     Trainer(steady, ignored_targets_dataset(), None, steady_config(folder, "steady-single")).train()
+    Trainer(fresh_model(), empty_batch_dataset(), None, config(folder, "empty-single")).train()
     single = {"params": model.state_dict(), "tokens": trainer.tokens, "steady_params": steady.state_dict()}
     mp.spawn(_worker, args=(2, free_port(), folder), nprocs=2, join=True)
     ranks = [torch.load(os.path.join(folder, f"rank{r}.pt"), weights_only=True) for r in range(2)]
@@ -162,10 +172,10 @@ def test_each_training_ends_in_a_barrier(runs):
     """In torch 2.13 (not 2.2) DDP's gradient all-reduces keep a Python object, which gloo's worker thread frees
     just after the result is out: rank 1, exiting before it had, aborted ("terminate called without an active
     exception") in 9 of 469 torchrun runs of the tiny pretraining below, done while rank 0 still wrote the
-    params. Each of the four trainings of each rank ends in a barrier (trainer._end_together), waited in with
+    params. Each of the five trainings of each rank ends in a barrier (trainer._end_together), waited in with
     the GIL released while rank 0 finishes."""
     _, _, ranks = runs
-    assert [r["barriers"] for r in ranks] == [4, 4]
+    assert [r["barriers"] for r in ranks] == [5, 5]
 
 
 def test_ddp_is_built_without_a_deprecation_warning(runs):
@@ -214,6 +224,21 @@ def test_logged_loss_and_schedule_are_the_global_ones(runs):
         assert (a["step"], a["epoch"], a["tokens"]) == (b["step"], b["epoch"], b["tokens"])
         assert a["lr"] == pytest.approx(b["lr"], rel=1e-12)
         assert a["loss"] == pytest.approx(b["loss"], rel=1e-4, abs=1e-5)
+
+
+def test_a_global_batch_without_a_counted_target_logs_nan_and_trains_on_as_one_process(runs):
+    """A global batch whose targets are all PAD has a 0/0 loss and zero gradients. One process stopped on it as
+    diverged; two logged it as 0.0 and trained on. Both now log nan, as the course's loop prints, and train on."""
+    import math
+    folder, _, _ = runs
+    single = [json.loads(line) for line in open(os.path.join(folder, "empty-single.log.jsonl"))]
+    ddp = [json.loads(line) for line in open(os.path.join(folder, "empty-rank0.log.jsonl"))]
+    assert len(ddp) == len(single) == EPOCHS * ROWS // BATCH
+    empty = [row["step"] for row in single if math.isnan(row["loss"])]
+    assert empty == [row["step"] for row in ddp if math.isnan(row["loss"])] == [2, 2 + ROWS // BATCH]
+    for a, b in zip(single, ddp):
+        if a["step"] not in empty:
+            assert a["loss"] == pytest.approx(b["loss"], rel=1e-4, abs=1e-5)
 
 
 def test_only_rank_zero_calls_the_writer(runs):

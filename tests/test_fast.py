@@ -18,6 +18,8 @@
 
 Run:  python -m pytest -q tests/test_fast.py
 """
+import os
+
 import pytest
 import torch
 import torch.nn as nn
@@ -240,7 +242,7 @@ def test_length_groups_split_rows_by_where_their_targets_end():
     assert length_groups(torch.zeros(3, 4, dtype=torch.long), 0, 2) is None
 
 
-def test_length_group_count_follows_the_cpu_measurements():
+def test_length_group_count_follows_the_cpu_measurements(tmp_path):
     auto = TrainerConfig()
     assert [length_group_count(auto, rows) for rows in (8, 15, 16, 32, 64, 128, 256)] == [1, 1, 2, 2, 4, 8, 8]
     assert length_group_count(auto, 128, "cuda") == 1  # not measured on a GPU yet
@@ -254,6 +256,13 @@ def test_length_group_count_follows_the_cpu_measurements():
     for bad in (0, 2.5, "4", True):
         with pytest.raises(ValueError, match="length_groups must be 'auto' or a whole number of at least 1"):
             length_group_count(TrainerConfig(length_groups=bad), 128)
+        # ... and before any step, on either path: the first step's check left the loss log's .partial, and the
+        # course's loop (fast=False) never read the value
+        for fast in (True, False):
+            with pytest.raises(ValueError, match="length_groups must be 'auto' or a whole number of at least 1"):
+                Trainer(GPT(config()), data, None, TrainerConfig(length_groups=bad, fast=fast, num_threads=1,
+                                                                 log_path=str(tmp_path / "log.jsonl"))).train()
+            assert os.listdir(tmp_path) == []
 
 
 @pytest.mark.parametrize("synth", [False, True])

@@ -226,7 +226,9 @@ def saved_figures(monkeypatch):
 
 def test_curves_draw_the_logged_losses_their_trailing_mean_and_the_learning_rate(tmp_path, monkeypatch):
     """The faint line is each step's loss, the bold one its trailing mean over len(rows) // 40 steps (as its
-    label says), the lower panel the logged learning rate: not just some non-empty PNG."""
+    label says), the lower panel the rate each step trained at: a row's lr is the rate set after its step, for
+    the next one (drawn at its own step, it hid the first step's full rate in a warm-up from 0): not just some
+    non-empty PNG."""
     needs_matplotlib()
     figures = saved_figures(monkeypatch)
     steps = list(range(1, 121))  # 120 rows: a mean of 3 steps
@@ -243,7 +245,7 @@ def test_curves_draw_the_logged_losses_their_trailing_mean_and_the_learning_rate
     assert list(smooth.get_ydata()) == pytest.approx(plots.moving_average(losses, 3))
     assert smooth.get_label() == "a (120 steps, mean of 3 steps)"
     (rate,) = ax_lr.get_lines()
-    assert list(rate.get_xdata()) == steps and list(rate.get_ydata()) == lrs
+    assert list(rate.get_xdata()) == steps[1:] and list(rate.get_ydata()) == lrs[:-1]
 
 
 def test_runs_of_the_same_schedule_keep_apart_on_the_learning_rate_panel(tmp_path, monkeypatch):

@@ -18,6 +18,13 @@ Cross-contamination").
 import torch
 
 
+def check_length_groups(value):
+    """TrainerConfig.length_groups as given: "auto" or a whole number of at least 1, else a ValueError."""
+    if value != "auto" and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValueError(f"length_groups must be 'auto' or a whole number of at least 1, got {value!r}")
+    return value
+
+
 def _round_up(n, multiple):
     """n rounded up to a multiple of `multiple`."""
     return -(-n // multiple) * multiple
@@ -87,9 +94,7 @@ def length_group_count(config, rows, device="cpu", world_size=1, compiled=False)
     under DDP (one forward per backward), and only with an
     ignore_index (the lengths are where the counted targets end).
     """
-    value = config.length_groups
-    if value != "auto" and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise ValueError(f"length_groups must be 'auto' or a whole number of at least 1, got {value!r}")
+    value = check_length_groups(config.length_groups)
     if config.ignore_index is None or world_size > 1:
         return 1
     if value == "auto":

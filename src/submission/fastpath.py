@@ -66,6 +66,7 @@ import sys
 
 import torch
 
+from .batching import check_length_groups
 from .utils import usable_cores
 
 
@@ -130,9 +131,11 @@ GRAPH_MODES = ("reduce-overhead", "max-autotune")  # torch.compile's modes that 
 
 
 def asked_groups(config):
-    """The length groups `config` asks for by number; 1 for "auto" (which is 1 on CUDA anyway)."""
-    value = config.length_groups
-    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+    """The length groups `config` asks for by number; 1 for "auto" (which is 1 on CUDA anyway). A ValueError for
+    a value that is neither: checked as the run is prepared, before its loss log is opened (it was checked at
+    the first step, leaving the log's .partial; never with fast=False)."""
+    value = check_length_groups(config.length_groups)
+    return 1 if value == "auto" else value
 
 
 def compiled_graphs_conflict(groups, device, compile_mode):
