@@ -222,8 +222,9 @@ class Asker:
 class Store:
     """What a pretrained model stored, person by person: memorised.py's probe of one question. The person's
     wiki line (row i of train, then dev: the course's layout) is cut before the birthplace's first mention
-    outside the person's own name (`memorised.cut_at`), and the model continues it greedily for as many
-    characters as the place has; the place is stored when the continuation spells it."""
+    outside the person's own name (`memorised.cut_at`), and the model continues it greedily a character past the
+    place (or past the longest place of the files that starts with it); the place is stored when the
+    continuation names it (`memorised.names_place`)."""
 
     def __init__(self, model, vocab, data_dir, block_size):
         self.model, self.vocab = model, vocab
@@ -233,7 +234,9 @@ class Store:
         # people asked twice), each row with its own wiki line
         files = dict(memorised.SPLITS)
         self.items = {}
-        for split, rows, items in memorised.split_probes(data_dir, wiki, block_size):
+        probed = memorised.split_probes(data_dir, wiki, block_size)
+        self.places = {place for _, rows, _ in probed for _, place, _ in rows}  # as memorised_rows tells them apart
+        for split, rows, items in probed:
             for item in items:
                 self.items[files[split], rows[item[0]][2]] = item
 
@@ -244,8 +247,8 @@ class Store:
         item = self.items.get(tuple(row[:2]))
         if item is None:
             return None
-        said = memorised.continuations(self.model, [item], self.vocab.stoi, self.vocab.itos)[0]
-        return item[1], said, said == item[2]
+        said = memorised.continuations(self.model, [item], self.vocab.stoi, self.vocab.itos, places=self.places)[0]
+        return item[1], said, memorised.names_place(said, item[2], self.places)
 
 
 def _percent(p):

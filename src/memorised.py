@@ -5,7 +5,10 @@ This measures that store directly, before any finetuning: for each labelled pers
 states the birthplace, the line is cut just before the place's first occurrence that is not part of
 the person's own name (the NAME of "Where was NAME born?"), and the model continues it greedily
 (`decoding.sample_cached`, the same greedy choice as `sample`). The person counts as memorised when the
-continuation spells the place exactly. A place inside the name ("Ann of Lund. Ann of Lund, born at Lund")
+continuation names the place: it spells the place, the character after it does not go on with a word (a
+letter or digit), and it does not spell a longer place of the files that starts with this one ("Mexico City"
+is no answer of "Mexico", nor "Indianapolis" of "India"); so each continuation runs one character past the
+longest place it could be. A place inside the name ("Ann of Lund. Ann of Lund, born at Lund")
 would be answered by copying the name, so the cut passes over such occurrences to the next one, as it
 passes over one that starts the line (there is nothing before it to continue). Only places that end
 within the span-corruption truncation limit (int(block_size * 7/8) characters) count: later text is
@@ -86,22 +89,39 @@ def split_probes(data_dir, wiki, block_size):
     return out
 
 
-def memorised(model, items, stoi, itos, batch_size=256):
-    """Which of `items` ((row, prefix, place) from `probes`) the model continues with the place: a list of
-    booleans."""
-    return [said == place for said, (_, _, place) in zip(continuations(model, items, stoi, itos, batch_size), items)]
+def names_place(said, place, places=()):
+    """Whether the continuation `said` names `place`: it starts with it, the character after it (if any) is no
+    letter or digit, and no longer place of `places` that starts with `place` is named as well."""
+    def names(p):
+        return said.startswith(p) and not said[len(p):len(p) + 1].isalnum()
+    return names(place) and not any(len(p) > len(place) and p.startswith(place) and names(p) for p in places)
+
+
+def reach(place, places=()):
+    """How many characters a continuation needs to tell `place` apart (`names_place`): one past the longest of
+    `place` and the places of `places` that start with it."""
+    return max([len(place)] + [len(p) for p in places if p.startswith(place)]) + 1
+
+
+def memorised(model, items, stoi, itos, batch_size=256, places=()):
+    """Which of `items` ((row, prefix, place) from `probes`) the model continues with the place (`names_place`,
+    the longer places among `places` and the items' own told apart): a list of booleans."""
+    places = set(places) | {place for _, _, place in items}
+    said = continuations(model, items, stoi, itos, batch_size, places)
+    return [names_place(s, place, places) for s, (_, _, place) in zip(said, items)]
 
 
 @torch.no_grad()
-def continuations(model, items, stoi, itos, batch_size=256):
-    """The model's greedy continuation of each of `items`' prefixes ((row, prefix, place) from `probes`), as
-    many characters as its place has. Prefixes of equal length and equal place length decode together."""
+def continuations(model, items, stoi, itos, batch_size=256, places=()):
+    """The model's greedy continuation of each of `items`' prefixes ((row, prefix, place) from `probes`), `reach`
+    characters long: one past its place, or past the longest place of `places` that starts with it. Prefixes of
+    equal length and equal reach decode together."""
     device = next(model.parameters()).device
     model.eval()
     said = [""] * len(items)
     groups = {}
     for k, (_, prefix, place) in enumerate(items):
-        groups.setdefault((len(prefix), len(place)), []).append(k)
+        groups.setdefault((len(prefix), reach(place, places)), []).append(k)
     for (_, n), ks in sorted(groups.items()):
         for s in range(0, len(ks), batch_size):
             chunk = ks[s:s + batch_size]
@@ -147,9 +167,11 @@ def memorised_rows(model, data_dir, block_size=128, corpus=None):
     Indices count from 0 within each split's TSV."""
     wiki, ds = corpus or read_corpus(data_dir, block_size)
     result = {}
-    for name, _, items in split_probes(data_dir, wiki, block_size):
+    probed = split_probes(data_dir, wiki, block_size)
+    places = {place for _, rows, _ in probed for _, place, _ in rows}  # every labelled place: longer ones told apart
+    for name, _, items in probed:
         items = [it for it in items if all(c in ds.stoi for c in it[1] + it[2])]
-        hits = memorised(model, items, ds.stoi, ds.itos)
+        hits = memorised(model, items, ds.stoi, ds.itos, places=places)
         result[name] = ([row for (row, _, _), hit in zip(items, hits) if hit], len(items))
     return result
 

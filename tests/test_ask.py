@@ -662,19 +662,19 @@ def test_pretrained_tells_a_wrong_answer_not_stored_from_not_retrieved(tmp_path,
     """--pretrained probes the params finetuning started from as memorised.py does (the person's wiki line
     cut before the place, continued greedily): each checked answer gets one of four verdicts, a person the
     probe cannot reach says so, and a file of questions ends with the demo's memorised and retrieved counts.
-    Two bigram models: the pretrained one continues a space with "Rome" and "(" with "Kiev"; the finetuned
-    one answers "Kiev" to every question."""
+    Two bigram models: the pretrained one continues a space with "Roma." and "(" with "Kiev)" (the probe reads a
+    character past the place: it must end there); the finetuned one answers "Kiev" to every question."""
     import memorised
-    people = [("Cy Du", "Rome", "Cy Du was born in Rome."), ("Ed Fa", "Kiev", "Ed Fa was born in Kiev."),
-              ("Ann Bo", "Kiev", "Ann Bo (Kiev)."), ("Al Ko", "Rome", "Al Ko (Rome)."),
-              ("Gu Ha", "Rome", "Gu Ha was born in Rome."), ("Bo Ek", "Rome", "Bo Ek.")]
+    people = [("Cy Du", "Roma", "Cy Du was born in Roma."), ("Ed Fa", "Kiev", "Ed Fa was born in Kiev."),
+              ("Ann Bo", "Kiev", "Ann Bo (Kiev)."), ("Al Ko", "Roma", "Al Ko (Roma)."),
+              ("Gu Ha", "Roma", "Gu Ha was born in Roma."), ("Bo Ek", "Roma", "Bo Ek.")]
     (tmp_path / "wiki.txt").write_text("".join(line + "\n" for *_, line in people) + "Where was it?\n",
                                        encoding="utf-8")
     tsv = lambda part: "".join(f"Where was {n} born?\t{p}\n" for n, p, _ in part)  # noqa: E731
     (tmp_path / "birth_places_train.tsv").write_text(tsv(people[:2]), encoding="utf-8")  # wiki lines 1-2
     (tmp_path / "birth_dev.tsv").write_text(tsv(people[2:]), encoding="utf-8")          # wiki lines 3-6
     vocab = CharCorruptionDataset((tmp_path / "wiki.txt").read_text(encoding="utf-8"), 48)
-    pretrained = bigram_model(vocab, dict(zip(" Rom(Kie", "RomeKiev")), block=48)
+    pretrained = bigram_model(vocab, dict(zip(" Roma(Kiev", "Roma.Kiev)")), block=48)
     finetuned = bigram_model(vocab, dict(zip(MASK_CHAR + "Kiev", "Kiev" + MASK_CHAR)), block=48)
     torch.save(pretrained.state_dict(), tmp_path / "p.params")
     torch.save(finetuned.state_dict(), tmp_path / "f.params")
@@ -687,11 +687,11 @@ def test_pretrained_tells_a_wrong_answer_not_stored_from_not_retrieved(tmp_path,
     assert status == 0 and err == "", err
     said = [ln for ln in out.splitlines() if ln.startswith("  pretraining: ")]
     assert said == [
-        "  pretraining: stored, not retrieved   ('Cy Du was born in ' -> 'Rome')",
-        "  pretraining: not stored; right, as finetuning trained this question   ('Ed Fa was born in ' -> 'Rome')",
-        "  pretraining: stored, and retrieved   ('Ann Bo (' -> 'Kiev')",
-        "  pretraining: not stored, so nothing to retrieve   ('Al Ko (' -> 'Kiev')",
-        "  pretraining: stored, not retrieved   ('Gu Ha was born in ' -> 'Rome')",
+        "  pretraining: stored, not retrieved   ('Cy Du was born in ' -> 'Roma.')",
+        "  pretraining: not stored; right, as finetuning trained this question   ('Ed Fa was born in ' -> 'Roma.')",
+        "  pretraining: stored, and retrieved   ('Ann Bo (' -> 'Kiev)')",
+        "  pretraining: not stored, so nothing to retrieve   ('Al Ko (' -> 'Kiev)')",
+        "  pretraining: stored, not retrieved   ('Gu Ha was born in ' -> 'Roma.')",
         "  pretraining: not probed (not a train or dev person whose wiki line names this place within the characters "
         "pretraining reads)"]
     # (stored, right) for the dev people: (yes, yes), (no, no), (yes, no): not the same counts read the other way
@@ -703,7 +703,7 @@ def test_pretrained_tells_a_wrong_answer_not_stored_from_not_retrieved(tmp_path,
     # a train person stored and answered right was "stored, and retrieved", though finetuning trained the answer
     status, out, _ = run_main(argv, capsys, stdin=io.StringIO("Where was Ed Fa born?\tKiev\n"))
     assert "  pretraining: not stored; right, as finetuning trained this question" in out
-    torch.save(bigram_model(vocab, dict(zip(" Kie", "Kiev")), block=48).state_dict(), tmp_path / "kiev.params")
+    torch.save(bigram_model(vocab, dict(zip(" Kiev", "Kiev.")), block=48).state_dict(), tmp_path / "kiev.params")
     status, out, _ = run_main(argv[:-1] + [str(tmp_path / "kiev.params")], capsys,  # a store of Kiev for all
                               stdin=io.StringIO(tsv(people[:2])))
     assert "  pretraining: stored; right, but finetuning trained this question" in out
@@ -751,33 +751,33 @@ def test_a_question_in_both_files_is_probed_for_the_person_whose_place_is_checke
     and whose line states the place) was "not probed". A question asked is checked against the train file's
     row (its first) and the dev row follows it, checked and probed for its own person: the dev person went
     unmentioned, though the answer was right for them and their biography was stored."""
-    people = [("Cy Du", "Rome", "Cy Du was born in Rome."), ("Ed Fa", "Kiev", "Ed Fa was born in Kiev."),
+    people = [("Cy Du", "Roma", "Cy Du was born in Roma."), ("Ed Fa", "Kiev", "Ed Fa was born in Kiev."),
               ("Cy Du", "Kiev", "Cy Du (Kiev).")]
-    argv, tsv = namesakes_world(tmp_path, people, train=2, follows=dict(zip(" Rom(Kie", "RomeKiev")))
+    argv, tsv = namesakes_world(tmp_path, people, train=2, follows=dict(zip(" Roma(Kiev", "Roma.Kiev)")))
     stdin = io.StringIO(tsv(people))
     status, out, err = run_main(argv, capsys, stdin=stdin)
     assert status == 0 and err == "", err
     said = [ln for ln in out.splitlines() if ln.startswith("  answer: ") or ln.startswith("  pretraining: ")]
-    assert said == ["  answer: Kiev   (standard input line 1: Rome; wrong)",
-                    "  pretraining: stored, not retrieved   ('Cy Du was born in ' -> 'Rome')",
+    assert said == ["  answer: Kiev   (standard input line 1: Roma; wrong)",
+                    "  pretraining: stored, not retrieved   ('Cy Du was born in ' -> 'Roma.')",
                     "  answer: Kiev   (standard input line 2: Kiev; right)",
                     "  pretraining: not stored; right, as finetuning trained this question   ('Ed Fa was born in ' -> "
-                    "'Rome')",
+                    "'Roma.')",
                     "  answer: Kiev   (standard input line 3: Kiev; right)",
-                    "  pretraining: stored, and retrieved   ('Cy Du (' -> 'Kiev')"]
+                    "  pretraining: stored, and retrieved   ('Cy Du (' -> 'Kiev)')"]
     status, out, _ = run_main(argv + ["Cy Du", "Where was Cy  Du born?"], capsys)  # asked by name, and as typed
     lines = out.splitlines()
-    assert lines[1:5] == ["  answer: Kiev   (birth_places_train.tsv line 1: Rome; wrong)",
-                          "  pretraining: stored, not retrieved   ('Cy Du was born in ' -> 'Rome')",
+    assert lines[1:5] == ["  answer: Kiev   (birth_places_train.tsv line 1: Roma; wrong)",
+                          "  pretraining: stored, not retrieved   ('Cy Du was born in ' -> 'Roma.')",
                           "  also asked by birth_dev.tsv line 1: Kiev; right",
-                          "  pretraining: stored, and retrieved   ('Cy Du (' -> 'Kiev')"]
-    assert lines[5].endswith("%  Rome   (the file's place, 2 of 2)")  # the listing follows, ranked for the first row
+                          "  pretraining: stored, and retrieved   ('Cy Du (' -> 'Kiev)')"]
+    assert lines[5].endswith("%  Roma   (the file's place, 2 of 2)")  # the listing follows, ranked for the first row
     at = lines.index("Where was Cy  Du born?")
     assert lines[at + 3] == "  also asked by birth_dev.tsv line 1, which asks 'Where was Cy Du born?': Kiev; right"
     # without --pretrained the other person is still named, with no probe; the tally counts one answer a question
     status, out, _ = run_main(argv[:-2], capsys, stdin=io.StringIO("Cy Du\nEd Fa\n"))
     lines = out.splitlines()
-    assert lines[1:3] == ["  answer: Kiev   (birth_places_train.tsv line 1: Rome; wrong)",
+    assert lines[1:3] == ["  answer: Kiev   (birth_places_train.tsv line 1: Roma; wrong)",
                           "  also asked by birth_dev.tsv line 1: Kiev; right"]
     assert "pretraining:" not in out and lines[-1] == "1 of the 2 answers checked are right (50.0%)"
 
@@ -785,15 +785,15 @@ def test_a_question_in_both_files_is_probed_for_the_person_whose_place_is_checke
 def test_namesakes_of_one_place_are_each_probed_on_their_own_biography(tmp_path, capsys):
     """Two rows asking the same question with the same place (a dev person named and born as a train person)
     are two biographies: each row's probe is of its own wiki line, not the first row's twice."""
-    people = [("Cy Du", "Rome", "Cy Du was born in Rome."), ("Ed Fa", "Kiev", "Ed Fa was born in Kiev."),
-              ("Cy Du", "Rome", "Cy Du (Rome).")]
-    argv, _ = namesakes_world(tmp_path, people, train=2, follows=dict(zip(" Rom(Kie", "RomeKiev")))
+    people = [("Cy Du", "Roma", "Cy Du was born in Roma."), ("Ed Fa", "Kiev", "Ed Fa was born in Kiev."),
+              ("Cy Du", "Roma", "Cy Du (Roma).")]
+    argv, _ = namesakes_world(tmp_path, people, train=2, follows=dict(zip(" Roma(Kiev", "Roma.Kiev)")))
     status, out, err = run_main(argv + ["Cy Du"], capsys)
     assert status == 0 and err == "", err
-    assert out.splitlines()[1:5] == ["  answer: Kiev   (birth_places_train.tsv line 1: Rome; wrong)",
-                                     "  pretraining: stored, not retrieved   ('Cy Du was born in ' -> 'Rome')",
-                                     "  also asked by birth_dev.tsv line 1: Rome; wrong",
-                                     "  pretraining: not stored, so nothing to retrieve   ('Cy Du (' -> 'Kiev')"]
+    assert out.splitlines()[1:5] == ["  answer: Kiev   (birth_places_train.tsv line 1: Roma; wrong)",
+                                     "  pretraining: stored, not retrieved   ('Cy Du was born in ' -> 'Roma.')",
+                                     "  also asked by birth_dev.tsv line 1: Roma; wrong",
+                                     "  pretraining: not stored, so nothing to retrieve   ('Cy Du (' -> 'Kiev)')"]
 
 
 def test_a_long_biography_probed_is_shown_by_its_end_the_text_the_place_follows():

@@ -59,53 +59,73 @@ def test_the_courses_question_has_one_reader_for_the_probes_and_the_world_statis
     assert memorised.asked_name is make_world.asked_name
 
 
-def test_memorised_counts_what_greedy_sample_reproduces():
-    torch.manual_seed(0)
+def punctuated_model_items(seed, lengths, n=12):
+    """(model, stoi, itos, items, want): a random model over letters and four characters that end a word, and
+    `n` probes of it whose places are what one-at-a-time greedy `sample` writes: cut where it then writes a
+    character that ends a word (memorised), cut inside a word (not: it goes on), or changed in their last
+    letter (not: it writes something else). `want` is names_place of the course's own greedy continuation."""
+    torch.manual_seed(1)
     model = GPT(GPTConfig(12, 32, n_layer=2, n_head=2, n_embd=16))
     for p in model.parameters():
-        p.data.normal_(0, 0.5)  # a random model with decided preferences
+        p.data.normal_(0, 0.3)  # a random model with decided preferences (writing letters and dashes, mixed)
     model.eval()
-    itos = {i: chr(ord("a") + i) for i in range(12)}
+    itos = dict(enumerate("abcdefgh.,- "))
     stoi = {c: i for i, c in itos.items()}
-    g = torch.Generator().manual_seed(1)
+    g = torch.Generator().manual_seed(seed)
     items = []
-    for k in range(12):
-        prefix = [int(t) for t in torch.randint(0, 12, (3 + k % 4,), generator=g)]
-        n = 2 + k % 3
-        out = sample(model, torch.tensor([prefix]), n)[0, len(prefix):].tolist()  # the course's greedy loop
-        place = "".join(itos[t] for t in out)
-        if k % 2:  # odd items: a place the model does not produce
-            place = place[:-1] + itos[(stoi[place[-1]] + 1) % 12]
+    for k in range(n):
+        prefix = [int(t) for t in torch.randint(0, 12, (lengths(k),), generator=g)]
+        out = "".join(itos[t] for t in sample(model, torch.tensor([prefix]), 12)[0, len(prefix):].tolist())
+        ends = [j for j in range(1, 11) if not out[j].isalnum()]
+        inside = [j for j in range(1, 11) if out[j].isalnum()]
+        if k % 3 == 0 and ends:
+            place = out[:ends[0]]
+        elif k % 3 == 1 and inside:
+            place = out[:inside[0]]
+        else:
+            place = out[:3][:-1] + ("a" if out[2] != "a" else "b")
         items.append((k, "".join(itos[t] for t in prefix), place))
-    assert memorised.memorised(model, items, stoi, itos) == [k % 2 == 0 for k in range(12)]
+    places = {place for _, _, place in items}
+    want = []
+    for _, prefix, place in items:  # the course's greedy loop, one item at a time, as far as the probe decodes
+        x = torch.tensor([[stoi[c] for c in prefix]])
+        said = "".join(itos[t] for t in sample(model, x, memorised.reach(place, places))[0, x.size(1):].tolist())
+        want.append(memorised.names_place(said, place, places))
+    assert True in want and False in want  # both verdicts are exercised
+    return model, stoi, itos, items, want
+
+
+def test_memorised_counts_what_greedy_sample_reproduces():
+    model, stoi, itos, items, want = punctuated_model_items(1, lambda k: 3 + k % 4)
+    assert memorised.memorised(model, items, stoi, itos) == want
 
 
 def test_prefixes_of_one_length_decode_in_batches_each_item_keeping_its_own_answer():
     """Items whose prefixes and places have the same lengths decode together, batch_size at a time: the
     full data has groups larger than a batch, and every item, in every batch, is judged by its own
     continuation."""
-    torch.manual_seed(0)
-    model = GPT(GPTConfig(12, 32, n_layer=2, n_head=2, n_embd=16))
-    for p in model.parameters():
-        p.data.normal_(0, 0.5)
-    model.eval()
-    itos = {i: chr(ord("a") + i) for i in range(12)}
-    stoi = {c: i for i, c in itos.items()}
-    g = torch.Generator().manual_seed(2)
-    items, want = [], []
-    for k in range(7):  # one group: prefixes of 4, places of 3
-        prefix = [int(t) for t in torch.randint(0, 12, (4,), generator=g)]
-        place = "".join(itos[t] for t in sample(model, torch.tensor([prefix]), 3)[0, 4:].tolist())
-        if k in (1, 5):  # not what the model says
-            place = place[:-1] + itos[(stoi[place[-1]] + 1) % 12]
-        items.append((k, "".join(itos[t] for t in prefix), place))
-        want.append(k not in (1, 5))
+    model, stoi, itos, items, want = punctuated_model_items(2, lambda k: 4)
     for batch_size in (256, 3, 1):
         assert memorised.memorised(model, items, stoi, itos, batch_size=batch_size) == want, batch_size
 
 
+def test_a_place_is_named_only_where_the_continuation_ends_it():
+    """The probe compared exactly as many characters as the place has: a model writing "Vienna" stored "Vien",
+    and one writing "Mexico City" or "Indianapolis" stored "Mexico" and "India" (prefix pairs of data/'s places,
+    and of the course's: New York, New York City). A place is named when the character after it ends the word
+    and no longer place of the files that starts with it is named too."""
+    names, places = memorised.names_place, {"Mexico", "Mexico City", "India", "Indianapolis", "Vienna"}
+    assert names("Vienna,", "Vienna") and names("Vienna", "Vienna") and names("Vienna\n", "Vienna")
+    assert not names("Vienna", "Vien") and not names("Viennese", "Vienna")
+    assert not names("Mexico City.", "Mexico", places) and names("Mexico City.", "Mexico City", places)
+    assert names("Mexico, a", "Mexico", places) and names("Mexico Town", "Mexico", places)  # no such place
+    assert not names("Indianapolis ", "India", places) and names("India-born", "India", places)
+    assert memorised.reach("Mexico", places) == len("Mexico City") + 1 and memorised.reach("Vienna", places) == 7
+    assert memorised.reach("Lima", places) == 5
+
+
 def test_memorised_rows_name_the_rows_per_split_and_counts_add_them_up(tmp_path):
-    # a "model" that always continues with "Oslo": it memorises exactly the Oslo people
+    # a "model" that always continues with "Oslo.": it memorises exactly the Oslo people
     wiki = ["Ann Bo. Born in Oslo.", "Cy Du. Born in Rome.", "Ed Fa. Never said.", "Gu Ha. Born in Oslo.",
             "Io Ju. Born in Oslo."]
     rows = [("Ann Bo", "Oslo"), ("Cy Du", "Rome"), ("Ed Fa", "Lima"), ("Gu Ha", "Oslo"), ("Io Ju", "Oslo")]
@@ -126,13 +146,13 @@ def test_memorised_rows_name_the_rows_per_split_and_counts_add_them_up(tmp_path)
             return 128
 
         def forward(self, idx, targets=None):
-            # next token: the letter of "Oslo" after the longest end of the input that starts "Oslo"
+            # next token: the letter of "Oslo." after the longest end of the input that starts "Oslo"
             B, T = idx.shape
             logits = torch.full((B, T, len(chars) + 2), -1e9)
             for b in range(B):
                 for t in range(T):
-                    done = max([j for j in range(4) if idx[b, t + 1 - j:t + 1].tolist() == oslo[:j]])
-                    logits[b, t, oslo[done]] = 0.0
+                    done = max([j for j in range(5) if idx[b, t + 1 - j:t + 1].tolist() == oslo[:j]])
+                    logits[b, t, (oslo + [stoi["."]])[done]] = 0.0
             return logits, None
 
     found = memorised.memorised_rows(Oslo(), str(tmp_path))
