@@ -216,6 +216,25 @@ def state_saved(epoch, config):
     return f"the training state after epoch {epoch} of {config.max_epochs} is in {config.state_path}"
 
 
+def interrupted_note(config, saved_epoch, epoch):
+    """What an interrupted run (Ctrl-C, SIGTERM) says of --resume, one line, or None (no state is kept: no
+    `state_path`): the state it saved after `saved_epoch` (None: none yet), or that none was saved while it
+    ran `epoch` (0-based), and whether the file there is an earlier interrupted run's."""
+    if saved_epoch is not None:
+        return f"{state_saved(saved_epoch, config)}: the same command with --resume continues from there"
+    if not config.state_path:
+        return None
+    if os.path.exists(config.state_path):  # not replaced yet: the earlier run's
+        return (f"this run saved no training state yet; {config.state_path} is still the earlier interrupted "
+                f"run's, which --resume would continue")
+    if epoch + 1 < config.max_epochs:  # states are saved at the end of any epoch but the last
+        first = ("at the first epoch's end" if config.state_every <= 0 else
+                 f"at the first epoch's end {_span(config.state_every)} or more into the run")
+        return (f"no training state was saved yet (it is saved {first}; --state_every sets when): --resume has "
+                f"nothing to go on from, run the same command to start over")
+    return None
+
+
 class LossLog:
     """A training run's loss log, one JSON line a step. The params are written atomically into a folder
     made as needed; the log goes beside them, as <log>.partial while training, renamed over the old log
@@ -356,6 +375,12 @@ class Trainer:
                 torch.set_num_threads(threads)
 
     def _train(self, after):
+        """The course's loop, at its heart: for each epoch, `run_epoch("train")` (a `run.step` per batch, the loss
+        logged), `run_epoch("test")` when there is a test set, then `save_checkpoint`. Around it, beyond the
+        course: resuming from a saved state (before the loop) and saving one (after an epoch), the loss log
+        (`flush`: the losses fetched from the device about once a second), the pace line after the second
+        epoch, and what an interrupted or failed run says; `after` (helper.train's params write) runs once
+        the loop has ended, with Ctrl-C held."""
         config = self.config
         loaders = {"train": self._loader(self.train_dataset, config)}
         if self.test_dataset is not None:
@@ -526,19 +551,9 @@ class Trainer:
                     if line:
                         tqdm.write(line)
         except KeyboardInterrupt:
-            if saved_epoch is not None and self.is_main:
-                tqdm.write(f"{state_saved(saved_epoch, config)}: the same command with --resume continues from there",
-                           file=sys.stderr)
-            elif state_path and log_lines is not None and self.is_main:  # the pace line promised --resume
-                if os.path.exists(state_path):  # not replaced yet: the earlier run's
-                    tqdm.write(f"this run saved no training state yet; {state_path} is still the earlier "
-                               f"interrupted run's, which --resume would continue", file=sys.stderr)
-                elif epoch + 1 < config.max_epochs:  # states are saved at the end of any epoch but the last
-                    first = ("at the first epoch's end" if config.state_every <= 0 else
-                             f"at the first epoch's end {_span(config.state_every)} or more into the run")
-                    tqdm.write(f"no training state was saved yet (it is saved {first}; --state_every sets when): "
-                               f"--resume has nothing to go on from, run the same command to start over",
-                               file=sys.stderr)
+            note = interrupted_note(config, saved_epoch, epoch) if self.is_main else None
+            if note:  # (the pace line promised --resume)
+                tqdm.write(note, file=sys.stderr)
             raise
         finally:
             log.close()
