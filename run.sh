@@ -314,7 +314,8 @@ case "$MODE" in
     # (util-linux) on $OUT/.all.lock, held by this shell alone (not its modes: closed for them), dropped by the
     # system however it ends; run.py's own <params>.lock. Where there is no flock(1), `all` runs unlocked.
     ALL_LOCK="$OUT/.all.lock"; LOCKED=0
-    MADE_OUT=0  # 1: this `all` made OUT_DIR, removed again (if empty) when its first mode changes nothing
+    MADE_TOP=""  # the topmost folder of OUT_DIR's that this `all` made (mkdir -p), removed again with those below
+    # it (each only if empty) when its first mode changes nothing
     take_all_lock() {
       if [ "$LOCKED" = 1 ] || [ ! -d "$OUT" ] || ! command -v flock >/dev/null 2>&1; then return; fi
       local try holder
@@ -372,7 +373,10 @@ case "$MODE" in
         echo "run.sh all: $OUT (OUT_DIR) is a file, not a folder; give OUT_DIR a folder" >&2
         exit 2
       fi
-      if [ ! -d "$OUT" ]; then MADE_OUT=1; fi
+      if [ ! -d "$OUT" ]; then
+        MADE_TOP="$OUT"
+        while [ ! -e "$(dirname "$MADE_TOP")" ]; do MADE_TOP="$(dirname "$MADE_TOP")"; done
+      fi
       if ! WHY="$(mkdir -p "$OUT" 2>&1)"; then
         echo "run.sh all: the folder $OUT (OUT_DIR) cannot be made (${WHY##*: }); give OUT_DIR a folder you can" \
           "write to" >&2
@@ -402,9 +406,10 @@ case "$MODE" in
         # a folder that takes no new file (chmod a-w, chattr +i) refuses mv, not a write into its stamp
         if [ "$PREV" = none ]; then
           rm -f "$STAMP"
-          if [ "$MADE_OUT" = 1 ]; then  # (a mode refused, such as for a bad flag): leave no empty folder behind
+          if [ -n "$MADE_TOP" ]; then  # (a mode refused, such as for a bad flag): leave no empty folder behind
             if [ "$LOCKED" = 1 ]; then rm -f "$ALL_LOCK"; fi
-            rmdir "$OUT" 2>/dev/null || true  # only if empty: nothing of anyone's goes
+            local d="$OUT"
+            while rmdir "$d" 2>/dev/null && [ "$d" != "$MADE_TOP" ]; do d="$(dirname "$d")"; done  # only empty ones
           fi
         elif ! mv "$PREV" "$STAMP" 2>/dev/null; then cp -p "$PREV" "$STAMP" 2>/dev/null || true; rm -f "$PREV"; fi
       elif [ -n "$PREV" ] && [ "$PREV" != none ]; then rm -f "$PREV"; fi

@@ -156,13 +156,16 @@ def log_labels(paths):
 
 
 def moving_average(values, window):
-    """Trailing mean over `window` values (shorter at the start), same length as `values`."""
-    out, total = [], 0.0
+    """Trailing mean over `window` values (shorter at the start), same length as `values`. Values that are not
+    finite are left out of the windows they fall in (nan where a window has none): a batch with no counted target
+    logs a nan loss, which a running sum carried into every later mean."""
+    out, total, n = [], 0.0, 0
     for i, v in enumerate(values):
-        total += v
-        if i >= window:
-            total -= values[i - window]
-        out.append(total / min(i + 1, window))
+        if math.isfinite(v):
+            total, n = total + v, n + 1
+        if i >= window and math.isfinite(values[i - window]):
+            total, n = total - values[i - window], n - 1
+        out.append(total / n if n else float("nan"))
     return out
 
 

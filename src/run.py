@@ -521,16 +521,17 @@ def check_outputs(args):
     params = args.writing_params_path
     check_output_path(params, "params", inputs, replaces=("params",))
     log, derived = default_log_path(args), None if args.log_path else "--writing_params_path"
-    written = {params: "params"}
+    state = state_path(args)
+    # the other files this run writes beside the params, which a --log_path must not name either
+    written = {params: "params", card_path(params): "params' card", **({state: "training state"} if state else {})}
     check_output_path(log, "loss log", inputs, replaces=("log",), named_by=derived, outputs=written)
     if not is_special_file(log):  # written as <log>.partial while training
         check_output_path(log + ".partial", "loss log", inputs, replaces=("log",), named_by=derived, outputs=written)
     # (not the model card's path: a card that cannot be written costs only its checks, card.write_card; its
     # name is as long as the loss log's)
-    state = state_path(args)
     if state:
         check_output_path(state, "training state", inputs, replaces=("state",), named_by="--writing_params_path",
-                          outputs=written)
+                          outputs={params: "params"})
         if os.path.isfile(state) and not (args.resume or args.restart):  # hours of training, lost at the first save
             raise DataError(f"{state}: the training state of an interrupted run{resume.describe(state)}; add --resume "
                             f"to go on from it, or --restart to start over (this run then replaces it)")

@@ -358,6 +358,12 @@ def test_a_loss_log_given_the_params_path_is_refused_before_any_work(tmp_path):
         with pytest.raises(DataError, match=r"p.params: the loss log would overwrite the params this run writes; "
                                             r"pick another path for the loss log$"):
             driver.check_outputs(args)
+    # nor the params' card or training state, before either is there (the card then replaced the published log)
+    for log, what in ((f"{params}.card.json", "params' card"), (f"{params}.state", "training state")):
+        args = driver.parse_args(["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={wiki}",
+                                  f"--writing_params_path={params}", f"--log_path={log}"])
+        with pytest.raises(DataError, match=rf": the loss log would overwrite the {what} this run writes; "):
+            driver.check_outputs(args)
     assert sorted(os.listdir(tmp_path)) == ["wiki.txt"]
 
 

@@ -248,6 +248,16 @@ def test_curves_draw_the_logged_losses_their_trailing_mean_and_the_learning_rate
     assert list(rate.get_xdata()) == steps[1:] and list(rate.get_ydata()) == lrs[:-1]
 
 
+def test_the_trailing_mean_leaves_out_the_nan_of_a_batch_with_nothing_counted():
+    """A batch whose targets are all skipped logs a nan loss and training goes on: the running sum carried the
+    nan into every later mean, and the bold curve vanished after it. Each mean is of its window's finite values."""
+    nan = float("nan")
+    got = plots.moving_average([3.0, 2.9, nan, 2.7, 2.6, 2.5, 2.4], 2)
+    assert got == pytest.approx([3.0, 2.95, 2.9, 2.7, 2.65, 2.55, 2.45])  # (windows of 2: [2.9, nan] is 2.9)
+    assert all(math.isnan(v) for v in plots.moving_average([nan, nan, 1.0], 2)[:2])
+    assert plots.moving_average([1.0, 2.0, 3.0, 4.0], 3) == pytest.approx([1.0, 1.5, 2.0, 3.0])
+
+
 def test_runs_of_the_same_schedule_keep_apart_on_the_learning_rate_panel(tmp_path, monkeypatch):
     """Two runs of one schedule (vanilla and synthesizer, pretrained alike) draw the same learning rate: each
     log's line has its own dash pattern and colour, and its label, so the one on top does not hide the other."""

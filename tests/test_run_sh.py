@@ -53,8 +53,9 @@ def test_a_flag_a_mode_sets_is_refused_where_it_would_make_a_deliverable_from_th
             f"run.sh all: {flag.split('=')[0]} is one of the flags each mode sets for itself; give it to a single "
             f"mode (./run.sh MODE), or move all the modes' files with DATA_DIR and OUT_DIR\n")
     assert not out.exists()
-    # a flag its first mode refuses: `all` had made OUT_DIR for its stamp and lock, and left it there, empty
-    p = sh(["all", "--batch_size", "0"] + TINY[:-2], world, out, check=False)
+    # a flag its first mode refuses: `all` had made OUT_DIR for its stamp and lock, and left it there, empty; the
+    # folders above it that mkdir -p made go too, up to the first that was there
+    p = sh(["all", "--batch_size", "0"] + TINY[:-2], world, out / "a" / "b", check=False)
     assert p.returncode == 2 and "--batch_size" in p.stderr.splitlines()[-1] and not out.exists()
     out.mkdir()
     (out / "mine.txt").write_text("mine\n")  # a folder that was there stays, with what it holds

@@ -783,16 +783,27 @@ def test_without_lr_decay_every_step_is_at_learning_rate(tmp_path):
     assert max(float((p.detach() - b).abs().max()) for p, b in zip(model.parameters(), before)) > 1e-3
 
 
+class CourseForwardGPT(GPT):
+    """A GPT subclass whose forward has the course's signature: it declares no loss_ignore_index to the trainer
+    (fastpath._declared_ignore_index), though its loss skips PAD as GPT's does."""
+
+    def forward(self, idx, targets=None):
+        return super().forward(idx, targets)
+
+
+@pytest.mark.parametrize("model_class", [GPT, CourseForwardGPT])
 @pytest.mark.parametrize("fast", [True, False])
-def test_a_batch_without_a_counted_target_is_logged_nan_and_training_goes_on(tmp_path, capsys, fast):
+def test_a_batch_without_a_counted_target_is_logged_nan_and_training_goes_on(tmp_path, capsys, fast, model_class):
     """A batch whose targets are all PAD has a 0/0 loss and zero gradients: the course's loop prints nan and goes
     on. This one stopped as diverged ("lower --learning_rate"), on its fast path and on the course's alike. It
-    logs nan, says once on stderr which step had nothing to count, and trains on; a real nan still stops it."""
+    logs nan, says once on stderr which step had nothing to count, and trains on; a real nan still stops it
+    (test_a_diverged_run_stops_before_writing_params). The gradient's norm, 0, tells such a batch, so a subclass
+    declaring no skipped target is told too (counting the targets other than -100 missed it)."""
     torch.manual_seed(0)
     x = torch.randint(1, 12, (40, 9))
     y = torch.roll(x, -1, 1)
     y[16:32] = 0  # the second batch of each epoch: every target PAD
-    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+    model = model_class(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
     conf = TrainerConfig(max_epochs=2, batch_size=16, learning_rate=1e-2, fast=fast, num_threads=1,
                          log_path=str(tmp_path / "log.jsonl"))
     Trainer(model, TensorDataset(x, y), None, conf).train()
@@ -801,7 +812,7 @@ def test_a_batch_without_a_counted_target_is_logged_nan_and_training_goes_on(tmp
     assert all(math.isfinite(row["loss"]) for row in log if row["step"] not in (2, 5)) and len(log) == 6
     assert all(torch.isfinite(p).all() for p in model.parameters())
     err = capsys.readouterr().err
-    assert err.count("note: the batch of step 2 has no target the loss counts (all PAD): its loss is nan") == 1
+    assert err.count("note: the batch of step 2 has no target its loss counts: its loss is nan and its gradients 0") == 1
     assert "step 5" not in err
 
 

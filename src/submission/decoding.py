@@ -59,7 +59,7 @@ def sample(model, x, steps, temperature=1.0, sample=False, top_k=None):
 _sample = sample  # `sample`'s own flag shadows its name inside the functions below
 
 
-def _defined_by(obj, name):
+def defined_by(obj, name):
     """The class of obj's type (or its bases) whose body defines `name`; None if none does."""
     return next((c for c in type(obj).__mro__ if name in vars(c)), None)
 
@@ -73,14 +73,14 @@ def _cache_limit(model):
     block, a grader's stand-in) would decode with the inherited steps, not its own forward: it decodes
     through `sample`'s full forward instead. (Classes are compared: a forward set on one instance, a test's
     spy, is not looked at.)"""
-    if _defined_by(model, "forward") is not GPT:
+    if defined_by(model, "forward") is not GPT:
         return None
     for block in model.blocks:
         attn = getattr(block, "attn", None)
-        if _defined_by(block, "forward") is not Block or attn is None:
+        if defined_by(block, "forward") is not Block or attn is None:
             return None
-        own = _defined_by(attn, "forward")
-        if own is None or own is not _defined_by(attn, "prefill") or own is not _defined_by(attn, "decode"):
+        own = defined_by(attn, "forward")
+        if own is None or own is not defined_by(attn, "prefill") or own is not defined_by(attn, "decode"):
             return None
     return longest_input(model)
 
@@ -140,7 +140,8 @@ def sample_cached(model, x, steps, temperature=1.0, sample=False, top_k=None):
 
     The prompt x (b, t) runs through the model once; each step then runs only the new position.
     Once the sequence outgrows what the cache can hold (the block), the steps are `sample`'s own
-    cropped full forward. Models without cache-capable attention go through `sample`.
+    cropped full forward. Models without cache-capable attention, or with a forward of their own
+    (`_cache_limit`), go through `sample`.
     """
     model.eval()
     limit = _cache_limit(model)

@@ -67,6 +67,7 @@ import sys
 import torch
 
 from .batching import check_length_groups
+from .decoding import defined_by
 from .utils import usable_cores
 
 
@@ -96,9 +97,7 @@ def _declared_ignore_index(model):
         return model.loss_ignore_index
     if "forward" in vars(model):
         return None
-    mro = type(model).__mro__
-    defines_forward = next((c for c in mro if "forward" in vars(c)), None)
-    declares = next((c for c in mro if "loss_ignore_index" in vars(c)), None)
+    defines_forward, declares = defined_by(model, "forward"), defined_by(model, "loss_ignore_index")
     if declares is None or defines_forward is None or not issubclass(declares, defines_forward):
         return None
     return model.loss_ignore_index

@@ -423,7 +423,7 @@ class Trainer:
                            f"after step {step:,}")
             state = None  # the weights and moments are in place: free the copies
         pending = []  # logged rows whose loss is still a device tensor
-        pending_counted = []  # for each, whether its batch had a counted target (run.counted: a bool or device tensor)
+        pending_empty = []  # for each, whether its batch had nothing to learn from (run.empty: a bool or device tensor)
         empty_noted = []  # the first step whose batch had no counted target, once said
         writer = config.writer if self.is_main else None
         test_batches = len(loaders["test"]) if "test" in loaders else 0
@@ -442,11 +442,12 @@ class Trainer:
             last_flush = time.time()
             if not pending:
                 return
+            values_device = pending[0]["loss"].device
             values = torch.stack([row["loss"] for row in pending]).tolist()  # (len(pending),): one sync, not one a row
-            counted = pending_counted
-            if any(torch.is_tensor(c) for c in counted):  # DDP: the global batch's, read with the losses
-                counted = torch.stack(counted).tolist()
-            for row, value, any_counted in zip(pending, values, counted):
+            empty = pending_empty
+            if any(torch.is_tensor(e) for e in empty):  # device tensors (the gradient's norm): read with the losses
+                empty = torch.stack([torch.as_tensor(e, device=values_device) for e in empty]).tolist()
+            for row, value, nothing in zip(pending, values, empty):
                 row["loss"] = round(value, 6)
                 line = json.dumps(row)
                 log.write(line + "\n")
@@ -455,13 +456,15 @@ class Trainer:
                     writer.add_scalar("train/lr", row["lr"], course_step(row))
                 if log_lines is not None:
                     log_lines.append(line)
-                if not any_counted:  # every target PAD: the loss is 0/0, nan, every gradient 0 (the course trains on)
+                if math.isfinite(value):
+                    pass
+                elif nothing:  # no target counted: the loss is 0/0, nan, every gradient 0 (the course trains on)
                     if not empty_noted and self.is_main:
                         empty_noted.append(row["step"])
-                        tqdm.write(f"note: the batch of step {row['step']} has no target the loss counts (all PAD): its "
-                                   f"loss is nan and its gradients 0; a dataset all of whose targets are PAD trains "
-                                   f"nothing", file=sys.stderr)
-                elif not math.isfinite(value):  # every rank sees the same global loss, so all stop here
+                        tqdm.write(f"note: the batch of step {row['step']} has no target its loss counts: its loss is "
+                                   f"nan and its gradients 0; a dataset none of whose targets count trains nothing",
+                                   file=sys.stderr)
+                else:  # every rank sees the same global loss (and gradient), so all stop here
                     raise TrainingDiverged(diverged_message(row, config, log.writing and not log.direct))
             if log.writing and last_flush - last_write >= 1.0:  # the file too, about once a second,
                 log.write("", flush=True)                       # so a run can be plotted as it goes
@@ -474,7 +477,7 @@ class Trainer:
             pbar.set_description(f"epoch {row['epoch']} iter {row['step'] - epoch_start}: "
                                  f"train loss {values[-1]:.5f}. lr {row['lr']:e}", refresh=False)
             pending.clear()
-            pending_counted.clear()
+            pending_empty.clear()
 
         def run_epoch(split, epoch):
             nonlocal step, epoch_start
@@ -502,7 +505,7 @@ class Trainer:
                     step += 1
                     pending.append({"step": step, "epoch": epoch + 1, "tokens": int(self.tokens), "loss": value,
                                     "lr": lr, "time": round(time.time() - start, 3)})
-                    pending_counted.append(run.counted)
+                    pending_empty.append(run.empty)
                     # on a GPU, fetch losses about once a second; under DDP every 64 steps instead, the same
                     # steps on every rank, so that all see a diverged loss at the same step and stop together
                     # (one rank stopping alone leaves the others waiting in the next all-reduce)
@@ -744,9 +747,8 @@ class TrainingRun:
         stats = torch.stack([loss.detach().float() * counted, counted])  # (2,): summed loss, counted targets
         dist.all_reduce(stats)
         total = stats[1].clamp_min(1.0)
-        self.counted = stats[1] > 0  # (a device tensor: read with the loss, at the log's next flush)
         # a global batch without a counted target: nan, as one process's 0/0 mean (it was logged as 0.0)
-        return loss * (counted * self.world_size / total), torch.where(self.counted, stats[0] / total, float("nan"))
+        return loss * (counted * self.world_size / total), torch.where(stats[1] > 0, stats[0] / total, float("nan"))
 
     def plan(self, y):
         """[(row indices or None for all rows, columns, share of the loss)]: the forwards a step computes
@@ -759,17 +761,20 @@ class TrainingRun:
 
     def step(self, x, y):
         """One optimisation step on batch (x, y): returns (the loss, detached; the learning rate now).
-        `self.counted` then says whether the batch had a target the loss counts (a bool, or under DDP a device
-        tensor for the global batch): without one, the loss is nan (0/0) and every gradient 0."""
+        `self.empty` then says whether the batch had nothing to learn from, no target its loss counts, which makes
+        the loss nan (0/0) and every gradient 0: the gradient's norm is 0 (a device tensor, read with the loss;
+        under DDP the global batch's), or under step graphs every target is the skipped id (a bool)."""
         config = self.config
-        self.counted = bool((y != (-100 if self.ignore_index is None else self.ignore_index)).any())
         if self.graphs is not None:
             value = self.graphs.step(x, y, self.plan(y))
+            self.empty = not bool((y != (-100 if self.ignore_index is None else self.ignore_index)).any())
         else:
             loss, value = self.loss(x, y)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), config.grad_norm_clip)
+            # (its norm tells a batch with nothing counted from a diverged one, whatever the model's loss skips: a
+            # subclass's own forward declares no ignore_index)
+            self.empty = torch.nn.utils.clip_grad_norm_(self.model.parameters(), config.grad_norm_clip) == 0
             self.optimizer.step()
         if self.threads is not None:
             self.threads.update()
