@@ -190,10 +190,10 @@ def test_a_state_of_other_data_or_model_is_refused(tmp_path, monkeypatch):
     t.model = GPT(GPTConfig(data.vocab_size, 32, n_layer=2, n_head=2, n_embd=16))
     with pytest.raises(ParamsError, match=r"a model of another shape \(n_layer 1, this run's is 2\)"):
         t.train()
-    t = trainer(tmp_path, data, resume=True)  # a setting whose flag has another name says the flag
+    t = trainer(tmp_path, data, resume=True)  # a setting whose flag has another name says the flag, in its words
     t.model = GPT(GPTConfig(data.vocab_size, 32, n_layer=1, n_head=2, n_embd=16, synthesizer=True))
-    with pytest.raises(ParamsError, match=r"another shape \(synthesizer \(run.py --variant\) False, this run's is "
-                                          r"True\)"):
+    with pytest.raises(ParamsError, match=r"another shape \(variant \(run.py --variant\) vanilla, this run's is "
+                                          r"synthesizer\)"):  # (it read "synthesizer (run.py --variant) False")
         t.train()
 
 

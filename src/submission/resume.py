@@ -151,7 +151,9 @@ def save(path, *, model, optimizer, settings, epoch, step, tokens, best_loss, el
 
 
 # the settings whose run.py flag has another name than the setting (the others' flags are --NAME)
-RUN_PY_FLAGS = {"amp": "run.py --bf16", "fast": "False: run.py --reference_train", "synthesizer": "run.py --variant"}
+RUN_PY_FLAGS = {"amp": "run.py --bf16", "fast": "False: run.py --reference_train", "variant": "run.py --variant"}
+# settings said as the flag says them: the model's synthesizer True/False is run.py's --variant
+SAID_AS = {"synthesizer": ("variant", lambda v: "synthesizer" if v else "vanilla" if v is False else repr(v))}
 
 
 def _differences(saved, now):
@@ -159,8 +161,11 @@ def _differences(saved, now):
     differs in several (--n_layer, --n_head, --n_embd, --max_epochs), and naming one at a time took a
     try for each. A setting whose flag is named otherwise says its flag too."""
     if isinstance(saved, dict) and isinstance(now, dict):
-        said = [f"{key}{f' ({RUN_PY_FLAGS[key]})' if key in RUN_PY_FLAGS else ''} {saved.get(key)!r}, this run's is "
-                f"{now[key]!r}" for key in now if saved.get(key) != now[key]]
+        said = []
+        for key in (k for k in now if saved.get(k) != now[k]):
+            name, show = SAID_AS.get(key, (key, repr))
+            said.append(f"{name}{f' ({RUN_PY_FLAGS[name]})' if name in RUN_PY_FLAGS else ''} {show(saved.get(key))}, "
+                        f"this run's is {show(now[key])}")
         if said:
             return "; ".join(said)
     return f"{saved!r}, this run's is {now!r}"
