@@ -812,7 +812,8 @@ def test_a_batch_without_a_counted_target_is_logged_nan_and_training_goes_on(tmp
     assert all(math.isfinite(row["loss"]) for row in log if row["step"] not in (2, 5)) and len(log) == 6
     assert all(torch.isfinite(p).all() for p in model.parameters())
     err = capsys.readouterr().err
-    assert err.count("note: the batch of step 2 has no target its loss counts: its loss is nan and its gradients 0") == 1
+    assert err.count("note: the batch of step 2 has no target its loss counts: its loss is nan and its "
+                     "gradients 0") == 1
     assert "step 5" not in err
 
 

@@ -4,9 +4,9 @@ None of them changes what a step computes: the loss and gradients of a batch are
 to the order of float sums (and on CUDA TF32's rounding of products) and, under dropout, which masks
 are drawn (the layouts cut the forwards otherwise, so the draws fall elsewhere: a run is the same
 training with other draws, bit-equal to another layout's only at dropout 0 and even then up to the
-sums' order; resume.py measures it). Each decides from the run's config, device and process count, and its docstring gives
-the measurements behind the choice. `TrainerConfig(fast=False)` turns them all off, giving the
-course's loop that src/bench.py times the fast path against. trainer.py applies what is decided
+sums' order; resume.py measures it). Each decides from the run's config, device and process count,
+and its docstring gives the measurements behind the choice. `TrainerConfig(fast=False)` turns them all
+off, giving the course's loop that src/bench.py times the fast path against. trainer.py applies what is decided
 here; the batch layouts are batching.py's, the fused attention and packed segments attention.py's
 and model.py's, the CUDA step graphs graphs.py's. The project's own, not the course's; the ideas are
 those of PyTorch's performance tuning guide (TF32, fused optimizers, torch.compile, CUDA graphs) and

@@ -300,9 +300,9 @@ def atomic_write(path, write):
 def reads_as(path):
     """What an existing regular file holds, from its first 4 KB: "empty", "torch" (torch.save's zip or
     legacy pickle: params, a training state), "zip" (another zip), "pickle" (another pickle), "card" (a params
-    file's card, card.py: one JSON object naming params_sha256), "log" (JSON lines), "corpus" (question<TAB>place lines, questions ending "born?", or lines longer than a
-    prediction can be: biographies), "text" (such as predictions, also UTF-16 from a Windows editor), or
-    "binary"."""
+    file's card, card.py: one JSON object naming params_sha256), "log" (JSON lines), "corpus"
+    (question<TAB>place lines, questions ending "born?", or lines longer than a prediction can be:
+    biographies), "text" (such as predictions, also UTF-16 from a Windows editor), or "binary"."""
     with open(path, "rb") as f:
         head = f.read(4096)
     if not head:
@@ -360,8 +360,8 @@ TORCH_CONTENT = {"params": "params", "state": "a training state",
                  "other": "a torch file of another kind (a checkpoint or another model's weights)"}
 MAX_PREDICTION = 64  # characters: evaluation decodes at most 32 a question, so a longer line is no prediction
 READS_AS = {"torch": "a torch file (params or a training state)", "zip": "a zip archive", "pickle": "a pickle",
-            "card": "a params card (JSON)", "log": "a loss log (JSON lines)", "corpus": "a corpus (questions or biographies)", "text": "text",
-            "binary": "a binary file"}
+            "card": "a params card (JSON)", "log": "a loss log (JSON lines)",
+            "corpus": "a corpus (questions or biographies)", "text": "text", "binary": "a binary file"}
 
 
 def _unreplaceable(path):

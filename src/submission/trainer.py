@@ -442,11 +442,10 @@ class Trainer:
             last_flush = time.time()
             if not pending:
                 return
-            values_device = pending[0]["loss"].device
             values = torch.stack([row["loss"] for row in pending]).tolist()  # (len(pending),): one sync, not one a row
-            empty = pending_empty
-            if any(torch.is_tensor(e) for e in empty):  # device tensors (the gradient's norm): read with the losses
-                empty = torch.stack([torch.as_tensor(e, device=values_device) for e in empty]).tolist()
+            empty = pending_empty  # bools under step graphs, else device tensors (the gradient's norm is 0), read
+            if torch.is_tensor(empty[0]):  # with the losses
+                empty = torch.stack(empty).tolist()
             for row, value, nothing in zip(pending, values, empty):
                 row["loss"] = round(value, 6)
                 line = json.dumps(row)
