@@ -44,7 +44,7 @@ def choice(system, machine, release, python, implementation="CPython", bits=64):
         or_update = " (or update macOS to 14 or later)" if old_arm_mac and python > high else ""
         return [], ("torch has no wheel for Python {}.{} {}: torch {}'s are for Python {}.{} to {}.{}{}"
                     .format(python[0], python[1], where, version, low[0], low[1], high[0], high[1], or_update))
-    return (["torch==2.2.2", "numpy<2"] if old_arm_mac else []), None
+    return (["torch==" + OLD[0], "numpy<2"] if old_arm_mac else []), None
 
 
 def main(argv):

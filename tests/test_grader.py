@@ -2646,6 +2646,22 @@ def test_a_bad_gpt_device_stops_the_grader_before_any_test(monkeypatch, capsys):
     assert grader.main(["1c-1"]) == 0 and "Total points: 2/2" in capsys.readouterr().out and asked == []
 
 
+def test_the_graders_gpt_device_check_words_what_the_graded_trainer_would(monkeypatch):
+    """The grader checks $GPT_DEVICE itself (it never imports the graded package for its own needs):
+    its line must stay the one the trainer's get_device raises, for each kind of bad value."""
+    from submission.utils import DataError, get_device
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for value in ("gpu", "cuda:0", "mps", "CUDA", "Mps"):
+        monkeypatch.setenv("GPT_DEVICE", value)
+        with pytest.raises(DataError) as raised:
+            get_device()
+        assert grader.device_problem(value) == str(raised.value)
+    for value in ("cpu", "CPU", ""):
+        monkeypatch.setenv("GPT_DEVICE", value)
+        assert grader.device_problem(value) is None and get_device() == "cpu"
+
+
 def test_ctrl_c_with_the_reader_gone_still_exits_130(corpus, tmp_path):
     """`grader.py ... 2>&1 | head` and Ctrl-C: the Ctrl-C stops head too, and the grader's own
     "interrupted" line then met the closed pipe: exit 120 and an "Exception ignored" instead of 130."""

@@ -50,10 +50,19 @@ def _save(fig, name):
     path = os.path.join(OUT, name)
     # No CreationDate: the same inputs give the same bytes. Written whole, then renamed: a figure cut short
     # by Ctrl-C is never taken for a made one.
-    fig.savefig(path + ".tmp", format="pdf", bbox_inches="tight", metadata={"CreationDate": None})
-    os.replace(path + ".tmp", path)
-    plt.close(fig)
+    try:
+        fig.savefig(path + ".tmp", format="pdf", bbox_inches="tight", metadata={"CreationDate": None})
+        os.replace(path + ".tmp", path)
+    finally:
+        plt.close(fig)
+        _discard(path + ".tmp")
     return path
+
+
+def _discard(tmp):
+    """Remove a temporary file a failed write left (after the rename there is none)."""
+    if os.path.exists(tmp):
+        os.unlink(tmp)
 
 
 @plt.rc_context(STYLE)
@@ -119,9 +128,12 @@ def _write_spread_stats(one, two, gamma):
     lines = ["% Written by written/figures.py from the draws of figures/spread.pdf; do not edit."]
     lines += [f"\\newcommand{{\\{k}}}{{{v}}}" for k, v in macros.items()]
     path = os.path.join(OUT, "spread_stats.tex")
-    with open(path + ".tmp", "w") as f:  # renamed when whole: make takes this file as the sign figures/ is made
-        f.write("\n".join(lines) + "\n")
-    os.replace(path + ".tmp", path)
+    try:
+        with open(path + ".tmp", "w") as f:  # renamed when whole: make takes this file as the sign figures/ is made
+            f.write("\n".join(lines) + "\n")
+        os.replace(path + ".tmp", path)
+    finally:
+        _discard(path + ".tmp")
     return path
 
 
