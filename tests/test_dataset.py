@@ -120,12 +120,12 @@ def test_masked_length_averages_a_quarter_at_every_length():
     n/2 - 1 draws to the nearest instead of at random gave 1.67 characters at n = 7, not 1.75)."""
     ds = CharCorruptionDataset("abcdefg", 128)  # 7 characters: truncated to 4, 5, 6 or 7
     by_length = {}
-    for x, y in draws(ds, 0, 40000, seed=3):
+    for x, y in draws(ds, 0, 12000, seed=3):  # 3,000 a length: a mean's standard error about 0.01
         prefix, masked, suffix = split_body(ds, x, y)
         by_length.setdefault(len(prefix + masked + suffix), []).append(len(masked))
     assert sorted(by_length) == [4, 5, 6, 7]
     for n, lengths in by_length.items():
-        assert abs(statistics.mean(lengths) - n / 4) < 0.03, (n, statistics.mean(lengths))
+        assert abs(statistics.mean(lengths) - n / 4) < 0.04, (n, statistics.mean(lengths))
 
 
 def test_masked_span_position_varies(ds):

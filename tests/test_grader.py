@@ -139,8 +139,6 @@ def test_expected_config_follows_the_data(corpus):
     assert grader.expected_config("pretrain", 2938)["final_tokens"] == 75_212_800  # the course's corpus
 
 
-@pytest.mark.skipif(not os.path.isfile(os.path.join(ROOT, "data", "wiki.txt")),
-                    reason="the embedded corpus is not in data/ yet")
 def test_full_marks_on_the_repo_data():
     results = run(grader.DEFAULT_DATA_DIR, NO_MODEL_TESTS, marks="auto")
     for r in results.values():
@@ -1519,8 +1517,6 @@ def test_marks_table_follows_the_data_dir(corpus, tmp_path):
     assert grader.choose_marks(str(tmp_path / "nowhere"))[0] == "course"
 
 
-@pytest.mark.skipif(not os.path.isfile(os.path.join(ROOT, "data", "birth_test.tsv")),
-                    reason="the embedded corpus is not in data/ yet")
 def test_the_repo_data_is_graded_on_the_embedded_marks(tmp_path):
     """data/ takes points.json's embedded table, set from measured runs on it (a pretrained synthesizer scored
     3.9% on its test set): a file at each embedded mark passes there; the course's higher marks would fail it."""

@@ -233,6 +233,23 @@ def test_tensor_datasets_of_other_tensors_are_other_data():
     assert data_digest(TensorDataset(x, x + 1)) != data_digest(TensorDataset(x, x + 2))
 
 
+def test_a_notebooks_char_dataset_of_other_text_is_other_data():
+    """The minGPT notebook's CharDataset holds its text as one string (`.data`): the digest covers that
+    text, so a state saved on one text is not resumed on another of the same length and vocabulary."""
+    class CharDataset:  # the notebook's shape: data a str, stoi/itos dicts, examples = len(data) - block
+        def __init__(self, data, block_size=4):
+            chars = sorted(set(data))
+            self.stoi = {c: i for i, c in enumerate(chars)}
+            self.itos = {i: c for i, c in enumerate(chars)}
+            self.data, self.block_size = data, block_size
+
+        def __len__(self):
+            return len(self.data) - self.block_size
+
+    assert data_digest(CharDataset("abcabcab")) == data_digest(CharDataset("abcabcab"))
+    assert data_digest(CharDataset("abcabcab")) != data_digest(CharDataset("cbacbacb"))
+
+
 def test_no_state_or_not_a_state_is_one_line(tmp_path):
     data = corpus()
     with pytest.raises(ParamsError, match="params.state: no training state to resume .* leave out --resume"):
