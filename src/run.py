@@ -10,6 +10,7 @@ run, the speed options; `--help` lists them) default to the course's settings: b
 heads, 256 dimensions.
 """
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -30,7 +31,7 @@ with interruptible_start("run.py"):  # torch loads here
                                  write_card)
     from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
     from submission.decoding import predict_places_reference
-    from submission.files import is_special_file, reads_as, training_lock
+    from submission.files import is_special_file, log_lock, reads_as, training_lock
     from submission.model import GPTConfig
     from submission.fastpath import (COMPILE_MODES, GRAPH_MODES, compile_setting, compiled_graphs_conflict,
                                      step_graphs_need)
@@ -615,14 +616,15 @@ def main(argv=None):
 
 def train_or_evaluate(args):
     """The run main() parsed the flags of: the data and the model, then training or evaluation. A training
-    run holds its params' lock (training_lock) from before its output check to its end: a second run into
-    the same params stops at once (under torchrun rank 0 holds it, and evaluates alone)."""
+    run holds its params' lock (training_lock), and its --log_path's when it names one, from before its output
+    check to its end: a second run into the same params or log stops at once (under torchrun rank 0 holds
+    them, and evaluates alone)."""
     params = args.writing_params_path
     if args.function == "evaluate" and not is_main_process():  # under torchrun rank 0 evaluates alone: the
         return None                                              # others would write the same predictions
     if args.function == "evaluate" or not is_main_process() or is_special_file(params):
         return train_or_evaluate_unlocked(args)
-    with training_lock(params):
+    with training_lock(params), (log_lock(args.log_path) if args.log_path else contextlib.nullcontext()):
         return train_or_evaluate_unlocked(args)
 
 
@@ -658,10 +660,10 @@ def train_or_evaluate_unlocked(args):
     apply_overrides(tconf, args)
     check_batch_splits(tconf.batch_size, args)
     check_longer_run_kept(args, tconf.max_epochs, weight_count(model.state_dict()))
-    helper.train(model, args.writing_params_path, trainer)
+    helper.train(model, args.writing_params_path, trainer,  # the card (what shapes do not say) with the params
+                 describe=lambda: write_card(args.writing_params_path, model, pretrain_dataset.itos, args.function,
+                                             tconf.max_epochs, corpus))
     if is_main_process():  # (under torchrun, rank 0 writes them)
-        write_card(args.writing_params_path, model, pretrain_dataset.itos, args.function,  # what shapes do not say
-                   tconf.max_epochs, corpus)
         print(f"Params written to {args.writing_params_path}")
 
 

@@ -425,6 +425,28 @@ def test_a_second_run_into_the_same_params_stops_while_the_first_trains(tmp_path
     assert (tmp_path / "b.params").exists() and notes.read_text(encoding="utf-8") == "my notes\n"
 
 
+def test_a_second_run_into_the_same_log_stops_while_the_first_trains(tmp_path):
+    """Two runs into other params but one --log_path both trained to the end, truncating each other's
+    `<log>.partial` and interleaving their lines (14 of 193 lines not JSON), and the first then said the log's
+    folder had been moved. A --log_path is locked as the params are; /dev/null, which any run may write, is not."""
+    from submission.files import log_lock
+    wiki = tmp_path / "wiki.txt"
+    wiki.write_text(WIKI, encoding="utf-8")
+    log = tmp_path / "logs" / "shared.log.jsonl"
+    argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={wiki}", *TINY, "--max_epochs=1",
+            f"--writing_params_path={tmp_path / 'b.params'}"]
+    with log_lock(str(log)):  # the first run, writing the log now
+        with pytest.raises(DataError, match=rf"shared.log.jsonl: another run \(pid {os.getpid()}\) is writing its loss "
+                                            r"log there now \(.*shared.log.jsonl.lock is locked\); wait for it to end, "
+                                            r"or give this run another --log_path$"):
+            driver.main(argv + [f"--log_path={log}"])
+        with log_lock(os.devnull):  # not locked: the run below trains
+            driver.main(argv + [f"--log_path={os.devnull}"])
+    assert not (tmp_path / "b.params.lock").exists() and (tmp_path / "b.params").exists()
+    driver.main(argv + [f"--log_path={log}", "--restart"])
+    assert sorted(os.listdir(tmp_path / "logs")) == ["shared.log.jsonl"]
+
+
 def test_a_run_stopped_by_a_bad_input_leaves_no_empty_output_folder(tmp_path, capsys):
     """The output check used to make the predictions' folder before the params were read."""
     wiki = tmp_path / "wiki.txt"

@@ -308,6 +308,27 @@ def test_params_and_loss_log_change_together(when, tmp_path, monkeypatch):
                                             ["m.params", "m.params.log.jsonl", "m.params.log.jsonl.partial"])
 
 
+def test_a_ctrl_c_just_after_the_params_write_still_gets_their_card_written(tmp_path, monkeypatch):
+    """run.py wrote the params' card after helper.train returned, outside the held Ctrl-C: an interrupt in
+    between (hashing 100 MB of params is a wide window) left new params without a card, so loading them with
+    another --n_head went unchecked. The card is written in the same held section (helper.train's describe)."""
+    from submission.card import read_card, write_card
+    params = tmp_path / "m.params"
+    model, trainer = tiny_training(tmp_path)
+    real_save = helper.atomic_torch_save
+
+    def save_then_interrupt(obj, path):
+        real_save(obj, path)
+        signal.raise_signal(signal.SIGINT)  # held: it lands once the card and the log are in place
+
+    monkeypatch.setattr(helper, "atomic_torch_save", save_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        helper.train(model, str(params), trainer, describe=lambda: write_card(str(params), model, {0: "a"}))
+    card = read_card(str(params))
+    assert card is not None and card["n_head"] == 2  # a card of these params (its sha256 is theirs)
+    assert sorted(os.listdir(tmp_path)) == ["m.params", "m.params.card.json", "m.params.log.jsonl"]
+
+
 def test_a_ctrl_c_as_the_progress_bar_is_made_leaves_no_half_made_bar(tmp_path, monkeypatch):
     """A Ctrl-C (or SIGTERM) landing inside tqdm's constructor, as each epoch makes its bar, left a bar made in
     part, whose __del__ then printed "Exception ignored ... AttributeError: 'tqdm' object has no attribute

@@ -1030,6 +1030,27 @@ def test_a_loss_log_into_a_special_file_is_written_straight_and_never_removed(tm
                    f"without it"]
 
 
+def test_a_finished_loss_log_keeps_the_mode_of_the_log_it_replaces(tmp_path):
+    """The log is written as <log>.partial, a fresh file, and renamed over the old one: a log a user made 0600
+    came back 0644, where the params, card and predictions written with it keep their mode. A new log gets
+    0666 less the umask, as open() gives."""
+    import stat
+    path = tmp_path / "p.params.log.jsonl"
+    previous = os.umask(0o022)
+    try:
+        for before, after in ((None, 0o644), (0o600, 0o600), (0o640, 0o640)):
+            if before is not None:
+                os.chmod(path, before)
+            log = trainer_module.LossLog(str(path))
+            log.write('{"step": 1}\n')
+            log.close()
+            log.publish()
+            assert path.read_text(encoding="utf-8") == '{"step": 1}\n'
+            assert stat.S_IMODE(os.stat(path).st_mode) == after, (before, oct(os.stat(path).st_mode))
+    finally:
+        os.umask(previous)
+
+
 def test_a_loss_log_whose_last_flush_fails_is_dropped_not_raised(tmp_path, capsys):
     """A full disk may show only at the last flush (the lines sat in the buffer): closing the log drops it,
     its part removed, instead of raising out of training's end."""

@@ -52,7 +52,7 @@ def _umask():
     return mask
 
 
-def _replacement_mode(target):
+def replacement_mode(target):
     """The mode a file written over `target` gets: the replaced file's (params a user made 0600 stay so),
     else what an ordinary open() gives a new file (0666 less the umask)."""
     try:
@@ -173,6 +173,9 @@ def _atomic(path, write):
     d = os.path.dirname(target)
     tmp = None
     with interrupts_held():  # a Ctrl-C inside the write is held, then discards it (below)
+        # one held before this write began, by a block around it (the trainer's params, card and log, which
+        # change together), lets it finish: that block raises it at its end
+        earlier = _held["pending"]
         try:
             # inside the try: a folder that os.access calls writable can still refuse a file (/sys, NFS
             # root-squash, a quota), and that is one line too
@@ -182,8 +185,9 @@ def _atomic(path, write):
                 write(f)
                 f.flush()
                 os.fsync(f.fileno())
-            os.chmod(tmp, _replacement_mode(target))  # mkstemp makes the file 0600
-            raise_pending_interrupt()  # Ctrl-C during the write: the old file stays
+            os.chmod(tmp, replacement_mode(target))  # mkstemp makes the file 0600
+            if not earlier:
+                raise_pending_interrupt()  # Ctrl-C during the write: the old file stays
             replace_file(tmp, target)
             _remove_leftovers(target)
         except BaseException as e:
@@ -496,6 +500,19 @@ def training_lock(params_path):
         return (f"{params_path}: another run{f' (pid {pid})' if pid else ''} is training into it now ({path} is "
                 f"locked); wait for it to end, or {fix}")
     return held_lock(os.path.realpath(params_path) + ".lock", busy)
+
+
+def log_lock(log_path):
+    """training_lock for a loss log given its own path (run.py --log_path): two runs into other params but the
+    same log truncated each other's `<log>.partial` and interleaved their lines in it. Nothing is locked for
+    a special file (/dev/null), which any number of runs may write. Yields whether it locked."""
+    if is_special_file(log_path):
+        return contextlib.nullcontext(False)
+
+    def busy(path, pid):
+        return (f"{log_path}: another run{f' (pid {pid})' if pid else ''} is writing its loss log there now ({path} "
+                f"is locked); wait for it to end, or give this run another --log_path")
+    return held_lock(os.path.realpath(log_path) + ".lock", busy)
 
 
 @contextlib.contextmanager

@@ -57,13 +57,17 @@ def pretrain(pretrain_dataset, block_size, model):
     return tconf, trainer_obj
 
 
-def train(model, writing_params_path, trainer_obj):
+def train(model, writing_params_path, trainer_obj, describe=None):
     """Run the trainer, then write the model's params (atomically; under torchrun, rank 0 alone). This
     project's Trainer writes them just before it renames its loss log into place, so that the two change
-    together; any other trainer (the course's, a grader's stand-in) is run, then the params written."""
+    together; any other trainer (the course's, a grader's stand-in) is run, then the params written.
+    `describe()`, when given, runs (on rank 0) right after the params are written, under the same held
+    Ctrl-C: run.py writes their card there, so an interrupt never leaves new params without it."""
     def save():
         if is_main_process():
             atomic_torch_save(cpu_state_dict(model), writing_params_path)  # unwrapped: the course's keys
+            if describe is not None:
+                describe()
 
     if "after" in inspect.signature(trainer_obj.train).parameters:  # this project's Trainer (not a subclass's
         trainer_obj.train(after=save)                              # own train(self))

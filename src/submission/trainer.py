@@ -59,7 +59,7 @@ from . import resume
 from .batching import AUTO_GROUPS_MOST, length_group_count, length_groups, pack_rows, trim_padding
 from .cli import TrainingDiverged
 from .dataset import DataError
-from .files import cpu_state_dict, interrupts_held, is_special_file, replace_file
+from .files import cpu_state_dict, interrupts_held, is_special_file, replace_file, replacement_mode
 from .fastpath import (_has_fused_adamw, asked_groups, compile_setting, compiled_graphs_conflict, loader_workers,
                        packing_setting, packs_cheaper, skipped_target, step_graphs_need)
 from .utils import CpuThreads, atomic_torch_save, distributed_env, get_device
@@ -283,7 +283,8 @@ class LossLog:
         """The finished log over the old one (after close); nothing when it was dropped or written straight. A
         rename that fails (the folder moved or removed during training) is a note: training has ended."""
         if self.file is not None and not self.direct:
-            try:
+            try:  # with the mode of the log it replaces (one made 0600 stays so), as the params keep theirs
+                os.chmod(self.path + ".partial", replacement_mode(self.path))
                 replace_file(self.path + ".partial", self.path)  # (tried again on Windows while it is in use)
             except OSError as e:
                 gone = not os.path.exists(self.path + ".partial")
