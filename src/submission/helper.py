@@ -57,7 +57,7 @@ def pretrain(pretrain_dataset, block_size, model):
     return tconf, trainer_obj
 
 
-def train(model, writing_params_path, trainer_obj, describe=None):
+def train(model, writing_params_path, trainer_obj, *, describe=None):
     """Run the trainer, then write the model's params (atomically; under torchrun, rank 0 alone). This
     project's Trainer writes them just before it renames its loss log into place, so that the two change
     together; any other trainer (the course's, a grader's stand-in) is run, then the params written.
