@@ -458,9 +458,9 @@ case "$MODE" in
       >&2 || true ;;
   demo)  # its own corpus unless DATA_DIR is set (--data-dir wins); always runs/demo/ or --out, never
     # OUT_DIR, which holds the course modes' params: the demo's own of the same names would replace them
-    pick_python; exec "$PY" "${R}src/demo.py" ${DATA_DIR:+--data-dir "$DATA"} "$@" ;;
+    pick_python; exec "$PY" "${R}src/demo.py" ${DATA_DIR:+"--data-dir=$DATA"} "$@" ;;
   bench)  # data/ unless DATA_DIR is set (a --data-dir flag comes later and wins)
-    pick_python; exec "$PY" "${R}src/bench.py" ${DATA_DIR:+--data-dir "$DATA"} "$@" ;;
+    pick_python; exec "$PY" "${R}src/bench.py" ${DATA_DIR:+"--data-dir=$DATA"} "$@" ;;
   test)  # the suite's own paths are the repo's
     pick_python
     case "$PY" in /*) ;; */*) PY="$PWD/$PY" ;; esac  # a relative PYTHON, before leaving the caller's folder
@@ -503,9 +503,9 @@ case "$MODE" in
     exec "$PY" "${R}src/plots.py" "$@" ;;
   memorised|ask)  # DATA_DIR as for the other modes (a --data-dir flag comes later and wins); neither: the tool
     # picks the corpus of the params' vocabulary, data/ or the demo's world beside them
-    pick_python; exec "$PY" "${R}src/$MODE.py" ${DATA_DIR:+--data-dir "$DATA"} "$@" ;;
+    pick_python; exec "$PY" "${R}src/$MODE.py" ${DATA_DIR:+"--data-dir=$DATA"} "$@" ;;
   deliverables)  # the handout's 18 files in OUT_DIR, checked against DATA_DIR, zipped into submission.zip
-    pick_python; exec "$PY" "${R}src/deliverables.py" --submission-dir "$OUT" --data-dir "$DATA" "$@" ;;
+    pick_python; exec "$PY" "${R}src/deliverables.py" "--submission-dir=$OUT" "--data-dir=$DATA" "$@" ;;
   *)
     GUESS="$(closest "$MODE")"
     if [ -z "$GUESS" ]; then echo "run.sh: unknown mode '$MODE'" >&2; usage; fi

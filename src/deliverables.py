@@ -39,13 +39,12 @@ from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("deliverables.py"):  # torch loads here
-    import torch
     import grader  # the standard library and graderlib only: it imports the package when grading
     try:  # this check runs on the package it checks: one that does not import stops it in one line
         import run as driver
         from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
         from submission.card import read_card
-        from submission.params import PARAMS_FILES, WRAPPER_PREFIXES
+        from submission.params import PARAMS_FILES, WRAPPER_PREFIXES, load_torch_file
         from submission.utils import ParamsError, atomic_write, check_output_path, load_params, run_cli
     except Exception as e:
         from startup import REQUIREMENTS
@@ -143,7 +142,7 @@ def check_params(path, variant, vocab, data_dir, function=None):
         if "vocabulary" in what:  # trained on another corpus than the one checked against
             raise Bad(what, f"if they were trained on another corpus, point DATA_DIR at it (now {data_dir})") from None
         raise Bad(what) from None
-    keys = torch.load(path, map_location="cpu", weights_only=True).keys()
+    keys = load_torch_file(path).keys()
     wrapped = sorted({w for k in keys for w in WRAPPER_PREFIXES if k.startswith(w)})
     if wrapped:  # load_params strips these, a grader's load_state_dict would not
         raise Bad(f"its keys start with {wrapped[0]!r} (a wrapped model's state_dict)",
@@ -169,8 +168,10 @@ def check_predictions(path, questions):
 
 
 def package_files(code_dir):
-    """The package's modules: the handout's seven, then the others it holds (imported by them)."""
-    others = sorted(n for n in os.listdir(code_dir) if n.endswith(".py") and n not in CODE)
+    """The package's modules: the handout's seven, then the others it holds (imported by them): files whose name
+    a module can have, so not an editor's lock (Emacs' `.#model.py`, a link to nowhere) nor a folder."""
+    others = sorted(n for n in os.listdir(code_dir) if n.endswith(".py") and n not in CODE and n[:-3].isidentifier()
+                    and os.path.isfile(os.path.join(code_dir, n)))
     return CODE + others
 
 

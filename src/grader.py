@@ -213,7 +213,7 @@ def code_dir_problem(folder):
     for inner in (os.path.join("src", "submission"), "submission"):  # a zip's layout, or one folder too deep
         if os.path.isfile(os.path.join(folder, inner, "__init__.py")):
             return (f"the package's files are one folder deeper, in {os.path.join(folder, inner)} (as in "
-                    f"./run.sh deliverables' zip): give --code-dir {os.path.join(folder, inner)}")
+                    f"./run.sh deliverables' zip): give --code-dir {shlex.quote(os.path.join(folder, inner))}")
     # a student's folder short of files (__init__.py left out, or only the prediction files sent) is graded: the
     # tests that need what is missing fail naming it, the others score, and results.json says so to the student
     if names & (set(CODE_FILES[1:]) | set(PREDICTIONS) | {params for params, _ in TRAINED_BY.values()}):
@@ -787,11 +787,19 @@ def check_labels_match_inputs(labels, inputs):
                   f"or restore the embedded corpus (git checkout data)")
 
 
+PREDICTION_BYTES_MOST = 1024  # a line of a predictions file, generously: evaluation decodes 32 characters
+
+
 def prediction_lines(path, questions):
     """The predictions of a file, one a line, as the course's evaluation reads them against `questions`
     questions: a newline ends a line (an empty file has none), and blank lines past the count are an
     editor's extra newlines, not predictions. Text that is not UTF-8 is read_utf8's Failure: its
-    places could not be compared."""
+    places could not be compared; so is a file far larger than `questions` answers can be, which is not read
+    (105 MB of them took 1.45 GB to read: a grading in a small container would end without a report)."""
+    size = os.path.getsize(path)
+    if size > (questions + 100) * PREDICTION_BYTES_MOST:
+        raise Failure(f"{_rel(path)}: {size:,} bytes, more than {questions} predictions can be (a line each, of a "
+                      f"few dozen characters): check that the file under this name is the one it names")
     lines = read_utf8(path).split("\n")  # a UTF-8 byte-order mark is no part of line 1
     if lines[-1] == "":  # an empty file, or a newline ending the last line: no line after it
         lines.pop()
@@ -855,7 +863,8 @@ def count_fix(ctx, split, mode, count):
     try:
         if os.path.realpath(data) != os.path.realpath(ctx.data_dir) and len(read_labels(os.path.join(
                 data, LABELS[split]))) == count:
-            return f"it answers the {count} questions of {_rel(data)}: grade it with --data-dir {_rel(data)}"
+            return (f"it answers the {count} questions of {_rel(data)}: grade it with --data-dir "
+                    f"{shlex.quote(_rel(data))}")
     except (OSError, Failure):
         pass
     return f"if it answers another data folder's questions, give that folder with --data-dir, else remake it with " \

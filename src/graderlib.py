@@ -585,9 +585,12 @@ def write_json(results, path, execution_time=None):
     file. (Not submission.utils.atomic_write_text: the grader must not depend on the graded code.)"""
     text = json.dumps(gradescope_json(results, execution_time), indent=2) + "\n"
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
+    # a name no one can guess and make first (a link to another file, in a folder others write in), made here
+    # (O_EXCL) with the mode open() would give
+    tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
+        with open(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())

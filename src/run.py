@@ -33,6 +33,7 @@ with interruptible_start("run.py"):  # torch loads here
     from submission.decoding import predict_places_reference
     from submission.files import is_special_file, log_lock, reads_as, training_lock
     from submission.model import GPTConfig
+    from submission.params import load_torch_file
     from submission.fastpath import (COMPILE_MODES, GRAPH_MODES, compile_setting, compiled_graphs_conflict,
                                      step_graphs_need)
     from submission.trainer import TrainerConfig
@@ -548,7 +549,7 @@ def weight_count(state):
     cannot be read as one."""
     if isinstance(state, str):
         try:
-            state = torch.load(state, map_location="cpu", weights_only=True)
+            state = load_torch_file(state)
         except Exception:  # noqa: BLE001 - not a params file: the run's own checks name what it is
             return None
     if not isinstance(state, dict):

@@ -540,6 +540,19 @@ def test_a_corpus_of_the_same_relative_path_from_another_folder_is_not_called_an
                                                  f"(sha256 {then[:12]} then, "), said
 
 
+def test_a_cards_corpus_path_with_terminal_escapes_is_shown_quoted():
+    """(security audit) A card that comes with downloaded params names its corpus in text anyone wrote: one
+    holding escape sequences cleared the screen and coloured what followed when run.py printed its note."""
+    from submission.card import other_corpus_words
+    ours = {"sha256": "b" * 64, "path": "data/wiki.txt"}
+    plain = other_corpus_words("p.params", ({"sha256": "a" * 64, "path": "their/wiki.txt"}, ours))
+    assert plain.startswith("p.params were pretrained on their/wiki.txt (sha256 aaaaaaaaaaaa, their card says)")
+    hostile = other_corpus_words("p.params", ({"sha256": "\x1b[2J" + "a" * 60, "path": "\x1b]0;x\x07\x1b[31mFAKE"},
+                                              ours))
+    assert "\x1b" not in hostile and "\x07" not in hostile
+    assert hostile.startswith("p.params were pretrained on '\\x1b]0;x\\x07\\x1b[31mFAKE' (sha256 '\\x1b[2Jaaaaaaaa'")
+
+
 def test_evaluating_params_pretrained_on_another_corpus_is_noted(corpora, capsys):
     """An evaluation reads the corpus only for the vocabulary, so the answers are the params' all the same; but
     params whose card names another pretraining corpus are likely asked about people they never read of (a world

@@ -246,6 +246,20 @@ def test_a_package_that_needs_a_module_it_lacks_is_not_zipped(complete, tmp_path
     assert "resume" in lines[18] and "no zip written" in err and not out.exists()
 
 
+def test_an_editors_lock_link_or_a_folder_named_like_a_module_is_no_module(complete, tmp_path, capsys):
+    """(security audit) Emacs keeps a link to nowhere named `.#model.py` beside a file being edited: the check
+    stopped in a FileNotFoundError traceback copying it; a folder named `d.py`, an IsADirectoryError. Neither
+    is a module the package could import: they are left out of the check and the zip."""
+    code, _ = complete
+    os.symlink("root@host.12345:1700000000", code / ".#model.py")
+    (code / "d.py").mkdir()
+    out = tmp_path / "submission.zip"
+    status, lines, err = run(complete, out, capsys)
+    assert status == 0 and lines[18].split()[:3] == ["ok", "the", "package"], (lines, err)
+    with zipfile.ZipFile(out) as z:
+        assert not [n for n in z.namelist() if n.endswith(("/.#model.py", "/d.py"))]
+
+
 def test_params_that_are_not_the_courses_say_what_to_do(complete, tmp_path, capsys):
     _, folder = complete
     vocab = CharCorruptionDataset(read_text(os.path.join(DATA, "wiki.txt")), 128).vocab_size

@@ -531,6 +531,24 @@ def test_a_lock_left_by_a_killed_run_is_taken_and_then_holds(tmp_path):
         assert refused(tmp_path / "a.params")
 
 
+def test_a_link_or_a_fifo_at_the_lock_files_name_is_no_lock_and_left_as_it_is(tmp_path):
+    """(security audit) A link laid at <params>.lock had its target, an empty file, written with the pid and
+    then removed (a dangling one made its target for the run); a FIFO there stopped the run in an "Illegal seek"
+    traceback. Neither is a lock file: the run trains unlocked and leaves them (and what a link names) alone."""
+    from submission.files import training_lock
+    victim = tmp_path / "victim.txt"
+    victim.write_text("")
+    os.symlink(victim, tmp_path / "a.params.lock")
+    os.symlink(tmp_path / "nowhere.txt", tmp_path / "b.params.lock")
+    os.mkfifo(tmp_path / "c.params.lock")
+    for name in ("a", "b", "c"):
+        with training_lock(str(tmp_path / f"{name}.params")) as locked:
+            assert locked is False
+    assert victim.read_text() == "" and not (tmp_path / "nowhere.txt").exists()
+    assert (tmp_path / "a.params.lock").is_symlink() and (tmp_path / "b.params.lock").is_symlink()
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "c.params.lock").st_mode)
+
+
 def test_a_params_file_named_through_a_link_is_locked_as_the_file_it_names(tmp_path):
     """Two runs into one params file, one naming it through a link (runs/latest.params -> runs/a.params): both
     write that file (an atomic write replaces the link's target), so they take one lock, on the target's

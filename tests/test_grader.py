@@ -1289,6 +1289,22 @@ def test_predictions_in_the_wrong_shape_are_named_so(corpus, tmp_path):
         score(ctx, name)
 
 
+def test_a_predictions_file_far_larger_than_its_answers_is_not_read(corpus, tmp_path):
+    """(security audit) 105 MB under a predictions name took 1.45 GB to read, enough to end a grading in a
+    small container with no report: past a kilobyte an answer (and 100 lines of slack) it is one line, unread."""
+    dev = corpus[1]["dev"]
+    name = ACCURACY["1f-1-hidden"]
+    ctx = grader.make_grader(corpus[0], str(tmp_path), "course").context
+    most = (len(dev) + 100) * grader.PREDICTION_BYTES_MOST
+    (tmp_path / name).write_text("London\n" * len(dev) + "x" * (most - 7 * len(dev)), encoding="utf-8")
+    with pytest.raises(graderlib.Failure, match=rf"has {len(dev) + 1} lines for the {len(dev)} questions"):
+        score(ctx, name)  # at the bound: read (and a line too many said as such)
+    (tmp_path / name).write_text("London\n" * len(dev) + "x" * (most - 7 * len(dev) + 1), encoding="utf-8")
+    with pytest.raises(graderlib.Failure, match=rf"{name}: {most + 1:,} bytes, more than {len(dev)} predictions "
+                                                r"can be \(a line each, of a few dozen characters\): check that"):
+        score(ctx, name)
+
+
 def test_a_package_without_its_init_or_one_folder_too_deep_is_named(monkeypatch, tmp_path):
     """Both read 'the submission package has no CharCorruptionDataset (submission/__init__.py must export it)'."""
     monkeypatch.setattr(grader, "HERE", str(tmp_path))
@@ -2112,6 +2128,24 @@ def test_failed_json_write_leaves_no_temporary_file(tmp_path):
     with pytest.raises(OSError):
         graderlib.write_json(results, str(tmp_path / "r.json"))
     assert os.listdir(tmp_path) == ["r.json"] and os.listdir(tmp_path / "r.json") == []
+
+
+def test_the_json_writes_temporary_file_cannot_be_laid_for_it_and_gets_the_umasks_mode(tmp_path):
+    """(security audit) The temporary file was `<path>.<pid>.tmp`, opened with plain open(): a link laid at that
+    name (in a folder others write in) had its target overwritten with the report, and results.json became the
+    link. Its name has random letters now, and it is made afresh (O_EXCL), with the mode open() would give."""
+    g = graderlib.Grader({"9a-0-basic": 1})
+    g.add("9a-0-basic", "passes", lambda ctx: None, 5)
+    victim, path = tmp_path / "victim.txt", tmp_path / "r.json"
+    victim.write_text("mine\n")
+    os.symlink(victim, f"{path}.{os.getpid()}.tmp")
+    previous = os.umask(0o027)
+    try:
+        graderlib.write_json(g.run(out=None), str(path))
+    finally:
+        os.umask(previous)
+    assert victim.read_text() == "mine\n" and not path.is_symlink()
+    assert json.loads(path.read_text(encoding="utf-8"))["score"] == 1 and (os.stat(path).st_mode & 0o777) == 0o640
 
 
 def test_json_into_folders_not_made_yet_makes_them(tmp_path):

@@ -1040,18 +1040,21 @@ def test_a_quoted_tilde_in_data_dir_and_out_dir_is_the_home_folder(repo, tmp_pat
 
 @pytest.mark.parametrize("mode, flags, env, runs", [
     ("ask", ["--params", "p.params", "Ann Bo"], {}, "src/ask.py --params p.params Ann Bo"),  # ask picks the corpus
-    ("ask", ["--params", "p.params", "Ann Bo"], {"DATA_DIR": "d"}, "src/ask.py --data-dir d --params p.params Ann Bo"),
+    ("ask", ["--params", "p.params", "Ann Bo"], {"DATA_DIR": "d"}, "src/ask.py --data-dir=d --params p.params Ann Bo"),
     ("plot", ["curves", "a.log.jsonl", "--out", "c.png"], {}, "src/plots.py curves a.log.jsonl --out c.png"),
     ("plot", ["attention", "--params", "p", "--question", "Ann Bo", "--out", "a.png"], {"DATA_DIR": "d"},
      "src/plots.py attention --pretrain_corpus_path d/wiki.txt --params p --question Ann Bo --out a.png"),
     ("demo", [], {}, "src/demo.py"),
     # OUT_DIR holds the course modes' params, which the demo's files of the same names would replace
-    ("demo", ["--seed", "1"], {"DATA_DIR": "d", "OUT_DIR": "o"}, "src/demo.py --data-dir d --seed 1"),
-    ("bench", ["--quick"], {"DATA_DIR": "d"}, "src/bench.py --data-dir d --quick"),
+    ("demo", ["--seed", "1"], {"DATA_DIR": "d", "OUT_DIR": "o"}, "src/demo.py --data-dir=d --seed 1"),
+    ("bench", ["--quick"], {"DATA_DIR": "d"}, "src/bench.py --data-dir=d --quick"),
     # the deliverables are OUT_DIR's files, checked against DATA_DIR's
-    ("deliverables", [], {}, "src/deliverables.py --submission-dir {R}src/submission --data-dir {R}data"),
+    ("deliverables", [], {}, "src/deliverables.py --submission-dir={R}src/submission --data-dir={R}data"),
     ("deliverables", ["--zip", "s.zip"], {"DATA_DIR": "d", "OUT_DIR": "o"},
-     "src/deliverables.py --submission-dir o --data-dir d --zip s.zip"),
+     "src/deliverables.py --submission-dir=o --data-dir=d --zip s.zip"),
+    # (security audit) a folder whose name starts with "-" is the flag's value, not a flag: one argument each
+    ("deliverables", [], {"DATA_DIR": "-d", "OUT_DIR": "-o"}, "src/deliverables.py --submission-dir=-o --data-dir=-d"),
+    ("memorised", [], {"DATA_DIR": "-d"}, "src/memorised.py --data-dir=-d"),
     ("vanilla_pretrain", ["--max_epochs", "1"], {"OUT_DIR": "o"},
      "src/run.py --function=pretrain --variant=vanilla --pretrain_corpus_path={R}data/wiki.txt "
      "--writing_params_path=o/vanilla.pretrain.params --max_epochs 1"),

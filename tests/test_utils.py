@@ -292,6 +292,15 @@ def _zip_of_text():
     return buffer.getvalue()
 
 
+def _deflated(data):
+    """A torch file's zip with every record compressed, as torch.save never writes it (and torch still loads)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as z, zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as out:
+        for name in z.namelist():
+            out.writestr(name, z.read(name))
+    return buffer.getvalue()
+
+
 def _torch_bytes(obj, **kwargs):
     buffer = io.BytesIO()
     torch.save(obj, buffer, **kwargs)
@@ -337,6 +346,9 @@ def test_torch_2_0s_words_for_a_cut_pre_1_6_file_are_read_as_cut_short(tmp_path)
     (lambda: b"x" * 508 + b"\xff Lisbon\n", "neither a PyTorch file nor text"),
     (lambda: b"", "an empty file"),
     (lambda: _zip_of_text(), "a zip archive, but not one torch.save wrote"),
+    # (security audit) torch unpacks a compressed record whole before any check: 1 MB claimed a 1 GB tensor
+    (lambda: _deflated(_torch_bytes(small().state_dict())), "a zip with a compressed record (archive/data.pkl), "
+                                                            "which torch.save never writes"),
 ])
 def test_an_unloadable_params_file_is_named_for_what_it_is(content, why, tmp_path):
     """torch's own message was a paragraph on weights_only, an empty EOFError, or a miniz error."""

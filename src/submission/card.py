@@ -98,13 +98,20 @@ def other_corpus_words(params, other, flag=""):
     one file by their real paths (corpus_record's), not as given: "wiki.txt" in two folders is two files,
     and a card of an earlier version, without the real path, is taken for another file."""
     theirs, ours = other
+    path, sha = _shown(theirs["path"]), _shown(str(theirs["sha256"])[:12])  # the card's: it may come from anyone
     if theirs.get("realpath") is not None and theirs.get("realpath") == ours.get("realpath"):
-        on = (f"an earlier {theirs['path']} (sha256 {theirs['sha256'][:12]} then, {ours['sha256'][:12]} now; their "
-              f"card says)")
+        on = f"an earlier {path} (sha256 {sha} then, {ours['sha256'][:12]} now; their card says)"
     else:
-        on = (f"{theirs['path']} (sha256 {theirs['sha256'][:12]}, their card says), not on {flag}{ours['path']} "
-              f"(sha256 {ours['sha256'][:12]}), a text of the same characters")
+        on = (f"{path} (sha256 {sha}, their card says), not on {flag}{ours['path']} (sha256 {ours['sha256'][:12]}), "
+              f"a text of the same characters")
     return f"{params} were pretrained on {on}"
+
+
+def _shown(text):
+    """A card's text as a message shows it: as it is, or quoted with its escapes where it holds control
+    characters (a card that came with downloaded params could clear the screen or colour what follows)."""
+    text = str(text)
+    return repr(text) if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text) else text
 
 
 def write_card(params_path, model, itos, function=None, epochs=None, corpus=None):

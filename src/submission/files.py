@@ -526,7 +526,8 @@ def held_lock(path, busy):
     except ImportError:
         yield False
         return
-    path = os.path.realpath(path)
+    # its folder resolved, not a link at the lock's own name (_take leaves one alone)
+    path = os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(path))), os.path.basename(path))
     made = []  # the folders made here, deepest first
     folder = os.path.dirname(path)
     while folder and not os.path.exists(folder) and folder != os.path.dirname(folder):
@@ -558,7 +559,8 @@ def _take(fcntl, path, busy):
     DataError, `busy`'s line, while another run holds it."""
     for _ in range(100):  # another try only when the file or its folder went between this run's steps
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+            # not through a link laid at that name (its target would be written, then removed), nor blocking on a FIFO
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
         except FileNotFoundError:  # the folder, made by another run that then stopped, removed by it
             try:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -569,6 +571,8 @@ def _take(fcntl, path, busy):
             return None
         taken = False
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device of that name: the user's, no lock
+                return None
             held = os.pread(fd, 64, 0).decode("ascii", "replace")
             if held and not _ours(held):  # a file of the user's by that name: left as it is, no lock
                 return None

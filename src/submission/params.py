@@ -88,9 +88,7 @@ def params_shape(path):
     if not os.path.isfile(path):  # a FIFO would block the load; missing or a folder: load_params says so
         return {}
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            state = torch.load(path, map_location="cpu", weights_only=True)
+        state = load_torch_file(path)
         shape = _shape(clean_state_dict(state))
     except Exception:  # anything at all: the file is load_params' to explain
         return {}
@@ -230,6 +228,25 @@ def _ends_inside_global(path, message):
     return tail in end if tail else end.endswith(b"c")  # b"c": the GLOBAL opcode, nothing after it
 
 
+class CompressedRecord(ValueError):
+    """A zip whose records are compressed: no file torch.save wrote (load_torch_file)."""
+
+
+def load_torch_file(path):
+    """torch.load of a user's file (params, a training state), as every loader here reads one: onto the CPU,
+    weights only (a pickle that would run code is refused), and never a zip whose records are compressed,
+    which torch.save does not write and torch would unpack whole before any check (a 1 MB file claiming a
+    1 GB tensor took 1.3 GB). Raises what torch.load raises, or CompressedRecord."""
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as z:
+            packed = next((i.filename for i in z.infolist() if i.compress_type != zipfile.ZIP_STORED), None)
+        if packed is not None:
+            raise CompressedRecord(packed)
+    with warnings.catch_warnings():  # torch warns of pickle protocols before failing on a plain pickle
+        warnings.simplefilter("ignore")
+        return torch.load(path, map_location="cpu", weights_only=True)
+
+
 def unloadable_reason(path, error):
     """Why torch.load failed on `path`, in words, from the file's first bytes and the error."""
     with open(path, "rb") as f:
@@ -237,6 +254,8 @@ def unloadable_reason(path, error):
     message = str(error)
     if not head:
         return "an empty file"
+    if isinstance(error, CompressedRecord):
+        return f"a zip with a compressed record ({message}), which torch.save never writes"
     if head.startswith(b"PK\x03\x04") or head.startswith(_LEGACY_MAGIC):
         # a zip cut short has no end record; torch's reader then fails in many ways (an EOFError, no
         # central directory, or OSError EINVAL from a seek past the end), so ask zipfile instead
@@ -290,9 +309,7 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
         raise ParamsError(f"{path}: is not a regular file; give the params file run.py wrote",
                           problem="is not a regular file")
     try:
-        with warnings.catch_warnings():  # torch warns of pickle protocols before failing on a plain pickle
-            warnings.simplefilter("ignore")
-            state = torch.load(path, map_location="cpu", weights_only=True)
+        state = load_torch_file(path)
     except Exception as e:  # pickle with code, truncated file, not a torch file
         problem = f"not a loadable params file ({unloadable_reason(path, e)})"
         raise ParamsError(f"{path}: {problem}; {_remake(path)}",

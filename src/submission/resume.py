@@ -26,7 +26,7 @@ import time
 import torch
 
 from .files import atomic_torch_save, error_reason
-from .params import ParamsError, unloadable_reason
+from .params import ParamsError, load_torch_file, unloadable_reason
 
 FORMAT = "cs224n-a5 training state, version 1"
 MODEL_FIELDS = ("vocab_size", "block_size", "n_layer", "n_head", "n_embd", "synthesizer")
@@ -133,7 +133,7 @@ def putting(path, what):
 def describe(path):
     """ " (after epoch E of N, saved DATE)" for the state at `path`, for messages; "" where it cannot be read."""
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        state = load_torch_file(path)
         epochs = state["settings"]["training"]["max_epochs"]
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(path)))
         return f" (after epoch {int(state['epoch'])} of {int(epochs)}, saved {when})"
@@ -181,7 +181,7 @@ def load(path, settings):
         raise ParamsError(f"{path}: no training state to resume (a run writes it at an epoch's end every few "
                           f"minutes and removes it when it ends); leave out --resume to start over")
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        state = load_torch_file(path)
     except Exception as e:  # a cut-short zip, another file, an unreadable one
         raise ParamsError(f"{path}: not a training state this project can read ({unloadable_reason(path, e)}); "
                           f"{START_OVER}") from None
