@@ -318,6 +318,8 @@ case "$MODE" in
     # it (each only if empty) when its first mode changes nothing
     take_all_lock() {
       if [ "$LOCKED" = 1 ] || [ ! -d "$OUT" ] || ! command -v flock >/dev/null 2>&1; then return; fi
+      # a link or a FIFO at the lock's name is no lock file of ours: not written through, nor waited on
+      if [ -L "$ALL_LOCK" ] || { [ -e "$ALL_LOCK" ] && [ ! -f "$ALL_LOCK" ]; }; then return; fi
       local try holder
       for try in 1 2 3; do
         { exec 9>>"$ALL_LOCK"; } 2>/dev/null || return 0  # no file can be made there: the modes say why
@@ -383,6 +385,7 @@ case "$MODE" in
         exit 2
       fi
       take_all_lock  # OUT_DIR made just now
+      if [ -L "$STAMP" ]; then rm -f "$STAMP"; fi  # a link laid at the stamp's name: never written through
       if [ -f "$STAMP" ]; then PREV="$(mktemp)" && cp -p "$STAMP" "$PREV" || PREV=""; else PREV=none; fi
       if ! { if [ "$RESTART" = 1 ]; then echo restart; fi > "$STAMP"; } 2>/dev/null; then
         if [ "$PREV" != none ]; then rm -f "$PREV"; fi

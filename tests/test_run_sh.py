@@ -1329,6 +1329,22 @@ def test_a_second_all_in_the_same_out_dir_is_refused_naming_the_first(world, tmp
     assert sorted(os.listdir(out)) == [".all-started", ".all.lock", "vanilla.model.params.state"]
 
 
+@pytest.mark.skipif(not shutil.which("flock"), reason="run.sh all locks OUT_DIR with flock(1) (util-linux)")
+def test_links_laid_at_alls_lock_and_stamp_are_never_written_through(world, tmp_path):
+    """(security audit) With links laid at $OUT_DIR/.all.lock and .all-started (by anyone who can write in
+    OUT_DIR), `all` wrote its pid into the one's target and emptied the other's."""
+    out, victims = tmp_path / "out", tmp_path / "victims"
+    out.mkdir()
+    victims.mkdir()
+    for name in ("lock", "stamp"):
+        (victims / name).write_text(f"the {name} victim's\n")
+    os.symlink(victims / "lock", out / ".all.lock")
+    os.symlink(victims / "stamp", out / ".all-started")
+    p = sh(["all", "--n_layer", "-1"], world, out, check=False)  # refused at its first mode
+    assert p.returncode == 2 and "--n_layer" in p.stderr, p.stderr
+    assert [(victims / n).read_text() for n in ("lock", "stamp")] == ["the lock victim's\n", "the stamp victim's\n"]
+
+
 @pytest.mark.skipif(not shutil.which("flock"), reason="run.sh all reads run.py's locks with flock(1) (util-linux)")
 def test_all_while_a_run_trains_into_one_of_its_params_names_that_run(world, tmp_path):
     """`./run.sh vanilla_pretrain` in one terminal, `./run.sh all` in another: the live run's state is not an
