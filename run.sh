@@ -281,7 +281,7 @@ case "$MODE" in
     if [ $# -gt 0 ]; then
       echo "run.sh: london_baseline takes no arguments (got: $*); it scores \$DATA_DIR/birth_dev.tsv" >&2; exit 2
     fi
-    warn_src_data; pick_python; RUN_SH_MODE="$MODE" exec "$PY" "${R}src/london_baseline.py" "$DATA/birth_dev.tsv" ;;
+    warn_src_data; pick_python; RUN_SH_MODE="$MODE" exec "$PY" "${R}src/london_baseline.py" -- "$DATA/birth_dev.tsv" ;;
   all)  # with --resume: an interrupted training mode goes on, and a mode whose output is newer than its
     # input is done (a stopped `all` continues where it stopped: the same command with --resume); an
     # `all` started without --resume leaves a stamp, and outputs older than it are not done (they are
@@ -501,7 +501,7 @@ case "$MODE" in
     # later and wins); neither: plots.py picks the corpus of the params' vocabulary, data/ or the demo's world
     pick_python
     if [ "${1:-}" = attention ] && [ -n "${DATA_DIR:-}" ]; then
-      shift; set -- attention --pretrain_corpus_path "$DATA/wiki.txt" "$@"
+      shift; set -- attention "--pretrain_corpus_path=$DATA/wiki.txt" "$@"
     fi
     exec "$PY" "${R}src/plots.py" "$@" ;;
   memorised|ask)  # DATA_DIR as for the other modes (a --data-dir flag comes later and wins); neither: the tool

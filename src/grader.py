@@ -158,14 +158,20 @@ def _rel(path):
     return path
 
 
-def read_utf8(path):
+def read_utf8(path, most=None):
     """The text of a data or predictions file, or a Failure naming the file, the line and the byte that
-    is not UTF-8 (UTF-16, a Windows editor's "Unicode", named by its byte-order mark)."""
+    is not UTF-8 (UTF-16, a Windows editor's "Unicode", named by its byte-order mark). `most`: (bytes, why),
+    a file larger than that being a Failure saying `why`, read no further (a zip is named as such first)."""
     with open(path, "rb") as f:
-        data = f.read()
-    if data[:4] == b"PK\x03\x04":
-        raise Failure(f"{_rel(path)}: a zip archive (torch.save writes params as one), not UTF-8 text: check "
-                      f"that the file under this name is the one it names")
+        data = f.read(4)
+        if data == b"PK\x03\x04":
+            raise Failure(f"{_rel(path)}: a zip archive (torch.save writes params as one), not UTF-8 text: check "
+                          f"that the file under this name is the one it names")
+        size = os.fstat(f.fileno()).st_size
+        if most is not None and size > most[0]:
+            raise Failure(f"{_rel(path)}: {size:,} bytes, {most[1]}: check that the file under this name is the "
+                          f"one it names")
+        data += f.read()
     if utf16(data):
         raise Failure(f"{_rel(path)}: {utf16(data)}; save it as UTF-8")
     skip = 3 if data.startswith(b"\xef\xbb\xbf") else 0  # a leading byte-order mark (Windows editors) dropped
@@ -796,11 +802,9 @@ def prediction_lines(path, questions):
     editor's extra newlines, not predictions. Text that is not UTF-8 is read_utf8's Failure: its
     places could not be compared; so is a file far larger than `questions` answers can be, which is not read
     (105 MB of them took 1.45 GB to read: a grading in a small container would end without a report)."""
-    size = os.path.getsize(path)
-    if size > (questions + 100) * PREDICTION_BYTES_MOST:
-        raise Failure(f"{_rel(path)}: {size:,} bytes, more than {questions} predictions can be (a line each, of a "
-                      f"few dozen characters): check that the file under this name is the one it names")
-    lines = read_utf8(path).split("\n")  # a UTF-8 byte-order mark is no part of line 1
+    most = ((questions + 100) * PREDICTION_BYTES_MOST,
+            f"more than {questions} predictions can be (a line each, of a few dozen characters)")
+    lines = read_utf8(path, most).split("\n")  # a UTF-8 byte-order mark is no part of line 1
     if lines[-1] == "":  # an empty file, or a newline ending the last line: no line after it
         lines.pop()
     while len(lines) > questions and not lines[-1].strip():

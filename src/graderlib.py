@@ -588,7 +588,8 @@ def write_json(results, path, execution_time=None):
     # a name no one can guess and make first (a link to another file, in a folder others write in), made here
     # (O_EXCL) with the mode open() would give
     tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    # (O_BINARY on Windows: the text layer below writes its newlines, the descriptor adds none of its own)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with open(fd, "w", encoding="utf-8") as f:
             f.write(text)

@@ -625,7 +625,9 @@ def train_or_evaluate(args):
         return None                                              # others would write the same predictions
     if args.function == "evaluate" or not is_main_process() or is_special_file(params):
         return train_or_evaluate_unlocked(args)
-    with training_lock(params), (log_lock(args.log_path) if args.log_path else contextlib.nullcontext()):
+    # a --log_path of its own is locked too (the params' own path given as one is the output check's to refuse)
+    own_log = args.log_path and os.path.realpath(args.log_path) != os.path.realpath(params)
+    with training_lock(params), (log_lock(args.log_path) if own_log else contextlib.nullcontext()):
         return train_or_evaluate_unlocked(args)
 
 

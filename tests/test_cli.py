@@ -445,6 +445,8 @@ def test_a_second_run_into_the_same_log_stops_while_the_first_trains(tmp_path):
     assert not (tmp_path / "b.params.lock").exists() and (tmp_path / "b.params").exists()
     driver.main(argv + [f"--log_path={log}", "--restart"])
     assert sorted(os.listdir(tmp_path / "logs")) == ["shared.log.jsonl"]
+    with pytest.raises(DataError, match=r"the loss log would overwrite the params this run writes"):  # not "another
+        driver.main(argv + [f"--log_path={tmp_path / 'b.params'}"])  # run": the run's own params lock is no log's
 
 
 def test_a_run_stopped_by_a_bad_input_leaves_no_empty_output_folder(tmp_path, capsys):

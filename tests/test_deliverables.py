@@ -253,11 +253,12 @@ def test_an_editors_lock_link_or_a_folder_named_like_a_module_is_no_module(compl
     code, _ = complete
     os.symlink("root@host.12345:1700000000", code / ".#model.py")
     (code / "d.py").mkdir()
+    (code / "my-notes.py").write_text("print('a name no import can name')\n")  # no module either
     out = tmp_path / "submission.zip"
     status, lines, err = run(complete, out, capsys)
     assert status == 0 and lines[18].split()[:3] == ["ok", "the", "package"], (lines, err)
     with zipfile.ZipFile(out) as z:
-        assert not [n for n in z.namelist() if n.endswith(("/.#model.py", "/d.py"))]
+        assert not [n for n in z.namelist() if n.endswith(("/.#model.py", "/d.py", "/my-notes.py"))]
 
 
 def test_params_that_are_not_the_courses_say_what_to_do(complete, tmp_path, capsys):

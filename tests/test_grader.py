@@ -1303,6 +1303,9 @@ def test_a_predictions_file_far_larger_than_its_answers_is_not_read(corpus, tmp_
     with pytest.raises(graderlib.Failure, match=rf"{name}: {most + 1:,} bytes, more than {len(dev)} predictions "
                                                 r"can be \(a line each, of a few dozen characters\): check that"):
         score(ctx, name)
+    torch.save({"w": torch.zeros(most // 4)}, tmp_path / name)  # params that large under its name: named as a zip
+    with pytest.raises(graderlib.Failure, match=r"a zip archive \(torch.save writes params as one\), not UTF-8 text"):
+        score(ctx, name)
 
 
 def test_a_package_without_its_init_or_one_folder_too_deep_is_named(monkeypatch, tmp_path):

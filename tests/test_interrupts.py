@@ -308,24 +308,41 @@ def test_params_and_loss_log_change_together(when, tmp_path, monkeypatch):
                                             ["m.params", "m.params.log.jsonl", "m.params.log.jsonl.partial"])
 
 
-def test_a_ctrl_c_just_after_the_params_write_still_gets_their_card_written(tmp_path, monkeypatch):
+@pytest.mark.parametrize("when", ["after the params write", "during the card write"])
+def test_a_ctrl_c_after_the_params_write_still_gets_their_card_and_log_written(when, tmp_path, monkeypatch):
     """run.py wrote the params' card after helper.train returned, outside the held Ctrl-C: an interrupt in
     between (hashing 100 MB of params is a wide window) left new params without a card, so loading them with
-    another --n_head went unchecked. The card is written in the same held section (helper.train's describe)."""
+    another --n_head went unchecked. The card is written in the same held section (helper.train's describe),
+    and a Ctrl-C inside its own write lets it finish (it discarded the card and left the old log)."""
     from submission.card import read_card, write_card
     params = tmp_path / "m.params"
     model, trainer = tiny_training(tmp_path)
+    helper.train(model, str(params), trainer)
+    old_log = (tmp_path / "m.params.log.jsonl").read_bytes()
     real_save = helper.atomic_torch_save
 
     def save_then_interrupt(obj, path):
         real_save(obj, path)
         signal.raise_signal(signal.SIGINT)  # held: it lands once the card and the log are in place
 
-    monkeypatch.setattr(helper, "atomic_torch_save", save_then_interrupt)
+    def interrupted_text(path, text):
+        def write(f):
+            f.write(text.encode("utf-8"))
+            signal.raise_signal(signal.SIGINT)
+        files._atomic(path, write)
+
+    if when == "after the params write":
+        monkeypatch.setattr(helper, "atomic_torch_save", save_then_interrupt)
+    else:
+        monkeypatch.setattr(files, "atomic_write_text", interrupted_text)
+    model, trainer = tiny_training(tmp_path)
+    for p in model.parameters():  # other params, and so another log
+        p.data.add_(1.0)
     with pytest.raises(KeyboardInterrupt):
         helper.train(model, str(params), trainer, describe=lambda: write_card(str(params), model, {0: "a"}))
     card = read_card(str(params))
     assert card is not None and card["n_head"] == 2  # a card of these params (its sha256 is theirs)
+    assert (tmp_path / "m.params.log.jsonl").read_bytes() != old_log
     assert sorted(os.listdir(tmp_path)) == ["m.params", "m.params.card.json", "m.params.log.jsonl"]
 
 

@@ -4,7 +4,7 @@ second copy of the model), and runs top to bottom in its tiny CI setting (PLAY_C
 course's own notebook imports `mingpt`: that package (mingpt-demo/mingpt/) runs its code unchanged,
 with minGPT's loss.
 
-Executing it needs nbclient and ipykernel (requirements-dev.txt); without them that test skips.
+Executing it needs nbclient and ipykernel (requirements-dev.txt); without them that test fails.
 Run:  python -m pytest -q tests/test_notebook.py
 """
 import importlib

@@ -1043,7 +1043,7 @@ def test_a_quoted_tilde_in_data_dir_and_out_dir_is_the_home_folder(repo, tmp_pat
     ("ask", ["--params", "p.params", "Ann Bo"], {"DATA_DIR": "d"}, "src/ask.py --data-dir=d --params p.params Ann Bo"),
     ("plot", ["curves", "a.log.jsonl", "--out", "c.png"], {}, "src/plots.py curves a.log.jsonl --out c.png"),
     ("plot", ["attention", "--params", "p", "--question", "Ann Bo", "--out", "a.png"], {"DATA_DIR": "d"},
-     "src/plots.py attention --pretrain_corpus_path d/wiki.txt --params p --question Ann Bo --out a.png"),
+     "src/plots.py attention --pretrain_corpus_path=d/wiki.txt --params p --question Ann Bo --out a.png"),
     ("demo", [], {}, "src/demo.py"),
     # OUT_DIR holds the course modes' params, which the demo's files of the same names would replace
     ("demo", ["--seed", "1"], {"DATA_DIR": "d", "OUT_DIR": "o"}, "src/demo.py --data-dir=d --seed 1"),
@@ -1055,6 +1055,8 @@ def test_a_quoted_tilde_in_data_dir_and_out_dir_is_the_home_folder(repo, tmp_pat
     # (security audit) a folder whose name starts with "-" is the flag's value, not a flag: one argument each
     ("deliverables", [], {"DATA_DIR": "-d", "OUT_DIR": "-o"}, "src/deliverables.py --submission-dir=-o --data-dir=-d"),
     ("memorised", [], {"DATA_DIR": "-d"}, "src/memorised.py --data-dir=-d"),
+    ("plot", ["attention", "--params", "p"], {"DATA_DIR": "-d"},
+     "src/plots.py attention --pretrain_corpus_path=-d/wiki.txt --params p"),
     ("vanilla_pretrain", ["--max_epochs", "1"], {"OUT_DIR": "o"},
      "src/run.py --function=pretrain --variant=vanilla --pretrain_corpus_path={R}data/wiki.txt "
      "--writing_params_path=o/vanilla.pretrain.params --max_epochs 1"),
@@ -1185,7 +1187,7 @@ def test_london_baseline_scores_data_dirs_dev_set_and_refuses_arguments_it_would
     assert not calls.exists()
     p = subprocess.run([str(root / "run.sh"), "london_baseline"], cwd=str(root), capture_output=True, text=True,
                        timeout=60, env=env)
-    assert p.returncode == 0 and calls.read_text().splitlines() == [f"{root}|src/london_baseline.py d/birth_dev.tsv"]
+    assert p.returncode == 0 and calls.read_text().splitlines() == [f"{root}|src/london_baseline.py -- d/birth_dev.tsv"]
 
 
 def test_all_reads_resume_and_restart_abbreviated_as_run_py_does(repo, tmp_path):

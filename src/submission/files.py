@@ -29,7 +29,7 @@ import zipfile
 import torch
 
 from .dataset import DataError
-from .params import unwrap
+from .params import load_torch_file, unwrap
 
 # torch 2.0's torch.load(weights_only=True) warns that TypedStorage is deprecated from inside its own
 # unpickler (torch 2.1 no longer does): a warning about torch's code, printed before the one-line errors
@@ -61,7 +61,7 @@ def replacement_mode(target):
         return 0o666 & ~_umask()
 
 
-_held = {"depth": 0, "pending": False, "previous": None, "terminated": False}
+_held = {"depth": 0, "pending": False, "previous": None, "terminated": False, "finishing": 0}
 
 
 def _hold(signum, frame):
@@ -128,6 +128,17 @@ def interrupts_held():
                     signal.raise_signal(signal.SIGINT)
 
 
+@contextlib.contextmanager
+def writes_finish():
+    """Inside, an atomic write finishes whatever Ctrl-C is held (raised when the held block around it ends):
+    for writes that must follow one already made, as the params' card follows the params (helper.train)."""
+    _held["finishing"] += 1
+    try:
+        yield
+    finally:
+        _held["finishing"] -= 1
+
+
 def is_special_file(path):
     """True for an existing path that is neither a regular file nor a folder: /dev/null, /dev/stdout, a
     FIFO. Atomic writes go straight to these: renaming a temporary file over one (as root, in Docker or
@@ -174,8 +185,8 @@ def _atomic(path, write):
     tmp = None
     with interrupts_held():  # a Ctrl-C inside the write is held, then discards it (below)
         # one held before this write began, by a block around it (the trainer's params, card and log, which
-        # change together), lets it finish: that block raises it at its end
-        earlier = _held["pending"]
+        # change together), or any inside writes_finish, lets it finish: that block raises it at its end
+        earlier = _held["pending"] or _held["finishing"] > 0
         try:
             # inside the try: a folder that os.access calls writable can still refuse a file (/sys, NFS
             # root-squash, a quota), and that is one line too
@@ -349,8 +360,8 @@ def torch_content(path):
     try:
         try:
             obj = torch.load(path, map_location="cpu", weights_only=True, mmap=zipfile.is_zipfile(path))
-        except TypeError:  # torch 2.0: no mmap
-            obj = torch.load(path, map_location="cpu", weights_only=True)
+        except TypeError:  # torch 2.0: no mmap, so never a zip with a compressed record (unpacked whole)
+            obj = load_torch_file(path)
     except Exception:  # noqa: BLE001 - a zip that does not load holds pickled objects weights_only refuses
         return "other" if zipfile.is_zipfile(path) else "damaged"
     if not isinstance(obj, dict):

@@ -8,6 +8,7 @@ import inspect
 import random
 
 from .dataset import NameDataset, read_text
+from .files import writes_finish
 from .model import GPT
 from .trainer import Trainer, TrainerConfig
 from .utils import atomic_torch_save, cpu_state_dict, is_main_process, load_params
@@ -61,13 +62,15 @@ def train(model, writing_params_path, trainer_obj, *, describe=None):
     """Run the trainer, then write the model's params (atomically; under torchrun, rank 0 alone). This
     project's Trainer writes them just before it renames its loss log into place, so that the two change
     together; any other trainer (the course's, a grader's stand-in) is run, then the params written.
-    `describe()`, when given, runs (on rank 0) right after the params are written, under the same held
-    Ctrl-C: run.py writes their card there, so an interrupt never leaves new params without it."""
+    `describe()`, when given, runs (on rank 0) right after the params are written, its writes finished
+    whatever Ctrl-C comes: run.py writes their card there, so that with this project's Trainer (Ctrl-C
+    held from the params to the log) an interrupt leaves the old params, log and card, or the new ones."""
     def save():
         if is_main_process():
             atomic_torch_save(cpu_state_dict(model), writing_params_path)  # unwrapped: the course's keys
             if describe is not None:
-                describe()
+                with writes_finish():  # the params are in place: what describes them follows
+                    describe()
 
     if "after" in inspect.signature(trainer_obj.train).parameters:  # this project's Trainer (not a subclass's
         trainer_obj.train(after=save)                              # own train(self))
