@@ -454,8 +454,8 @@ case "$MODE" in
     if [ "$PIPED" = 1 ]; then exit 141; fi
     # quoted as the shell needs them (a folder with a space in its name), like every hint's paths
     GRADE="python $(printf '%q' "${R}src/grader.py")"
-    if [ -n "${DATA_DIR:-}" ]; then GRADE="$GRADE --data-dir $(printf '%q' "$DATA")"; fi
-    if [ -n "${OUT_DIR:-}" ]; then GRADE="$GRADE --submission-dir $(printf '%q' "$OUT")"; fi
+    if [ -n "${DATA_DIR:-}" ]; then GRADE="$GRADE --data-dir=$(printf '%q' "$DATA")"; fi
+    if [ -n "${OUT_DIR:-}" ]; then GRADE="$GRADE --submission-dir=$(printf '%q' "$OUT")"; fi
     SUBMIT="$(callers_env)$ME deliverables"
     echo "=== run.sh all: the eleven modes are done; next: $GRADE (the autograder), $SUBMIT (the files to submit)" \
       >&2 || true ;;

@@ -96,8 +96,8 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
                    "synthesizer_eval_test_with_pretrain"], p.stderr[-2000:]
     assert f"resuming from {pretrain}.state: epoch 2 of 2" in p.stdout  # from the state, not afresh
     assert p.stderr.splitlines()[-1] == (  # what to do next, with the run's folders
-        f"=== run.sh all: the eleven modes are done; next: python {ROOT}/src/grader.py --data-dir {world} "
-        f"--submission-dir {out} (the autograder), DATA_DIR={world} OUT_DIR={out} {ROOT}/run.sh deliverables (the "
+        f"=== run.sh all: the eleven modes are done; next: python {ROOT}/src/grader.py --data-dir={world} "
+        f"--submission-dir={out} (the autograder), DATA_DIR={world} OUT_DIR={out} {ROOT}/run.sh deliverables (the "
         f"files to submit)")  # run.sh as called, from / here (./run.sh was said, which is not there)
     names = sorted(os.listdir(out))
     expected = ["synthesizer.finetune.params", "synthesizer.pretrain.dev.predictions",
@@ -127,11 +127,11 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
     p = sh(["all", "--resume"] + flags, spaced / "world", spaced / "out")
     w, o = (str(spaced / name).replace(" ", "\\ ") for name in ("world", "out"))  # as bash's printf %q writes them
     assert p.stderr.splitlines()[-1] == (
-        f"=== run.sh all: the eleven modes are done; next: python {ROOT}/src/grader.py --data-dir {w} "
-        f"--submission-dir {o} (the autograder), DATA_DIR={w} OUT_DIR={o} {ROOT}/run.sh deliverables (the files to "
+        f"=== run.sh all: the eleven modes are done; next: python {ROOT}/src/grader.py --data-dir={w} "
+        f"--submission-dir={o} (the autograder), DATA_DIR={w} OUT_DIR={o} {ROOT}/run.sh deliverables (the files to "
         f"submit)"), p.stderr[-600:]
-    assert shlex.split(p.stderr.splitlines()[-1].split("next: ")[1].split(" (the autograder)")[0])[3] == \
-        str(spaced / "world")  # pasted into a shell, the path is one word again
+    assert shlex.split(p.stderr.splitlines()[-1].split("next: ")[1].split(" (the autograder)")[0])[2] == \
+        f"--data-dir={spaced / 'world'}"  # pasted into a shell, the path is one word again
     os.utime(out / "synthesizer.pretrain.params")  # newer than the finetuned params made from it
     p = sh(["all", "--resume"] + flags, world, out)
     assert re.findall(r"^=== \./run\.sh (\w+)$", p.stderr, re.M) == [
