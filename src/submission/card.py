@@ -111,7 +111,7 @@ def _shown(text):
     """A card's text as a message shows it: as it is, or quoted with its escapes where it holds control
     characters (a card that came with downloaded params could clear the screen or colour what follows)."""
     text = str(text)
-    return repr(text) if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text) else text
+    return text if text.isprintable() else repr(text)
 
 
 def write_card(params_path, model, itos, function=None, epochs=None, corpus=None):

@@ -184,9 +184,7 @@ def _atomic(path, write):
     d = os.path.dirname(target)
     tmp = None
     with interrupts_held():  # a Ctrl-C inside the write is held, then discards it (below)
-        # one held before this write began, by a block around it (the trainer's params, card and log, which
-        # change together), or any inside writes_finish, lets it finish: that block raises it at its end
-        earlier = _held["pending"] or _held["finishing"] > 0
+        finish = _held["finishing"] > 0  # inside writes_finish: the held block around it raises the Ctrl-C at its end
         try:
             # inside the try: a folder that os.access calls writable can still refuse a file (/sys, NFS
             # root-squash, a quota), and that is one line too
@@ -197,7 +195,7 @@ def _atomic(path, write):
                 f.flush()
                 os.fsync(f.fileno())
             os.chmod(tmp, replacement_mode(target))  # mkstemp makes the file 0600
-            if not earlier:
+            if not finish:
                 raise_pending_interrupt()  # Ctrl-C during the write: the old file stays
             replace_file(tmp, target)
             _remove_leftovers(target)
