@@ -2,7 +2,8 @@
 and the loss log, and a second Ctrl-C while the first one is being answered.
 
 Each case raises SIGINT at a chosen point (signal.raise_signal runs the handler at once, in the
-main thread), so none depends on timing. The grader's case is in test_grader.py.
+main thread), so none depends on timing; one more sends Ctrl-Cs at random moments, and fails only if
+one is lost, whatever the timing. The grader's case is in test_grader.py.
 
 Run:  python -m pytest -q tests/test_interrupts.py
 """
@@ -447,6 +448,44 @@ def test_a_sigterm_held_in_any_block_stops_the_run_with_ctrl_c_ignored():
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         files.clear_sigterm()  # (nothing is pending: leaving the block raised it)
+
+
+def test_no_ctrl_c_is_lost_as_a_block_begins():
+    """interrupts_held cleared its pending Ctrl-C after installing the handler that notes one: a Ctrl-C
+    arriving in between was lost (a loop of blocks lost 5 of 40), and a run entering a block each epoch
+    trained on. The one test here that times nothing but sends at random moments: 300 Ctrl-Cs from a
+    thread, each answered before the next is sent, into a loop that only enters and leaves blocks."""
+    script = textwrap.dedent("""
+        import os, random, signal, sys, threading
+        sys.path.insert(0, {src!r})
+        from submission import files
+        answered = threading.Event()
+
+        def send():
+            for _ in range(300):
+                threading.Event().wait(random.random() * 0.002)
+                answered.clear()
+                os.kill(os.getpid(), signal.SIGINT)
+                if not answered.wait(10):
+                    print("lost", flush=True)
+                    os._exit(3)
+            os._exit(0)
+
+        threading.Thread(target=send, daemon=True).start()
+        count = {{"caught": 0, "answered": 0}}
+        while True:
+            try:
+                while True:  # answered from inside the try: the next Ctrl-C cannot land in the except clause
+                    if count["answered"] != count["caught"]:
+                        count["answered"] = count["caught"]
+                        answered.set()
+                    with files.interrupts_held():
+                        pass
+            except KeyboardInterrupt:
+                count["caught"] += 1
+    """).format(src=SRC)
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert (p.returncode, p.stdout) == (0, ""), p.stdout + p.stderr
 
 
 def test_sigterm_ends_a_training_run_with_143(tmp_path):

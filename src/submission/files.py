@@ -104,14 +104,16 @@ def interrupts_held():
         yield  # signals reach the main thread only; None: a handler not set from Python, left alone
         return
     if _held["depth"] == 0:
+        # cleared before _hold is installed: cleared after, a Ctrl-C _hold noted in between was lost, and a
+        # training run entering a block each epoch trained on to its end (`./run.sh all` went on to its next mode)
+        _held["pending"] = False
+        _held["previous"] = signal.getsignal(signal.SIGINT)
+    _held["depth"] += 1  # from here a SIGTERM is held (terminate_handler), and the finally below undoes this
+    try:
         # a Ctrl-C ignored from the start (a script's background job) stays ignored: holding it would
         # turn a Ctrl-C meant for the foreground job into the loss of this write (a SIGTERM is held still)
-        _held["previous"] = signal.getsignal(signal.SIGINT)
-        if _held["previous"] != signal.SIG_IGN:
+        if _held["depth"] == 1 and _held["previous"] != signal.SIG_IGN:
             signal.signal(signal.SIGINT, _hold)
-        _held["pending"] = False
-    _held["depth"] += 1
-    try:
         yield
     finally:
         _held["depth"] -= 1
