@@ -461,18 +461,19 @@ def test_no_ctrl_c_is_lost_as_a_block_begins():
         from submission import files
         answered = threading.Event()
 
-        def send():
-            for _ in range(300):
-                threading.Event().wait(random.random() * 0.002)
-                answered.clear()
-                os.kill(os.getpid(), signal.SIGINT)
+        def send():  # nothing is sent before the loop says, from inside its try, that it runs (a Ctrl-C
+            for sent in range(301):  # as the thread started ended the script under load, 23 of 200)
                 if not answered.wait(10):
-                    print("lost", flush=True)
+                    print("lost" if sent else "the loop did not start", flush=True)
                     os._exit(3)
-            os._exit(0)
+                if sent == 300:
+                    os._exit(0)
+                answered.clear()
+                threading.Event().wait(random.random() * 0.002)
+                os.kill(os.getpid(), signal.SIGINT)
 
         threading.Thread(target=send, daemon=True).start()
-        count = {{"caught": 0, "answered": 0}}
+        count = {{"caught": 0, "answered": -1}}  # -1: the loop's first pass answers, saying it runs
         while True:
             try:
                 while True:  # answered from inside the try: the next Ctrl-C cannot land in the except clause
