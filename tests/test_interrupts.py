@@ -500,11 +500,9 @@ def test_sigterm_ends_a_training_run_with_143(tmp_path):
                              "--max_epochs=500", "--batch_size=8"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        for _ in range(1200):
-            if os.path.exists(f"{log}.partial") and os.path.getsize(f"{log}.partial"):
-                break
-            if proc.poll() is not None:
-                break
+        deadline = time.monotonic() + 300  # a deadline, not a count of polls: a loaded machine starts slowly
+        while not (os.path.exists(f"{log}.partial") and os.path.getsize(f"{log}.partial")):
+            assert proc.poll() is None and time.monotonic() < deadline, "run.py ended or never trained"
             time.sleep(0.05)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
