@@ -141,6 +141,30 @@ def peer_stopped(e):
     return None
 
 
+def _stopped(previous_term, keep_working):
+    """Exit as Ctrl-C (130) or SIGTERM (143) asked, in one line."""
+    _ignore_interrupts(previous_term)
+    what, status = ("terminated (SIGTERM)", 143) if sigterm_seen() else ("interrupted", 130)
+    # only the tools that write files (keep_working) promise something of their files
+    print(f"{what}: no output file was half-written" if keep_working else what, file=sys.stderr)
+    sys.exit(status)
+
+
+def _raised_while_stopping(e):
+    """True for an error raised while a Ctrl-C or SIGTERM was stopping the run: `timeout` or a job scheduler
+    signals the whole process group, DataLoader workers die of the SIGTERM, and torch's SIGCHLD handler
+    raises "DataLoader worker ... killed by signal" over the KeyboardInterrupt (exit 1 and a traceback)."""
+    if sigterm_seen():  # the SIGCHLD handler can run first, and the held SIGTERM raises over its error
+        return True
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        e = e.__context__
+    return False
+
+
 def run_cli(main, keep_working=False):
     """Run a command-line `main()`: a bad input file (DataError, ParamsError) ends in its one-line message and
     exit status 2, a diverged training run (TrainingDiverged) in its message and status 1, Ctrl-C in exit status
@@ -176,13 +200,10 @@ def run_cli(main, keep_working=False):
     except BrokenPipeError:
         closed_pipe_exit()
     except KeyboardInterrupt:
-        _ignore_interrupts(previous_term)
-        what, status = ("terminated (SIGTERM)", 143) if sigterm_seen() else ("interrupted", 130)
-        # only the tools that write files (keep_working) promise something of their files
-        print(f"{what}: no output file was half-written" if keep_working else what,
-              file=sys.stderr)
-        sys.exit(status)
+        _stopped(previous_term, keep_working)
     except (OSError, MemoryError, RuntimeError) as e:
+        if _raised_while_stopping(e):
+            _stopped(previous_term, keep_working)
         message = machine_limit(e) or peer_stopped(e)
         if message is None:
             raise
