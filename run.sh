@@ -447,10 +447,15 @@ case "$MODE" in
       RUN_SH_ALL="$AGAIN" RUN_SH_ALL_PID=$$ RUN_PY_SHARED_FLAGS=1 "$BASH" "$ROOT/run.sh" "$m" ${ARGS[@]+"${ARGS[@]}"} \
         ${FLAGS[@]+"${FLAGS[@]}"} 9>&- || {
         STATUS=$?
-        if [ "$STATUS" = 141 ]; then PIPED=1; else stop_all "$STATUS"; fi; }
+        # a Ctrl-C that reached `all` is the stop, whatever the mode made of it (a Python killed as it
+        # started says "Fatal Python error" and exits 1): the line says how to go on
+        if [ "$STATUS" = 141 ]; then PIPED=1; else stop_all "${STOPPED:-$STATUS}"; fi; }
       if [ -n "$PREV" ] && [ "$PREV" != none ]; then rm -f "$PREV"; fi
       PREV=""  # a mode has run: the new stamp stays
     done
+    # a Ctrl-C that reached `all` while its last mode started can miss that mode (its shell, waiting for a
+    # command of its own, takes it as that command's): `all` still stops, and does not say "done"
+    if [ -n "$STOPPED" ]; then stop_all "$STOPPED"; fi
     if [ "$PIPED" = 1 ]; then exit 141; fi
     # quoted as the shell needs them (a folder with a space in its name), like every hint's paths
     GRADE="python $(printf '%q' "${R}src/grader.py")"

@@ -63,6 +63,20 @@ def test_a_flag_a_mode_sets_is_refused_where_it_would_make_a_deliverable_from_th
     assert p.returncode == 2 and os.listdir(out) == ["mine.txt"]
 
 
+def _children(pid):
+    """The pids of `pid`'s child processes (Linux's /proc)."""
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(c) for c in f.read().split()]
+
+
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:  # ended meanwhile
+        return b""
+
+
 def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
     """`./run.sh all` runs the eleven modes; stopped part way, the same command with --resume goes on:
     an interrupted training mode resumes from its state (a vanilla pretraining stopped after its first
@@ -148,6 +162,24 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
     assert piped.wait(timeout=300) == 141
     assert ((out / "vanilla.nopretrain.dev.predictions").exists()
             and (out / "vanilla.nopretrain.test.predictions").exists())
+
+    # a Ctrl-C that reaches `all` but not its last mode (as a mode's shell can lose one while it starts): the
+    # mode ends well, and `all` said "the eleven modes are done" with status 0; it stops, saying how to go on
+    os.remove(out / "synthesizer.pretrain.test.predictions")
+    p = subprocess.Popen([os.path.join(ROOT, "run.sh"), "all", "--resume"] + flags, cwd="/", env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines = []
+    while not lines or lines[-1] != "=== ./run.sh synthesizer_eval_test_with_pretrain\n":
+        lines.append(p.stderr.readline())
+        assert lines[-1], lines
+    while not any(b"run.py" in _cmdline(child) for child in _children(p.pid)):  # the mode's Python has begun
+        assert p.poll() is None
+        time.sleep(0.01)
+    os.kill(p.pid, signal.SIGINT)  # `all` alone
+    rest = p.stderr.read().splitlines()
+    assert p.wait(timeout=300) == 130 and (out / "synthesizer.pretrain.test.predictions").exists()
+    assert rest[-1].startswith("run.sh all: stopped in synthesizer_eval_test_with_pretrain; to go on where it "
+                               "stopped: "), rest
 
     # an `all` started afresh (it leaves a stamp) and stopped before its first save: the earlier run's
     # outputs, older than the stamp, are not done; the first mode runs (and here refuses a flag at once)
