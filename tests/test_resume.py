@@ -8,6 +8,7 @@ Run:  python -m pytest -q tests/test_resume.py
 """
 import json
 import os
+import signal
 import random
 import re
 
@@ -915,6 +916,24 @@ def test_a_state_save_that_fails_names_the_state_saved_before_it(tmp_path, monke
     with pytest.raises(DataError) as failed:
         trainer(tmp_path, data, max_epochs=4).train()
     assert str(failed.value).endswith("free some disk space or pick another path") and not state.exists()
+
+
+def test_a_ctrl_c_just_after_a_state_save_names_that_state(tmp_path, monkeypatch, capsys):
+    """A Ctrl-C just after the state's rename, before the trainer recorded it, made the note name the state
+    before it ("saved no training state yet" after the first): the save and its record are held together."""
+    original = resume_module.save
+
+    def save(path, **kw):
+        original(path, **kw)
+        signal.raise_signal(signal.SIGINT)  # the state is in place
+
+    monkeypatch.setattr(resume_module, "save", save)
+    state = tmp_path / "params.state"
+    with pytest.raises(KeyboardInterrupt):
+        trainer(tmp_path, corpus(), max_epochs=4).train()
+    assert torch.load(state, weights_only=True)["epoch"] == 1
+    assert (f"the training state after epoch 1 of 4 is in {state}: the same command with --resume continues from "
+            f"there") in capsys.readouterr().err
 
 
 def test_a_smaller_models_trial_of_as_many_epochs_keeps_a_larger_runs_params(tmp_path, monkeypatch, capsys):

@@ -538,16 +538,18 @@ class Trainer:
                     self.save_checkpoint()
                 due = time.time() - last_save >= config.state_every  # the state, for --resume
                 if log_lines is not None and due and epoch + 1 < config.max_epochs:
-                    try:
-                        resume.save(state_path, model=self.model, optimizer=run.optimizer, settings=settings,
-                                    epoch=epoch + 1, step=step, tokens=self.tokens, best_loss=best_loss,
-                                    elapsed=time.time() - start, log_lines=log_lines)
-                    except DataError as e:  # a full disk, a read-only folder: the state saved before is whole
-                        if saved_epoch is None:
-                            raise
-                        raise DataError(f"{e}; {state_saved(saved_epoch, config)}: once it can be written there, the "
-                                        f"same command with --resume trains from there") from None
-                    last_save, saved_epoch = time.time(), epoch + 1
+                    # held to the note's record of it: a Ctrl-C just after the state's rename named the one before
+                    with interrupts_held():
+                        try:
+                            resume.save(state_path, model=self.model, optimizer=run.optimizer, settings=settings,
+                                        epoch=epoch + 1, step=step, tokens=self.tokens, best_loss=best_loss,
+                                        elapsed=time.time() - start, log_lines=log_lines)
+                        except DataError as e:  # a full disk, a read-only folder: the state saved before is whole
+                            if saved_epoch is None:
+                                raise
+                            raise DataError(f"{e}; {state_saved(saved_epoch, config)}: once it can be written there, "
+                                            f"the same command with --resume trains from there") from None
+                        last_save, saved_epoch = time.time(), epoch + 1
                 if epoch == first_epoch + 1 and self.is_main:  # the first epoch may compile or warm up
                     line = pace_line(epoch + 1, time.time() - epoch_began, config.max_epochs,
                                      resumable=config.state_every if log_lines is not None else None)
