@@ -19,13 +19,16 @@ Python API: `build_world(...) -> World` and `write_world(world, out_dir, replace
 returns the statistics as a dict and `format_stats([...])` prints them. Standard library only.
 """
 import bisect
+import contextlib
 import hashlib
 import os
 import random
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -402,8 +405,9 @@ def check_replaceable(out_dir, files=None):
 
 def write_world(world, out_dir, replace=False):
     """Write the five files into out_dir (created if needed) as one set, with MARKER recording them:
-    out_dir ends up holding the whole new world or, when anything fails or is interrupted, its old files
-    exactly as they were.
+    out_dir ends up holding the whole new world or, when anything fails, its old files exactly as they
+    were. A Ctrl-C is held to the write's end: the new world is written whole, then WrittenThenInterrupted
+    (a KeyboardInterrupt) is raised.
 
     Files of those names that make_world did not write (check_replaceable) are a WorldError, before
     anything is written, unless `replace` (the command line's --replace).
@@ -417,6 +421,35 @@ def write_world(world, out_dir, replace=False):
         check_replaceable(out_dir, files)
     files[MARKER] = marker_text(files, world.arguments)
     os.makedirs(out_dir, exist_ok=True)
+    with _ctrl_c_held() as held:
+        _write_staged(files, out_dir)
+    if held:  # the write ended whole (the new world) or raised (the old one): the Ctrl-C stops what follows
+        raise WrittenThenInterrupted
+
+
+class WrittenThenInterrupted(KeyboardInterrupt):
+    """Ctrl-C during write_world, raised once the world was written whole."""
+
+
+@contextlib.contextmanager
+def _ctrl_c_held():
+    """Hold Ctrl-C inside the block (the main thread's; elsewhere signals do not arrive): the list it gives
+    is non-empty once one came. A KeyboardInterrupt between two renames left a world half new and half old
+    (90 of 400 in a helper's stress run) or the new world beside a folder of old files, said "unchanged"."""
+    got = []
+    previous = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
+    if previous in (None, signal.SIG_IGN):  # not Python's, or ignored (a background job): left as it is
+        yield got
+        return
+    signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
+    try:
+        yield got
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _write_staged(files, out_dir):
+    """write_world's files, staged in a folder inside out_dir and renamed over the old ones."""
     stage = tempfile.mkdtemp(prefix=".make_world.", dir=out_dir)
     renamed, restored = [], True
     written = FILES + (MARKER,)
@@ -737,7 +770,8 @@ def main(argv=None):
     except WorldError as e:
         print(f"{ap.prog}: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        written = written or isinstance(e, WrittenThenInterrupted)
         unchanged = f"; {args.out} unchanged" if args.out and not written else ""
         print(f"{ap.prog}: interrupted{unchanged}", file=sys.stderr)
         return 130
