@@ -571,6 +571,7 @@ def run_demo(args, extra, size_name, out, pre_args, common, current):
         shared = os.environ.get(driver.SHARED_FLAGS)
         os.environ[driver.SHARED_FLAGS] = "1"  # its flags go to every step: no notes of those an evaluation skips
         saved = _signature(out, state) if training else None
+        params_before = _signature(out, names[0]) if training else None
         # a step going on from its state took the minutes before the Ctrl-C too (the table's, when kept later)
         before = step_seconds(out, state) if resume else 0.0
         earlier += before
@@ -589,14 +590,21 @@ def run_demo(args, extra, size_name, out, pre_args, common, current):
                 finished.append(names[0])
             return result
         except KeyboardInterrupt:
+            # a Ctrl-C during the params' write is held to its end and raised before run.py returns: written
+            # (training writes its params once, at its end), they are the finished step's, which --resume keeps
+            done = training and _signature(out, names[0]) not in (None, params_before)
+            if done:
+                mark_finished(out, names[0], key, seconds=time.time() - started)
+                finished.append(names[0])
             # run.py's line is the step's alone ("--resume has nothing to go on from" where it saved no state):
             # the demo's --resume also keeps the training steps done
             if finished:
-                rest = (f"goes on from {state}" if training and os.path.isfile(os.path.join(out, state))
+                rest = ("" if done else
+                        f" and goes on from {state}" if training and os.path.isfile(os.path.join(out, state))
                         and saved_with(out, state, key) else
-                        f"starts the step of {names[0]} over")
-                print(f"demo: the same command with --resume keeps the training steps done ({', '.join(finished)}) "
-                      f"and {rest}", file=sys.stderr, flush=True)
+                        f" and starts the step of {names[0]} over")
+                print(f"demo: the same command with --resume keeps the training steps done ({', '.join(finished)})"
+                      f"{rest}", file=sys.stderr, flush=True)
             raise
         finally:
             if shared is None:

@@ -403,6 +403,29 @@ def interrupted_once_saved(monkeypatch, state, argv):
             demo.main(argv)
 
 
+def test_a_ctrl_c_once_a_steps_params_are_written_keeps_the_step_for_resume(tmp_path, capsys, monkeypatch):
+    """A Ctrl-C during a training step's params write is held to the write's end and raised before run.py
+    returns: the step had finished, but the demo recorded it as done only after that, so --resume trained it
+    again (at full size, a whole pretraining). Params written by the step are its result: recorded as done."""
+    out, argv = _one_step_demo(tmp_path)
+    original = demo.driver.main
+
+    def main(args):
+        original(args)
+        raise KeyboardInterrupt  # as the held Ctrl-C is raised, once the params, card and log are written
+
+    with monkeypatch.context() as m:
+        m.setattr(demo.driver, "main", main)
+        with pytest.raises(KeyboardInterrupt):
+            demo.main(argv)
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "demo: the same command with --resume keeps the training steps done (vanilla.model.params)")
+    trained = (out / "vanilla.model.params").read_bytes()
+    demo.main(argv + ["--resume"])
+    assert "demo: vanilla.model.params kept: its step finished before" in capsys.readouterr().out
+    assert (out / "vanilla.model.params").read_bytes() == trained
+
+
 def test_an_interrupted_demos_training_state_is_started_over(tmp_path, capsys, monkeypatch):
     """run.py refuses a fresh run over an interrupted run's state; the demo starts its runs over, so a
     demo stopped by Ctrl-C runs again with the same command. A state it did not write (an interrupted
