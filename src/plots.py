@@ -295,8 +295,8 @@ def _save(fig, out, dpi):
     except OSError as e:
         raise PlotError(f"{out}: cannot write in the folder {folder} ({e.strerror}); give --out a path in a "
                         f"folder you can write to") from None
-    os.close(fd)
-    try:
+    try:  # from the temporary file's making: a Ctrl-C on closing it left it beside the picture
+        os.close(fd)
         fig.savefig(tmp, dpi=dpi)
         if out.lower().endswith(".png"):
             _to_palette(tmp)

@@ -910,6 +910,33 @@ def test_a_failed_save_leaves_the_old_picture(tmp_path, capsys, monkeypatch, err
     assert out.read_bytes() == old and sorted(os.listdir(tmp_path)) == ["a.log.jsonl", "curves.png"]
 
 
+def test_a_ctrl_c_as_the_temporary_file_is_closed_leaves_no_temporary_file(tmp_path, capsys, monkeypatch):
+    """The temporary picture was made before the `try` that removes it, and closed between the two: a Ctrl-C
+    there left `.curves.png.XXXX.png` beside the picture."""
+    needs_matplotlib()
+    import tempfile
+    out = tmp_path / "curves.png"
+    assert curves([small_log(tmp_path), "--out", str(out)], capsys)[0] == 0
+    old = out.read_bytes()
+    real_mkstemp, real_close, made = tempfile.mkstemp, os.close, []
+
+    def mkstemp(*args, **kwargs):
+        fd, path = real_mkstemp(*args, **kwargs)
+        made.append(fd)
+        return fd, path
+
+    def close(fd):
+        real_close(fd)
+        if made and fd == made[0]:
+            made.clear()
+            raise KeyboardInterrupt  # as the temporary file is closed
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(os, "close", close)
+    got, printed, err = curves([small_log(tmp_path), "--out", str(out)], capsys)
+    monkeypatch.undo()
+    assert got == 130 and err == [f"plots.py: interrupted; {out} unchanged"], err
+    assert out.read_bytes() == old and sorted(os.listdir(tmp_path)) == ["a.log.jsonl", "curves.png"]
+
 
 def test_attention_takes_a_name_and_the_defaults_ask_has(monkeypatch, tmp_path):
     """As `ask`: a bare name becomes the course's question, the variant defaults to vanilla and the
