@@ -29,7 +29,11 @@ case "$OUT" in "~"|"~/"*) OUT="$HOME${OUT#\~}" ;; esac
 # The interpreter: .venv's once its setup has finished; else PYTHON or python3 (or python, py: default_python)
 # when it has torch, numpy and tqdm; else a new .venv. A file in .venv marks a finished setup, so a setup
 # stopped part way (Ctrl-C, no network, a full disk) is finished by the next run instead of failing ever after.
-has_requirements() { "$1" -c "import torch, numpy, tqdm" >/dev/null 2>&1; }
+# Each check (python -c) begins by giving SIGINT its default, which ends the check and then bash: a Ctrl-C that
+# Python raised inside torch's import was swallowed there (the check went on: exit 0) or turned into another error
+# (exit 1: torch "missing", and a new .venv was made), and bash, seeing a normal exit, went on to the mode
+DIES_AT_CTRL_C="import signal; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+has_requirements() { "$1" -c "${DIES_AT_CTRL_C}import torch, numpy, tqdm" >/dev/null 2>&1; }
 # the interpreter without .venv: PYTHON, else the first of python3, python and py that runs a Python 3 (Windows'
 # Git Bash has python or py, and a python3 that only opens the Microsoft Store, exiting 9009); none: python3
 default_python() {
@@ -37,7 +41,7 @@ default_python() {
   local candidate
   for candidate in python3 python py; do
     if command -v "$candidate" >/dev/null 2>&1 &&
-        "$candidate" -c 'import sys; sys.exit(sys.version_info[0] != 3)' >/dev/null 2>&1; then
+        "$candidate" -c "${DIES_AT_CTRL_C}import sys; sys.exit(sys.version_info[0] != 3)" >/dev/null 2>&1; then
       echo "$candidate"; return
     fi
   done
@@ -497,7 +501,7 @@ case "$MODE" in
     done
     [ "$NAMED" = 1 ] || ARGS=(tests ${ARGS[@]+"${ARGS[@]}"})
     cd "$ROOT"
-    if ! "$PY" -c "import pytest, matplotlib, nbclient, ipykernel" >/dev/null 2>&1; then
+    if ! "$PY" -c "${DIES_AT_CTRL_C}import pytest, matplotlib, nbclient, ipykernel" >/dev/null 2>&1; then
       echo "run.sh: installing the test requirements (requirements-dev.txt)" >&2
       pip_install requirements-dev.txt
     fi

@@ -794,7 +794,7 @@ def test_dropout_flag_sets_every_dropout(variant):
 FAKE_PYTHON = """#!/usr/bin/env bash
 echo "$*" >> "$CALLS"
 case "$*" in
-  "-c import pytest"*) exit "${DEV_RC:-0}" ;;          # the test requirements there, unless DEV_RC=1
+  "-c "*"import pytest"*) exit "${DEV_RC:-0}" ;;       # the test requirements there, unless DEV_RC=1
   "-c "*) exit "${IMPORTS_RC:-1}" ;;                   # no torch, unless IMPORTS_RC=0
   *"/src/wheels.py "*) [ -z "${WHEELS_SAY:-}" ] || echo "$WHEELS_SAY"; exit "${WHEELS_RC:-0}" ;;
   "-m venv "*) mkdir -p "$3/bin"; cp "$0" "$3/bin/python"; exit "${VENV_RC:-0}" ;;
@@ -804,6 +804,42 @@ case "$*" in
 esac
 exit 0
 """
+
+
+TORCH_CHECK = "-c import signal; signal.signal(signal.SIGINT, signal.SIG_DFL); import torch, numpy, tqdm"  # run.sh's
+
+# the real Python for run.sh's checks (python -c), with a Ctrl-C to run.sh's whole process group as the check that
+# imports CTRL_C_IN ends (atexit: after its code, where Python's own handler raises nothing); anything else (the
+# mode's command) is logged, not run
+PYTHON_CTRL_C_IN_CHECK = """#!/usr/bin/env bash
+case "$1 $2" in
+  "-c "*"$CTRL_C_IN"*) exec {python} -c "import atexit, os, signal; atexit.register(os.killpg, 0, signal.SIGINT)
+$2" ;;
+  "-c "*) exec {python} "$@" ;;
+esac
+echo "$*" >> "$CALLS"
+"""
+
+
+@pytest.mark.parametrize("mode, check", [("london_baseline", "import torch"), ("test", "import pytest")])
+def test_a_ctrl_c_during_a_check_of_the_python_stops_run_sh(mode, check, tmp_path):
+    """Without .venv, run.sh asks the Python whether it imports torch, numpy and tqdm (`test`: pytest and the
+    rest). A Ctrl-C that Python took as the check ended was lost (exit 0), and one raised inside torch's import
+    was swallowed there or turned into another error (exit 1: torch "missing", and run.sh made a new .venv to
+    install a CUDA torch): bash, seeing a normal exit, went on. The check now dies of the Ctrl-C, and so does
+    run.sh, before the mode or a .venv."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "run.sh").write_text(open(os.path.join(ROOT, "run.sh")).read())
+    fake = tmp_path / "python3"
+    fake.write_text(PYTHON_CTRL_C_IN_CHECK.replace("{python}", sys.executable))
+    fake.chmod(0o755)
+    calls = tmp_path / "calls"
+    p = subprocess.run(["bash", str(root / "run.sh"), mode], cwd=str(root), capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, PYTHON=str(fake), CALLS=str(calls), CTRL_C_IN=check),
+                       start_new_session=True)
+    assert p.returncode == -signal.SIGINT, (p.returncode, p.stderr)
+    assert not calls.exists() and not (root / ".venv").exists()
 
 
 @pytest.fixture
@@ -850,7 +886,7 @@ def test_a_venv_made_before_the_setup_record_is_used_as_it_is(repo):
     setup_run(repo)
     (root / ".venv/setup-finished").unlink()
     p, said = setup_run(repo, IMPORTS_RC="0")
-    assert p.returncode == 0 and said == ["-c import torch, numpy, tqdm", "src/bench.py"]
+    assert p.returncode == 0 and said == [TORCH_CHECK, "src/bench.py"]
     assert (root / ".venv/setup-finished").exists()
 
 
@@ -874,7 +910,7 @@ def test_a_python_no_torch_wheel_fits_stops_before_the_venv(repo):
            "run it with one of those, e.g. PYTHON=python3.12 ./run.sh bench")
     p, said = setup_run(repo, WHEELS_SAY=why, WHEELS_RC="3")
     assert p.returncode == 1 and p.stderr == f"run.sh: {why}\n"
-    assert said == ["-c import torch, numpy, tqdm", f"{root}/src/wheels.py ./run.sh bench"]
+    assert said == [TORCH_CHECK, f"{root}/src/wheels.py ./run.sh bench"]
     assert not (root / ".venv").exists()
     # under `all`, the command to run again is the `all` command, with the caller's flags and folders; a
     # Windows Python's \r\n does not end up inside the line
