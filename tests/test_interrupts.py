@@ -437,11 +437,40 @@ def test_a_second_ctrl_c_does_not_interrupt_the_first_s_unwinding(tmp_path):
     """An impatient user's second Ctrl-C landed while the first unwound the training loop: inside tqdm's bar,
     closed as its generator was dropped, Python printed "Exception ignored in: <generator object
     tqdm.__iter__>" and a traceback before the run's own lines (3 of 40 runs, two Ctrl-Cs 0-200 ms apart, a
-    small model training). run_cli's handler ignores every Ctrl-C after the first."""
+    small model training). run_cli's handler ignores a Ctrl-C within a second of the one that raised."""
     script = tmp_path / "second.py"
     script.write_text(SECOND_CTRL_C.format(src=SRC))
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert (p.returncode, p.stderr) == (130, "bar closed\ninterrupted: no output file was half-written\n")
+
+
+def test_a_ctrl_c_swallowed_by_library_code_leaves_a_later_one_working(monkeypatch, capsys):
+    """Library code can swallow a KeyboardInterrupt (a bare `except:`: Ctrl-Cs about 0.2 s into `python -c "import
+    torch"` ended it with exit 0 or 1, not by SIGINT), and the run goes on: a Ctrl-C pressed again at once is still the
+    same stop, ignored, but one pressed later stops the run, where ignoring every Ctrl-C after the first left
+    no way to stop it but a kill."""
+    clock = [100.0]
+    monkeypatch.setattr(cli, "_clock", lambda: clock[0])
+    reached = []
+
+    def main():
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            pass  # swallowed
+        signal.raise_signal(signal.SIGINT)  # pressed again at once: ignored
+        reached.append("after the second")
+        clock[0] += cli.SAME_STOP_S
+        signal.raise_signal(signal.SIGINT)  # a second later: stops the run
+        reached.append("after the third")
+
+    try:
+        with pytest.raises(SystemExit) as stop:
+            cli.run_cli(main, keep_working=True)
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    assert stop.value.code == 130 and reached == ["after the second"]
+    assert capsys.readouterr().err == "interrupted: no output file was half-written\n"
 
 
 def test_sigterm_stops_like_ctrl_c_and_is_held_inside_a_write(tmp_path, capsys):

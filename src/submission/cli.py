@@ -14,6 +14,7 @@ import re
 import signal
 import sys
 import threading
+import time
 
 from .dataset import DataError
 from .files import clear_sigterm, error_reason, sigterm_seen, terminate_handler
@@ -32,13 +33,22 @@ def _ignore_interrupts(previous_term):
             signal.signal(signal.SIGTERM, previous_term)
 
 
-def _interrupt_once(signum, frame):
-    """run_cli's SIGINT handler: the first Ctrl-C raises KeyboardInterrupt, and the ones after it are ignored
-    while that one unwinds the run. A second press (the user's, once the first seemed slow) used to raise again
-    wherever the unwinding was: inside tqdm's bar as its generator closed it printed "Exception ignored in" and
-    a traceback, and inside run_cli's own `except` it escaped as one. A held write (files.interrupts_held)
-    holds the first as before and calls this handler when it ends."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+SAME_STOP_S = 1.0  # a Ctrl-C this soon after the one that raised is the same stop, pressed again
+_raised_at = []  # when run_cli's handler last raised (time.monotonic); _clock: the test's stand-in
+_clock = time.monotonic
+
+
+def _interrupt(signum, frame):
+    """run_cli's SIGINT handler: a Ctrl-C raises KeyboardInterrupt, and one within SAME_STOP_S of the last that
+    did is ignored while that one unwinds the run. A second press (the user's, once the first seemed slow) raised
+    again wherever the unwinding was: inside tqdm's bar as its generator closed it printed "Exception ignored in"
+    and a traceback, and inside run_cli's own `except` it escaped as one. Later presses raise again: library code
+    can swallow a KeyboardInterrupt (a bare `except:` in a module torch imports as it compiles), and the run then
+    goes on. A held write (files.interrupts_held) holds the Ctrl-C as before and calls this handler at its end."""
+    now = _clock()
+    if _raised_at and now - _raised_at[0] < SAME_STOP_S:
+        return
+    _raised_at[:] = [now]
     raise KeyboardInterrupt
 
 
@@ -182,16 +192,17 @@ def run_cli(main, keep_working=False):
     SIGTERM likewise in status 143, and a closed stdout (`| head`) in status 141. With `keep_working` (the tools
     that write files: run.py, the demo, deliverables) a closed stdout or stderr does not stop the work: its
     files are written, then the status is 141; the others, whose only product is what they print, stop at once.
-    Once main has returned or been interrupted, Ctrl-C is ignored: a second one would only interrupt the first's
-    unwinding or the exit (a traceback from a generator's close or an exit handler, or death by signal instead of
-    status 130)."""
+    A Ctrl-C pressed again within a second of the one that stops the run is ignored (`_interrupt`), and once main
+    has returned or been interrupted every Ctrl-C is: a second one would only interrupt the first's unwinding or
+    the exit (a traceback from a generator's close or an exit handler, or death by signal instead of status 130)."""
     clear_sigterm()
     main_thread = threading.current_thread() is threading.main_thread()
     previous_term = None
     if main_thread:  # None back: a handler not set from Python; the default stands in for it
         previous_term = signal.signal(signal.SIGTERM, terminate_handler) or signal.SIG_DFL
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not one ignored or set by a caller
-            signal.signal(signal.SIGINT, _interrupt_once)
+            _raised_at.clear()
+            signal.signal(signal.SIGINT, _interrupt)
     lenient_streams()
     streams = (sys.stdout, sys.stderr)
     guards = [_ClosedPipeGuard(s) for s in streams] if keep_working else []
