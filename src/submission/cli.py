@@ -44,8 +44,8 @@ def _interrupt(signum, frame):
     again wherever the unwinding was: inside tqdm's bar as its generator closed it printed "Exception ignored in"
     and a traceback, and inside run_cli's own `except` it escaped as one. Later presses raise again: library code
     can swallow a KeyboardInterrupt (15 of 30 Ctrl-Cs 0.17-0.26 s into `python -c "import torch"`, as torch
-    imports numpy, ended it with exit 0), and the run then goes on. A held write (files.interrupts_held) holds the Ctrl-C as before and calls this handler at
-    its end."""
+    imports numpy, ended it with exit 0), and the run then goes on. A held write (files.interrupts_held) holds
+    the Ctrl-C as before and calls this handler at its end."""
     now = _clock()
     if _raised_at and now - _raised_at[0] < SAME_STOP_S:
         return
