@@ -31,7 +31,7 @@ with interruptible_start("run.py"):  # torch loads here
                                  write_card)
     from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
     from submission.decoding import predict_places_reference
-    from submission.files import is_special_file, log_lock, reads_as, training_lock
+    from submission.files import check_room, is_special_file, log_lock, reads_as, training_lock
     from submission.model import GPTConfig
     from submission.params import load_torch_file
     from submission.fastpath import (COMPILE_MODES, GRAPH_MODES, compile_setting, compiled_graphs_conflict,
@@ -605,6 +605,18 @@ def check_longer_run_kept(args, max_epochs, weights=None):
                             f"MODE), move the file away, or add --restart to replace it")
 
 
+def output_sizes(model, max_epochs, keeps_state):
+    """{what: bytes} of the largest files a training run writes beside its params, for check_room: the params
+    (the state_dict's tensors) and, in a run of more than one epoch (states are saved between epochs), its training
+    state, which holds them again with AdamW's two moments of every weight (its loss log lines besides)."""
+    params = sum(t.numel() * t.element_size() for t in model.state_dict().values())
+    sizes = {"params": params}
+    if keeps_state and max_epochs > 1:
+        sizes["training state"] = params + 2 * sum(p.numel() * p.element_size() for p in model.parameters()
+                                                    if p.requires_grad)
+    return sizes
+
+
 def main(argv=None):
     args = parse_args(argv)
     # before any tensor work starts torch's CPU threads, so that they all flush denormals (utils); the
@@ -663,6 +675,8 @@ def train_or_evaluate_unlocked(args):
     apply_overrides(tconf, args)
     check_batch_splits(tconf.batch_size, args)
     check_longer_run_kept(args, tconf.max_epochs, weight_count(model.state_dict()))
+    if is_main_process():
+        check_room(args.writing_params_path, output_sizes(model, tconf.max_epochs, state_path(args) is not None))
     helper.train(model, args.writing_params_path, trainer,  # the card (what shapes do not say) with the params
                  describe=lambda: write_card(args.writing_params_path, model, pretrain_dataset.itos, args.function,
                                              tconf.max_epochs, corpus))

@@ -781,3 +781,122 @@ def test_a_target_in_use_on_windows_is_replaced_once_it_is_free(tmp_path, monkey
         with pytest.raises(DataError, match="being used.*the previous file, if any, is unchanged"):
             atomic_write_text(str(target), "newer")
         assert len(calls) == tries and target.read_text() == "new" and os.listdir(tmp_path) == ["m.params"]
+
+
+def test_a_dead_writer_s_leftover_is_removed_before_a_write_that_it_leaves_no_room_for(tmp_path, monkeypatch):
+    """A training state killed mid-save left 40 MB beside the params; the next save found the disk full and said
+    "free some disk space", the leftover kept: the sweep ran only after a write that worked."""
+    from submission import files
+    target = tmp_path / "p.params.state"
+    leftover = tmp_path / f"p.params.state.atomic-{files._HOST}-{2 ** 22 + 1}-abcdefgh.tmp"  # above pid_max
+    leftover.write_bytes(b"x" * 4096)
+    old = leftover.stat().st_mtime - files.LEFTOVER_AGE
+    os.utime(leftover, (old, old))
+    monkeypatch.setattr(files, "_writer_alive", lambda pid: False)
+
+    def fits_once_the_leftover_is_gone(f):
+        if leftover.exists():
+            raise OSError(errno.ENOSPC, "No space left on device")
+        f.write(b"state")
+    files.atomic_write(str(target), fits_once_the_leftover_is_gone)
+    assert os.listdir(tmp_path) == ["p.params.state"] and target.read_bytes() == b"state"
+
+
+@pytest.mark.skipif(not hasattr(os, "statvfs"), reason="no statvfs here")
+def test_no_inode_left_is_named_as_such_not_as_a_full_disk(tmp_path, monkeypatch):
+    """On a filesystem out of inodes (ext4 `-N`, a small tmpfs's nr_inodes) with space free, ENOSPC said "5.9 MiB
+    free there ... free some disk space", and the check before a run "no file can be made ... (No space left on
+    device)". Both now name the inodes and `df -i`."""
+    from submission import files
+    real = os.statvfs
+
+    class NoInodes:
+        def __init__(self, st):
+            self.st = st
+
+        def __getattr__(self, name):
+            return 0 if name == "f_favail" else getattr(self.st, name)
+    monkeypatch.setattr(files.os, "statvfs", lambda path: NoInodes(real(path)))
+
+    def no_entry(f):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    with pytest.raises(DataError) as e:
+        files.atomic_write(str(tmp_path / "p.params"), no_entry)
+    assert "but no inode left for a new file (df -i)" in str(e.value) and "disk space" not in str(e.value)
+    assert "remove some files from that filesystem or pick another path" in str(e.value)
+
+    def mkstemp(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(files.tempfile, "mkstemp", mkstemp)
+    with pytest.raises(DataError, match=r"no file can be made in the folder .*\(No space left on device, no inode "
+                                        r"left for one: df -i\)"):
+        check_output_path(str(tmp_path / "p.params"), "params")
+
+
+@pytest.mark.skipif(os.name == "nt", reason="no RLIMIT_FSIZE on Windows")
+def test_the_file_size_limit_is_named_at_the_write_and_before_the_run(tmp_path):
+    """Under `ulimit -f 100` torch.save's zip writer stopped with no errno, and the message said "48,672.5 MiB
+    free there ... free some disk space"; a plain write said "File too large ...; pick another path". A run
+    whose params would pass the limit is refused before it trains, and a write that reaches it names it."""
+    code = ("import resource, sys; sys.path.insert(0, sys.argv[1]); import torch\n"
+            "from submission.files import DataError, atomic_torch_save, atomic_write_text, check_room\n"
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))\n"
+            "for write in (lambda: atomic_torch_save({'w': torch.zeros(40000)}, sys.argv[2]),\n"
+            "              lambda: atomic_write_text(sys.argv[2] + '.txt', 'x' * 100000),\n"
+            "              lambda: check_room(sys.argv[2], {'params': 160000, 'training state': 480000})):\n"
+            "    try:\n"
+            "        write()\n"
+            "    except DataError as e:\n"
+            "        print(e)\n")
+    target = tmp_path / "p.params"
+    out = subprocess.run([sys.executable, "-c", code, SRC, str(target)], capture_output=True, text=True, timeout=120)
+    lines = out.stdout.splitlines()
+    assert out.returncode == 0 and len(lines) == 3, out.stdout + out.stderr
+    for line in lines[:2]:
+        assert "; the file size limit is 64 KiB (ulimit -f)); " in line and "disk space" not in line, line
+        assert line.endswith("raise the limit (ulimit -f unlimited) in the shell that runs it"), line
+    assert lines[2] == (f"{target}: this run writes files of up to 469 KiB (params 0.2 MiB and training state 0.5 "
+                        f"MiB), above the file size limit of 64 KiB (ulimit -f); raise it (ulimit -f unlimited) first")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_run_whose_outputs_cannot_fit_is_refused_before_it_trains(tmp_path, monkeypatch):
+    """The check before a run made an empty trial file, which a full disk still takes: a training run on a disk
+    with a few KiB free trained every epoch, then lost it all at the params write. check_room compares the free
+    space with the params and the training state (run.output_sizes: the model's tensors, and AdamW's two
+    moments for the state of a run of more than one epoch)."""
+    import collections
+    from submission import files
+    model = GPT(GPTConfig(10, 8, n_layer=1, n_head=2, n_embd=8))
+    params = sum(t.numel() * t.element_size() for t in model.state_dict().values())
+    weights = sum(p.numel() for p in model.parameters()) * 4
+    assert driver.output_sizes(model, 1, True) == {"params": params}  # no state is saved in a 1-epoch run
+    assert driver.output_sizes(model, 2, False) == {"params": params}  # nor beside a special file
+    sizes = driver.output_sizes(model, 2, True)
+    assert sizes == {"params": params, "training state": params + 2 * weights}
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(files.shutil, "disk_usage", lambda path: usage(2 ** 30, 0, sum(sizes.values()) - 1))
+    out = tmp_path / "new" / "p.params"  # its folder is made by the run: the nearest one is looked at
+    with pytest.raises(DataError, match=rf"^{re.escape(str(out))}: this run writes about 0\.0 MiB there \(params "
+                                        rf"0\.0 MiB and training state 0\.0 MiB\), and {re.escape(str(tmp_path))} "
+                                        rf"has 0\.0 MiB free; free some disk space or pick another path$"):
+        files.check_room(str(out), sizes)
+    monkeypatch.setenv("RUN_SH_MODE", "vanilla_pretrain")
+    with pytest.raises(DataError, match="free some disk space or use another OUT_DIR$"):
+        files.check_room(str(out), sizes)
+    files.check_room(os.devnull, sizes)  # a special file: nothing to check
+    monkeypatch.setattr(files.shutil, "disk_usage", lambda path: usage(2 ** 30, 0, sum(sizes.values())))
+    files.check_room(str(out), sizes)
+    assert os.listdir(tmp_path) == []
+    # run.py checks before its first step: with the disk as full, the trainer is never reached
+    monkeypatch.delenv("RUN_SH_MODE")
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")
+    monkeypatch.setattr(files.shutil, "disk_usage", lambda path: usage(2 ** 30, 0, 4096))
+    monkeypatch.setattr(driver.helper, "train", lambda *a, **k: pytest.fail("trained on a full disk"))
+    (tmp_path / "wiki.txt").write_text("Ada Quill was born in Lisbon.\nBo Li was born in Oslo.\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"p\.params: this run writes about 0\.\d MiB there \(params 0\.\d MiB and "
+                                        r"training state 0\.\d MiB\), and .* has 0\.0 MiB free; free some disk space"):
+        driver.main(["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+                     f"--writing_params_path={out}", "--max_epochs", "2", "--n_layer", "1", "--n_embd", "16",
+                     "--block_size", "32"])
+    assert os.listdir(tmp_path) == ["wiki.txt"]

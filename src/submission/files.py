@@ -148,7 +148,9 @@ def is_special_file(path):
     return os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path)
 
 
-_DISK_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+# a file that could not grow: a full disk or quota, no inode left for it, the file size limit (ulimit -f: EFBIG,
+# Python ignoring SIGXFSZ)
+_NO_ROOM = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
 
 
 def _names_a_folder(path):
@@ -191,6 +193,7 @@ def _atomic(path, write):
             # inside the try: a folder that os.access calls writable can still refuse a file (/sys, NFS
             # root-squash, a quota), and that is one line too
             os.makedirs(d, exist_ok=True)
+            _remove_leftovers(target)  # first: a dead writer's leftover can be what fills the disk
             fd, tmp = tempfile.mkstemp(prefix=_atomic_prefix(target), suffix=".tmp", dir=d)
             with os.fdopen(fd, "wb") as f:
                 write(f)
@@ -200,18 +203,21 @@ def _atomic(path, write):
             if not finish:
                 raise_pending_interrupt()  # Ctrl-C during the write: the old file stays
             replace_file(tmp, target)
-            _remove_leftovers(target)
         except BaseException as e:
+            written = 0
             if tmp is not None and os.path.exists(tmp):
+                with contextlib.suppress(OSError):
+                    written = os.path.getsize(tmp)
                 os.unlink(tmp)
-            # OSError from Python; RuntimeError from torch.save's zip writer, seen only on a full disk
+            # OSError from Python; RuntimeError from torch.save's zip writer, seen only when the file could not grow
             zip_writer = isinstance(e, RuntimeError) and ("inline_container" in str(e) or "writ" in str(e))
-            if zip_writer or (isinstance(e, OSError) and e.errno in _DISK_FULL):
+            if zip_writer or (isinstance(e, OSError) and e.errno in _NO_ROOM):
                 reason = error_reason(e)
                 if zip_writer:  # "[enforce fail at inline_container.cc:672] . unexpected pos ...": torch's internals
                     reason = "torch.save stopped part way" + ("" if "enforce fail" in reason else f": {reason}")
-                raise DataError(f"{path}: could not write it ({reason}; {_free_space(d)}); the previous file, "
-                                f"if any, is unchanged; free some disk space or pick another path") from None
+                room, fix = _no_room(d, written)
+                raise DataError(f"{path}: could not write it ({reason}; {room}); the previous file, "
+                                f"if any, is unchanged; {fix}") from None
             if isinstance(e, OSError):  # permission, a read-only or lost mount: more space would not help
                 raise DataError(f"{path}: could not write it ({error_reason(e)}); the previous file, if any, is "
                                 f"unchanged; pick another path") from None
@@ -283,6 +289,63 @@ def _free_space(folder):
         return f"{shutil.disk_usage(folder).free / 2 ** 20:,.1f} MiB free there"
     except OSError:
         return "free space unknown"
+
+
+def file_size_limit():
+    """The process's file size limit in bytes (the shell's `ulimit -f`, which counts KiB), or None for none."""
+    try:
+        import resource  # not on Windows
+        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (ImportError, OSError, ValueError):
+        return None
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def _no_inodes(folder):
+    """True when the filesystem of `folder` has no file entry (inode) left, whatever its free space."""
+    try:
+        st = os.statvfs(folder)  # not on Windows
+    except (AttributeError, OSError):
+        return False
+    return st.f_files > 0 and st.f_favail == 0  # (a filesystem that counts none reports 0 files in all)
+
+
+def _no_room(folder, written):
+    """Why a write into `folder` that stopped after `written` bytes found no room, and the fix: the file size
+    limit, no inode left, or (the usual case) a full disk or quota: what was free there."""
+    limit = file_size_limit()
+    if limit is not None and written >= limit:
+        return (f"the file size limit is {limit / 1024:,.0f} KiB (ulimit -f)",
+                "raise the limit (ulimit -f unlimited) in the shell that runs it")
+    if _no_inodes(folder):
+        return (f"{_free_space(folder)}, but no inode left for a new file (df -i)",
+                "remove some files from that filesystem or pick another path")
+    return _free_space(folder), "free some disk space or pick another path"
+
+
+def check_room(path, sizes):
+    """Before a run: refuse, in one line, to start a run whose outputs cannot fit where they go: `sizes` ({what:
+    bytes}) of the files it writes beside `path` (the params, its training state), each written whole before the old
+    one goes. The space is what a user may use (a quota is seen only as it fills); a file size limit (ulimit -f)
+    below the largest refuses too. Special files and paths whose folder cannot be looked at are not checked."""
+    if is_special_file(path):
+        return
+    folder = os.path.dirname(os.path.realpath(path))
+    while not os.path.isdir(folder) and os.path.dirname(folder) != folder:  # made by the run: the nearest folder
+        folder = os.path.dirname(folder)
+    what = " and ".join(f"{name} {size / 2 ** 20:,.1f} MiB" for name, size in sizes.items())
+    where = "use another OUT_DIR" if os.environ.get("RUN_SH_MODE") else "pick another path"
+    limit, largest = file_size_limit(), max(sizes.values(), default=0)
+    if limit is not None and largest > limit:
+        raise DataError(f"{path}: this run writes files of up to {largest / 1024:,.0f} KiB ({what}), above the file "
+                        f"size limit of {limit / 1024:,.0f} KiB (ulimit -f); raise it (ulimit -f unlimited) first")
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return
+    if free < sum(sizes.values()):
+        raise DataError(f"{path}: this run writes about {sum(sizes.values()) / 2 ** 20:,.1f} MiB there ({what}), and "
+                        f"{folder} has {free / 2 ** 20:,.1f} MiB free; free some disk space or {where}")
 
 
 def atomic_write_text(path, text):
@@ -428,8 +491,9 @@ def check_output_path(path, what, inputs=(), replaces=None, named_by=None, outpu
     with root-squash, a full quota), or that can be made in the nearest folder there is (the writers
     make it: nothing is made here, so a run that stops at a bad input leaves no empty folder). The trial
     file is named as the atomic write's temporary file will be, so a name too long for it fails here.
-    Called before a run, so a long run is never lost at its final write. `named_by`: what sets this
-    path, when it is derived from another (a params file's training state: "--writing_params_path").
+    Called before a run (with check_room for the space), so a long run is not lost at its final write.
+    `named_by`: what sets this path, when it is derived from another (a params file's training state:
+    "--writing_params_path").
     `outputs`: {path: what} of the other files this run writes, which this one must not be either."""
     if not path.strip():  # realpath("") is the current folder: "is a folder" named no path at all
         raise DataError(f"the {what} path is empty; give a file path")
@@ -487,7 +551,8 @@ def check_output_path(path, what, inputs=(), replaces=None, named_by=None, outpu
             os.close(fd)
             os.unlink(tmp)
     except OSError as e:
-        raise DataError(f"{path}: no file can be made in the folder {existing} ({error_reason(e)}); {pick}") from None
+        why = error_reason(e) + (", no inode left for one: df -i" if _no_inodes(existing) else "")
+        raise DataError(f"{path}: no file can be made in the folder {existing} ({why}); {pick}") from None
 
 
 def _ours(held):
