@@ -8,7 +8,8 @@
 # the PDF is moved into place only when the build succeeds, so a failed or interrupted build leaves the
 # previous submission.pdf as it was. The first pass's "undefined reference" warnings are normal and go
 # unshown; a warning still there in the last pass is printed, and a failed build prints LaTeX's
-# file:line: error (its whole log stays in .latex-build/ for reading).
+# file:line: error, or the engine's own (`!pdfTeX error: ...`, a full disk), else the log's last lines (the
+# whole log stays in .latex-build/ for reading).
 
 # the first of the project's .venv (made by ./run.sh) and python3 that has numpy and matplotlib
 PYTHON ?= $(firstword $(foreach p,$(wildcard .venv/bin/python) python3,$(if $(shell $(p) -c "import numpy, matplotlib" 2>/dev/null && echo ok),$(p))) python3)
@@ -37,7 +38,8 @@ submission.pdf: submission.tex written/results.tex docs/attention_last.png $(FIG
 	  "latexmk texlive-latex-base texlive-latex-recommended (the list CI uses: .ci/apt-packages.txt)" >&2; exit 2; }
 	@rm -rf $(BUILD)
 	@$(LATEXMK) $(LATEXMK_FLAGS) -outdir=$(BUILD) submission.tex >/dev/null || { \
-	  if [ -f $(BUILD)/submission.log ]; then grep -A2 -E '^[^ ]+\.(tex|sty|cls):[0-9]+: ' $(BUILD)/submission.log >&2; \
+	  if [ -f $(BUILD)/submission.log ]; then grep -A2 -E '^([^ ]+\.(tex|sty|cls):[0-9]+: |!)' \
+	    $(BUILD)/submission.log >&2 || tail -n 8 $(BUILD)/submission.log >&2; \
 	  echo "make: LaTeX stopped at the error above (the whole log: $(BUILD)/submission.log);" \
 	  "submission.pdf is as it was" >&2; else echo "make: $(LATEXMK) stopped before LaTeX ran (its message" \
 	  "above; is pdflatex installed? apt-get install texlive-latex-base); submission.pdf is as it was" >&2; fi; \

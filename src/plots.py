@@ -26,6 +26,7 @@ finetuned models are there, the attention maps) of a `./run.sh demo` work folder
 """
 import argparse
 import contextlib
+import errno
 import glob
 import json
 import math
@@ -304,21 +305,44 @@ def _save(fig, out, dpi):
         os.umask(mask)
         os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes 0600; give the mode an ordinary save would
         os.replace(tmp, target)
-    except OSError as e:
-        raise PlotError(f"{out}: cannot write it ({e.strerror or e}); give --out a path you can write "
-                        f"to") from None
-    except (RuntimeError, ValueError) as e:  # a format whose writer needs more (.pgf: xelatex), or bad TeX math
-        why = ([line for line in str(e).splitlines() if line.strip()] or [type(e).__name__])[-1]
-        raised_in = {os.path.basename(f.filename) for f in traceback.extract_tb(e.__traceback__)}
-        if raised_in & {"mathtext.py", "_mathtext.py"}:  # the text's $...$, whatever the format
-            raise PlotError(f"{out}: matplotlib could not draw the picture ({why}); text between two $ (in --title, "
-                            f"a question, a place) is read as TeX math: leave the $ out or write \\$") from None
-        raise PlotError(f"{out}: matplotlib could not write a {os.path.splitext(out)[1]} file here ({why}); give "
-                        f"--out a .png, .svg or .pdf name") from None
+    except Exception as e:  # noqa: BLE001 - an OSError anywhere in its chain is named; any other is raised as it is
+        failed = os_error_within(e)
+        if failed is not None:
+            full = failed.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+            raise PlotError(f"{out}: cannot write it ({failed.strerror or failed}); "
+                            f"{'free some disk space or ' if full else ''}give --out a path you can write to") from None
+        if not isinstance(e, (RuntimeError, ValueError)):
+            raise
+        _cannot_draw(e, out)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return out
+
+
+def os_error_within(e):
+    """The OSError that `e` is, or that it was raised while handling (its __cause__ or __context__, at any
+    depth), else None: matplotlib's PDF writer, on a full disk, raised AttributeError ('Stream' object has no
+    attribute 'pos') while cleaning up after the OSError."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, OSError):
+            return e
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def _cannot_draw(e, out):
+    """The PlotError for a RuntimeError or ValueError of savefig: a format whose writer needs more (.pgf:
+    xelatex), or bad TeX math."""
+    why = ([line for line in str(e).splitlines() if line.strip()] or [type(e).__name__])[-1]
+    raised_in = {os.path.basename(f.filename) for f in traceback.extract_tb(e.__traceback__)}
+    if raised_in & {"mathtext.py", "_mathtext.py"}:  # the text's $...$, whatever the format
+        raise PlotError(f"{out}: matplotlib could not draw the picture ({why}); text between two $ (in --title, "
+                        f"a question, a place) is read as TeX math: leave the $ out or write \\$") from None
+    raise PlotError(f"{out}: matplotlib could not write a {os.path.splitext(out)[1]} file here ({why}); give "
+                    f"--out a .png, .svg or .pdf name") from None
 
 
 def _to_palette(path):

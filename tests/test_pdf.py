@@ -65,6 +65,31 @@ def test_a_latex_error_is_shown_and_keeps_the_last_pdf(tmp_path):
 
 
 @pytest.mark.skipif(not shutil.which("make"), reason="needs make")
+def test_an_engine_error_without_a_file_line_is_shown_too(tmp_path):
+    """On a full disk pdflatex stops with `!pdfTeX error: ... fflush() failed (No space left on device)`, which
+    has no file:line: the Makefile's grep found nothing and `make` pointed at "the error above" over latexmk's
+    list of undefined references. Its `!` lines are shown, and where nothing matches, the log's last lines."""
+    work = tmp_path / "tree"
+    shutil.copytree(ROOT, work, ignore=shutil.ignore_patterns(".git", ".venv", "runs", "*.pdf", "*.params",
+                                                              "__pycache__"))
+    for name in ("spread.pdf", "temperature.pdf", "spread_stats.tex"):  # made: make goes straight to LaTeX
+        (work / "figures").mkdir(exist_ok=True)
+        (work / "figures" / name).write_text("x")
+    fake = tmp_path / "latexmk"
+    for log, shown in (("Latexmk: Summary of warnings:\n!pdfTeX error: pdflatex (file ./submission.tex): fflush() "
+                        "failed (No space left on device)\n ==> Fatal error occurred, no output PDF file produced!",
+                        "!pdfTeX error: pdflatex (file ./submission.tex): fflush() failed (No space left on device)"),
+                       ("\n".join(f"line {i}" for i in range(20)) + "\nthe engine died", "the engine died")):
+        fake.write_text(f"#!/bin/sh\nmkdir -p .latex-build && printf '%s\\n' '{log}' > .latex-build/submission.log\n"
+                        f"exit 12\n")
+        fake.chmod(0o755)
+        p = subprocess.run(["make", f"PYTHON={sys.executable}", f"LATEXMK={fake}"], cwd=work, capture_output=True,
+                           text=True, timeout=600)
+        assert p.returncode != 0 and shown in p.stderr, p.stderr
+        assert "make: LaTeX stopped at the error above" in p.stderr and not (work / "submission.pdf").exists()
+
+
+@pytest.mark.skipif(not shutil.which("make"), reason="needs make")
 def test_make_clean_removes_only_what_make_made(tmp_path):
     """`make clean` ran `rm -rf figures`: a file of the user's there went with it."""
     work = tmp_path / "tree"

@@ -1099,3 +1099,33 @@ def test_every_plot_flag_says_what_it_does_and_the_top_help_points_to_the_comman
     with pytest.raises(SystemExit):
         parser.parse_args(["--help"])
     assert "curves --help and attention --help" in capsys.readouterr().out
+
+
+def test_a_full_disk_under_the_pdf_writer_is_one_line(tmp_path, capsys, monkeypatch):
+    """On a full disk matplotlib's PDF writer, cleaning up after the OSError, raised AttributeError ('Stream' object
+    has no attribute 'pos'), and plots.py printed a traceback (PNG and SVG gave the one line). An OSError anywhere
+    in the chain is the one line, with the disk named; an error with none in its chain is raised as it is."""
+    needs_matplotlib()
+    import errno
+    from matplotlib.figure import Figure
+    out = tmp_path / "curves.pdf"
+    assert curves([small_log(tmp_path), "--out", str(out)], capsys)[0] == 0
+    old = out.read_bytes()
+
+    def full_disk(self, *args, **kwargs):
+        try:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        finally:
+            raise AttributeError("'Stream' object has no attribute 'pos'")  # noqa: B012 - as matplotlib's cleanup
+    monkeypatch.setattr(Figure, "savefig", full_disk)
+    got, printed, err = curves([small_log(tmp_path), "--out", str(out)], capsys)
+    assert got == 2 and err == [f"plots.py: error: {out}: cannot write it (No space left on device); free some disk "
+                                f"space or give --out a path you can write to"], err
+    assert out.read_bytes() == old and sorted(os.listdir(tmp_path)) == ["a.log.jsonl", "curves.pdf"]
+
+    def a_bug(self, *args, **kwargs):
+        raise AttributeError("a bug, not the disk")
+    monkeypatch.setattr(Figure, "savefig", a_bug)
+    with pytest.raises(AttributeError, match="a bug, not the disk"):
+        plots.main(["curves", small_log(tmp_path), "--out", str(out)])
+    assert out.read_bytes() == old and sorted(os.listdir(tmp_path)) == ["a.log.jsonl", "curves.pdf"]

@@ -769,6 +769,34 @@ def test_importing_figures_changes_nothing_of_the_process(monkeypatch, tmp_path)
     assert seen == [figures.STYLE["font.size"]] and dict(matplotlib.rcParams) == rc
 
 
+def test_a_full_disk_under_the_figures_is_one_line(monkeypatch, tmp_path):
+    """`make` on a full disk showed matplotlib's whole traceback: its PDF writer, cleaning up after the OSError,
+    raised AttributeError. Any OSError in the chain is one line naming figures/ and the disk, with no temporary
+    file left; an error with none in its chain is raised as it is."""
+    import errno
+    from matplotlib.figure import Figure
+    figures = _figures(monkeypatch, tmp_path)
+
+    def full_disk(self, path, *args, **kwargs):
+        open(path, "wb").close()  # the temporary file, made before the write fails
+        try:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        finally:
+            raise AttributeError("'Stream' object has no attribute 'pos'")  # noqa: B012 - as matplotlib's cleanup
+    monkeypatch.setattr(Figure, "savefig", full_disk)
+    with pytest.raises(SystemExit) as e:
+        figures.main()
+    assert str(e.value) == (f"written/figures.py: cannot write the figures in {os.path.relpath(str(tmp_path))}/ (No "
+                            f"space left on device); free some disk space and run make again")
+    assert os.listdir(tmp_path) == []
+
+    def a_bug(self, *args, **kwargs):
+        raise AttributeError("a bug, not the disk")
+    monkeypatch.setattr(Figure, "savefig", a_bug)
+    with pytest.raises(AttributeError, match="a bug, not the disk"):
+        figures.main()
+
+
 def _macros(path):
     """The \\newcommand macros of the LaTeX file at `path`, name -> body."""
     text = open(path, encoding="utf-8").read()

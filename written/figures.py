@@ -10,8 +10,10 @@ figures/spread_stats.tex LaTeX macros with the numbers of that Monte Carlo quote
 figures/temperature.pdf  problem 2: largest attention weight at initialisation, with and without
                          the 1/sqrt(I) temperature, as the head dimension I grows
 """
+import errno
 import math
 import os
+import sys
 
 import matplotlib
 
@@ -164,10 +166,21 @@ def temperature_figure():
 
 
 def main():
-    spread_path, draws = spread_figure()
-    # spread_stats.tex last: the Makefile takes it as the sign that all of figures/ is made.
-    for path in (spread_path, temperature_figure(), _write_spread_stats(*draws)):
-        print("wrote", os.path.relpath(path, ROOT))
+    try:
+        spread_path, draws = spread_figure()
+        # spread_stats.tex last: the Makefile takes it as the sign that all of figures/ is made.
+        for path in (spread_path, temperature_figure(), _write_spread_stats(*draws)):
+            print("wrote", os.path.relpath(path, ROOT))
+    except Exception as e:  # noqa: BLE001 - an OSError, or one raised while handling it, is one line
+        failed = e
+        while failed is not None and not isinstance(failed, OSError):  # matplotlib's PDF writer, on a full disk,
+            failed = failed.__context__  # raised AttributeError while cleaning up after the OSError
+        if failed is None:
+            raise
+        full = failed.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+        sys.exit(f"written/figures.py: cannot write the figures in {os.path.relpath(OUT)}/ "
+                 f"({failed.strerror or failed}); {'free some disk space' if full else 'make the folder writable'} "
+                 f"and run make again")
 
 
 if __name__ == "__main__":
