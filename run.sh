@@ -92,6 +92,15 @@ pick_python() {
     if [ -e "$venv" ] || [ -L "$venv" ]; then existed=1; fi
     if ! "$PY" -m venv "$venv" >&2; then
       if [ "$existed" = 0 ]; then rm -rf "$venv"; fi  # ours, half made: the next run starts afresh
+      # venv hides ensurepip's "No space left on device": a nearly full disk is named before python3-venv
+      local free_kib
+      free_kib="$(df -Pk "$ROOT" 2>/dev/null | awk 'NR == 2 && $4 ~ /^[0-9]+$/ {print $4}')"
+      if [ -n "$free_kib" ] && [ "$free_kib" -lt 102400 ]; then
+        echo "run.sh: '$PY -m venv' failed with $((free_kib / 1024)) MiB free on the disk of $ROOT: too little" \
+          "for .venv (torch's CPU build takes about 1 GB there, its CUDA build several); free some disk space" \
+          "and run again" >&2
+        exit 1
+      fi
       echo "run.sh: '$PY -m venv' failed (on Debian and Ubuntu: apt-get install python3-venv; elsewhere set" \
         "PYTHON to a Python 3.8 or later, such as PYTHON=python or PYTHON=py); fix that and run again" >&2
       exit 1

@@ -86,6 +86,8 @@ class Context:
     def data_file(self, name, what):
         path = os.path.join(self.data_dir, name)
         if not os.path.isfile(path):
+            if os.path.exists(path):  # a folder, a FIFO, a device: there, but not a file the tests can read twice
+                raise Failure(f"{_rel(path)} is not a regular file: the {what} must be one; replace it with the file")
             default = self.data_dir == os.path.abspath(DEFAULT_DATA_DIR)
             hint = ("regenerate the embedded corpus with python src/make_world.py --out data" if default
                     else "pass the folder that holds it with --data-dir")

@@ -549,8 +549,9 @@ def json_path_problem(path):
         return f"{folder} is a file, not a folder; give a path whose folders exist or can be made"
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"no permission to write in {folder}; give a path in a folder you can write to"
-    try:  # tried, not asked: os.access says yes to root on /proc and /sys, a read-only mount, NFS root-squash
-        fd, trial = tempfile.mkstemp(prefix=".results.", suffix=".tmp", dir=folder)
+    try:  # tried, not asked: os.access says yes to root on /proc and /sys, a read-only mount, NFS root-squash;
+        # named as write_json's temporary file (as long: 8 characters after the prefix), so a name too long fails here
+        fd, trial = tempfile.mkstemp(prefix=os.path.basename(_temp_prefix(path)), suffix=".tmp", dir=folder)
         os.close(fd)
         os.unlink(trial)
     except OSError as e:
@@ -579,6 +580,11 @@ def is_report(path):
             and all(isinstance(t, dict) and fields <= set(t) for t in doc["tests"]))
 
 
+def _temp_prefix(path):
+    """The start of write_json's temporary file's path for `path`, before its 8 random characters and ".tmp"."""
+    return f"{path}.{os.getpid()}."
+
+
 def write_json(results, path, execution_time=None):
     """Write Gradescope's results.json atomically: a temporary file in the same folder, then
     os.replace, so that a failed or interrupted write leaves the old file (or none) and no temporary
@@ -587,7 +593,7 @@ def write_json(results, path, execution_time=None):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     # a name no one can guess and make first (a link to another file, in a folder others write in), made here
     # (O_EXCL) with the mode open() would give
-    tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    tmp = f"{_temp_prefix(path)}{os.urandom(4).hex()}.tmp"
     # (O_BINARY on Windows: the text layer below writes its newlines, the descriptor adds none of its own)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:

@@ -900,3 +900,29 @@ def test_a_run_whose_outputs_cannot_fit_is_refused_before_it_trains(tmp_path, mo
                      f"--writing_params_path={out}", "--max_epochs", "2", "--n_layer", "1", "--n_embd", "16",
                      "--block_size", "32"])
     assert os.listdir(tmp_path) == ["wiki.txt"]
+
+
+def test_under_run_sh_the_fix_for_an_output_path_is_out_dir(tmp_path, monkeypatch):
+    """`OUT_DIR=/mnt/ro/sub ./run.sh vanilla_pretrain` said "pick another path", though run.sh's modes set the params'
+    and predictions' paths (and a flag setting them otherwise is refused): under run.sh the fix is OUT_DIR, for the
+    files beside the params too; a --log_path of the user's keeps "pick another path for the loss log"."""
+    monkeypatch.setenv("RUN_SH_MODE", "vanilla_pretrain")
+    (tmp_path / "ro").mkdir()
+    blocked = tmp_path / "ro" / "file"
+    blocked.write_text("x")  # a file where a folder should be: refused for root too
+    params = str(blocked / "vanilla.pretrain.params")
+    for what, named_by in (("params", None), ("predictions", None), ("training state", "--writing_params_path"),
+                           ("loss log", "--writing_params_path")):
+        with pytest.raises(DataError, match=r"is a file, not a folder; use another OUT_DIR \(run\.sh names the file\)$"):
+            check_output_path(params, what, named_by=named_by)
+    with pytest.raises(DataError, match=r"is a file, not a folder; pick another path for the loss log$"):
+        check_output_path(params, "loss log")
+
+    def refused(f):
+        raise OSError(errno.EACCES, "Permission denied")
+    with pytest.raises(DataError, match=r"\(Permission denied\); the previous file, if any, is unchanged; use another "
+                                        r"OUT_DIR$"):
+        files_module.atomic_write(str(tmp_path / "p.params"), refused)
+    monkeypatch.delenv("RUN_SH_MODE")
+    with pytest.raises(DataError, match=r"is unchanged; pick another path$"):
+        files_module.atomic_write(str(tmp_path / "p.params"), refused)

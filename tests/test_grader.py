@@ -2185,6 +2185,10 @@ def test_a_missing_data_file_names_the_fix_for_its_folder(tmp_path, monkeypatch)
     with pytest.raises(graderlib.Failure, match=r"birth_places_train\.tsv not found: the finetuning corpus; regenerate "
                                                 r"the embedded corpus with python src/make_world\.py --out data$"):
         ctx.train_path()
+    os.mkfifo(other / "birth_places_train.tsv")  # there, but no file: "not found" sent the user looking for it
+    with pytest.raises(graderlib.Failure, match=r"birth_places_train\.tsv is not a regular file: the finetuning "
+                                                r"corpus must be one; replace it with the file$"):
+        ctx.train_path()
 
 
 def test_json_onto_a_pipe_or_device_is_refused_before_any_test(tmp_path):
@@ -2800,3 +2804,23 @@ def test_a_code_dir_short_of_files_is_graded_for_any_file_of_the_students(tmp_pa
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "notes.txt").write_text("")
     assert grader.code_dir_problem(str(tmp_path / "notes")).startswith("has no __init__.py")
+
+
+def test_a_json_name_too_long_for_the_temporary_file_is_refused_before_any_test(tmp_path):
+    """The check before grading tried a file named `.results.XXXX.tmp`, while write_json writes
+    `<path>.<pid>.<8 hex>.tmp`: a --json name of 238 to 255 bytes passed the check, then the write failed after
+    the whole grading ("File name too long"). The trial file is named as the write's will be."""
+    try:
+        name_max = os.pathconf(tmp_path, "PC_NAME_MAX")
+    except (AttributeError, OSError, ValueError):
+        pytest.skip("no NAME_MAX here")
+    room = name_max - len(f".{os.getpid()}.12345678.tmp")  # the longest name whose temporary file fits
+    fits, too_long = tmp_path / ("r" * (room - 5) + ".json"), tmp_path / ("r" * (room - 4) + ".json")
+    assert graderlib.json_path_problem(str(fits)) is None
+    g = graderlib.Grader({"9a-0-basic": 1})
+    g.add("9a-0-basic", "passes", lambda ctx: None, 5)
+    graderlib.write_json(g.run(out=None), str(fits))
+    assert os.listdir(tmp_path) == [fits.name]
+    problem = graderlib.json_path_problem(str(too_long))
+    assert problem and problem.startswith(f"no file can be made in {tmp_path} (File name too long)"), problem
+    assert os.listdir(tmp_path) == [fits.name]

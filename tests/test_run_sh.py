@@ -453,7 +453,7 @@ def test_all_refused_in_a_folder_that_takes_no_new_file_keeps_its_stamp(world, t
         subprocess.run(unlock, check=True)
     assert p.returncode == 2, p.stderr
     assert p.stderr.splitlines()[-1] == (f"error: {out / 'vanilla.model.params'}: the folder {out} is not writable; "
-                                         f"pick another path for the params"), p.stderr
+                                         f"use another OUT_DIR (run.sh names the file)"), p.stderr
     assert stamp.read_text() == "restart\n" and os.stat(stamp).st_mtime == 1
     assert sorted(os.listdir(out)) == [".all-started"] and os.listdir(temp) == []
 
@@ -1053,6 +1053,25 @@ def test_a_failed_venv_names_the_fix_and_keeps_only_what_was_there(repo, existed
     assert (root / ".venv").exists() == existed and "src/bench.py" not in said
     if existed:
         assert (root / ".venv/mine").read_text() == "kept\n"
+
+
+def test_a_venv_failed_on_a_full_disk_names_the_disk_not_python3_venv(repo):
+    """`python -m venv` hides ensurepip's "No space left on device": with 1.5 MB free, run.sh said to apt-get install
+    python3-venv. Below 100 MiB free (df) it names the disk; above, the python3-venv fix stands."""
+    root, _, calls = repo
+    bin_dir = calls.parent / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "df").write_text('#!/bin/sh\necho "Filesystem 1024-blocks Used Available Capacity Mounted on"\n'
+                                'echo "tmpfs 4096 2560 $DF_FREE 63% /mnt/x"\n')
+    (bin_dir / "df").chmod(0o755)
+    path = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    p, said = setup_run(repo, VENV_RC="1", DF_FREE="1536", PATH=path)
+    assert p.returncode == 1 and not (root / ".venv").exists() and "src/bench.py" not in said
+    assert p.stderr.splitlines()[-1].startswith(f"run.sh: '{repo[1]} -m venv' failed with 1 MiB free on the disk of "
+                                                f"{root}: too little for .venv"), p.stderr
+    assert "python3-venv" not in p.stderr
+    p, said = setup_run(repo, VENV_RC="1", DF_FREE="2000000", PATH=path)
+    assert p.returncode == 1 and "apt-get install python3-venv" in p.stderr.splitlines()[-1]
 
 
 def test_a_venv_that_is_a_link_is_ignored_as_a_folder_is():

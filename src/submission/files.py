@@ -182,7 +182,7 @@ def _atomic(path, write):
             with open(path, "wb") as f:
                 write(f)
         except OSError as e:  # /dev/full, a FIFO whose reader went away
-            raise DataError(f"{path}: could not write to it ({error_reason(e)}); pick another path") from None
+            raise DataError(f"{path}: could not write to it ({error_reason(e)}); {another_path()}") from None
         return
     target = os.path.realpath(path)  # a symlink: its target is replaced, the link stays a link
     d = os.path.dirname(target)
@@ -220,7 +220,7 @@ def _atomic(path, write):
                                 f"if any, is unchanged; {fix}") from None
             if isinstance(e, OSError):  # permission, a read-only or lost mount: more space would not help
                 raise DataError(f"{path}: could not write it ({error_reason(e)}); the previous file, if any, is "
-                                f"unchanged; pick another path") from None
+                                f"unchanged; {another_path()}") from None
             raise
         for hook in tuple(WRITTEN_HOOKS):  # inside the hold: a Ctrl-C waits for the record of what was written
             hook(target)
@@ -284,6 +284,12 @@ def _remove_leftovers(target):
                 os.unlink(path)
 
 
+def another_path():
+    """The fix "write it elsewhere", in the words of what names the path: run.sh's OUT_DIR under run.sh (its modes
+    set the params' and predictions' paths, and all else a run writes goes beside them), else the path itself."""
+    return "use another OUT_DIR" if os.environ.get("RUN_SH_MODE") else "pick another path"
+
+
 def _free_space(folder):
     try:
         return f"{shutil.disk_usage(folder).free / 2 ** 20:,.1f} MiB free there"
@@ -319,8 +325,8 @@ def _no_room(folder, written):
                 "raise the limit (ulimit -f unlimited) in the shell that runs it")
     if _no_inodes(folder):
         return (f"{_free_space(folder)}, but no inode left for a new file (df -i)",
-                "remove some files from that filesystem or pick another path")
-    return _free_space(folder), "free some disk space or pick another path"
+                f"remove some files from that filesystem or {another_path()}")
+    return _free_space(folder), f"free some disk space or {another_path()}"
 
 
 def check_room(path, sizes):
@@ -334,7 +340,7 @@ def check_room(path, sizes):
     while not os.path.isdir(folder) and os.path.dirname(folder) != folder:  # made by the run: the nearest folder
         folder = os.path.dirname(folder)
     what = " and ".join(f"{name} {size / 2 ** 20:,.1f} MiB" for name, size in sizes.items())
-    where = "use another OUT_DIR" if os.environ.get("RUN_SH_MODE") else "pick another path"
+    where = another_path()
     limit, largest = file_size_limit(), max(sizes.values(), default=0)
     if limit is not None and largest > limit:
         raise DataError(f"{path}: this run writes files of up to {largest / 1024:,.0f} KiB ({what}), above the file "
@@ -500,6 +506,8 @@ def check_output_path(path, what, inputs=(), replaces=None, named_by=None, outpu
     full = os.path.realpath(path)
     pick = (f"give {named_by} another path (the {what} goes beside it)" if named_by
             else f"pick another path for the {what}")
+    if os.environ.get("RUN_SH_MODE") and (named_by == "--writing_params_path" or what in ("params", "predictions")):
+        pick = "use another OUT_DIR (run.sh names the file)"  # a --log_path of the user's keeps its own words
     if os.path.isdir(full):
         raise DataError(f"{path}: the {what} path is a folder; " + (f"move it away, or {pick}" if named_by
                                                                      else "give a file path"))
