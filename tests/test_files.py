@@ -913,7 +913,8 @@ def test_under_run_sh_the_fix_for_an_output_path_is_out_dir(tmp_path, monkeypatc
     params = str(blocked / "vanilla.pretrain.params")
     for what, named_by in (("params", None), ("predictions", None), ("training state", "--writing_params_path"),
                            ("loss log", "--writing_params_path")):
-        with pytest.raises(DataError, match=r"is a file, not a folder; use another OUT_DIR \(run\.sh names the file\)$"):
+        with pytest.raises(DataError, match=r"is a file, not a folder; use another OUT_DIR \(run\.sh names the "
+                                            r"file\)$"):
             check_output_path(params, what, named_by=named_by)
     with pytest.raises(DataError, match=r"is a file, not a folder; pick another path for the loss log$"):
         check_output_path(params, "loss log")
