@@ -73,7 +73,10 @@ def probes(wiki_lines, rows, block_size):
     for i, (question, place, *_) in enumerate(rows):
         if i >= len(wiki_lines) or not place:
             continue
-        at = cut_at(wiki_lines[i], place, asked_name(question) or "")
+        name = asked_name(question) or ""
+        # only the part pretraining reads, with any name that overlaps its end: cut_at's search is quadratic in
+        # the occurrences of the name and the place (a long line naming both thousands of times took minutes)
+        at = cut_at(wiki_lines[i][:limit + len(name)], place, name)
         if at > 0 and at + len(place) <= limit:
             out.append((i, wiki_lines[i][:at], place))
     return out

@@ -300,3 +300,31 @@ def test_the_report_gives_hits_of_probed_and_their_share():
     with_limit = memorised.format_report({"all": (1, 8)}, block_size=128).splitlines()
     assert with_limit == ["memorised (all): 1 of 8 (12.5%)", "(probed: the people whose wiki line names their "
                           "birthplace, ending within its first 112 characters; pretraining reads no further)"]
+
+
+def test_probes_search_only_what_pretraining_reads_and_cut_where_the_whole_line_would(monkeypatch):
+    """cut_at's search is quadratic in the occurrences of the name and the place: a 1 MB line of "Ann of Lund. "
+    took 162 s to probe. probes passes it only the first `read_limit` characters and any name over their end, and
+    cuts as the whole line would have been cut (random lines over a small alphabet, names and places in them)."""
+    import random
+    rng = random.Random(0)
+    lines, rows = [], []
+    for _ in range(400):
+        line = "".join(rng.choice("ab. ") for _ in range(rng.randrange(1, 160)))
+        name = "".join(rng.choice("ab ") for _ in range(rng.randrange(1, 6)))
+        place = "".join(rng.choice("ab") for _ in range(rng.randrange(1, 4)))
+        lines.append(line)
+        rows.append((f"Where was {name} born?", place))
+    whole = []
+    for i, (question, place) in enumerate(rows):  # the cut on the whole line, kept when pretraining reads it
+        at = memorised.cut_at(lines[i], place, memorised.asked_name(question))
+        if at > 0 and at + len(place) <= memorised.read_limit(128):
+            whole.append((i, lines[i][:at], place))
+    seen = []
+    real = memorised.cut_at
+    monkeypatch.setattr(memorised, "cut_at", lambda line, place, name="": (seen.append(len(line) - len(name)),
+                                                                            real(line, place, name))[1])
+    assert memorised.probes(lines, rows, block_size=128) == whole and len(whole) > 100
+    long = ["Ann of Lund. " * 80000]
+    assert memorised.probes(long, [("Where was Ann of Lund born?", "Lund")], block_size=128) == []
+    assert max(seen) <= memorised.read_limit(128)
