@@ -1386,8 +1386,8 @@ def test_predict_places_at_the_edge_of_the_cache(synth):
 @pytest.mark.parametrize("synth", [False, True])
 def test_a_question_that_just_fills_the_cache_decodes_from_it(synth, monkeypatch):
     """The route at the cache's edge: a prompt (question + MASK) whose `steps` new ids just fill the cache
-    (len + steps - 1 = longest_input) decodes from it with no full forward; one a position longer takes the
-    full forwards of predict_places_recompute, one a step."""
+    (len + steps - 1 = longest_input) decodes from it with no full forward; one a position longer takes its
+    last step alone from a full forward of the block's last ids, as `sample` crops them (every step was one)."""
     torch.manual_seed(0)
     chars, stoi, itos = letter_vocab()
     m = never_emits(scrambled(GPT(config(synthesizer=synth)), std=0.2), stoi[MASK_CHAR]).eval()
@@ -1399,7 +1399,7 @@ def test_a_question_that_just_fills_the_cache_decodes_from_it(synth, monkeypatch
     predict_places(m, [fits], stoi, itos, steps=steps)
     assert calls == []
     predict_places(m, [fits + "a"], stoi, itos, steps=steps)
-    assert len(calls) == steps
+    assert calls == [limit]
 
 
 @pytest.mark.parametrize("synth", [False, True])
@@ -1473,6 +1473,33 @@ def test_predict_places_equals_the_courses_loop(trained):
     assert sum(a == p for a, (_, p) in zip(reference, rows)) >= len(rows) // 2  # the model learnt something
     # rows stopped early: answers end at their MASK long before 32 steps
     assert all(len(a) < 12 for a in reference[:len(rows)])
+
+
+def test_questions_that_outgrow_the_block_decode_from_the_cache_then_as_sample_does(trained, monkeypatch):
+    """A question whose 32 steps outgrow the block decoded every step with a full forward from its prompt (46 times
+    the time at 100 characters with the course's block). Now its steps come from the cache while `sample`'s input
+    fits, then from full forwards of the last block, rows of every prompt length together: the answers are the
+    course's loop's still. A fresh model writes no MASK, so every row runs its 32 steps past the block."""
+    from submission import decoding
+    model, pre, _ = trained
+    torch.manual_seed(1)
+    synth = isinstance(model.blocks[0].attn, attention_module.SynthesizerAttention)
+    fresh = GPT(GPTConfig(pre.vocab_size, 64, n_layer=2, n_head=2, n_embd=32, synthesizer=synth)).eval()
+    limit = decoding.longest_input(fresh)  # 64, the synthesizer's 63
+    words = "Ana Bo Cy Dee Eli Fay Gus Hal Ivy Jo Kai Lu Max Ned Ola".split()
+    questions = [f"Where was {' '.join(words[:k])} born?" for k in range(5, 13)]  # 34 to 59 characters
+    questions += ["Where was Bo born?", questions[0]]  # one that fits the cache's 32 steps, and a repeat
+    assert any(len(q) + 1 + 31 > limit >= len(q) + 1 for q in questions)
+    reference = [one_at_a_time(fresh, pre, q) for q in questions]
+    widths = []
+    real = decoding._greedy_full
+    monkeypatch.setattr(decoding, "_greedy_full", lambda m, x, steps, stop: (widths.append(x.size(1)),
+                                                                             real(m, x, steps, stop))[1])
+    for batch_size in (512, 3):
+        widths.clear()
+        assert predict_places(fresh, questions, pre.stoi, pre.itos, batch_size=batch_size) == reference, batch_size
+        assert widths and set(widths) == {limit + 1}  # never a full forward from a prompt
+    assert predict_places(model, questions, pre.stoi, pre.itos) == [one_at_a_time(model, pre, q) for q in questions]
 
 
 def test_predict_places_short_budgets(trained):
