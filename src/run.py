@@ -36,7 +36,7 @@ with interruptible_start("run.py"):  # torch loads here
     from submission.params import load_torch_file
     from submission.fastpath import (COMPILE_MODES, GRAPH_MODES, compile_setting, compiled_graphs_conflict,
                                      step_graphs_need)
-    from submission.trainer import TrainerConfig
+    from submission.trainer import TrainerConfig, partial_log_path
     from submission.utils import (atomic_write_text, check_output_path, denormals_flushed, evaluate_places,
                                   distributed_env, get_device, load_params, is_main_process, predict_places, run_cli,
                                   set_seed)
@@ -528,7 +528,8 @@ def check_outputs(args):
     written = {params: "params", card_path(params): "params' card", **({state: "training state"} if state else {})}
     check_output_path(log, "loss log", inputs, replaces=("log",), named_by=derived, outputs=written)
     if not is_special_file(log):  # written as <log>.partial while training
-        check_output_path(log + ".partial", "loss log", inputs, replaces=("log",), named_by=derived, outputs=written)
+        check_output_path(partial_log_path(log), "loss log", inputs, replaces=("log",), named_by=derived,
+                          outputs=written)
     # (not the model card's path: a card that cannot be written costs only its checks, card.write_card; its
     # name is as long as the loss log's)
     if state:

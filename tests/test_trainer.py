@@ -376,6 +376,28 @@ def test_a_loss_log_the_disk_cannot_take_stops_the_log_not_the_run(tmp_path, mon
     assert all(torch.equal(v, model.state_dict()[k]) for k, v in torch.load(ckpt, weights_only=True).items())
 
 
+def test_a_loss_log_that_is_a_link_is_written_through_it(tmp_path):
+    """A --log_path that was a symbolic link was replaced by a regular file, and the file it named (on another
+    disk, say) kept the old log; params, cards and predictions write through a link. The log is written as
+    `.partial` beside the file the link names (a rename within one folder), and the link stays."""
+    (tmp_path / "elsewhere").mkdir()
+    target = tmp_path / "elsewhere" / "log.jsonl"
+    target.write_text('{"step": 1, "loss": 9.0, "lr": 0.1}\n')
+    link = tmp_path / "log.jsonl"
+    link.symlink_to(os.path.join("elsewhere", "log.jsonl"))
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (40, 9))
+    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+    Trainer(model, TensorDataset(x, torch.roll(x, -1, 1)), None,
+            TrainerConfig(max_epochs=1, batch_size=16, log_path=str(link))).train()
+    assert link.is_symlink() and os.readlink(link) == os.path.join("elsewhere", "log.jsonl")
+    assert [json.loads(line)["step"] for line in target.read_text().splitlines()] == [1, 2, 3]
+    assert sorted(os.listdir(tmp_path / "elsewhere")) == ["log.jsonl"] and sorted(os.listdir(tmp_path)) == [
+        "elsewhere", "log.jsonl"]
+    assert trainer_module.partial_log_path(str(link)) == str(target) + ".partial"
+    assert trainer_module.partial_log_path(str(target)) == str(target) + ".partial"
+
+
 def test_an_interrupted_run_keeps_the_previous_log(tmp_path):
     """The log is written as <log>.partial and renamed only when training ends: a run stopped midway
     leaves the previous run's log whole, beside its own partial one."""

@@ -152,7 +152,7 @@ def lr_multiplier(tokens, config):
 
 def diverged_message(row, config, partial_log):
     """The one-line error of a run whose loss became NaN or infinite at logged `row`."""
-    where = f"; the loss log up to it is {config.log_path}.partial" if partial_log else ""
+    where = f"; the loss log up to it is {partial_log_path(config.log_path)}" if partial_log else ""
     return (f"the training loss is {row['loss']} at step {row['step']} (epoch {row['epoch']}, learning rate "
             f"{row['lr']:.3g}): training stopped and no params were written{where}; lower --learning_rate "
             f"(this run's is {config.learning_rate:g})")
@@ -235,6 +235,12 @@ def interrupted_note(config, saved_epoch, epoch):
     return None
 
 
+def partial_log_path(path):
+    """Where the loss log `path` is written while training: `<path>.partial`, beside the file a symbolic link
+    names (the finished log replaces that file, and the link stays a link, as params and predictions do)."""
+    return (os.path.realpath(path) if os.path.islink(path) else path) + ".partial"
+
+
 class LossLog:
     """A training run's loss log, one JSON line a step. The params are written atomically into a folder
     made as needed; the log goes beside them, as <log>.partial while training, renamed over the old log
@@ -248,7 +254,7 @@ class LossLog:
         if path:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
             self.direct = is_special_file(path)
-            self.file = open(path + ("" if self.direct else ".partial"), "w", encoding="utf-8")
+            self.file = open(path if self.direct else partial_log_path(path), "w", encoding="utf-8")
 
     @property
     def writing(self):
@@ -283,11 +289,13 @@ class LossLog:
         """The finished log over the old one (after close); nothing when it was dropped or written straight. A
         rename that fails (the folder moved or removed during training) is a note: training has ended."""
         if self.file is not None and not self.direct:
+            partial = self.file.name
+            target = partial[:-len(".partial")]  # the file a link names: the link stays
             try:  # with the mode of the log it replaces (one made 0600 stays so), as the params keep theirs
-                os.chmod(self.path + ".partial", replacement_mode(self.path))
-                replace_file(self.path + ".partial", self.path)  # (tried again on Windows while it is in use)
+                os.chmod(partial, replacement_mode(target))
+                replace_file(partial, target)  # (tried again on Windows while it is in use)
             except OSError as e:
-                gone = not os.path.exists(self.path + ".partial")
+                gone = not os.path.exists(partial)
                 tqdm.write(f"note: {self.path}: the finished loss log could not be put in place ({e.strerror or e}"
                            f"{': its folder was moved or removed during training' if gone else ''}); training has "
                            f"ended without it", file=sys.stderr)
