@@ -93,10 +93,11 @@ pick_python() {
     if ! "$PY" -m venv "$venv" >&2; then
       if [ "$existed" = 0 ]; then rm -rf "$venv"; fi  # ours, half made: the next run starts afresh
       # venv hides ensurepip's "No space left on device": a nearly full disk is named before python3-venv
-      local free_kib
-      free_kib="$(df -Pk "$ROOT" 2>/dev/null | awk 'NR == 2 && $4 ~ /^[0-9]+$/ {print $4}')"
+      local free_kib disk="$ROOT"
+      if [ "$existed" = 1 ]; then disk="$venv/"; fi  # a .venv there may be a link to another disk
+      free_kib="$(df -Pk "$disk" 2>/dev/null | awk 'NR == 2 && $4 ~ /^[0-9]+$/ {print $4}')"
       if [ -n "$free_kib" ] && [ "$free_kib" -lt 102400 ]; then
-        echo "run.sh: '$PY -m venv' failed with $((free_kib / 1024)) MiB free on the disk of $ROOT: too little" \
+        echo "run.sh: '$PY -m venv' failed with $((free_kib / 1024)) MiB free on the disk of ${disk%/}: too little" \
           "for .venv (torch's CPU build takes about 1 GB there, its CUDA build several); free some disk space" \
           "and run again" >&2
         exit 1

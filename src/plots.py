@@ -88,14 +88,17 @@ def read_log(path):
     training ends): its last line, when no newline ends it yet, is a row being written, and is left out.
     A log that is not there yet is read from its `.partial`, so a running or stopped run can be watched.
     """
-    if not os.path.exists(path) and os.path.isfile(path + ".partial"):
-        print(f"note: {path} is not there yet: plotting {os.path.basename(path)}.partial, the log of a run that "
-              f"is still training or was stopped", file=sys.stderr)
-        path += ".partial"
-    elif os.path.isfile(path) and os.path.isfile(path + ".partial") and \
-            os.stat(path + ".partial").st_mtime_ns > os.stat(path).st_mtime_ns:  # a run again into the same params
-        print(f"note: plotting {path}, the log of an earlier run that finished; {os.path.basename(path)}.partial, "
-              f"newer, is the log of a run training now or stopped: give that name to plot it", file=sys.stderr)
+    # as trainer.partial_log_path (not imported: it would load torch): through a link, beside the file it names
+    partial = (os.path.realpath(path) if os.path.islink(path) else path) + ".partial"
+    named = os.path.basename(partial) if partial == path + ".partial" else partial  # beside it: its name will do
+    if not os.path.exists(path) and os.path.isfile(partial):
+        print(f"note: {path} is not there yet: plotting {named}, the log of a run that is still training or was "
+              f"stopped", file=sys.stderr)
+        path = partial
+    elif os.path.isfile(path) and os.path.isfile(partial) and \
+            os.stat(partial).st_mtime_ns > os.stat(path).st_mtime_ns:  # a run again into the same params
+        print(f"note: plotting {path}, the log of an earlier run that finished; {named}, newer, is the log of a "
+              f"run training now or stopped: give that name to plot it", file=sys.stderr)
     if not os.path.exists(path):
         raise PlotError(f"{path}: log not found (src/run.py writes <writing_params_path>{LOG_SUFFIX}, as "
                         f"{LOG_SUFFIX}.partial while it trains)")
@@ -118,7 +121,8 @@ def read_log(path):
     if path.endswith(".partial") and not text.endswith("\n"):
         text = text[:text.rfind("\n") + 1]  # the row the run is writing now (all of it, if it is the first)
     rows = []
-    for lineno, line in enumerate(io.StringIO(text), start=1):  # line by line, not a list of them all
+    # line by line, not a list of them all; newline=None: a line may end in \r\n or \r too, as splitlines had it
+    for lineno, line in enumerate(io.StringIO(text, newline=None), start=1):
         if not line.strip():
             continue
         try:
@@ -311,9 +315,10 @@ def _save(fig, out, dpi):
     except Exception as e:  # noqa: BLE001 - an OSError anywhere in its chain is named; any other is raised as it is
         failed = os_error_within(e)
         if failed is not None:
-            full = failed.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
-            raise PlotError(f"{out}: cannot write it ({failed.strerror or failed}); "
-                            f"{'free some disk space or ' if full else ''}give --out a path you can write to") from None
+            fix = {errno.ENOSPC: "free some disk space or ", getattr(errno, "EDQUOT", errno.ENOSPC): "free some disk "
+                   "space or ", errno.EFBIG: "raise the file size limit (ulimit -f) or "}.get(failed.errno, "")
+            raise PlotError(f"{out}: cannot write it ({failed.strerror or failed}); {fix}give --out a path you can "
+                            f"write to") from None
         if not isinstance(e, (RuntimeError, ValueError)):
             raise
         _cannot_draw(e, out)

@@ -606,16 +606,42 @@ def check_longer_run_kept(args, max_epochs, weights=None):
                             f"MODE), move the file away, or add --restart to replace it")
 
 
-def output_sizes(model, max_epochs, keeps_state):
-    """{what: bytes} of the largest files a training run writes beside its params, for check_room: the params
-    (the state_dict's tensors) and, in a run of more than one epoch (states are saved between epochs), its training
-    state, which holds them again with AdamW's two moments of every weight (its loss log lines besides)."""
-    params = sum(t.numel() * t.element_size() for t in model.state_dict().values())
+LOG_LINE_BYTES = 128  # a step's line of the loss log (run.py's are 100-110 bytes), in the log and in a training state
+RECORD_BYTES = 512  # torch.save's headers and alignment for each tensor (measured: 270-400 bytes)
+
+
+def output_sizes(model, steps, state, log):
+    """{what: bytes} of the files a training run of `steps` steps writes beside its params, for check_room: the
+    params (the state_dict's tensors), its loss log when `log` (it goes beside them) and, when `state` (a run of
+    more than one epoch can save one between epochs), its training state, which holds the params again with
+    AdamW's two moments of every weight and the log's lines. A little above the files measured."""
+    tensors = model.state_dict().values()
+    params = sum(t.numel() * t.element_size() for t in tensors) + RECORD_BYTES * len(tensors) + 4096
     sizes = {"params": params}
-    if keeps_state and max_epochs > 1:
-        sizes["training state"] = params + 2 * sum(p.numel() * p.element_size() for p in model.parameters()
-                                                    if p.requires_grad)
+    if log:
+        sizes["loss log"] = steps * LOG_LINE_BYTES
+    if state:
+        weights = [p for p in model.parameters() if p.requires_grad]
+        sizes["training state"] = (params + 2 * sum(p.numel() * p.element_size() for p in weights)
+                                   + 3 * RECORD_BYTES * len(weights) + steps * LOG_LINE_BYTES)
     return sizes
+
+
+def check_room_for(args, model, trainer, max_epochs, batch_size):
+    """check_room for a training run: its params and loss log (when beside them) must fit, and a note says when a
+    training state would not fit beside them (less the interrupted run's that a --resume replaces: its state and
+    partial log). Every torchrun process checks, as they stop together; rank 0 says the note."""
+    params, log, state = args.writing_params_path, default_log_path(args), state_path(args)
+    beside = not is_special_file(log) and (os.path.dirname(os.path.realpath(log))
+                                           == os.path.dirname(os.path.realpath(params)))
+    steps = -(-len(trainer.train_dataset) // batch_size) * max_epochs
+    sizes = output_sizes(model, steps, state is not None and max_epochs > 1, beside)
+    earlier = [state] + ([partial_log_path(log)] if beside else [])  # an interrupted run's, replaced by this one's
+    replaced = sum(os.path.getsize(p) for p in earlier if p and os.path.isfile(p))
+    saved = sizes.pop("training state", 0)
+    note = check_room(params, sizes, saved, replaced, [params] + ([state] if state else []))
+    if note and is_main_process():
+        print(f"run.py: note: {note}", file=sys.stderr)
 
 
 def main(argv=None):
@@ -676,8 +702,7 @@ def train_or_evaluate_unlocked(args):
     apply_overrides(tconf, args)
     check_batch_splits(tconf.batch_size, args)
     check_longer_run_kept(args, tconf.max_epochs, weight_count(model.state_dict()))
-    if is_main_process():
-        check_room(args.writing_params_path, output_sizes(model, tconf.max_epochs, state_path(args) is not None))
+    check_room_for(args, model, trainer, tconf.max_epochs, tconf.batch_size)
     helper.train(model, args.writing_params_path, trainer,  # the card (what shapes do not say) with the params
                  describe=lambda: write_card(args.writing_params_path, model, pretrain_dataset.itos, args.function,
                                              tconf.max_epochs, corpus))

@@ -855,51 +855,102 @@ def test_the_file_size_limit_is_named_at_the_write_and_before_the_run(tmp_path):
     for line in lines[:2]:
         assert "; the file size limit is 64 KiB (ulimit -f)); " in line and "disk space" not in line, line
         assert line.endswith("raise the limit (ulimit -f unlimited) in the shell that runs it"), line
-    assert lines[2] == (f"{target}: this run writes files of up to 469 KiB (params 0.2 MiB and training state 0.5 "
+    assert lines[2] == (f"{target}: this run writes files of up to 469 KiB (params 0.2 MiB, training state 0.5 "
                         f"MiB), above the file size limit of 64 KiB (ulimit -f); raise it (ulimit -f unlimited) first")
     assert os.listdir(tmp_path) == []
 
 
-def test_a_run_whose_outputs_cannot_fit_is_refused_before_it_trains(tmp_path, monkeypatch):
+def test_a_run_whose_outputs_cannot_fit_is_refused_before_it_trains(tmp_path, monkeypatch, capsys):
     """The check before a run made an empty trial file, which a full disk still takes: a training run on a disk
     with a few KiB free trained every epoch, then lost it all at the params write. check_room compares the free
-    space with the params and the training state (run.output_sizes: the model's tensors, and AdamW's two
-    moments for the state of a run of more than one epoch)."""
+    space with what the run writes as it ends (run.output_sizes: the params, the loss log) and refuses it when
+    they cannot fit; a training state, saved only once a run has trained a while, that cannot fit besides is a
+    note (less an interrupted run's state and partial log that a --resume replaces: a first version refused a
+    resume that fitted). Dead writers' temporary files are removed first (it counted them as used, and no write
+    came to remove them). Every torchrun process checks (rank 1 waited 30 s for rank 0, which had stopped)."""
     import collections
-    from submission import files
-    model = GPT(GPTConfig(10, 8, n_layer=1, n_head=2, n_embd=8))
-    params = sum(t.numel() * t.element_size() for t in model.state_dict().values())
-    weights = sum(p.numel() for p in model.parameters()) * 4
-    assert driver.output_sizes(model, 1, True) == {"params": params}  # no state is saved in a 1-epoch run
-    assert driver.output_sizes(model, 2, False) == {"params": params}  # nor beside a special file
-    sizes = driver.output_sizes(model, 2, True)
-    assert sizes == {"params": params, "training state": params + 2 * weights}
+    from submission import files, resume
     usage = collections.namedtuple("usage", "total used free")
-    monkeypatch.setattr(files.shutil, "disk_usage", lambda path: usage(2 ** 30, 0, sum(sizes.values()) - 1))
+    free = {"bytes": 0}
+    monkeypatch.setattr(files.shutil, "disk_usage", lambda path: usage(2 ** 30, 0, free["bytes"]))
+    # the estimates hold the files a run writes: params, and a state of a run of 40 steps with its log lines
+    model = GPT(GPTConfig(10, 8, n_layer=1, n_head=2, n_embd=8))
+    opt = torch.optim.AdamW(model.parameters())
+    model(torch.zeros(1, 4, dtype=torch.long), torch.zeros(1, 4, dtype=torch.long))[1].backward()
+    opt.step()
+    line = '{"step": 14950, "epoch": 650, "tokens": 1913600000, "loss": 0.123456, "lr": 0.000123456789, "time": 1.5}'
+    atomic_torch_save(files.cpu_state_dict(model), str(tmp_path / "p"))
+    resume.save(str(tmp_path / "s"), model=model, optimizer=opt, settings={}, epoch=1, step=40, tokens=1,
+                best_loss=1.0, elapsed=1.0, log_lines=[line] * 40)
+    sizes = driver.output_sizes(model, 40, True, True)
+    assert list(sizes) == ["params", "loss log", "training state"] and sizes["loss log"] >= 40 * (len(line) + 1)
+    for name, what in (("p", "params"), ("s", "training state")):
+        written = os.path.getsize(tmp_path / name)  # (a little more: torch.save's headers are estimated high)
+        assert written <= sizes[what] <= 1.3 * written + 16 * 1024, (name, written, sizes[what])
+        os.remove(tmp_path / name)
+    assert list(driver.output_sizes(model, 40, False, False)) == ["params"]
+    sizes, state = {"params": 3 * 2 ** 20, "loss log": 2 ** 20}, 8 * 2 ** 20
     out = tmp_path / "new" / "p.params"  # its folder is made by the run: the nearest one is looked at
-    with pytest.raises(DataError, match=rf"^{re.escape(str(out))}: this run writes about 0\.0 MiB there \(params "
-                                        rf"0\.0 MiB and training state 0\.0 MiB\), and {re.escape(str(tmp_path))} "
-                                        rf"has 0\.0 MiB free; free some disk space or pick another path$"):
-        files.check_room(str(out), sizes)
+    free["bytes"] = 4 * 2 ** 20 - 1  # no room for what the run writes as it ends: refused
+    with pytest.raises(DataError, match=rf"^{re.escape(str(out))}: this run writes about 4\.0 MiB there \(params "
+                                        rf"3\.0 MiB, loss log 1\.0 MiB\), and {re.escape(str(tmp_path))} has 4\.0 "
+                                        rf"MiB free; free some disk space or pick another path$"):
+        files.check_room(str(out), sizes, state)
     monkeypatch.setenv("RUN_SH_MODE", "vanilla_pretrain")
     with pytest.raises(DataError, match="free some disk space or use another OUT_DIR$"):
-        files.check_room(str(out), sizes)
-    files.check_room(os.devnull, sizes)  # a special file: nothing to check
-    monkeypatch.setattr(files.shutil, "disk_usage", lambda path: usage(2 ** 30, 0, sum(sizes.values())))
-    files.check_room(str(out), sizes)
-    assert os.listdir(tmp_path) == []
-    # run.py checks before its first step: with the disk as full, the trainer is never reached
+        files.check_room(str(out), sizes, state)
     monkeypatch.delenv("RUN_SH_MODE")
+    assert files.check_room(os.devnull, sizes, state) is None  # a special file: nothing to check
+    # room for the end but not for a state besides (a save stops the run): a note; a --resume's state is replaced
+    free["bytes"] = 4 * 2 ** 20
+    assert files.check_room(str(out), sizes, state) == (
+        f"{out}: {tmp_path} has 4.0 MiB free, room for the 4.0 MiB this run writes as it ends but not for a training "
+        f"state of up to 8.0 MiB as well: a state save (--state_every) that finds no room stops the run there; free "
+        f"some disk space for it")
+    free["bytes"] = 8 * 2 ** 20  # a new state beside the old one, then the params while the last state is there
+    assert files.check_room(str(out), sizes, state, replaced=8 * 2 ** 20) is None
+    free["bytes"] -= 1
+    assert ", less the 4.0 MiB of the interrupted run's" in files.check_room(str(out), sizes, state, 4 * 2 ** 20)
+    free["bytes"] = 12 * 2 ** 20
+    assert files.check_room(str(out), sizes, state) is None
+    assert os.listdir(tmp_path) == []
+    # a dead writer's temporary file is removed before the space is looked at, as a write would remove it
+    (tmp_path / "new").mkdir()
+    leftover = tmp_path / "new" / f"p.params.state.atomic-{files._HOST}-{2 ** 22 + 1}-abcdefgh.tmp"
+    leftover.write_bytes(b"x")
+    old = leftover.stat().st_mtime - files.LEFTOVER_AGE
+    os.utime(leftover, (old, old))
+    monkeypatch.setattr(files, "_writer_alive", lambda pid: False)
+    files.check_room(str(out), sizes, targets=[str(out), f"{out}.state"])
+    assert os.listdir(tmp_path / "new") == []
+    # run.py checks before its first step, in every torchrun process: with the disk as full, no trainer is reached
     monkeypatch.setenv("GPT_NUM_THREADS", "1")
-    monkeypatch.setattr(files.shutil, "disk_usage", lambda path: usage(2 ** 30, 0, 4096))
     monkeypatch.setattr(driver.helper, "train", lambda *a, **k: pytest.fail("trained on a full disk"))
     (tmp_path / "wiki.txt").write_text("Ada Quill was born in Lisbon.\nBo Li was born in Oslo.\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"p\.params: this run writes about 0\.\d MiB there \(params 0\.\d MiB and "
-                                        r"training state 0\.\d MiB\), and .* has 0\.0 MiB free; free some disk space"):
-        driver.main(["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
-                     f"--writing_params_path={out}", "--max_epochs", "2", "--n_layer", "1", "--n_embd", "16",
-                     "--block_size", "32"])
-    assert os.listdir(tmp_path) == ["wiki.txt"]
+    argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+            f"--writing_params_path={out}", "--max_epochs", "2", "--n_layer", "1", "--n_embd", "16",
+            "--block_size", "32"]
+    free["bytes"] = 4096
+    for rank in (0, 1):
+        monkeypatch.setattr(driver, "is_main_process", lambda: rank == 0)
+        with pytest.raises(DataError, match=r"p\.params: this run writes about 0\.\d MiB there \(params 0\.\d MiB, "
+                                            r"loss log 0\.0 MiB\), and .* has 0\.0 MiB free; free some disk space"):
+            driver.main(argv)
+    assert sorted(os.listdir(tmp_path)) == ["new", "wiki.txt"] and os.listdir(tmp_path / "new") == []
+    # --resume: the interrupted run's state and partial log are replaced, so their bytes count as free
+    monkeypatch.setattr(driver, "is_main_process", lambda: True)
+    model = driver.build_model(driver.parse_args(argv), driver.CharCorruptionDataset(
+        (tmp_path / "wiki.txt").read_text(), 32))
+    sizes = driver.output_sizes(model, 2, True, True)
+    (tmp_path / "new" / "p.params.state").write_bytes(b"x" * sizes["training state"])
+    args = driver.parse_args(argv + ["--resume"])
+    trainer = type("T", (), {"train_dataset": [0] * 2})()
+    free["bytes"] = sizes["training state"]  # a new state beside the old, then the params while the state is there
+    driver.check_room_for(args, model, trainer, 2, 128)
+    assert "note" not in capsys.readouterr().err
+    (tmp_path / "new" / "p.params.state").unlink()  # nothing to replace: a state would not fit beside the params
+    driver.check_room_for(args, model, trainer, 2, 128)
+    assert "but not for a training state of up to" in capsys.readouterr().err
 
 
 def test_under_run_sh_the_fix_for_an_output_path_is_out_dir(tmp_path, monkeypatch):

@@ -1129,3 +1129,40 @@ def test_a_full_disk_under_the_pdf_writer_is_one_line(tmp_path, capsys, monkeypa
     with pytest.raises(AttributeError, match="a bug, not the disk"):
         plots.main(["curves", small_log(tmp_path), "--out", str(out)])
     assert out.read_bytes() == old and sorted(os.listdir(tmp_path)) == ["a.log.jsonl", "curves.pdf"]
+
+
+def test_a_log_through_a_link_is_watched_at_the_partial_beside_the_file_it_names(tmp_path, capsys):
+    """Training writes a linked --log_path's `.partial` beside the file the link names (trainer.partial_log_path);
+    read_log looked beside the link: a log not finished yet was "not found", and a finished one was plotted
+    without the note that a newer run is writing its `.partial`. Lines ending in \\r\\n or a lone \\r read as
+    lines (read_log reads line by line now, as splitlines split them); a row keeps only what a plot draws."""
+    from submission.trainer import partial_log_path
+    (tmp_path / "real").mkdir()
+    link = tmp_path / "run.log.jsonl"
+    link.symlink_to(os.path.join("real", "run.log.jsonl"))
+    partial = tmp_path / "real" / "run.log.jsonl.partial"
+    assert partial_log_path(str(link)) == str(partial)
+    partial.write_bytes(b'{"step": 1, "loss": 2.0, "lr": 0.1, "epoch": 1}\r\n{"step": 2, "loss": 1.5, "lr": 0.1}\r'
+                        b'{"step": 3, "loss": 1.0, "lr": 0.1}\n{"step": 4, "lo')  # the last row still being written
+    assert plots.read_log(str(link)) == [{"step": 1, "loss": 2.0, "lr": 0.1}, {"step": 2, "loss": 1.5, "lr": 0.1},
+                                         {"step": 3, "loss": 1.0, "lr": 0.1}]
+    assert capsys.readouterr().err.startswith(f"note: {link} is not there yet: plotting {partial}, ")
+    (tmp_path / "real" / "run.log.jsonl").write_text('{"step": 1, "loss": 3.0, "lr": 0.1}\n')
+    os.utime(tmp_path / "real" / "run.log.jsonl", (1, 1))
+    assert plots.read_log(str(link)) == [{"step": 1, "loss": 3.0, "lr": 0.1}]
+    assert f"{partial}, newer, is the log of a run training now" in capsys.readouterr().err
+
+
+def test_a_file_size_limit_under_the_plot_is_named(tmp_path, capsys, monkeypatch):
+    """EFBIG (ulimit -f) said only "give --out a path you can write to": the limit is named."""
+    needs_matplotlib()
+    import errno
+    from matplotlib.figure import Figure
+
+    def too_big(self, *args, **kwargs):
+        raise OSError(errno.EFBIG, "File too large")
+    monkeypatch.setattr(Figure, "savefig", too_big)
+    out = tmp_path / "curves.png"
+    got, printed, err = curves([small_log(tmp_path), "--out", str(out)], capsys)
+    assert got == 2 and err == [f"plots.py: error: {out}: cannot write it (File too large); raise the file size limit "
+                                f"(ulimit -f) or give --out a path you can write to"], err

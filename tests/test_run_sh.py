@@ -1072,6 +1072,14 @@ def test_a_venv_failed_on_a_full_disk_names_the_disk_not_python3_venv(repo):
     assert "python3-venv" not in p.stderr
     p, said = setup_run(repo, VENV_RC="1", DF_FREE="2000000", PATH=path)
     assert p.returncode == 1 and "apt-get install python3-venv" in p.stderr.splitlines()[-1]
+    # a .venv that was there (a link to an environment on another disk, say) is the disk looked at
+    (root / ".venv").mkdir()
+    (bin_dir / "df").write_text('#!/bin/sh\necho "Filesystem 1024-blocks Used Available Capacity Mounted on"\n'
+                                '[ "$2" = "$DF_FOR" ] && free=1536 || free=2000000\n'
+                                'echo "tmpfs 4096 2560 $free 63% /mnt/x"\n')
+    p, said = setup_run(repo, VENV_RC="1", DF_FOR=f"{root}/.venv/", PATH=path)
+    assert p.stderr.splitlines()[-1].startswith(f"run.sh: '{repo[1]} -m venv' failed with 1 MiB free on the disk of "
+                                                f"{root}/.venv: too little for .venv"), p.stderr
 
 
 def test_a_venv_that_is_a_link_is_ignored_as_a_folder_is():

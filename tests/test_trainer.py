@@ -396,6 +396,11 @@ def test_a_loss_log_that_is_a_link_is_written_through_it(tmp_path):
         "elsewhere", "log.jsonl"]
     assert trainer_module.partial_log_path(str(link)) == str(target) + ".partial"
     assert trainer_module.partial_log_path(str(target)) == str(target) + ".partial"
+    gone = tmp_path / "gone.log.jsonl"  # a link into a folder not made yet: the log's folder is made there
+    gone.symlink_to(tmp_path / "later" / "log.jsonl")
+    Trainer(model, TensorDataset(x, torch.roll(x, -1, 1)), None,
+            TrainerConfig(max_epochs=1, batch_size=16, log_path=str(gone))).train()
+    assert gone.is_symlink() and os.listdir(tmp_path / "later") == ["log.jsonl"]
 
 
 def test_an_interrupted_run_keeps_the_previous_log(tmp_path):

@@ -790,6 +790,13 @@ def test_a_full_disk_under_the_figures_is_one_line(monkeypatch, tmp_path):
                             f"space left on device); free some disk space and run make again")
     assert os.listdir(tmp_path) == []
 
+    def too_big(self, *args, **kwargs):
+        raise OSError(errno.EFBIG, "File too large")  # ulimit -f: "make the folder writable" was no fix for it
+    monkeypatch.setattr(Figure, "savefig", too_big)
+    with pytest.raises(SystemExit, match=r"\(File too large\); raise the file size limit \(ulimit -f\) and run make "
+                                         r"again$"):
+        figures.main()
+
     def a_bug(self, *args, **kwargs):
         raise AttributeError("a bug, not the disk")
     monkeypatch.setattr(Figure, "savefig", a_bug)

@@ -177,10 +177,10 @@ def main():
             failed = failed.__context__  # raised AttributeError while cleaning up after the OSError
         if failed is None:
             raise
-        full = failed.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+        fix = {errno.ENOSPC: "free some disk space", getattr(errno, "EDQUOT", errno.ENOSPC): "free some disk space",
+               errno.EFBIG: "raise the file size limit (ulimit -f)"}.get(failed.errno, "make the folder writable")
         sys.exit(f"written/figures.py: cannot write the figures in {os.path.relpath(OUT)}/ "
-                 f"({failed.strerror or failed}); {'free some disk space' if full else 'make the folder writable'} "
-                 f"and run make again")
+                 f"({failed.strerror or failed}); {fix} and run make again")
 
 
 if __name__ == "__main__":

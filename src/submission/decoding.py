@@ -330,9 +330,10 @@ def predict_places(model, questions, stoi, itos, steps=32, batch_size=512):
     second MASK of the completion. Here up to `batch_size` questions decode together with a
     key/value cache (`_greedy_cached`), and a question leaves the batch once it has produced its
     closing MASK: the text before it can no longer change. A question whose completion would outgrow
-    the block (97 characters or more, with the course's block of 128) decodes from the cache while the
-    sequence fits, then as `sample` does, a full forward of the last block each step (`_overflowing`);
-    models without the cache decode as in `predict_places_recompute`.
+    the block (97 characters or more with the course's block of 128, 96 with the synthesizer, whose
+    input is a position shorter) decodes from the cache while the sequence fits, then as `sample`
+    does, a full forward of the last block each step (`_overflowing`); models without the cache
+    decode as in `predict_places_recompute`.
     """
     device = next(model.parameters()).device
     model.eval()
@@ -373,7 +374,7 @@ def _overflowing(model, prompts, indices, generated, steps, limit, stop_id, batc
     for s in range(0, len(going_on), batch_size):
         chunk = going_on[s:s + batch_size]
         x = torch.tensor([prompts[i] + generated[i] for i in chunk], dtype=torch.long, device=device)  # (b, limit + 1)
-        left = [steps - len(generated[i]) for i in chunk]  # each row's own: a shorter prompt has more left
+        left = [steps - len(generated[i]) for i in chunk]  # each row's own: a longer prompt has more left
         for i, n, more in zip(chunk, left, _greedy_full(model, x, max(left), stop_id)):
             generated[i] = generated[i] + more[:n]
 

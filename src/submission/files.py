@@ -329,29 +329,46 @@ def _no_room(folder, written):
     return _free_space(folder), f"free some disk space or {another_path()}"
 
 
-def check_room(path, sizes):
-    """Before a run: refuse, in one line, to start a run whose outputs cannot fit where they go: `sizes` ({what:
-    bytes}) of the files it writes beside `path` (the params, its training state), each written whole before the old
-    one goes. The space is what a user may use (a quota is seen only as it fills); a file size limit (ulimit -f)
-    below the largest refuses too. Special files and paths whose folder cannot be looked at are not checked."""
+def check_room(path, sizes, state=0, replaced=0, targets=()):
+    """Before a run: refuse, in one line, a run whose outputs cannot fit where they go: `sizes` ({what: bytes})
+    of the files it writes beside `path` when it ends (the params, its loss log), each written whole before the
+    old one goes; a file size limit (ulimit -f) below the largest refuses too. Returns a note (else None) when
+    there is no room for a training state of `state` bytes as well, which a run saves only once it has trained a
+    while (--state_every) and which stops the run where it cannot be written: `replaced`, the bytes of an
+    interrupted run's state there, which the first save replaces (--resume), and its partial log. The temporary
+    files of dead writers of `targets` are removed first (_remove_leftovers), as the writes would. The space is
+    what a user may use (a quota is seen only as it fills). Special files, and folders whose space cannot be
+    looked at, are not checked."""
     if is_special_file(path):
-        return
+        return None
+    for target in targets:
+        _remove_leftovers(os.path.realpath(target))
     folder = os.path.dirname(os.path.realpath(path))
     while not os.path.isdir(folder) and os.path.dirname(folder) != folder:  # made by the run: the nearest folder
         folder = os.path.dirname(folder)
-    what = " and ".join(f"{name} {size / 2 ** 20:,.1f} MiB" for name, size in sizes.items())
-    where = another_path()
+    what = ", ".join(f"{name} {size / 2 ** 20:,.1f} MiB" for name, size in sizes.items())
     limit, largest = file_size_limit(), max(sizes.values(), default=0)
-    if limit is not None and largest > limit:
-        raise DataError(f"{path}: this run writes files of up to {largest / 1024:,.0f} KiB ({what}), above the file "
-                        f"size limit of {limit / 1024:,.0f} KiB (ulimit -f); raise it (ulimit -f unlimited) first")
+    if limit is not None and max(largest, state) > limit:
+        big = f"{what}, training state {state / 2 ** 20:,.1f} MiB" if state > largest else what
+        raise DataError(f"{path}: this run writes files of up to {max(largest, state) / 1024:,.0f} KiB ({big}), above "
+                        f"the file size limit of {limit / 1024:,.0f} KiB (ulimit -f); raise it (ulimit -f unlimited) "
+                        f"first")
     try:
         free = shutil.disk_usage(folder).free
     except OSError:
-        return
-    if free < sum(sizes.values()):
-        raise DataError(f"{path}: this run writes about {sum(sizes.values()) / 2 ** 20:,.1f} MiB there ({what}), and "
-                        f"{folder} has {free / 2 ** 20:,.1f} MiB free; free some disk space or {where}")
+        return None
+    need = sum(sizes.values())
+    if free < need:
+        raise DataError(f"{path}: this run writes about {need / 2 ** 20:,.1f} MiB there ({what}), and {folder} has "
+                        f"{free / 2 ** 20:,.1f} MiB free; free some disk space or {another_path()}")
+    # a save writes a state beside the one it replaces; the params are written while the last state is there
+    with_state = max(state, need + state - replaced)
+    if state and free < with_state:
+        less = f", less the {replaced / 2 ** 20:,.1f} MiB of the interrupted run's" if replaced else ""
+        return (f"{path}: {folder} has {free / 2 ** 20:,.1f} MiB free, room for the {need / 2 ** 20:,.1f} MiB this run "
+                f"writes as it ends but not for a training state of up to {state / 2 ** 20:,.1f} MiB as well{less}: a "
+                f"state save (--state_every) that finds no room stops the run there; free some disk space for it")
+    return None
 
 
 def atomic_write_text(path, text):

@@ -252,8 +252,10 @@ class LossLog:
     def __init__(self, path):
         self.path, self.file, self.direct = path, None, False
         if path:
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
             self.direct = is_special_file(path)
+            # the folder of the file written: beside a link's file, where a link names one in a folder not made yet
+            os.makedirs(os.path.dirname(os.path.abspath(path if self.direct else partial_log_path(path))),
+                        exist_ok=True)
             self.file = open(path if self.direct else partial_log_path(path), "w", encoding="utf-8")
 
     @property
