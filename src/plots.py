@@ -118,8 +118,8 @@ def read_log(path):
         raise PlotError(f"{path}:{line}: not UTF-8 text, so not a training log (a params file?); "
                         f"give <params>{LOG_SUFFIX}") from None
     del data  # (a long run's log is read whole: one copy of it at a time)
-    if path.endswith(".partial") and not text.endswith("\n"):
-        text = text[:text.rfind("\n") + 1]  # the row the run is writing now (all of it, if it is the first)
+    if path.endswith(".partial") and not text.endswith(("\n", "\r")):  # the row the run is writing now (all of it,
+        text = text[:max(text.rfind("\n"), text.rfind("\r")) + 1]       # if it is the first)
     rows = []
     # line by line, not a list of them all; newline=None: a line may end in \r\n or \r too, as splitlines had it
     for lineno, line in enumerate(io.StringIO(text, newline=None), start=1):

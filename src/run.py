@@ -606,7 +606,7 @@ def check_longer_run_kept(args, max_epochs, weights=None):
                             f"MODE), move the file away, or add --restart to replace it")
 
 
-LOG_LINE_BYTES = 128  # a step's line of the loss log (run.py's are 100-110 bytes), in the log and in a training state
+LOG_LINE_BYTES = 144  # a step's loss log line (up to about 120 bytes; in a training state 10 more), log and state
 RECORD_BYTES = 512  # torch.save's headers and alignment for each tensor (measured: 270-400 bytes)
 
 

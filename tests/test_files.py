@@ -837,13 +837,15 @@ def test_no_inode_left_is_named_as_such_not_as_a_full_disk(tmp_path, monkeypatch
 def test_the_file_size_limit_is_named_at_the_write_and_before_the_run(tmp_path):
     """Under `ulimit -f 100` torch.save's zip writer stopped with no errno, and the message said "48,672.5 MiB
     free there ... free some disk space"; a plain write said "File too large ...; pick another path". A run
-    whose params would pass the limit is refused before it trains, and a write that reaches it names it."""
+    whose params would pass the limit is refused before it trains (a training state, which a short run never
+    saves, only noted), and a write that reaches it names it."""
     code = ("import resource, sys; sys.path.insert(0, sys.argv[1]); import torch\n"
             "from submission.files import DataError, atomic_torch_save, atomic_write_text, check_room\n"
             "resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))\n"
             "for write in (lambda: atomic_torch_save({'w': torch.zeros(40000)}, sys.argv[2]),\n"
             "              lambda: atomic_write_text(sys.argv[2] + '.txt', 'x' * 100000),\n"
-            "              lambda: check_room(sys.argv[2], {'params': 160000, 'training state': 480000})):\n"
+            "              lambda: print(check_room(sys.argv[2], {'params': 60000}, state=480000)),\n"
+            "              lambda: check_room(sys.argv[2], {'params': 160000}, state=480000)):\n"
             "    try:\n"
             "        write()\n"
             "    except DataError as e:\n"
@@ -851,12 +853,14 @@ def test_the_file_size_limit_is_named_at_the_write_and_before_the_run(tmp_path):
     target = tmp_path / "p.params"
     out = subprocess.run([sys.executable, "-c", code, SRC, str(target)], capture_output=True, text=True, timeout=120)
     lines = out.stdout.splitlines()
-    assert out.returncode == 0 and len(lines) == 3, out.stdout + out.stderr
+    assert out.returncode == 0 and len(lines) == 4, out.stdout + out.stderr
     for line in lines[:2]:
         assert "; the file size limit is 64 KiB (ulimit -f)); " in line and "disk space" not in line, line
         assert line.endswith("raise the limit (ulimit -f unlimited) in the shell that runs it"), line
-    assert lines[2] == (f"{target}: this run writes files of up to 469 KiB (params 0.2 MiB, training state 0.5 "
-                        f"MiB), above the file size limit of 64 KiB (ulimit -f); raise it (ulimit -f unlimited) first")
+    assert lines[2].startswith(f"{target}: a training state of up to 469 KiB is above the file size limit of 64 KiB "
+                               f"(ulimit -f): if a save finds no room the run goes on without states"), lines[2]
+    assert lines[3] == (f"{target}: this run writes files of up to 157 KiB (params 157 KiB), above the file size "
+                        f"limit of 64 KiB (ulimit -f); raise it (ulimit -f unlimited) first")
     assert os.listdir(tmp_path) == []
 
 
@@ -892,27 +896,31 @@ def test_a_run_whose_outputs_cannot_fit_is_refused_before_it_trains(tmp_path, mo
     sizes, state = {"params": 3 * 2 ** 20, "loss log": 2 ** 20}, 8 * 2 ** 20
     out = tmp_path / "new" / "p.params"  # its folder is made by the run: the nearest one is looked at
     free["bytes"] = 4 * 2 ** 20 - 1  # no room for what the run writes as it ends: refused
-    with pytest.raises(DataError, match=rf"^{re.escape(str(out))}: this run writes about 4\.0 MiB there \(params "
-                                        rf"3\.0 MiB, loss log 1\.0 MiB\), and {re.escape(str(tmp_path))} has 4\.0 "
-                                        rf"MiB free; free some disk space or pick another path$"):
+    with pytest.raises(DataError, match=rf"^{re.escape(str(out))}: this run writes about 4,096 KiB there \(params "
+                                        rf"3,072 KiB, loss log 1,024 KiB\), and {re.escape(str(tmp_path))} has 4,096 "
+                                        rf"KiB free; free some disk space or pick another path$"):
         files.check_room(str(out), sizes, state)
     monkeypatch.setenv("RUN_SH_MODE", "vanilla_pretrain")
     with pytest.raises(DataError, match="free some disk space or use another OUT_DIR$"):
         files.check_room(str(out), sizes, state)
     monkeypatch.delenv("RUN_SH_MODE")
     assert files.check_room(os.devnull, sizes, state) is None  # a special file: nothing to check
-    # room for the end but not for a state besides (a save stops the run): a note; a --resume's state is replaced
+    # room for the end but not for the states besides (two at a save from the second on, with the log): a note
     free["bytes"] = 4 * 2 ** 20
     assert files.check_room(str(out), sizes, state) == (
-        f"{out}: {tmp_path} has 4.0 MiB free, room for the 4.0 MiB this run writes as it ends but not for a training "
-        f"state of up to 8.0 MiB as well: a state save (--state_every) that finds no room stops the run there; free "
-        f"some disk space for it")
-    free["bytes"] = 8 * 2 ** 20  # a new state beside the old one, then the params while the last state is there
+        f"{out}: {tmp_path} has 4,096 KiB free, room for the 4,096 KiB this run writes as it ends but not for its "
+        f"training states as well (up to 8,192 KiB, two at a save): if a save finds no room the run goes on without "
+        f"states (stopped, it starts over); free some disk space for them, or give --state_every a time longer than "
+        f"the run (no state is saved)")
+    free["bytes"] = 17 * 2 ** 20 - 1  # two states and the log: 8 + 8 + 1 MiB
+    assert files.check_room(str(out), sizes, state) is not None
+    free["bytes"] += 1
+    assert files.check_room(str(out), sizes, state) is None
+    free["bytes"] = 9 * 2 ** 20  # a --resume replaces the interrupted run's state: one new state and the log
     assert files.check_room(str(out), sizes, state, replaced=8 * 2 ** 20) is None
     free["bytes"] -= 1
-    assert ", less the 4.0 MiB of the interrupted run's" in files.check_room(str(out), sizes, state, 4 * 2 ** 20)
-    free["bytes"] = 12 * 2 ** 20
-    assert files.check_room(str(out), sizes, state) is None
+    assert ", two at a save, less the 8,192 KiB of the interrupted run's)" in files.check_room(str(out), sizes, state,
+                                                                                              8 * 2 ** 20)
     assert os.listdir(tmp_path) == []
     # a dead writer's temporary file is removed before the space is looked at, as a write would remove it
     (tmp_path / "new").mkdir()
@@ -933,8 +941,8 @@ def test_a_run_whose_outputs_cannot_fit_is_refused_before_it_trains(tmp_path, mo
     free["bytes"] = 4096
     for rank in (0, 1):
         monkeypatch.setattr(driver, "is_main_process", lambda: rank == 0)
-        with pytest.raises(DataError, match=r"p\.params: this run writes about 0\.\d MiB there \(params 0\.\d MiB, "
-                                            r"loss log 0\.0 MiB\), and .* has 0\.0 MiB free; free some disk space"):
+        with pytest.raises(DataError, match=r"p\.params: this run writes about [\d,]+ KiB there \(params [\d,]+ KiB, "
+                                            r"loss log 1 KiB\), and .* has 4 KiB free; free some disk space"):
             driver.main(argv)
     assert sorted(os.listdir(tmp_path)) == ["new", "wiki.txt"] and os.listdir(tmp_path / "new") == []
     # --resume: the interrupted run's state and partial log are replaced, so their bytes count as free
@@ -945,12 +953,12 @@ def test_a_run_whose_outputs_cannot_fit_is_refused_before_it_trains(tmp_path, mo
     (tmp_path / "new" / "p.params.state").write_bytes(b"x" * sizes["training state"])
     args = driver.parse_args(argv + ["--resume"])
     trainer = type("T", (), {"train_dataset": [0] * 2})()
-    free["bytes"] = sizes["training state"]  # a new state beside the old, then the params while the state is there
+    free["bytes"] = max(sizes["params"], sizes["training state"]) + sizes["loss log"]  # a new state beside the old
     driver.check_room_for(args, model, trainer, 2, 128)
     assert "note" not in capsys.readouterr().err
     (tmp_path / "new" / "p.params.state").unlink()  # nothing to replace: a state would not fit beside the params
     driver.check_room_for(args, model, trainer, 2, 128)
-    assert "but not for a training state of up to" in capsys.readouterr().err
+    assert "but not for its training states as well" in capsys.readouterr().err
 
 
 def test_under_run_sh_the_fix_for_an_output_path_is_out_dir(tmp_path, monkeypatch):

@@ -918,6 +918,47 @@ def test_a_state_save_that_fails_names_the_state_saved_before_it(tmp_path, monke
     assert str(failed.value).endswith("free some disk space or pick another path") and not state.exists()
 
 
+def test_a_first_state_save_without_room_lets_the_run_go_on_without_states(tmp_path, monkeypatch, capsys):
+    """A first state save that found no room (files.NoRoom: a full disk, no inode, ulimit -f) stopped the run, with
+    nothing saved to resume: the whole run lost, though the params and log had been checked to fit
+    (run.check_room_for). Now one note, and training goes on to its params without states; a Ctrl-C after it
+    says no state could be saved. A later save without room still stops at the state saved before it (above)."""
+    from submission.files import NoRoom
+    calls = []
+
+    def no_room(path, **kw):
+        calls.append(kw["epoch"])
+        raise NoRoom(f"{path}: could not write it (No space left on device; 0.1 MiB free there); the previous file, if "
+                     f"any, is unchanged; free some disk space or pick another path")
+    monkeypatch.setattr(resume_module, "save", no_room)
+    state = tmp_path / "params.state"
+    t = trainer(tmp_path, corpus(), max_epochs=4, ckpt_path=str(tmp_path / "params"))
+    t.train()
+    assert calls == [1]  # tried once, then no more
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
+    assert err == [f"note: {state}: could not write it (No space left on device; 0.1 MiB free there); the previous "
+                   f"file, if any, is unchanged; free some disk space or pick another path; training goes on without "
+                   f"saving its state (stopped now, it starts over)"]
+    assert (tmp_path / "params").exists() and not state.exists()
+    assert [json.loads(line)["epoch"] for line in (tmp_path / "log.jsonl").read_text().splitlines()][-1] == 4
+
+    calls.clear()
+    epochs = []
+    original = Trainer.save_checkpoint
+
+    def checkpoint(self):
+        original(self)
+        epochs.append(1)
+        if len(epochs) == 2:
+            raise KeyboardInterrupt  # after the second epoch's failed save
+    monkeypatch.setattr(Trainer, "save_checkpoint", checkpoint)
+    with pytest.raises(KeyboardInterrupt):
+        trainer(tmp_path, corpus(), max_epochs=4, ckpt_path=str(tmp_path / "params")).train()
+    assert calls == [1]
+    assert (f"no training state could be saved ({state}: no room, as said): --resume has nothing to go on from, run "
+            f"the same command to start over") in capsys.readouterr().err
+
+
 def test_a_ctrl_c_just_after_a_state_save_names_that_state(tmp_path, monkeypatch, capsys):
     """A Ctrl-C just after the state's rename, before the trainer recorded it, made the note name the state
     before it ("saved no training state yet" after the first): the save and its record are held together."""

@@ -29,6 +29,11 @@ import zipfile
 import torch
 
 from .dataset import DataError
+
+
+class NoRoom(DataError):
+    """An atomic write that found no room for its file (a full disk or quota, no inode left, the file size
+    limit): a training run that has saved no state yet goes on without one (trainer.Trainer.train)."""
 from .params import load_torch_file, unwrap
 
 # torch 2.0's torch.load(weights_only=True) warns that TypedStorage is deprecated from inside its own
@@ -216,8 +221,8 @@ def _atomic(path, write):
                 if zip_writer:  # "[enforce fail at inline_container.cc:672] . unexpected pos ...": torch's internals
                     reason = "torch.save stopped part way" + ("" if "enforce fail" in reason else f": {reason}")
                 room, fix = _no_room(d, written)
-                raise DataError(f"{path}: could not write it ({reason}; {room}); the previous file, "
-                                f"if any, is unchanged; {fix}") from None
+                raise NoRoom(f"{path}: could not write it ({reason}; {room}); the previous file, "
+                             f"if any, is unchanged; {fix}") from None
             if isinstance(e, OSError):  # permission, a read-only or lost mount: more space would not help
                 raise DataError(f"{path}: could not write it ({error_reason(e)}); the previous file, if any, is "
                                 f"unchanged; {another_path()}") from None
@@ -292,7 +297,7 @@ def another_path():
 
 def _free_space(folder):
     try:
-        return f"{shutil.disk_usage(folder).free / 2 ** 20:,.1f} MiB free there"
+        return f"{size_words(shutil.disk_usage(folder).free)} free there"
     except OSError:
         return "free space unknown"
 
@@ -329,16 +334,22 @@ def _no_room(folder, written):
     return _free_space(folder), f"free some disk space or {another_path()}"
 
 
+def size_words(n):
+    """Bytes as a message gives them: KiB below 10 MiB (a small run's files read "0.2 MiB" each), else MiB."""
+    return f"{n / 2 ** 20:,.1f} MiB" if n >= 10 * 2 ** 20 else f"{-(-n // 1024):,} KiB"
+
+
 def check_room(path, sizes, state=0, replaced=0, targets=()):
     """Before a run: refuse, in one line, a run whose outputs cannot fit where they go: `sizes` ({what: bytes})
-    of the files it writes beside `path` when it ends (the params, its loss log), each written whole before the
-    old one goes; a file size limit (ulimit -f) below the largest refuses too. Returns a note (else None) when
-    there is no room for a training state of `state` bytes as well, which a run saves only once it has trained a
-    while (--state_every) and which stops the run where it cannot be written: `replaced`, the bytes of an
-    interrupted run's state there, which the first save replaces (--resume), and its partial log. The temporary
-    files of dead writers of `targets` are removed first (_remove_leftovers), as the writes would. The space is
-    what a user may use (a quota is seen only as it fills). Special files, and folders whose space cannot be
-    looked at, are not checked."""
+    of the files it writes beside `path` when it ends (the params, its loss log, "loss log"), each written whole
+    before the old one goes, or one of them above the file size limit (ulimit -f). Returns a note (else None)
+    when a training state of `state` bytes would not fit as well: a run saves one only once it has trained a
+    while (--state_every), and a save writes the new state whole beside the last one, so from the second save
+    on two are there with the log (less `replaced`: an interrupted run's state and partial log there, which a
+    --resume replaces); a run whose first save finds no room goes on without states. The temporary files of
+    dead writers of `targets` are removed first (_remove_leftovers), as the writes would. The space is what a
+    user may use (a quota is seen only as it fills). Special files, and folders whose space cannot be looked
+    at, are not checked."""
     if is_special_file(path):
         return None
     for target in targets:
@@ -346,28 +357,30 @@ def check_room(path, sizes, state=0, replaced=0, targets=()):
     folder = os.path.dirname(os.path.realpath(path))
     while not os.path.isdir(folder) and os.path.dirname(folder) != folder:  # made by the run: the nearest folder
         folder = os.path.dirname(folder)
-    what = ", ".join(f"{name} {size / 2 ** 20:,.1f} MiB" for name, size in sizes.items())
+    what = ", ".join(f"{name} {size_words(size)}" for name, size in sizes.items())
     limit, largest = file_size_limit(), max(sizes.values(), default=0)
-    if limit is not None and max(largest, state) > limit:
-        big = f"{what}, training state {state / 2 ** 20:,.1f} MiB" if state > largest else what
-        raise DataError(f"{path}: this run writes files of up to {max(largest, state) / 1024:,.0f} KiB ({big}), above "
-                        f"the file size limit of {limit / 1024:,.0f} KiB (ulimit -f); raise it (ulimit -f unlimited) "
-                        f"first")
+    if limit is not None and largest > limit:
+        raise DataError(f"{path}: this run writes files of up to {size_words(largest)} ({what}), above the file size "
+                        f"limit of {size_words(limit)} (ulimit -f); raise it (ulimit -f unlimited) first")
     try:
         free = shutil.disk_usage(folder).free
     except OSError:
-        return None
+        free = None
     need = sum(sizes.values())
-    if free < need:
-        raise DataError(f"{path}: this run writes about {need / 2 ** 20:,.1f} MiB there ({what}), and {folder} has "
-                        f"{free / 2 ** 20:,.1f} MiB free; free some disk space or {another_path()}")
-    # a save writes a state beside the one it replaces; the params are written while the last state is there
-    with_state = max(state, need + state - replaced)
-    if state and free < with_state:
-        less = f", less the {replaced / 2 ** 20:,.1f} MiB of the interrupted run's" if replaced else ""
-        return (f"{path}: {folder} has {free / 2 ** 20:,.1f} MiB free, room for the {need / 2 ** 20:,.1f} MiB this run "
-                f"writes as it ends but not for a training state of up to {state / 2 ** 20:,.1f} MiB as well{less}: a "
-                f"state save (--state_every) that finds no room stops the run there; free some disk space for it")
+    if free is not None and free < need:
+        raise DataError(f"{path}: this run writes about {size_words(need)} there ({what}), and {folder} has "
+                        f"{size_words(free)} free; free some disk space or {another_path()}")
+    go_on = ("if a save finds no room the run goes on without states (stopped, it starts over); free some "
+             "disk space for them, or give --state_every a time longer than the run (no state is saved)")
+    if state and limit is not None and state > limit:
+        return (f"{path}: a training state of up to {size_words(state)} is above the file size limit of "
+                f"{size_words(limit)} (ulimit -f): " + go_on.replace("free some disk space for them", "raise it"))
+    with_state = max(need, state + sizes.get("loss log", 0)) + state - replaced
+    if state and free is not None and free < with_state:
+        less = f", less the {size_words(replaced)} of the interrupted run's" if replaced else ""
+        return (f"{path}: {folder} has {size_words(free)} free, room for the {size_words(need)} this run writes as it "
+                f"ends but not for its training states as well (up to {size_words(state)}, two at a save{less}): "
+                + go_on)
     return None
 
 

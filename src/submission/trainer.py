@@ -59,7 +59,7 @@ from . import resume
 from .batching import AUTO_GROUPS_MOST, length_group_count, length_groups, pack_rows, trim_padding
 from .cli import TrainingDiverged
 from .dataset import DataError
-from .files import cpu_state_dict, interrupts_held, is_special_file, replace_file, replacement_mode
+from .files import NoRoom, cpu_state_dict, interrupts_held, is_special_file, replace_file, replacement_mode
 from .fastpath import (_has_fused_adamw, asked_groups, compile_setting, compiled_graphs_conflict, loader_workers,
                        packing_setting, packs_cheaper, skipped_target, step_graphs_need)
 from .utils import CpuThreads, atomic_torch_save, distributed_env, get_device
@@ -216,10 +216,11 @@ def state_saved(epoch, config):
     return f"the training state after epoch {epoch} of {config.max_epochs} is in {config.state_path}"
 
 
-def interrupted_note(config, saved_epoch, epoch):
+def interrupted_note(config, saved_epoch, epoch, no_room=False):
     """What an interrupted run (Ctrl-C, SIGTERM) says of --resume, one line, or None (no state is kept: no
     `state_path`): the state it saved after `saved_epoch` (None: none yet), or that none was saved while it
-    ran `epoch` (0-based), and whether the file there is an earlier interrupted run's."""
+    ran `epoch` (0-based), and whether the file there is an earlier interrupted run's. `no_room`: its first save
+    found no room, and it trained on without states."""
     if saved_epoch is not None:
         return f"{state_saved(saved_epoch, config)}: the same command with --resume continues from there"
     if not config.state_path:
@@ -227,6 +228,9 @@ def interrupted_note(config, saved_epoch, epoch):
     if os.path.exists(config.state_path):  # not replaced yet: the earlier run's
         return (f"this run saved no training state yet; {config.state_path} is still the earlier interrupted "
                 f"run's, which --resume would continue")
+    if no_room:
+        return (f"no training state could be saved ({config.state_path}: no room, as said): --resume has nothing to "
+                f"go on from, run the same command to start over")
     if epoch + 1 < config.max_epochs:  # states are saved at the end of any epoch but the last
         first = ("at the first epoch's end" if config.state_every <= 0 else
                  f"at the first epoch's end {_span(config.state_every)} or more into the run")
@@ -421,6 +425,7 @@ class Trainer:
         self.tokens = 0  # counter used for learning rate decay
         log_lines = [] if state_path and self.is_main else None  # the log so far, for the training state
         saved_epoch = None  # the epoch after which the state on disk was saved, by this run or the resumed one
+        no_room = False  # whether its first state save found no room, and states were given up
         if state is not None:
             step, first_epoch, best_loss = state["step"], state["epoch"], state["best_loss"]
             saved_epoch = first_epoch
@@ -554,19 +559,27 @@ class Trainer:
                             resume.save(state_path, model=self.model, optimizer=run.optimizer, settings=settings,
                                         epoch=epoch + 1, step=step, tokens=self.tokens, best_loss=best_loss,
                                         elapsed=time.time() - start, log_lines=log_lines)
-                        except DataError as e:  # a full disk, a read-only folder: the state saved before is whole
+                        except NoRoom as e:  # the first: the end was checked to fit (run.check_room_for), go on
+                            if saved_epoch is not None:
+                                raise DataError(f"{e}; {state_saved(saved_epoch, config)}: once it can be written "
+                                                f"there, the same command with --resume trains from there") from None
+                            tqdm.write(f"note: {e}; training goes on without saving its state (stopped now, it "
+                                       f"starts over)", file=sys.stderr)
+                            log_lines, no_room = None, True
+                        except DataError as e:  # a read-only folder: the state saved before is whole
                             if saved_epoch is None:
                                 raise
                             raise DataError(f"{e}; {state_saved(saved_epoch, config)}: once it can be written there, "
                                             f"the same command with --resume trains from there") from None
-                        last_save, saved_epoch = time.time(), epoch + 1
+                        else:
+                            last_save, saved_epoch = time.time(), epoch + 1
                 if epoch == first_epoch + 1 and self.is_main:  # the first epoch may compile or warm up
                     line = pace_line(epoch + 1, time.time() - epoch_began, config.max_epochs,
                                      resumable=config.state_every if log_lines is not None else None)
                     if line:
                         tqdm.write(line)
         except KeyboardInterrupt:
-            note = interrupted_note(config, saved_epoch, epoch) if self.is_main else None
+            note = interrupted_note(config, saved_epoch, epoch, no_room) if self.is_main else None
             if note:  # (the pace line promised --resume)
                 tqdm.write(note, file=sys.stderr)
             raise
