@@ -632,6 +632,8 @@ def check_room_for(args, model, trainer, max_epochs, batch_size):
     training state would not fit beside them (less the interrupted run's that a --resume replaces: its state and
     partial log). Every torchrun process checks, as they stop together; rank 0 says the note."""
     params, log, state = args.writing_params_path, default_log_path(args), state_path(args)
+    if args.resume and state and not os.path.isfile(state):  # the trainer says there is nothing to resume
+        return
     beside = not is_special_file(log) and (os.path.dirname(os.path.realpath(log))
                                            == os.path.dirname(os.path.realpath(params)))
     steps = -(-len(trainer.train_dataset) // batch_size) * max_epochs

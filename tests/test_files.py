@@ -858,7 +858,8 @@ def test_the_file_size_limit_is_named_at_the_write_and_before_the_run(tmp_path):
         assert "; the file size limit is 64 KiB (ulimit -f)); " in line and "disk space" not in line, line
         assert line.endswith("raise the limit (ulimit -f unlimited) in the shell that runs it"), line
     assert lines[2].startswith(f"{target}: a training state of up to 469 KiB is above the file size limit of 64 KiB "
-                               f"(ulimit -f): if a save finds no room the run goes on without states"), lines[2]
+                               f"(ulimit -f): a save that finds no room is a note, and the run goes on saving no "
+                               f"more"), lines[2]
     assert lines[3] == (f"{target}: this run writes files of up to 157 KiB (params 157 KiB), above the file size "
                         f"limit of 64 KiB (ulimit -f); raise it (ulimit -f unlimited) first")
     assert os.listdir(tmp_path) == []
@@ -909,9 +910,9 @@ def test_a_run_whose_outputs_cannot_fit_is_refused_before_it_trains(tmp_path, mo
     free["bytes"] = 4 * 2 ** 20
     assert files.check_room(str(out), sizes, state) == (
         f"{out}: {tmp_path} has 4,096 KiB free, room for the 4,096 KiB this run writes as it ends but not for its "
-        f"training states as well (up to 8,192 KiB, two at a save): if a save finds no room the run goes on without "
-        f"states (stopped, it starts over); free some disk space for them, or give --state_every a time longer than "
-        f"the run (no state is saved)")
+        f"training states as well (up to 8,192 KiB, two at a save): a save that finds no room is a note, and the run "
+        f"goes on saving no more (any state saved before is kept); free some disk space for them, or give "
+        f"--state_every a time longer than the run (none is saved)")
     free["bytes"] = 17 * 2 ** 20 - 1  # two states and the log: 8 + 8 + 1 MiB
     assert files.check_room(str(out), sizes, state) is not None
     free["bytes"] += 1
@@ -956,8 +957,10 @@ def test_a_run_whose_outputs_cannot_fit_is_refused_before_it_trains(tmp_path, mo
     free["bytes"] = max(sizes["params"], sizes["training state"]) + sizes["loss log"]  # a new state beside the old
     driver.check_room_for(args, model, trainer, 2, 128)
     assert "note" not in capsys.readouterr().err
-    (tmp_path / "new" / "p.params.state").unlink()  # nothing to replace: a state would not fit beside the params
+    (tmp_path / "new" / "p.params.state").unlink()  # a --resume with no state: the trainer says so, nothing else
     driver.check_room_for(args, model, trainer, 2, 128)
+    assert capsys.readouterr().err == ""
+    driver.check_room_for(driver.parse_args(argv), model, trainer, 2, 128)  # a new run: no state to replace
     assert "but not for its training states as well" in capsys.readouterr().err
 
 

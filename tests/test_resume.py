@@ -922,7 +922,7 @@ def test_a_first_state_save_without_room_lets_the_run_go_on_without_states(tmp_p
     """A first state save that found no room (files.NoRoom: a full disk, no inode, ulimit -f) stopped the run, with
     nothing saved to resume: the whole run lost, though the params and log had been checked to fit
     (run.check_room_for). Now one note, and training goes on to its params without states; a Ctrl-C after it
-    says no state could be saved. A later save without room still stops at the state saved before it (above)."""
+    says no state could be saved. A later save without room keeps the state before it, and goes on too."""
     from submission.files import NoRoom
     calls = []
 
@@ -938,7 +938,7 @@ def test_a_first_state_save_without_room_lets_the_run_go_on_without_states(tmp_p
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
     assert err == [f"note: {state}: could not write it (No space left on device; 0.1 MiB free there); the previous "
                    f"file, if any, is unchanged; free some disk space or pick another path; training goes on without "
-                   f"saving its state (stopped now, it starts over)"]
+                   f"saving its state"]
     assert (tmp_path / "params").exists() and not state.exists()
     assert [json.loads(line)["epoch"] for line in (tmp_path / "log.jsonl").read_text().splitlines()][-1] == 4
 
@@ -955,8 +955,21 @@ def test_a_first_state_save_without_room_lets_the_run_go_on_without_states(tmp_p
     with pytest.raises(KeyboardInterrupt):
         trainer(tmp_path, corpus(), max_epochs=4, ckpt_path=str(tmp_path / "params")).train()
     assert calls == [1]
-    assert (f"no training state could be saved ({state}: no room, as said): --resume has nothing to go on from, run "
-            f"the same command to start over") in capsys.readouterr().err
+    assert (f"no training state could be saved ({state}, as said): --resume has nothing to go on from, run the same "
+            f"command to start over") in capsys.readouterr().err
+    # a later save without room: the state before it is kept, training goes on to its params, which replace it (a
+    # first version stopped the run, and a --resume on a disk that held one state stopped at its first save again)
+    monkeypatch.undo()
+
+    def later_no_room(path, save):
+        raise NoRoom(f"{path}: could not write it (No space left on device; 0.1 MiB free there); the previous file, if "
+                     f"any, is unchanged; free some disk space or pick another path")
+    calls = saves_failing_after_the_first(monkeypatch, later_no_room)
+    trainer(tmp_path, corpus(), max_epochs=4, ckpt_path=str(tmp_path / "params")).train()
+    assert calls == [1, 2]
+    assert (f"training goes on without saving its state (the training state after epoch 1 of 4 is in {state}, kept "
+            f"for --resume until the params are written)") in capsys.readouterr().err
+    assert (tmp_path / "params").exists() and not state.exists()
 
 
 def test_a_ctrl_c_just_after_a_state_save_names_that_state(tmp_path, monkeypatch, capsys):

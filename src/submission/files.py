@@ -29,17 +29,17 @@ import zipfile
 import torch
 
 from .dataset import DataError
-
-
-class NoRoom(DataError):
-    """An atomic write that found no room for its file (a full disk or quota, no inode left, the file size
-    limit): a training run that has saved no state yet goes on without one (trainer.Trainer.train)."""
 from .params import load_torch_file, unwrap
 
 # torch 2.0's torch.load(weights_only=True) warns that TypedStorage is deprecated from inside its own
 # unpickler (torch 2.1 no longer does): a warning about torch's code, printed before the one-line errors
 # and notes that sniffing and loading params lead to. Every process that loads params imports this module.
 warnings.filterwarnings("ignore", message="TypedStorage is deprecated", category=UserWarning)
+
+
+class NoRoom(DataError):
+    """An atomic write that found no room for its file (a full disk or quota, no inode left, the file size
+    limit): a training run goes on without saving more training states (trainer.Trainer.train)."""
 
 
 def _umask():
@@ -370,8 +370,8 @@ def check_room(path, sizes, state=0, replaced=0, targets=()):
     if free is not None and free < need:
         raise DataError(f"{path}: this run writes about {size_words(need)} there ({what}), and {folder} has "
                         f"{size_words(free)} free; free some disk space or {another_path()}")
-    go_on = ("if a save finds no room the run goes on without states (stopped, it starts over); free some "
-             "disk space for them, or give --state_every a time longer than the run (no state is saved)")
+    go_on = ("a save that finds no room is a note, and the run goes on saving no more (any state saved before is "
+             "kept); free some disk space for them, or give --state_every a time longer than the run (none is saved)")
     if state and limit is not None and state > limit:
         return (f"{path}: a training state of up to {size_words(state)} is above the file size limit of "
                 f"{size_words(limit)} (ulimit -f): " + go_on.replace("free some disk space for them", "raise it"))

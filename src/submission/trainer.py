@@ -219,8 +219,8 @@ def state_saved(epoch, config):
 def interrupted_note(config, saved_epoch, epoch, no_room=False):
     """What an interrupted run (Ctrl-C, SIGTERM) says of --resume, one line, or None (no state is kept: no
     `state_path`): the state it saved after `saved_epoch` (None: none yet), or that none was saved while it
-    ran `epoch` (0-based), and whether the file there is an earlier interrupted run's. `no_room`: its first save
-    found no room, and it trained on without states."""
+    ran `epoch` (0-based), and whether the file there is an earlier interrupted run's. `no_room`: a save found no
+    room, and it trained on without states."""
     if saved_epoch is not None:
         return f"{state_saved(saved_epoch, config)}: the same command with --resume continues from there"
     if not config.state_path:
@@ -229,8 +229,8 @@ def interrupted_note(config, saved_epoch, epoch, no_room=False):
         return (f"this run saved no training state yet; {config.state_path} is still the earlier interrupted "
                 f"run's, which --resume would continue")
     if no_room:
-        return (f"no training state could be saved ({config.state_path}: no room, as said): --resume has nothing to "
-                f"go on from, run the same command to start over")
+        return (f"no training state could be saved ({config.state_path}, as said): --resume has nothing to go on "
+                f"from, run the same command to start over")
     if epoch + 1 < config.max_epochs:  # states are saved at the end of any epoch but the last
         first = ("at the first epoch's end" if config.state_every <= 0 else
                  f"at the first epoch's end {_span(config.state_every)} or more into the run")
@@ -425,7 +425,7 @@ class Trainer:
         self.tokens = 0  # counter used for learning rate decay
         log_lines = [] if state_path and self.is_main else None  # the log so far, for the training state
         saved_epoch = None  # the epoch after which the state on disk was saved, by this run or the resumed one
-        no_room = False  # whether its first state save found no room, and states were given up
+        no_room = False  # whether a state save found no room, and states were given up
         if state is not None:
             step, first_epoch, best_loss = state["step"], state["epoch"], state["best_loss"]
             saved_epoch = first_epoch
@@ -559,12 +559,12 @@ class Trainer:
                             resume.save(state_path, model=self.model, optimizer=run.optimizer, settings=settings,
                                         epoch=epoch + 1, step=step, tokens=self.tokens, best_loss=best_loss,
                                         elapsed=time.time() - start, log_lines=log_lines)
-                        except NoRoom as e:  # the first: the end was checked to fit (run.check_room_for), go on
-                            if saved_epoch is not None:
-                                raise DataError(f"{e}; {state_saved(saved_epoch, config)}: once it can be written "
-                                                f"there, the same command with --resume trains from there") from None
-                            tqdm.write(f"note: {e}; training goes on without saving its state (stopped now, it "
-                                       f"starts over)", file=sys.stderr)
+                        except NoRoom as e:  # the end was checked to fit (run.check_room_for): go on, saving no
+                            kept = ("" if saved_epoch is None else  # more states; the one before is kept till then
+                                    f" ({state_saved(saved_epoch, config)}, kept for --resume until the params are "
+                                    f"written)")
+                            tqdm.write(f"note: {e}; training goes on without saving its state{kept}",
+                                       file=sys.stderr)
                             log_lines, no_room = None, True
                         except DataError as e:  # a read-only folder: the state saved before is whole
                             if saved_epoch is None:
