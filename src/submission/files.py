@@ -326,7 +326,7 @@ def _no_room(folder, written):
     limit, no inode left, or (the usual case) a full disk or quota: what was free there."""
     limit = file_size_limit()
     if limit is not None and written >= limit:
-        return (f"the file size limit is {limit / 1024:,.0f} KiB (ulimit -f)",
+        return (f"the file size limit is {size_words(limit)} (ulimit -f)",
                 "raise the limit (ulimit -f unlimited) in the shell that runs it")
     if _no_inodes(folder):
         return (f"{_free_space(folder)}, but no inode left for a new file (df -i)",
