@@ -4,6 +4,7 @@
     ./run.sh bench --quick          # the same summary in under a minute on a 2-core CPU (batch 32)
     ./run.sh bench --data-dir COURSE_DATA   # the course's data, when it is there
     ./run.sh bench --paths packed eager     # beside the reference and the fast path, only these paths
+    ./run.sh bench --profile        # also where a fast step's time goes: its kernels or operators
     ./run.sh bench --params src/submission/vanilla.finetune.params   # evaluate a finetuned model
     ./run.sh bench --params src/submission/synthesizer.finetune.params --variant synthesizer
 
@@ -37,6 +38,9 @@ In one run it prints:
   an untimed run of its own on EVAL_WARM_UP of its questions, so none is timed cold. Without --params
   the model is untrained: it never closes its answers, so batched decoding runs all 32 steps, the
   least favourable case for it.
+- with --profile, after each variant's timing: 10 fast steps under torch.profiler (stepprofile.py), the
+  GPU's kernels (CUDA) or the CPU's operators by their own time a step, how many a step, and how much of
+  the step's wall time they fill (a GPU busy most of a step is bound by its kernels, not the host).
 - model FLOPs utilisation of the fast vanilla step against the device's peak, measured here with
   a large matrix product in the training's precision.
 - on CPU: a step with 1 thread against all cores, and the data-loading share of a step; on a CPU
@@ -79,30 +83,25 @@ with interruptible_start("bench.py"):  # torch loads here
     from submission.model import GPT
     from submission.fastpath import loader_workers, step_graphs_need
     from submission.utils import (CpuThreads, _threads_from_environment, get_device, load_params,
-                                  predict_places_recompute, run_cli, usable_cores)
+                                  predict_places_recompute, run_cli, synchronize, usable_cores)
+    from stepprofile import ProfilerFailed, profile_lines, profile_steps
     from run import answer_questions, build_model, read_questions
 
 COURSE = {k: v for k, v in COURSE_SIZE.items() if k != "block_size"}  # the course's GPT (modelflags)
 BLOCK = COURSE_SIZE["block_size"]
 TARGETS = {"train_cpu": 1.1, "train_gpu": 3.0, "eval": 20.0}
 STEPS_PER_BLOCK = 5  # on CUDA, steps timed back to back between two synchronisations (time_steps)
+PROFILED_STEPS = 10  # fast steps of each variant that --profile traces (stepprofile.py)
 EVAL_WARM_UP = 4  # questions each evaluation path decodes untimed just before it is timed (time_evaluations)
 
 
 # ----------------------------------------------------------------------------- machine
 
-def sync(device):
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
-    elif device == "mps":
-        torch.mps.synchronize()
-
-
 def clock(fn, device):
-    sync(device)
+    synchronize(device)
     t = time.perf_counter()
     out = fn()
-    sync(device)
+    synchronize(device)
     return time.perf_counter() - t, out
 
 
@@ -292,6 +291,21 @@ def training_runs(pre, variant, batch, threads, paths):
     return runs, cfg
 
 
+def profile_fast(run, batches, device, variant, summary):
+    """--profile: print where `run`'s steps (the fast path, warm: time_steps compiled and recorded its graphs)
+    spend their time, and add its figures to `summary`. A profiler that fails (its tracing library missing or
+    refusing) is a line, not the end of the bench: the figures it adds are not the bench's targets."""
+    try:
+        prof = profile_steps(run, batches, device, PROFILED_STEPS)
+    except ProfilerFailed as e:
+        print(f"  {variant}: no profile, {e}")
+        return
+    print("\n".join(profile_lines(prof, f"{variant} fast step under torch.profiler")))
+    summary[f"profile_{variant}_ms_per_step"] = round(prof.wall_ms, 3)
+    summary[f"profile_{variant}_busy_ms_per_step"] = round(prof.busy_ms, 3)
+    summary[f"profile_{variant}_{prof.unit}s_per_step"] = round(prof.calls, 1)
+
+
 def training_paths(cuda, compiled, quick, step_graphs, bf16):
     """The timed training paths: (name, fast attention, fast trainer, compile mode, bf16 autocast, length
     groups, step graphs, packed rows), the later ones left out for their defaults. `compiled`: the fast path
@@ -452,6 +466,9 @@ def main(argv=None):
                    help="time only these paths beside the reference and the fast path, by the keys of their summary "
                         "lines (packed, eager, bf16, ...; default: every path this device has); a compiled path "
                         "takes a minute to compile on a GPU")
+    p.add_argument("--profile", action="store_true",
+                   help="after timing, profile 10 fast steps of each variant (torch.profiler): the GPU's kernels, or "
+                        "the CPU's operators, that take a step's time")
     p.add_argument("--no-compile", action="store_true",
                    help="on CUDA, time the fast path eager (no torch.compile and CUDA graphs)")
     args = p.parse_args(argv)
@@ -540,6 +557,8 @@ def main(argv=None):
         print(f"  {variant:11s} speedup fast / reference: {speedup:.2f}x"
               + "".join(f"; {n} / reference: {med['reference'] / med[n]:.2f}x" for n in med
                         if n.startswith(("fast,", "fast +"))))
+        if args.profile:
+            profile_fast(runs["fast"], batches[1:], device, variant, summary)
         if variant == "vanilla":
             shapes = [runs["fast"].shapes(x, y) for x, y in batches[1:]]
             positions = statistics.mean(sum(r * w for r, w in s) for s in shapes) / course_tokens

@@ -60,6 +60,15 @@ def get_device():
     return next(d for d in ("cuda", "mps", "cpu") if _available(d))
 
 
+def synchronize(device):
+    """Wait until `device` (get_device's name) has run the work queued on it, so that a clock read next
+    counts it; the CPU runs its work as it is called."""
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    elif device == "mps":
+        torch.mps.synchronize()
+
+
 def _cpu_ticks(cpus=None, stat="/proc/stat", own_stat="/proc/self/stat"):
     """(busy ticks, all ticks, this process's ticks, how many CPUs those ticks cover) from /proc, over
     the CPUs numbered in `cpus` (None: all of the machine's); None off Linux. Load on CPUs this process
