@@ -210,9 +210,9 @@ def packing_setting(config, model, step_graphs=False, device="cpu", compiled=Fal
     segments (`packs_rows`, GPT.forward's positions and segments) and whose loss skips a target id, the
     fast path with its padding trim, no step graphs and no length groups asked for by number (it replaces
     them); True without them is a ValueError naming what is missing. "auto" packs only where the length
-    groups are "auto" too, on the CPU, eager, in one process, and otherwise quietly not: on a GPU packing
-    has not been timed yet (`./run.sh bench` times it there, .ci/gpu-check), and a run that sets its
-    length groups has chosen its layout.
+    groups are "auto" too, on the CPU, eager, in one process, and otherwise quietly not: on an H200 a packed
+    pretraining took 2.5 times the default's time (docs/speed.md, "The H200 session"), and a run that sets
+    its length groups has chosen its layout.
     """
     value = config.pack
     if value not in (True, False, "auto"):
