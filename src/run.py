@@ -132,7 +132,8 @@ def build_parser():
                         "batches where that costs less than its length groups: span-corruption batches under 128 "
                         "rows (a step 4-25%% shorter on a 2-core CPU), not the course's 128 (3-5%% longer) nor "
                         "finetuning's short rows (15-74%% longer); a GPU only with --pack (an H200's "
-                        "packed pretraining took 2.5 times the default's time). Not with --length_groups N or --step_graphs")
+                        "packed pretraining took 2.5 times the default's time). Not with --length_groups N or "
+                        "--step_graphs")
     g.add_argument("--no_pack", action="store_true",
                    help="never pack rows (the CPU's length groups or padding trim for every batch)")
     g.add_argument("--step_graphs", action="store_true",

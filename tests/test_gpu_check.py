@@ -120,8 +120,8 @@ def steps_seen(tmp_path, variable):
 def test_every_step_runs_with_pythons_output_unbuffered(tmp_path):
     """Each step's output goes to a file as it is printed: Python block-buffers a stdout redirected to a file,
     and a step killed without the chance to flush (the device tool's time limit, a process that outlives the
-    SIGTERM of its step's timeout) lost all it had printed. A `timeout` on PATH that runs nothing records each step's command and
-    environment (nothing is trained)."""
+    SIGTERM of its step's timeout) lost all it had printed. A `timeout` on PATH that runs nothing records each
+    step's command and environment (nothing is trained)."""
     lines = steps_seen(tmp_path, "PYTHONUNBUFFERED")
     assert [line.split()[1:3] for line in lines] == [["./run.sh", "bench"], ["./run.sh", "vanilla_pretrain"],
                                                      ["./run.sh", "vanilla_finetune_with_pretrain"],

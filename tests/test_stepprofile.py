@@ -75,7 +75,8 @@ def test_a_profiler_that_cannot_start_is_a_line_of_the_bench_not_its_end(monkeyp
     monkeypatch.setattr(torch.profiler.profile, "start", refuse)
     summary = {}
     bench.profile_fast(ThreeProducts(), [(torch.ones(2, 2), torch.ones(2, 2))], "cpu", "vanilla", summary)
-    assert capsys.readouterr().out == "  vanilla: no profile, torch.profiler did not start: CUPTI_ERROR_NOT_INITIALIZED\n"
+    out = capsys.readouterr().out
+    assert out == "  vanilla: no profile, torch.profiler did not start: CUPTI_ERROR_NOT_INITIALIZED\n"
     assert summary == {}
 
 
