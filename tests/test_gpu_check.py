@@ -9,6 +9,8 @@ import re
 import shutil
 import subprocess
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, ".ci", "gpu-check")
 
@@ -40,7 +42,7 @@ def test_an_exhausted_budget_skips_every_step(tmp_path):
     p = check([str(data)], tmp_path / "out", GPU_CHECK_BUDGET="0")
     assert p.returncode == 1, p.stderr
     summary = (tmp_path / "out" / "summary.txt").read_text()
-    for name in ("bench", "pretrain", "finetune", "dev", "tests"):
+    for name in ("bench", "pretrain", "finetune", "dev", "tests", "pretrain-graphs"):
         assert re.search(rf"^== {name}: skipped, -?\d+ s of the 0 s budget left$", summary, re.M), summary
     assert "pace: no pretraining log" in summary
     after = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=ROOT, capture_output=True,
@@ -126,7 +128,8 @@ def test_every_step_runs_with_pythons_output_unbuffered(tmp_path):
     assert [line.split()[1:3] for line in lines] == [["./run.sh", "bench"], ["./run.sh", "vanilla_pretrain"],
                                                      ["./run.sh", "vanilla_finetune_with_pretrain"],
                                                      ["./run.sh", "vanilla_eval_dev_with_pretrain"],
-                                                     [os.environ.get("PYTHON") or "python3", "-m"]], lines
+                                                     [os.environ.get("PYTHON") or "python3", "-m"],
+                                                     ["./run.sh", "vanilla_pretrain"]], lines
     assert all(line.startswith("PYTHONUNBUFFERED=1 ") for line in lines), lines
 
 
@@ -157,7 +160,7 @@ def test_the_run_sh_steps_ask_for_cuda_and_the_tests_step_leaves_the_device_to_c
     GPT_DEVICE, as conftest.py expects (its GPU tests choose their own device)."""
     lines = steps_seen(tmp_path, "GPT_DEVICE")
     devices = [line.split()[0] for line in lines]
-    assert devices == ["GPT_DEVICE=cuda"] * 4 + ["GPT_DEVICE=unset"], devices
+    assert devices == ["GPT_DEVICE=cuda"] * 4 + ["GPT_DEVICE=unset", "GPT_DEVICE=cuda"], devices
 
 
 def fake_timeout_run(tmp_path, script, budget=None):
@@ -183,7 +186,7 @@ def test_every_step_is_killed_a_while_after_its_limits_sigterm(tmp_path):
     with it: each step's timeout is given a kill-after, of a few seconds."""
     p, calls, _ = fake_timeout_run(tmp_path, "exit 0")
     assert p.returncode == 0, p.stderr
-    assert len(calls) == 5, calls
+    assert len(calls) == 6, calls
     for call in calls:
         kill, after, limit = call.split()[:3]
         assert kill in ("-k", "--kill-after") and 1 <= int(after) <= 30 and int(limit) > int(after), call
@@ -196,3 +199,20 @@ def test_the_bench_profiles_its_fast_steps_and_the_pretraining_takes_the_default
     assert p.returncode == 0, p.stderr
     assert calls[0].split()[3:6] == ["./run.sh", "bench", "--rounds"] and "--profile" in calls[0].split(), calls
     assert calls[1].split()[3:] == ["./run.sh", "vanilla_pretrain"], calls
+
+
+@pytest.mark.parametrize("status, passed", [(124, True), (137, True), (1, False)])
+def test_the_step_graph_pretraining_cut_by_its_limit_still_passes_and_a_crash_does_not(tmp_path, status, passed):
+    """The last step pretrains the candidate for CUDA's default (whole-step graphs, compiled, 2 length groups)
+    with what the budget leaves: its pace, from the .partial log of a run cut short, is the figure, so its limit
+    does not fail the check; a crash does. It writes to a folder of its own, the default pretraining's kept."""
+    last = f'case "$*" in *--step_graphs*) echo "OUT_DIR=$OUT_DIR"; exit {status} ;; esac'
+    p, calls, out = fake_timeout_run(tmp_path, f"{last}\nexit 0")
+    assert (p.returncode == 0) == passed, (p.returncode, p.stderr)
+    assert calls[-1].split()[3:] == ["./run.sh", "vanilla_pretrain", "--step_graphs", "--length_groups", "2",
+                                     "--compile_mode", "default"], calls
+    summary = (out / "summary.txt").read_text()
+    assert re.search(rf"^== pretrain-graphs: exit {status}, ", summary, re.M), summary
+    assert "pace, step graphs: no pretraining log" in summary, summary
+    assert (out / "pretrain-graphs.txt").read_text().strip().endswith("/graphs")
+    assert len(os.listdir(out)) <= 8, os.listdir(out)
