@@ -38,7 +38,7 @@ In one run it prints:
   an untimed run of its own on EVAL_WARM_UP of its questions, so none is timed cold. Without --params
   the model is untrained: it never closes its answers, so batched decoding runs all 32 steps, the
   least favourable case for it.
-- with --profile, after each variant's timing: 10 fast steps under torch.profiler (stepprofile.py), the
+- with --profile, after all the timing: 10 fast steps of each variant under torch.profiler (stepprofile.py), the
   GPU's kernels (CUDA) or the CPU's operators by their own time a step, how many a step, and how much of
   the step's wall time they fill (a GPU busy most of a step is bound by its kernels, not the host).
 - model FLOPs utilisation of the fast vanilla step against the device's peak, measured here with
@@ -538,7 +538,7 @@ def main(argv=None):
     course_tokens = batch * (BLOCK - 1)
     blocks = f"; CUDA: timed in blocks of {STEPS_PER_BLOCK} steps" if cuda else ""
     print(f"\ntraining steps (pretraining batches{blocks}):")
-    fast_vanilla = None
+    fast_vanilla, profiled = None, {}
     for variant in ("vanilla", "synthesizer"):
         runs, cfg = training_runs(pre, variant, batch, threads, paths)
         med = time_steps(runs, batches, rounds, device, block=STEPS_PER_BLOCK if cuda else 1)
@@ -557,8 +557,8 @@ def main(argv=None):
         print(f"  {variant:11s} speedup fast / reference: {speedup:.2f}x"
               + "".join(f"; {n} / reference: {med['reference'] / med[n]:.2f}x" for n in med
                         if n.startswith(("fast,", "fast +"))))
-        if args.profile:
-            profile_fast(runs["fast"], batches[1:], device, variant, summary)
+        if args.profile:  # after all the timing: a profiler's tracing may slow what runs after it
+            profiled[variant] = runs["fast"]
         if variant == "vanilla":
             shapes = [runs["fast"].shapes(x, y) for x, y in batches[1:]]
             positions = statistics.mean(sum(r * w for r, w in s) for s in shapes) / course_tokens
@@ -637,6 +637,15 @@ def main(argv=None):
               f"(timed on {n_ref}, scaled; {sum(a == b for a, b in zip(recomputed, reference))}/{n_ref} identical)")
     print(f"  batched with key/value cache (predict_places): {t_fast:8.2f} s")
     print(f"  speedup {t_ref / t_fast:.1f}x; answers identical to the course's loop on {same} of {n_ref}")
+
+    if profiled:
+        if cuda:  # TF32 again, as the fast steps were timed: the evaluation turned it off, and a compiled
+            # step guards on it (without it, it would compile anew)
+            torch.backends.cuda.matmul.allow_tf32 = True
+        print(f"\nwhere a fast step's time goes ({PROFILED_STEPS} steps of each variant under torch.profiler, "
+              f"after the timing above):")
+        for variant, run in profiled.items():
+            profile_fast(run, batches[1:], device, variant, summary)
 
     # verdicts
     train_target = TARGETS["train_gpu"] if cuda else TARGETS["train_cpu"]

@@ -131,8 +131,8 @@ def build_parser():
                         "itself (same loss and gradients, dropout's masks aside). By default the CPU packs the "
                         "batches where that costs less than its length groups: span-corruption batches under 128 "
                         "rows (a step 4-25%% shorter on a 2-core CPU), not the course's 128 (3-5%% longer) nor "
-                        "finetuning's short rows (15-74%% longer); a GPU only with --pack (an H200's "
-                        "packed pretraining took 2.5 times the default's time). Not with --length_groups N or "
+                        "finetuning's short rows (15-74%% longer); a GPU only with --pack (on an H200 a "
+                        "packed pretraining's steps took 2.5 times as long). Not with --length_groups N or "
                         "--step_graphs")
     g.add_argument("--no_pack", action="store_true",
                    help="never pack rows (the CPU's length groups or padding trim for every batch)")

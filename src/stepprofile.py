@@ -35,25 +35,36 @@ class StepProfile:
 @contextlib.contextmanager
 def _without_start_and_stop_lines():
     """Drop the lines the profiler's library (kineto) writes to the process's stderr as it starts and stops
-    ("USDT: ... profiler_start", under torch 2.13; no environment variable silences them), passing on
-    anything else written to stderr meanwhile."""
-    sys.stderr.flush()
+    ("USDT: ... profiler_start", seen under torch 2.13's CPU build; no environment variable silences them),
+    passing on anything else written to stderr meanwhile. Where descriptor 2 cannot be caught (closed, no
+    temporary file), the lines go through."""
+    caught = saved = None
     try:
+        caught = tempfile.TemporaryFile()
+        if sys.stderr is not None:
+            sys.stderr.flush()
         saved = os.dup(2)
-    except OSError:  # no stderr to clean (a closed descriptor 2)
+    except (OSError, ValueError):  # no temporary file, or no descriptor 2 to catch
+        if caught is not None:
+            caught.close()
+    if saved is None:
         yield
         return
-    with tempfile.TemporaryFile() as caught:
-        os.dup2(caught.fileno(), 2)
-        try:
-            yield
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
+    os.dup2(caught.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        with caught:
             caught.seek(0)
-            text = caught.read().decode("utf-8", "replace")
-            sys.stderr.write("".join(line for line in text.splitlines(keepends=True) if not line.startswith("USDT:")))
-            sys.stderr.flush()
+            lines = caught.read().splitlines(keepends=True)
+        kept = b"".join(line for line in lines if not line.startswith(b"USDT:"))
+        try:  # back where it was written: descriptor 2
+            while kept:
+                kept = kept[os.write(2, kept):]
+        except OSError:  # a stderr gone meanwhile: the caller's own error, if any, goes on
+            pass
 
 
 class ProfilerFailed(RuntimeError):
@@ -69,6 +80,16 @@ def _switch(start_or_stop, word):
         except RuntimeError as e:
             why = (str(e).strip().splitlines() or [type(e).__name__])[0]
             raise ProfilerFailed(f"torch.profiler did not {word}: {why}") from e
+
+
+def _stop_quietly(prof):
+    """Stop `prof` after a failure of its own start or of a step, whose error is the one to raise: the
+    stop's own failure (a profiler that never started asserts it was) is dropped."""
+    with _without_start_and_stop_lines():
+        try:
+            prof.stop()
+        except Exception:
+            pass
 
 
 def _self_ms(event, cuda):
@@ -90,7 +111,11 @@ def profile_steps(run, batches, device, steps=10):
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     prof = profile(activities=activities)
     synchronize(device)
-    _switch(prof.start, "start")
+    try:
+        _switch(prof.start, "start")
+    except ProfilerFailed:
+        _stop_quietly(prof)  # a start that failed half way may have left it tracing
+        raise
     try:
         begin = time.perf_counter()
         for i in range(steps):
@@ -98,11 +123,17 @@ def profile_steps(run, batches, device, steps=10):
             run.step(x, y)
         synchronize(device)
         wall = time.perf_counter() - begin
-    finally:
-        _switch(prof.stop, "stop")
+    except BaseException:
+        _stop_quietly(prof)
+        raise
+    _switch(prof.stop, "stop")
     kind = DeviceType.CUDA if cuda else DeviceType.CPU
+    # the rows of that kind, less the regions the code marks for the profiler (since torch 2.5 those show as
+    # device events too, spanning their kernels: counting them would count those kernels twice)
     rows = [(e.key, e.count / steps, _self_ms(e, cuda) / steps) for e in prof.key_averages()
-            if e.device_type == kind and e.count > 0]
+            if e.device_type == kind and e.count > 0 and not getattr(e, "is_user_annotation", False)]
+    if cuda and not rows:  # CUPTI refused without an error (no permission to trace, as in some containers)
+        raise ProfilerFailed("torch.profiler recorded no kernels (CUPTI may lack the permission to trace)")
     rows.sort(key=lambda r: -r[2])
     return StepProfile(steps=steps, wall_ms=wall / steps * 1e3, busy_ms=sum(r[2] for r in rows),
                        calls=sum(r[1] for r in rows), unit="kernel" if cuda else "operator", rows=rows)
@@ -113,7 +144,7 @@ def profile_lines(prof, label, top=12, width=72):
     a head line of wall time, busy time and calls a step, then the `top` rows, names cut to `width`."""
     where = "the GPU's kernels" if prof.unit == "kernel" else "the CPU's operators (self time)"
     share = prof.busy_ms / prof.wall_ms if prof.wall_ms > 0 else 0.0
-    lines = [f"  {label}, {prof.steps} steps: {prof.wall_ms:.2f} ms a step; {where} {prof.busy_ms:.2f} ms "
+    lines = [f"  {label}, {prof.steps} steps: {prof.wall_ms:.2f} ms a step profiled; {where} {prof.busy_ms:.2f} ms "
              f"({share:.0%} of it), {prof.calls:,.0f} {prof.unit}s a step",
              f"  {'ms/step':>9s} {'share':>6s} {'calls/step':>10s}  {prof.unit}"]
     for name, calls, ms in prof.rows[:top]:

@@ -216,3 +216,35 @@ def test_the_step_graph_pretraining_cut_by_its_limit_still_passes_and_a_crash_do
     assert "pace, step graphs: no pretraining log" in summary, summary
     assert (out / "pretrain-graphs.txt").read_text().strip().endswith("/graphs")
     assert len(os.listdir(out)) <= 8, os.listdir(out)
+
+
+# a fake timeout's pretraining: a loss log of two epochs of 2 steps in OUT_DIR, its times from the pretraining's
+# flags (1 s a step for the default, 3 s with step graphs), so that each pace line tells which log it read
+WRITE_LOG = ('case "$*" in *vanilla_pretrain*) g=1; case "$*" in *--step_graphs*) g=3 ;; esac; '
+             'for i in 1 2 3 4; do echo "{\\"step\\": $i, \\"epoch\\": $(( (i + 1) / 2 )), \\"time\\": $(( i * g ))}"; '
+             'done > "$OUT_DIR/vanilla.pretrain.params.log.jsonl" ;; esac')
+
+
+def test_each_pace_reads_its_own_pretrainings_log_and_eight_files_come_back(tmp_path):
+    """The default pretraining's log is copied to $OUT and paced as "pace:"; the step-graph one, in its own
+    folder, is paced as "pace, step graphs:" and not copied: the device tool brings back at most 8 files."""
+    p, calls, out = fake_timeout_run(tmp_path, f"{WRITE_LOG}\nexit 0")
+    assert p.returncode == 0, p.stderr
+    summary = (out / "summary.txt").read_text()
+    assert "pace: 4 steps in 4 s; first epoch 2.0 s; " in summary, summary
+    assert "pace, step graphs: 4 steps in 12 s; first epoch 6.0 s; " in summary, summary
+    assert sorted(os.listdir(out)) == ["bench.txt", "dev.txt", "finetune.txt", "pretrain-graphs.txt", "pretrain.txt",
+                                       "summary.txt", "tests.txt", "vanilla.pretrain.params.log.jsonl"]
+    log = (out / "vanilla.pretrain.params.log.jsonl").read_text()
+    assert '"time": 4}' in log and '"time": 12}' not in log, log
+
+
+def test_a_step_graph_pretraining_skipped_alone_leaves_a_passing_check(tmp_path):
+    """Where the other steps passed and only the budget left for the optional last one is short, the check passes.
+    The tests step takes 5 s of a 34 s budget: every step before it starts with 30 s or more left, the last with
+    29 or fewer."""
+    p, calls, out = fake_timeout_run(tmp_path, 'case "$*" in *" -m pytest "*) sleep 5 ;; esac\nexit 0', budget=34)
+    summary = (out / "summary.txt").read_text()
+    assert re.search(r"^== pretrain-graphs: skipped, \d+ s of the 34 s budget left$", summary, re.M), summary
+    assert not any("--step_graphs" in call for call in calls), calls
+    assert p.returncode == 0, summary

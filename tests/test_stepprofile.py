@@ -6,9 +6,11 @@ Run:  python -m pytest -q tests/test_stepprofile.py
 """
 import os
 import sys
+import types
 
 import pytest
 import torch
+from torch.autograd import DeviceType
 
 import bench
 import stepprofile
@@ -45,8 +47,8 @@ def test_the_table_reads_the_profile_and_sums_the_rows_it_leaves_out():
                        rows=[("gemm_" + "x" * 100, 4.0, 3.0), ("softmax", 2.0, 1.5), ("copy", 5.0, 1.0),
                              ("add", 1.0, 0.5)])
     lines = profile_lines(prof, "vanilla fast step", top=2, width=20)
-    assert lines[0] == ("  vanilla fast step, 10 steps: 8.00 ms a step; the GPU's kernels 6.00 ms (75% of it), "
-                        "12 kernels a step")
+    assert lines[0] == ("  vanilla fast step, 10 steps: 8.00 ms a step profiled; the GPU's kernels 6.00 ms (75% of "
+                        "it), 12 kernels a step")
     assert lines[2].split() == ["3.000", "50.0%", "4.0", "gemm_xxxxxxxxxxxx..."]
     assert lines[3].split() == ["1.500", "25.0%", "2.0", "softmax"]
     assert lines[4].split() == ["1.500", "6.0", "(2", "more", "kernels)"]
@@ -97,3 +99,81 @@ def test_the_benchs_profile_adds_its_figures_to_the_summary(capsys):
     assert set(summary) == {"profile_synthesizer_ms_per_step", "profile_synthesizer_busy_ms_per_step",
                             "profile_synthesizer_operators_per_step"}
     assert summary["profile_synthesizer_operators_per_step"] >= 4.0
+
+
+def event(key, count, device, cpu_us=0.0, device_us=0.0, annotation=False):
+    return types.SimpleNamespace(key=key, count=count, device_type=device, self_cpu_time_total=cpu_us,
+                                 self_device_time_total=device_us, is_user_annotation=annotation)
+
+
+class FakeProfile:
+    """torch.profiler.profile's stand-in: starts, stops and averages what it is given."""
+    events, stop_error = [], None
+
+    def __init__(self, activities):
+        self.activities = activities
+
+    def start(self):
+        pass
+
+    def stop(self):
+        if self.stop_error is not None:
+            raise self.stop_error
+
+    def key_averages(self):
+        return self.events
+
+
+def fake_profiler(monkeypatch, events, stop_error=None):
+    monkeypatch.setattr(stepprofile, "profile", type("Fake", (FakeProfile,), dict(events=events,
+                                                                                   stop_error=stop_error)))
+    monkeypatch.setattr(stepprofile, "synchronize", lambda device: None)
+
+
+def test_on_cuda_the_rows_are_the_kernels_per_step_without_the_regions_that_span_them(monkeypatch):
+    """Four steps: each row's calls and time divided by 4; the CPU's operators and the regions marked for the
+    profiler (user annotations, device events since torch 2.5 that span their kernels) left out."""
+    fake_profiler(monkeypatch, [
+        event("sgemm", 8, DeviceType.CUDA, device_us=4000.0),
+        event("softmax_kernel", 4, DeviceType.CUDA, device_us=1000.0),
+        event("## Call CompiledFxGraph ##", 4, DeviceType.CUDA, device_us=5000.0, annotation=True),
+        event("aten::mm", 8, DeviceType.CPU, cpu_us=9000.0)])
+    prof = profile_steps(ThreeProducts(), [(torch.ones(2, 2), torch.ones(2, 2))], "cuda", steps=4)
+    assert prof.unit == "kernel"
+    assert prof.rows == [("sgemm", 2.0, 1.0), ("softmax_kernel", 1.0, 0.25)]
+    assert prof.busy_ms == pytest.approx(1.25) and prof.calls == pytest.approx(3.0)
+
+
+def test_on_the_cpu_the_rows_are_the_operators_per_step(monkeypatch):
+    fake_profiler(monkeypatch, [event("sgemm", 8, DeviceType.CUDA, device_us=4000.0),
+                                event("aten::mm", 6, DeviceType.CPU, cpu_us=3000.0)])
+    prof = profile_steps(ThreeProducts(), [(torch.ones(2, 2), torch.ones(2, 2))], "cpu", steps=2)
+    assert prof.unit == "operator" and prof.rows == [("aten::mm", 3.0, 1.5)]
+
+
+def test_a_cuda_profile_without_kernels_is_a_profiler_failure_not_an_empty_table(monkeypatch):
+    """CUPTI without the permission to trace records nothing and raises nothing: a table of zeros would read as a
+    step that costs the GPU no time."""
+    fake_profiler(monkeypatch, [event("aten::mm", 8, DeviceType.CPU, cpu_us=9000.0)])
+    with pytest.raises(ProfilerFailed, match="recorded no kernels"):
+        profile_steps(ThreeProducts(), [(torch.ones(2, 2), torch.ones(2, 2))], "cuda", steps=2)
+
+
+def test_a_failing_step_stays_the_error_when_the_profiler_then_fails_to_stop(monkeypatch):
+    """The bench takes a ProfilerFailed for a line and goes on: a step's crash must not turn into one."""
+    class Broken:
+        def step(self, x, y):
+            raise RuntimeError("CUDA error: an illegal memory access")
+    fake_profiler(monkeypatch, [], stop_error=RuntimeError("CUPTI_ERROR_INVALID_CONTEXT"))
+    with pytest.raises(RuntimeError, match="illegal memory access") as caught:
+        profile_steps(Broken(), [(torch.ones(2, 2), torch.ones(2, 2))], "cpu")
+    assert not isinstance(caught.value, ProfilerFailed)
+
+
+def test_the_other_lines_reach_descriptor_2_without_a_python_stderr(monkeypatch, capfd):
+    """A process started with stderr closed has sys.stderr None: the profiler still starts and stops."""
+    monkeypatch.setattr(sys, "stderr", None)
+    with stepprofile._without_start_and_stop_lines():
+        os.write(2, b"USDT: profiler_stop\nkept\n")
+    monkeypatch.undo()
+    assert capfd.readouterr().err == "kept\n"

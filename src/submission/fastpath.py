@@ -211,7 +211,7 @@ def packing_setting(config, model, step_graphs=False, device="cpu", compiled=Fal
     fast path with its padding trim, no step graphs and no length groups asked for by number (it replaces
     them); True without them is a ValueError naming what is missing. "auto" packs only where the length
     groups are "auto" too, on the CPU, eager, in one process, and otherwise quietly not: on an H200 a packed
-    pretraining took 2.5 times the default's time (docs/speed.md, "The H200 session"), and a run that sets
+    pretraining's steps took 2.5 times as long as the default's (docs/speed.md, "The H200 session"), and a run that sets
     its length groups has chosen its layout.
     """
     value = config.pack
