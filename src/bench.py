@@ -300,7 +300,7 @@ def profile_fast(run, batches, device, variant, summary):
     except ProfilerFailed as e:
         print(f"  {variant}: no profile, {e}")
         return
-    print("\n".join(profile_lines(prof, f"{variant} fast step under torch.profiler")))
+    print("\n".join(profile_lines(prof, variant)))  # under the head line that says what is profiled
     summary[f"profile_{variant}_ms_per_step"] = round(prof.wall_ms, 3)
     summary[f"profile_{variant}_busy_ms_per_step"] = round(prof.busy_ms, 3)
     summary[f"profile_{variant}_{prof.unit}s_per_step"] = round(prof.calls, 1)
