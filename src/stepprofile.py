@@ -35,7 +35,8 @@ class StepProfile:
 @contextlib.contextmanager
 def _without_start_and_stop_lines():
     """Drop the lines the profiler's library (kineto) writes to the process's stderr as it starts and stops
-    ("USDT: ... profiler_start", seen under torch 2.13's CPU build; no environment variable silences them),
+    ("USDT: ... profiler_start" under torch 2.13's CPU build, where no environment variable silences them;
+    "STAGE: ... Completed Stage" under earlier ones),
     passing on anything else written to stderr meanwhile. Where descriptor 2 cannot be caught (closed, no
     temporary file), the lines go through."""
     caught = saved = None
@@ -59,7 +60,7 @@ def _without_start_and_stop_lines():
         with caught:
             caught.seek(0)
             lines = caught.read().splitlines(keepends=True)
-        kept = b"".join(line for line in lines if not line.startswith(b"USDT:"))
+        kept = b"".join(line for line in lines if not line.startswith((b"USDT:", b"STAGE:")))
         try:  # back where it was written: descriptor 2
             while kept:
                 kept = kept[os.write(2, kept):]

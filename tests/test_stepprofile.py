@@ -65,6 +65,7 @@ def test_no_steps_or_no_batches_is_a_value_error():
 def test_the_libraries_start_and_stop_lines_are_dropped_and_the_rest_passed_on(capfd):
     with stepprofile._without_start_and_stop_lines():
         os.write(2, b"USDT:2026-11-30 16:11:15 3171:3171 SyncActivityProfilerHandler.cpp:52] profiler_start\n")
+        os.write(2, b"STAGE:2024-01-01 12:00:00 1:1 ActivityProfilerController.cpp:314] Completed Stage: Warm Up\n")
         os.write(2, b"a warning of its own\n")
     sys.stderr.write("after\n")
     err = capfd.readouterr().err
