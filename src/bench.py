@@ -38,8 +38,8 @@ In one run it prints:
   an untimed run of its own on EVAL_WARM_UP of its questions, so none is timed cold. Without --params
   the model is untrained: it never closes its answers, so batched decoding runs all 32 steps, the
   least favourable case for it.
-- with --profile, after all the timing: 10 fast steps of each variant under torch.profiler (stepprofile.py), the
-  GPU's kernels (CUDA) or the CPU's operators by their own time a step, how many a step, and how much of
+- with --profile, after all the timing: 10 fast steps of each variant under torch.profiler (stepprofile.py), and
+  10 of each path that --paths names (`profiled_names`), the GPU's kernels (CUDA) or the CPU's operators by their own time a step, how many a step, and how much of
   the step's wall time they fill (a GPU busy most of a step is bound by its kernels, not the host).
 - model FLOPs utilisation of the fast vanilla step against the device's peak, measured here with
   a large matrix product in the training's precision.
@@ -91,7 +91,7 @@ COURSE = {k: v for k, v in COURSE_SIZE.items() if k != "block_size"}  # the cour
 BLOCK = COURSE_SIZE["block_size"]
 TARGETS = {"train_cpu": 1.1, "train_gpu": 3.0, "eval": 20.0}
 STEPS_PER_BLOCK = 5  # on CUDA, steps timed back to back between two synchronisations (time_steps)
-PROFILED_STEPS = 10  # fast steps of each variant that --profile traces (stepprofile.py)
+PROFILED_STEPS = 10  # steps of each path and variant that --profile traces (stepprofile.py)
 EVAL_WARM_UP = 4  # questions each evaluation path decodes untimed just before it is timed (time_evaluations)
 
 
@@ -291,19 +291,27 @@ def training_runs(pre, variant, batch, threads, paths):
     return runs, cfg
 
 
-def profile_fast(run, batches, device, variant, summary):
-    """--profile: print where `run`'s steps (the fast path, warm: time_steps compiled and recorded its graphs)
-    spend their time, and add its figures to `summary`. A profiler that fails (its tracing library missing or
-    refusing) is a line, not the end of the bench: the figures it adds are not the bench's targets."""
+def profiled_names(names, keys):
+    """Of the timed paths `names`, those --profile traces: the fast path, and the paths --paths names by their
+    PATH_KEYS keys (`keys`; None: no --paths, every path timed, the fast path alone traced)."""
+    return [name for name in names if name == "fast" or (keys is not None and PATH_KEYS.get(name) in keys)]
+
+
+def profile_fast(run, batches, device, variant, summary, name="fast"):
+    """--profile: print where `run`'s steps (the path `name`, warm: time_steps compiled and recorded its graphs)
+    spend their time, and add its figures to `summary`, as profile_<variant>_... (the fast path) or
+    profile_<variant>_<its PATH_KEYS key>_.... A profiler that fails (its tracing library missing or refusing)
+    is a line, not the end of the bench: the figures it adds are not the bench's targets."""
+    label, key = (variant, variant) if name == "fast" else (f"{variant}, {name}", f"{variant}_{PATH_KEYS[name]}")
     try:
         prof = profile_steps(run, batches, device, PROFILED_STEPS)
     except ProfilerFailed as e:
-        print(f"  {variant}: no profile, {e}")
+        print(f"  {label}: no profile, {e}")
         return
-    print("\n".join(profile_lines(prof, variant)))  # under the head line that says what is profiled
-    summary[f"profile_{variant}_ms_per_step"] = round(prof.wall_ms, 3)
-    summary[f"profile_{variant}_busy_ms_per_step"] = round(prof.busy_ms, 3)
-    summary[f"profile_{variant}_{prof.unit}s_per_step"] = round(prof.calls, 1)
+    print("\n".join(profile_lines(prof, label)))  # under the head line that says what is profiled
+    summary[f"profile_{key}_ms_per_step"] = round(prof.wall_ms, 3)
+    summary[f"profile_{key}_busy_ms_per_step"] = round(prof.busy_ms, 3)
+    summary[f"profile_{key}_{prof.unit}s_per_step"] = round(prof.calls, 1)
 
 
 def training_paths(cuda, compiled, quick, step_graphs, bf16):
@@ -467,8 +475,8 @@ def main(argv=None):
                         "lines (packed, eager, bf16, ...; default: every path this device has); a compiled path "
                         "takes a minute to compile on a GPU")
     p.add_argument("--profile", action="store_true",
-                   help="after timing, profile 10 fast steps of each variant (torch.profiler): the GPU's kernels, or "
-                        "the CPU's operators, that take a step's time")
+                   help="after timing, profile 10 fast steps of each variant (torch.profiler), and 10 of each path "
+                        "--paths names: the GPU's kernels, or the CPU's operators, that take a step's time")
     p.add_argument("--no-compile", action="store_true",
                    help="on CUDA, time the fast path eager (no torch.compile and CUDA graphs)")
     args = p.parse_args(argv)
@@ -538,7 +546,7 @@ def main(argv=None):
     course_tokens = batch * (BLOCK - 1)
     blocks = f"; CUDA: timed in blocks of {STEPS_PER_BLOCK} steps" if cuda else ""
     print(f"\ntraining steps (pretraining batches{blocks}):")
-    fast_vanilla, profiled = None, {}
+    fast_vanilla, profiled = None, []
     for variant in ("vanilla", "synthesizer"):
         runs, cfg = training_runs(pre, variant, batch, threads, paths)
         med = time_steps(runs, batches, rounds, device, block=STEPS_PER_BLOCK if cuda else 1)
@@ -558,7 +566,7 @@ def main(argv=None):
               + "".join(f"; {n} / reference: {med['reference'] / med[n]:.2f}x" for n in med
                         if n.startswith(("fast,", "fast +"))))
         if args.profile:  # after all the timing: a profiler's tracing may slow what runs after it
-            profiled[variant] = runs["fast"]
+            profiled += [(variant, name, runs[name]) for name in profiled_names(runs, args.paths)]
         if variant == "vanilla":
             shapes = [runs["fast"].shapes(x, y) for x, y in batches[1:]]
             positions = statistics.mean(sum(r * w for r, w in s) for s in shapes) / course_tokens
@@ -643,9 +651,9 @@ def main(argv=None):
             # step guards on it (without it, it would compile anew)
             torch.backends.cuda.matmul.allow_tf32 = True
         print(f"\nwhere a fast step's time goes ({PROFILED_STEPS} steps of each variant under torch.profiler, "
-              f"after the timing above):")
-        for variant, run in profiled.items():
-            profile_fast(run, batches[1:], device, variant, summary)
+              f"after the timing above{'; and of each path --paths names' if args.paths else ''}):")
+        for variant, name, run in profiled:
+            profile_fast(run, batches[1:], device, variant, summary, name)
 
     # verdicts
     train_target = TARGETS["train_gpu"] if cuda else TARGETS["train_cpu"]

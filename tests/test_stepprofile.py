@@ -102,6 +102,22 @@ def test_the_benchs_profile_adds_its_figures_to_the_summary(capsys):
     assert summary["profile_synthesizer_operators_per_step"] >= 4.0
 
 
+def test_the_paths_named_by_paths_are_profiled_too_under_their_own_keys(capsys):
+    """--profile traces the fast path, and each path --paths names (the candidate for CUDA's default among them),
+    each table headed and each figure keyed by its path; without --paths, the fast path alone."""
+    names = ["reference", "fast", "fast, packed", "fast, step graphs + compile, 2 length groups"]
+    assert bench.profiled_names(names, None) == ["fast"]
+    assert bench.profiled_names(names, ["step_graphs_compile_2_groups"]) == [
+        "fast", "fast, step graphs + compile, 2 length groups"]
+    assert bench.profiled_names(names, ["packed", "eager"]) == ["fast", "fast, packed"]
+    summary = {}
+    bench.profile_fast(ThreeProducts(), [(torch.randn(8, 8), torch.randn(8, 8))], "cpu", "vanilla", summary,
+                       "fast, step graphs + compile, 2 length groups")
+    assert capsys.readouterr().out.startswith("  vanilla, fast, step graphs + compile, 2 length groups, 10 steps: ")
+    assert set(summary) == {f"profile_vanilla_step_graphs_compile_2_groups_{what}_per_step"
+                            for what in ("ms", "busy_ms", "operators")}
+
+
 def event(key, count, device, cpu_us=0.0, device_us=0.0, annotation=False):
     return types.SimpleNamespace(key=key, count=count, device_type=device, self_cpu_time_total=cpu_us,
                                  self_device_time_total=device_us, is_user_annotation=annotation)
