@@ -39,8 +39,9 @@ In one run it prints:
   the model is untrained: it never closes its answers, so batched decoding runs all 32 steps, the
   least favourable case for it.
 - with --profile, after all the timing: 10 fast steps of each variant under torch.profiler (stepprofile.py), and
-  10 of each path that --paths names (`profiled_names`), the GPU's kernels (CUDA) or the CPU's operators by their own time a step, how many a step, and how much of
-  the step's wall time they fill (a GPU busy most of a step is bound by its kernels, not the host).
+  10 of each path that --paths names (`profiled_names`): the GPU's kernels (CUDA) or the CPU's operators by
+  their own time a step, how many a step, and how much of the step's wall time they fill (a GPU busy most of
+  a step is bound by its kernels, not the host).
 - model FLOPs utilisation of the fast vanilla step against the device's peak, measured here with
   a large matrix product in the training's precision.
 - on CPU: a step with 1 thread against all cores, and the data-loading share of a step; on a CPU
