@@ -32,9 +32,9 @@ False)` runs it within a block (run.py --reference_eval, and the bench's referen
   cannot trace the in-place random_, and a graph break would split every step (tests/test_fast.py
   checks that the forward traces as one graph). In eval mode both paths agree within float32 rounding,
   and with the same masks in training too (tests/test_model.py, tests/test_fast.py).
-On this project's 2-core CPU these paths alone make a course-size training step about 1.2x faster
-than the reference's, and 3.5x with the trainer's padding trim and length groups (src/bench.py's
-"fast attention only" and "fast" rows print the current numbers).
+On a 2-core AMD EPYC (commit c2ac9d9, docs/speed.md) these paths alone made a course-size training step about
+1.2x faster than the reference's, and 3.5x with the trainer's padding trim and length groups (src/bench.py's
+"fast attention only" and "fast" rows print the current numbers; the README's Speed table, later ones).
 """
 import contextlib
 import logging

@@ -1,6 +1,6 @@
 """Resuming an interrupted training run: the training state, saved at the end of an epoch.
 
-Beyond the course, whose pretraining takes two hours on a GPU (five to seven on a 2-core CPU)
+Beyond the course, whose pretraining takes two hours on a GPU (about four on a 2-core CPU, README)
 and starts over when interrupted. Every `TrainerConfig.state_every` seconds, at the end of an
 epoch, the trainer writes its state to `TrainerConfig.state_path` (atomically; run.py: beside the
 params, `<params>.state`): the weights, AdamW's moments and step counts, the schedule's token
