@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -328,6 +329,22 @@ def foreign_member(path):
     return next((n for n in names if not (n.startswith("src/submission/") or n == "src/")), None)
 
 
+def where_and_earlier_zip(submission_dir, zip_path, outputs_wrong):
+    """The end of a failed check's last line: where an output is missing or bad (`outputs_wrong`), the folder
+    the outputs were read from, and how to read another (the outputs of `OUT_DIR=runs/try ./run.sh all` are
+    not in src/submission/, which plain `./run.sh deliverables` reads); and, where a zip is at `zip_path`
+    already, that it is an earlier check's, not this one's (it is kept: a student must not upload it as
+    this check's)."""
+    text = ""
+    if outputs_wrong:
+        folder = grader._rel(submission_dir)
+        text = f" (outputs read from {folder}{os.sep}; OUT_DIR=FOLDER ./run.sh deliverables reads another)"
+    if os.path.isfile(zip_path):
+        made = time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(zip_path)))
+        text += f"; {grader._rel(zip_path)} is an earlier check's, of {made}, not this one's"
+    return text
+
+
 def main(argv=None):
     p = OneLineParser(prog="deliverables.py", description="Check the handout's 18 deliverables and zip them.")
     p.add_argument("--submission-dir", default=os.path.join(HERE, "submission"),
@@ -384,8 +401,9 @@ def main(argv=None):
                  if why is None else f"a copy of its {len(names)} modules does not import: {why}"))
         problems += why is not None
     if problems:
-        print(f"{problems} of the deliverables {'are' if problems > 1 else 'is'} missing or bad; no zip written",
-              file=sys.stderr)
+        outputs_wrong = any(status not in ("ok", "low", "stale") for name, status, _ in rows if name not in CODE)
+        print(f"{problems} of the deliverables {'are' if problems > 1 else 'is'} missing or bad; no zip written"
+              f"{where_and_earlier_zip(args.submission_dir, args.zip, outputs_wrong)}", file=sys.stderr)
         return 1
     write_zip(args.zip, [(path, f"src/submission/{n}") for path, n in files], checked)
     print(f"wrote {args.zip}: the {len(HANDOUT_ORDER)} deliverables and the package's other modules "
