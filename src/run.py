@@ -11,6 +11,7 @@ heads, 256 dimensions.
 """
 import argparse
 import contextlib
+import difflib
 import os
 import sys
 import time
@@ -153,6 +154,17 @@ def build_parser():
     return p
 
 
+def choice_error(name, value, choices, place):
+    """The usage error for a function or variant that is none of `choices`, given as --NAME or as the
+    positional at `place` (1st, 2nd) of the course's form: the value given, and the choice it is close to."""
+    said = (f"--{name} (or the {('first', 'second')[place - 1]} positional) must be {', '.join(choices[:-1])} or "
+            f"{choices[-1]}")
+    if value is None:
+        return f"{said}, and none was given"
+    close = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
+    return f"{said}, got {value!r}" + (f"; did you mean {close[0]}?" if close else "")
+
+
 def parse_args(argv=None):
     p = build_parser()
     args = p.parse_args(argv)
@@ -168,14 +180,14 @@ def parse_args(argv=None):
             p.error(f"{name} given twice, as {value!r} and as --{name}={getattr(args, name)!r}")
         setattr(args, name, value)
     if args.function not in ("pretrain", "finetune", "evaluate"):
-        p.error("--function must be pretrain, finetune or evaluate")
+        p.error(choice_error("function", args.function, ("pretrain", "finetune", "evaluate"), 1))
     mode = os.environ.get("RUN_SH_MODE", "")
     if mode.endswith("_finetune_without_pretrain") and args.reading_params_path is not None:
         # the deliverable without pretraining, made from pretrained params without a word
         p.error(f"{mode} trains from scratch, without pretrained params; --reading_params_path would finetune "
                 f"them: use {mode.replace('without', 'with')}, which reads OUT_DIR's pretrained params")
     if args.variant not in ("vanilla", "synthesizer"):
-        p.error("--variant must be vanilla or synthesizer")
+        p.error(choice_error("variant", args.variant, ("vanilla", "synthesizer"), 2))
     if args.dropout is not None and not 0.0 <= args.dropout < 1.0:
         p.error(f"--dropout must be at least 0 and below 1, got {args.dropout}")
     check_model_flags(p, args)
@@ -395,12 +407,19 @@ def read_questions(path, stoi, block_size):
     return questions
 
 
-def params_hints():
+def params_hints(args=None):
     """How load_params words its fixes. A run.sh mode sets --variant and the corpus itself and refuses
-    them given again, so under run.sh (which sets RUN_SH_MODE) the hints name its modes and DATA_DIR."""
+    them given again, so under run.sh (which sets RUN_SH_MODE) the hints name its modes and DATA_DIR; a
+    command of the course's form (`args`' positionals) gave its variant and corpus as positionals, and is told
+    to change those (--variant beside a positional variant is refused as given twice)."""
     mode = os.environ.get("RUN_SH_MODE")
     if not mode:
-        return {}
+        hints = {}
+        if args is not None and len(args.positional) >= 2:  # the course's form, `run.py evaluate vanilla wiki.txt`
+            hints["variant_fix"] = "give {have} as the variant, the second positional, or use the {want} params file"
+        if args is not None and len(args.positional) >= 3:
+            hints["corpus_flag"] = "pretraining corpus (the third positional)"
+        return hints
     other = ("use a {have} mode, or give it {want} params" if "with_pretrain" in mode else
              "give it {want} params (without pretraining there is only the vanilla model)")
     return dict(corpus_flag="DATA_DIR (the folder of the wiki.txt)",
@@ -446,7 +465,7 @@ def note_other_corpus(args, card):
 
 
 def evaluate(args, model, pretrain_dataset, device):
-    load_params(model, args.reading_params_path, itos=pretrain_dataset.itos, **params_hints())
+    load_params(model, args.reading_params_path, itos=pretrain_dataset.itos, **params_hints(args))
     card = read_card(args.reading_params_path)
     if (card or {}).get("function") == "pretrain":  # a course's file: no card
         print(f"run.py: note: {args.reading_params_path} were pretrained, not finetuned (their card says): they were "
@@ -695,7 +714,7 @@ def train_or_evaluate_unlocked(args):
     else:
         if args.reading_params_path is not None:  # checked here, against the corpus's vocabulary (their card) and in
             # run.sh's words under run.sh; the course's helper then loads them again, knowing no vocabulary
-            load_params(model, args.reading_params_path, itos=pretrain_dataset.itos, **params_hints())
+            load_params(model, args.reading_params_path, itos=pretrain_dataset.itos, **params_hints(args))
             card = read_card(args.reading_params_path)  # once: it hashes the params
             check_pretrained(args.reading_params_path, card)
             corpus = pretrain_corpus(card)

@@ -1009,6 +1009,21 @@ def test_output_into_a_closed_pipe_stops_quietly(command):
     assert p.wait(timeout=120) == 141 and err == ""
 
 
+@pytest.mark.parametrize("argv, said", [
+    (["evaluate", "vanila"], "--variant (or the second positional) must be vanilla or synthesizer, got 'vanila'; "
+                             "did you mean vanilla?"),
+    (["evaluat", "vanilla"], "--function (or the first positional) must be pretrain, finetune or evaluate, got "
+                             "'evaluat'; did you mean evaluate?"),
+    (["evaluate", "transformer"], "must be vanilla or synthesizer, got 'transformer' (--help"),
+    ([], "--function (or the first positional) must be pretrain, finetune or evaluate, and none was given")])
+def test_a_mistyped_function_or_variant_is_named_with_the_choice_it_is_close_to(argv, said, capsys):
+    """`run.py evaluate vanila` said "--variant must be vanilla or synthesizer": a flag the user never typed, and
+    not what they typed."""
+    with pytest.raises(SystemExit):
+        driver.parse_args(argv)
+    assert said in capsys.readouterr().err
+
+
 def test_hints_name_what_the_caller_can_change(tmp_path, monkeypatch):
     """run.py started by run.sh (RUN_SH_MODE) names DATA_DIR and the modes; started by hand, the path and
     its own flags. A missing file in data/ (the embedded corpus) names the command that regenerates it."""
@@ -1052,6 +1067,23 @@ def test_hints_name_what_the_caller_can_change(tmp_path, monkeypatch):
         with pytest.raises(ParamsError) as e:
             driver.main(argv)
         assert str(e.value).endswith("these are synthesizer params, but the model is vanilla; " + fix)
+    # the course's form gives the variant as a positional, where --variant would be "given twice"
+    monkeypatch.delenv("RUN_SH_MODE")
+    course_form = ["evaluate", "vanilla", str(tmp_path / "wiki.txt")] + [a for a in argv if not a.startswith(
+        ("--function", "--variant", "--pretrain_corpus_path"))]
+    with pytest.raises(ParamsError) as e:
+        driver.main(course_form)
+    assert str(e.value).endswith("these are synthesizer params, but the model is vanilla; give synthesizer as the "
+                                 "variant, the second positional, or use the vanilla params file")
+    (tmp_path / "other.txt").write_text(WIKI + "\u00e9\n", encoding="utf-8")  # one character more: another vocabulary
+    torch.save(GPT(GPTConfig(vocab, 128, n_layer=1, n_head=2, n_embd=16)).state_dict(), tmp_path / "v.params")
+    course_form = [str(tmp_path / "other.txt") if a == str(tmp_path / "wiki.txt") else
+                   a.replace("s.params", "v.params") for a in course_form]
+    with pytest.raises(ParamsError) as e:
+        driver.main(course_form)
+    assert str(e.value).endswith("use the same pretraining corpus (the third positional) the params were trained "
+                                 "with"), str(e.value)
+    monkeypatch.setenv("RUN_SH_MODE", mode)  # the run.sh mode's hints again, as before the course's form
     with pytest.raises(DataError, match=r"typo.tsv: dev set not found; check the path \(run.sh reads the folder "
                                         r"DATA_DIR names\)$"):
         read_text(str(tmp_path / "typo.tsv"), "dev set")
