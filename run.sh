@@ -321,6 +321,15 @@ case "$MODE" in
       echo "run.sh all: --resume goes on from the interrupted runs' states, --restart starts over; give one of them" >&2
       exit 2
     fi
+    # every mode's input before the first mode trains: a missing birth_test_inputs.tsv stopped `all` only at the
+    # first test evaluation, after the finetuning before it (hours on a CPU at the course's size)
+    for f in wiki.txt birth_places_train.tsv birth_dev.tsv birth_test_inputs.tsv; do
+      if [ ! -f "$DATA/$f" ]; then
+        echo "run.sh all: $DATA/$f not found; its modes read wiki.txt, birth_places_train.tsv, birth_dev.tsv and" \
+          "birth_test_inputs.tsv from the folder DATA_DIR names (the course's starter code has the four)" >&2
+        exit 2
+      fi
+    done
     # One `all` at a time in an OUT_DIR: a second (another terminal) stops before it replaces the first's stamp or
     # remakes a mode the first made, and an `all` stops before any mode while a run (alone, or an `all` killed
     # outright whose mode goes on) trains into one of its params: that run's training state is no interrupted

@@ -404,6 +404,22 @@ def test_all_with_an_interrupted_runs_state_stops_before_any_mode(world, tmp_pat
                                               f"or rename it\n")
 
 
+@pytest.mark.parametrize("missing", ["wiki.txt", "birth_test_inputs.tsv"])
+def test_all_checks_every_modes_input_before_the_first_mode(world, tmp_path, missing):
+    """A DATA_DIR without birth_test_inputs.tsv stopped `all` only at vanilla_eval_test_without_pretrain, after the
+    finetuning before it; now it stops before any mode, in one line naming the file and the four it needs, and
+    makes no OUT_DIR."""
+    data = tmp_path / "data"
+    shutil.copytree(world, data)
+    os.remove(data / missing)
+    out = tmp_path / "out"
+    p = sh(["all"] + TINY, data, out, check=False)
+    assert p.returncode == 2 and p.stdout == "" and p.stderr == (
+        f"run.sh all: {data}/{missing} not found; its modes read wiki.txt, birth_places_train.tsv, birth_dev.tsv and "
+        f"birth_test_inputs.tsv from the folder DATA_DIR names (the course's starter code has the four)\n")
+    assert not out.exists()
+
+
 def test_all_with_an_out_dir_it_cannot_write_to_is_one_line(world, tmp_path):
     """OUT_DIR a file, below a file, or a folder that cannot be written: `all` ended in mkdir's or bash's own
     words ("./run.sh: line 242: .../.all-started: Permission denied"), without what to change."""
@@ -844,9 +860,14 @@ def test_a_ctrl_c_during_a_check_of_the_python_stops_run_sh(mode, check, tmp_pat
 
 @pytest.fixture
 def repo(tmp_path):
-    """A folder with run.sh and requirements.txt, and a stand-in python3 that logs its calls."""
+    """A folder with run.sh and requirements.txt, the four files `all` checks for in data/ and d/ (empty: only the
+    stand-in python reads them), and a stand-in python3 that logs its calls."""
     root = tmp_path / "repo"
     root.mkdir()
+    for folder in ("data", "d"):
+        (root / folder).mkdir()
+        for name in ("wiki.txt", "birth_places_train.tsv", "birth_dev.tsv", "birth_test_inputs.tsv"):
+            (root / folder / name).write_text("")
     (root / "run.sh").write_text(open(os.path.join(ROOT, "run.sh")).read())
     (root / "run.sh").chmod(0o755)
     (root / "requirements.txt").write_text("torch==2.13.0\n")
