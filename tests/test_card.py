@@ -88,8 +88,31 @@ def test_params_of_another_vocabulary_of_as_many_characters_are_refused(trained,
     (folder / "wiki.txt").write_text(other, encoding="utf-8")
     with pytest.raises(ParamsError, match=r"m\.params: trained with another vocabulary of as many characters "
                                           r"\(.*m\.params\.card\.json says: id \d+ was '.' there, '.' here\); use the "
-                                          r"same --pretrain_corpus_path the params were trained with$"):
+                                          r"same --pretrain_corpus_path the params were trained with \(their card "
+                                          r"names .*wiki\.txt, changed since\)$"):
         driver.main(evaluate + ["--n_head", "2"])
+
+
+def test_params_of_another_vocabularys_size_name_the_corpus_their_card_names(trained, capsys):
+    """Params given another corpus (the demo's params with data/'s wiki.txt) were told to use "the same
+    --pretrain_corpus_path the params were trained with", which their card names: the message names it too; and
+    says so when that file has gone. Params without a card (the course's) name none."""
+    folder, params, evaluate = trained
+    (folder / "other.txt").write_text(WIKI + "Zoe Yu was born in Kyiv.\n", encoding="utf-8")  # more characters
+    other = [f"--pretrain_corpus_path={folder / 'other.txt'}" if a.startswith("--pretrain_corpus_path=") else a
+             for a in evaluate] + ["--n_head", "2"]
+    with pytest.raises(ParamsError) as e:
+        driver.main(other)
+    assert str(e.value).endswith(f"; use the same --pretrain_corpus_path the params were trained with (their card "
+                                 f"names {folder / 'wiki.txt'})"), str(e.value)
+    os.rename(folder / "wiki.txt", folder / "moved.txt")
+    with pytest.raises(ParamsError) as e:
+        driver.main(other)
+    assert str(e.value).endswith(f"(their card names {folder / 'wiki.txt'}, not there now)"), str(e.value)
+    os.remove(folder / "m.params.card.json")
+    with pytest.raises(ParamsError) as e:
+        driver.main(other)
+    assert str(e.value).endswith("use the same --pretrain_corpus_path the params were trained with"), str(e.value)
 
 
 def test_finetuning_from_params_of_another_vocabulary_is_refused(trained, capsys, monkeypatch):

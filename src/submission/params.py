@@ -14,7 +14,7 @@ import zipfile
 
 import torch
 
-from .card import card_heads, card_mismatch, read_card
+from .card import card_heads, card_mismatch, corpus_record, pretrain_corpus, read_card
 
 
 class ParamsError(ValueError):
@@ -292,6 +292,20 @@ def unloadable_reason(path, error):
     return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
 
 
+def _same_corpus(path, corpus_flag):
+    """The fix of params of another vocabulary: the corpus flag, and the corpus their card names, where it does
+    (card.pretrain_corpus: the path as the training run was given it), with whether that file has changed since
+    or is gone (then it is no longer the corpus to give)."""
+    corpus = pretrain_corpus(read_card(path))
+    named = ""
+    if corpus is not None:
+        now = corpus_record(corpus.get("realpath", corpus["path"]))
+        since = "" if now is not None and now["sha256"] == corpus["sha256"] else (
+            ", changed since" if now is not None else ", not there now")
+        named = f" (their card names {corpus['path']}{since})"
+    return f"use the same {corpus_flag} the params were trained with{named}"
+
+
 def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_corpus_path",
                 size_fix="use the model size they were trained with", variant_fix=None, itos=None):
     """Load a params file into `model` on any device, refusing code and explaining mismatches.
@@ -355,8 +369,7 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
     if "tok_emb.weight" in state and state["tok_emb.weight"].shape[0] != own["tok_emb.weight"].shape[0]:
         problem = (f"params have a vocabulary of {state['tok_emb.weight'].shape[0]} characters, the pretraining "
                    f"corpus gives {own['tok_emb.weight'].shape[0]}")
-        raise ParamsError(f"{path}: {problem}; use the same {corpus_flag} the params were trained with",
-                          problem=problem)
+        raise ParamsError(f"{path}: {problem}; {_same_corpus(path, corpus_flag)}", problem=problem)
     if not set(state) & set(own):
         problem = f"none of its {len(state)} keys (such as {sorted(state)[:2]}) names a weight of the assignment's GPT"
         raise ParamsError(f"{path}: {problem}; it holds another model's params", problem=problem)
@@ -383,7 +396,7 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
     mismatch = card_mismatch(path, target, itos)
     if mismatch is not None:
         problem, flag = mismatch
-        fix = f"{size_fix} ({flag})" if flag else f"use the same {corpus_flag} the params were trained with"
+        fix = f"{size_fix} ({flag})" if flag else _same_corpus(path, corpus_flag)
         raise ParamsError(f"{path}: {problem}; {fix}", problem=problem, looks_like=flag)
     target.load_state_dict(state)
     return model
