@@ -130,7 +130,7 @@ def check_text(text, stoi, room, what="the text"):
     """An AskError for a text the model cannot read: holding a sentinel or a character outside the
     vocabulary, or longer than `room` characters; `what` names it in the message."""
     check_sentinels(text, what)
-    bad = sorted({c for c in text if c not in stoi})
+    bad = list(dict.fromkeys(c for c in text if c not in stoi))  # each once, in the order typed
     if bad:
         raise AskError(f"characters outside the vocabulary of wiki.txt: {''.join(bad)!r}; use other "
                        f"characters, or the --data-dir the params were trained with")

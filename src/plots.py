@@ -184,12 +184,15 @@ def plot_curves(paths, out, title=None, dpi=100):
     fig, (ax_loss, ax_lr) = plt.subplots(2, 1, figsize=(8, 6), sharex=True, height_ratios=(2, 1),
                                          layout="constrained")
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    smoothed = False  # whether any log is long enough to be smoothed (80 steps or more)
     for i, (label, rows) in enumerate(logs):
         color = colors[i % len(colors)]
         steps = [r["step"] for r in rows]
         losses = [r["loss"] for r in rows]
         window = max(1, len(rows) // 40)
-        ax_loss.plot(steps, losses, color=color, alpha=0.25, linewidth=0.8)
+        if window > 1:  # each step faint under the mean (unsmoothed, the bold line is each step)
+            ax_loss.plot(steps, losses, color=color, alpha=0.25, linewidth=0.8)
+            smoothed = True
         smooth_note = f", mean of {window} steps" if window > 1 else ""
         ax_loss.plot(steps, moving_average(losses, window), color=color, linewidth=1.8,
                      label=f"{label} ({len(rows)} steps{smooth_note})")
@@ -204,7 +207,8 @@ def plot_curves(paths, out, title=None, dpi=100):
     ax_lr.set_xlabel("optimizer step")
     ax_lr.ticklabel_format(axis="y", style="sci", scilimits=(-2, 2))
     ax_lr.grid(True, alpha=0.3)
-    fig.suptitle(title or "Training loss and learning rate per step (faint: each step; bold: smoothed)")
+    fig.suptitle(title or "Training loss and learning rate per step"
+                 + (" (faint: each step; bold: smoothed)" if smoothed else ""))
     try:
         return _save(fig, out, dpi)
     finally:

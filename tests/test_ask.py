@@ -934,3 +934,10 @@ def test_a_tally_of_params_pretrained_on_another_corpus_comes_with_a_note(traine
     assert status == 0 and "; right)" in out and err == "", err
     status, out, err = run_main(argv + [str(tmp_path / "other"), *(n for n, _ in PEOPLE)], capsys)
     assert status == 0 and "answers checked" not in out and err == "", err
+
+
+def test_characters_outside_the_vocabulary_are_named_once_each_in_the_order_typed():
+    """"Zoë 李明" was reported as 'ë明李': sorted by code point, not as typed."""
+    stoi = {c: i for i, c in enumerate("Zo ")}
+    with pytest.raises(ask.AskError, match=r"outside the vocabulary of wiki\.txt: 'ë李明'; "):
+        ask.check_text("Zoë 李明 ë", stoi, 100)

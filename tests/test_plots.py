@@ -248,6 +248,21 @@ def test_curves_draw_the_logged_losses_their_trailing_mean_and_the_learning_rate
     assert smooth.get_label() == "a (120 steps, mean of 3 steps)"
     (rate,) = ax_lr.get_lines()
     assert list(rate.get_xdata()) == steps[1:] and list(rate.get_ydata()) == lrs[:-1]
+    assert fig._suptitle.get_text().endswith("(faint: each step; bold: smoothed)")
+
+
+def test_a_log_too_short_to_smooth_draws_each_step_once_and_the_title_says_no_smoothing(tmp_path, monkeypatch):
+    """Under 80 steps the mean is of 1 step: the faint line and the bold one were the same line, under a title
+    naming both."""
+    needs_matplotlib()
+    figures = saved_figures(monkeypatch)
+    log = tmp_path / "a.params.log.jsonl"
+    log.write_text("".join(json.dumps({"step": s, "loss": 3.0 / s, "lr": 1e-3}) + "\n" for s in range(1, 24)))
+    assert plots.main(["curves", str(log), "--out", str(tmp_path / "c.png")]) == 0
+    (fig,) = figures
+    (line,) = fig.axes[0].get_lines()
+    assert line.get_label() == "a (23 steps)" and len(line.get_xdata()) == 23
+    assert fig._suptitle.get_text() == "Training loss and learning rate per step"
 
 
 def test_the_trailing_mean_leaves_out_the_nan_of_a_batch_with_nothing_counted():
