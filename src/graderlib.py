@@ -154,11 +154,14 @@ def describe_exception(exc, tb, own_files=()):
 
 
 def _relpath(path):
+    """A file of a traceback as a message names it: relative to the working folder when inside it, else as it
+    is (absolute): a student's code graded with --code-dir from elsewhere ("../submission/helper.py" on
+    Gradescope) is named where it lies, as the message's header names that folder."""
     try:
         rel = os.path.relpath(path)
     except ValueError:  # another drive (Windows)
         return path
-    return path if rel.startswith(".." + os.sep + "..") else rel
+    return path if rel == ".." or rel.startswith(".." + os.sep) else rel
 
 
 def _stop_thread(thread):
@@ -294,13 +297,14 @@ class _OutputBudget:
             return shown
 
     def end_test(self):
-        """A line for the frame saying what was left out of the test that ended, or None; starts the next."""
+        """A line for the frame saying what was left out of the test that ended, "" to end a line the code under
+        test left open (an input() prompt: the frame's FAIL ran on after it), or None; starts the next."""
         with self._lock:
             dropped, open_line = self.dropped, self.open_line
             self.used = self.dropped = 0
             self.open_line = False
         if not dropped:
-            return None
+            return "" if open_line else None
         return (("\n" if open_line else "") + f"[the code under test printed {dropped:,} more characters, not shown: "
                 f"the grader shows {self.cap:,} a test]")
 
@@ -434,8 +438,9 @@ class Grader:
         if thread.is_alive():
             where = self._running(thread)
             self._halt(thread)
-            runs_on = ("; it did not stop when asked (code that catches every exception, BaseException or a bare "
-                       "`except:`, swallows the grader's stop) and runs on beside the tests after it"
+            runs_on = ("; it did not stop when asked (it waits in a call that Python cannot interrupt, such as "
+                       "input(), breakpoint() or time.sleep(), or catches every exception, BaseException or a bare "
+                       "`except:`, swallowing the grader's stop) and runs on beside the tests after it"
                        if thread.is_alive() else "")
             return Result(test, False, f"timed out after {test.timeout} s{where}{runs_on}", time.monotonic() - start)
         seconds = time.monotonic() - start
@@ -486,7 +491,7 @@ class Grader:
             say(f"----- START {test.id}: {test.description}")
             r = self.run_test(test)
             left_out = self._budget.end_test()
-            if left_out:
+            if left_out is not None:  # "": ends the line the code under test left open
                 say(left_out)
             if not r.passed:
                 lines = r.reason.split("\n")

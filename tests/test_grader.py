@@ -1701,8 +1701,9 @@ def test_a_timed_out_test_that_swallows_the_stop_is_said_to_run_on(monkeypatch):
     g.add("9a-1-hidden", "passes", lambda ctx: None, 5)
     results = g.run(out=None)
     assert results[0].reason.startswith("timed out after 0.5 s, at ")
-    assert results[0].reason.endswith("; it did not stop when asked (code that catches every exception, "
-                                      "BaseException or a bare `except:`, swallows the grader's stop) and runs on "
+    assert results[0].reason.endswith("; it did not stop when asked (it waits in a call that Python cannot interrupt, "
+                                      "such as input(), breakpoint() or time.sleep(), or catches every exception, "
+                                      "BaseException or a bare `except:`, swallowing the grader's stop) and runs on "
                                       "beside the tests after it")
     assert results[1].passed and len(g.abandoned) == 1
     g.abandoned[0].join(10)
@@ -1805,6 +1806,32 @@ def test_the_output_cap_counts_every_write_and_ends_a_cut_line_before_its_note(c
     spent = graderlib._OutputBudget(0)
     assert graderlib._Capped(frame, spent).write("----- END\n") == 10 and frame.getvalue() == "----- END\n"
     assert spent.end_test() is None
+
+
+def test_a_line_the_code_under_test_leaves_open_is_ended_before_the_frames_next_line(capsys):
+    """input("press enter") prints a prompt without a newline: the test's "FAIL: ..." ran on after it."""
+    def prompt(ctx):
+        sys.stdout.write("press enter to continue")
+        raise RuntimeError("no input")
+
+    g = graderlib.Grader({"9a-0-basic": 1, "9a-1-hidden": 1})
+    g.add("9a-0-basic", "prompts", prompt, 5)
+    g.add("9a-1-hidden", "says a whole line", lambda ctx: print("done"), 5)
+    g.run()
+    out = capsys.readouterr().out
+    assert "\npress enter to continue\nFAIL: " in out
+    assert "\ndone\n----- END 9a-1-hidden" in out  # a line ended by its own newline gets no blank line
+
+
+def test_files_outside_the_working_folder_are_named_where_they_lie(tmp_path, monkeypatch):
+    """A student's code graded from elsewhere (--code-dir, Gradescope's ../submission) was named "../st/helper.py":
+    a path relative to the folder the grader ran in, not the folder the message's header names."""
+    inside = tmp_path / "repo"
+    (inside / "src").mkdir(parents=True)
+    monkeypatch.chdir(inside)
+    assert graderlib._relpath(str(inside / "src" / "a.py")) == os.path.join("src", "a.py")
+    assert graderlib._relpath(str(tmp_path / "st" / "helper.py")) == str(tmp_path / "st" / "helper.py")
+    assert graderlib._relpath(str(inside / "..x.py")) == "..x.py"  # a name that begins with "..": inside
 
 
 def test_json_names_numbers_and_notes_each_test():
