@@ -21,6 +21,7 @@ data error (a missing folder or question file).
 """
 import argparse
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -44,7 +45,7 @@ with interruptible_start("deliverables.py"):  # torch loads here
     try:  # this check runs on the package it checks: one that does not import stops it in one line
         import run as driver
         from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
-        from submission.card import read_card
+        from submission.card import CARD_SUFFIX, card_path, read_card
         from submission.params import PARAMS_FILES, WRAPPER_PREFIXES, load_torch_file
         from submission.utils import ParamsError, atomic_write, check_output_path, load_params, run_cli
     except Exception as e:
@@ -296,6 +297,19 @@ def with_grader_verdicts(rows, data_dir, submission_dir):
     return out
 
 
+def card_without_paths(data):
+    """A card's bytes as zipped: its pretraining corpus's paths on the student's machine (a home folder's name)
+    left out, its sha256 kept; bytes that are no JSON object go as they are."""
+    try:
+        card = json.loads(data.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError is one too
+        return data
+    if not isinstance(card, dict) or not isinstance(card.get("pretrain_corpus"), dict):
+        return data
+    card["pretrain_corpus"] = {k: v for k, v in card["pretrain_corpus"].items() if k not in ("path", "realpath")}
+    return (json.dumps(card, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+
+
 def write_zip(out, files, checked=None):
     """[(path, name in the zip)] as one zip, written atomically. `checked` ({path: sha256} taken before the
     check): a file whose bytes are no longer those is a DataError and no zip is written (a run in another
@@ -311,7 +325,7 @@ def write_zip(out, files, checked=None):
                 if checked is not None and hashlib.sha256(data).hexdigest() != checked.get(path):
                     raise DataError(f"{path}: changed while the deliverables were checked (a run writing it?), "
                                     f"so no zip is written; run the check again once nothing writes there")
-                z.writestr(info, data)
+                z.writestr(info, card_without_paths(data) if arcname.endswith(CARD_SUFFIX) else data)
     atomic_write(out, write)
 
 
@@ -366,6 +380,10 @@ def main(argv=None):
     names = package_files(args.code_dir)
     files = ([(os.path.join(args.code_dir, n), n) for n in names]
              + [(os.path.join(args.submission_dir, n), n) for n in HANDOUT_ORDER if n not in CODE])
+    # the params' cards (card.py), where they are these params' own: the grader's notes on params trained fewer
+    # epochs than the course's, or with other heads, read them, on Gradescope too
+    files += [(card_path(path), n + CARD_SUFFIX) for path, n in list(files)
+              if n in PARAMS and read_card(path) is not None]
     check_output_path(args.zip, "zip", inputs=[path for path, _ in files])
     target = os.path.realpath(args.zip)  # what is written: a link's target (files.py replaces that)
     if os.path.exists(target) and not os.path.isfile(target):  # /dev/full, a FIFO: reading it as a zip never ends
@@ -406,7 +424,9 @@ def main(argv=None):
               f"{where_and_earlier_zip(args.submission_dir, args.zip, outputs_wrong)}", file=sys.stderr)
         return 1
     write_zip(args.zip, [(path, f"src/submission/{n}") for path, n in files], checked)
-    print(f"wrote {args.zip}: the {len(HANDOUT_ORDER)} deliverables and the package's other modules "
+    cards = sum(n.endswith(CARD_SUFFIX) for _, n in files)
+    print(f"wrote {args.zip}: the {len(HANDOUT_ORDER)} deliverables and the package's other modules"
+          + (f", the params' {cards} card(s)" if cards else "") + " "
           f"({os.path.getsize(args.zip) / 2 ** 20:.1f} MiB); the written answers' PDF (make) is submitted apart")
     if low:
         print(f"{len(low)} of the predictions files {'are' if len(low) > 1 else 'is'} below the grader's pass mark "

@@ -593,3 +593,29 @@ def test_finetuned_params_that_are_the_pretrained_ones_byte_for_byte_are_bad(com
     assert "the same bytes as synthesizer.pretrain.params: the pretrained params, not finetuned (a copy); remake it " \
            "with " in lines[15] and "synthesizer_finetune_with_pretrain" in lines[15]
     assert lines[11].split()[1:3] == ["ok", "vanilla.finetune.params"]  # its own bytes: as it was
+
+
+def test_the_params_own_cards_are_zipped_without_the_students_paths(complete, tmp_path, capsys):
+    """The grader's notes on params trained fewer epochs than the course's read their cards, which the zip left
+    out: on Gradescope the notes were gone. A card goes in where it is its params' own, less the paths of the
+    pretraining corpus on the student's machine (its sha256 kept)."""
+    from submission.card import corpus_record, write_card
+    code, folder = complete
+    vocab = CharCorruptionDataset(read_text(os.path.join(DATA, "wiki.txt")), 128)
+    model = GPT(GPTConfig(vocab.vocab_size, 128, n_layer=1, n_head=2, n_embd=16))
+    for name in ("vanilla.pretrain.params", "vanilla.finetune.params"):
+        write_card(str(folder / name), model, vocab.itos, function="pretrain", epochs=1,
+                   corpus=corpus_record(os.path.join(DATA, "wiki.txt")))
+    torch.save(model.state_dict(), folder / "vanilla.finetune.params")  # remade since: its card is another's
+    out = tmp_path / "submission.zip"
+    status, lines, _ = run(complete, out, capsys)
+    assert status == 0 and "the package's other modules, the params' 1 card(s) (" in lines[-1], lines[-1]
+    with zipfile.ZipFile(out) as z:
+        cards = [n for n in z.namelist() if n.endswith(".card.json")]
+        assert cards == ["src/submission/vanilla.pretrain.params.card.json"]
+        card = json.loads(z.read(cards[0]))
+    kept = json.loads((folder / "vanilla.pretrain.params.card.json").read_text(encoding="utf-8"))
+    assert kept["pretrain_corpus"]["realpath"] == os.path.realpath(os.path.join(DATA, "wiki.txt"))  # untouched
+    assert card["pretrain_corpus"] == {"sha256": kept["pretrain_corpus"]["sha256"]}
+    assert {k: v for k, v in card.items() if k != "pretrain_corpus"} == {
+        k: v for k, v in kept.items() if k != "pretrain_corpus"}
