@@ -298,7 +298,7 @@ def profiled_names(names, keys):
     return [name for name in names if name == "fast" or (keys is not None and PATH_KEYS.get(name) in keys)]
 
 
-def profile_fast(run, batches, device, variant, summary, name="fast"):
+def profile_path(run, batches, device, variant, summary, name="fast"):
     """--profile: print where `run`'s steps (the path `name`, warm: time_steps compiled and recorded its graphs)
     spend their time, and add its figures to `summary`, as profile_<variant>_... (the fast path) or
     profile_<variant>_<its PATH_KEYS key>_.... A profiler that fails (its tracing library missing or refusing)
@@ -651,10 +651,10 @@ def main(argv=None):
         if cuda:  # TF32 again, as the fast steps were timed: the evaluation turned it off, and a compiled
             # step guards on it (without it, it would compile anew)
             torch.backends.cuda.matmul.allow_tf32 = True
-        print(f"\nwhere a fast step's time goes ({PROFILED_STEPS} steps of each variant under torch.profiler, "
+        print(f"\nwhere a step's time goes ({PROFILED_STEPS} fast steps of each variant under torch.profiler, "
               f"after the timing above{'; and of each path --paths names' if args.paths else ''}):")
         for variant, name, run in profiled:
-            profile_fast(run, batches[1:], device, variant, summary, name)
+            profile_path(run, batches[1:], device, variant, summary, name)
 
     # verdicts
     train_target = TARGETS["train_gpu"] if cuda else TARGETS["train_cpu"]

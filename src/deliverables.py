@@ -45,7 +45,7 @@ with interruptible_start("deliverables.py"):  # torch loads here
     try:  # this check runs on the package it checks: one that does not import stops it in one line
         import run as driver
         from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
-        from submission.card import CARD_SUFFIX, card_path, read_card
+        from submission.card import CARD_SUFFIX, card_path, card_text, read_card
         from submission.params import PARAMS_FILES, WRAPPER_PREFIXES, load_torch_file
         from submission.utils import ParamsError, atomic_write, check_output_path, load_params, run_cli
     except Exception as e:
@@ -298,16 +298,20 @@ def with_grader_verdicts(rows, data_dir, submission_dir):
 
 
 def card_without_paths(data):
-    """A card's bytes as zipped: its pretraining corpus's paths on the student's machine (a home folder's name)
-    left out, its sha256 kept; bytes that are no JSON object go as they are."""
+    """A card's bytes as zipped: its pretraining corpus's folders on the student's machine (a home folder's name)
+    left out, its sha256 and file name kept (card.pretrain_corpus reads an entry with both); bytes that are no
+    JSON object go as they are."""
     try:
         card = json.loads(data.decode("utf-8"))
     except ValueError:  # UnicodeDecodeError is one too
         return data
     if not isinstance(card, dict) or not isinstance(card.get("pretrain_corpus"), dict):
         return data
-    card["pretrain_corpus"] = {k: v for k, v in card["pretrain_corpus"].items() if k not in ("path", "realpath")}
-    return (json.dumps(card, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+    corpus = {k: v for k, v in card["pretrain_corpus"].items() if k != "realpath"}
+    if isinstance(corpus.get("path"), str):
+        corpus["path"] = os.path.basename(corpus["path"].replace("\\", "/"))  # a Windows path's name too
+    card["pretrain_corpus"] = corpus
+    return card_text(card).encode("utf-8")
 
 
 def write_zip(out, files, checked=None):
@@ -352,7 +356,8 @@ def where_and_earlier_zip(submission_dir, zip_path, outputs_wrong):
     text = ""
     if outputs_wrong:
         folder = grader._rel(submission_dir)
-        text = f" (outputs read from {folder}{os.sep}; OUT_DIR=FOLDER ./run.sh deliverables reads another)"
+        text = (f" (outputs read from {folder}{os.sep}; OUT_DIR=FOLDER ./run.sh deliverables, or --submission-dir, "
+                f"reads another)")
     if os.path.isfile(zip_path):
         made = time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(zip_path)))
         text += f"; {grader._rel(zip_path)} is an earlier check's, of {made}, not this one's"

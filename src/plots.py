@@ -178,7 +178,8 @@ def moving_average(values, window):
 
 
 def plot_curves(paths, out, title=None, dpi=100):
-    """Loss (raw and smoothed) and learning rate against the step, one colour per log; writes `out`."""
+    """Loss (each step, and from 80 steps on its trailing mean) and learning rate against the step, one colour per
+    log; writes `out`."""
     plt = pyplot()
     logs = [(label, read_log(p)) for label, p in zip(log_labels(paths), paths)]
     fig, (ax_loss, ax_lr) = plt.subplots(2, 1, figsize=(8, 6), sharex=True, height_ratios=(2, 1),

@@ -199,8 +199,8 @@ def test_missing_and_bad_files_name_their_fix_and_no_zip_is_written(complete, tm
     # the last line names the folder read, and says that the zip already there is not this check's
     assert status == 1 and re.fullmatch(
         rf"5 of the deliverables are missing or bad; no zip written \(outputs read from {re.escape(str(folder))}/; "
-        rf"OUT_DIR=FOLDER ./run.sh deliverables reads another\); {re.escape(str(out))} is an earlier check's, of "
-        rf"\d{{4}}-\d\d-\d\d \d\d:\d\d, not this one's", err.strip()), err
+        rf"OUT_DIR=FOLDER ./run.sh deliverables, or --submission-dir, reads another\); {re.escape(str(out))} is an "
+        rf"earlier check's, of \d{{4}}-\d\d-\d\d \d\d:\d\d, not this one's", err.strip()), err
     said = {line.split()[2]: line for line in lines}
     assert said["helper.py"].split()[1] == "bad" and "line 1" in said["helper.py"]
     assert said["vanilla.pretrain.params"].split()[1] == "bad"
@@ -597,9 +597,9 @@ def test_finetuned_params_that_are_the_pretrained_ones_byte_for_byte_are_bad(com
 
 def test_the_params_own_cards_are_zipped_without_the_students_paths(complete, tmp_path, capsys):
     """The grader's notes on params trained fewer epochs than the course's read their cards, which the zip left
-    out: on Gradescope the notes were gone. A card goes in where it is its params' own, less the paths of the
-    pretraining corpus on the student's machine (its sha256 kept)."""
-    from submission.card import corpus_record, write_card
+    out: on Gradescope the notes were gone. A card goes in where it is its params' own, less the folders of the
+    pretraining corpus on the student's machine (its sha256 and file name kept, which the card's readers need)."""
+    from submission.card import corpus_record, pretrain_corpus, write_card
     code, folder = complete
     vocab = CharCorruptionDataset(read_text(os.path.join(DATA, "wiki.txt")), 128)
     model = GPT(GPTConfig(vocab.vocab_size, 128, n_layer=1, n_head=2, n_embd=16))
@@ -616,6 +616,7 @@ def test_the_params_own_cards_are_zipped_without_the_students_paths(complete, tm
         card = json.loads(z.read(cards[0]))
     kept = json.loads((folder / "vanilla.pretrain.params.card.json").read_text(encoding="utf-8"))
     assert kept["pretrain_corpus"]["realpath"] == os.path.realpath(os.path.join(DATA, "wiki.txt"))  # untouched
-    assert card["pretrain_corpus"] == {"sha256": kept["pretrain_corpus"]["sha256"]}
+    assert card["pretrain_corpus"] == {"sha256": kept["pretrain_corpus"]["sha256"], "path": "wiki.txt"}
+    assert pretrain_corpus(card) == card["pretrain_corpus"]  # a record the readers of cards take
     assert {k: v for k, v in card.items() if k != "pretrain_corpus"} == {
         k: v for k, v in kept.items() if k != "pretrain_corpus"}

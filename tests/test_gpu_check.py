@@ -163,6 +163,19 @@ def test_the_run_sh_steps_ask_for_cuda_and_the_tests_step_leaves_the_device_to_c
     assert devices == ["GPT_DEVICE=cuda"] * 3 + ["GPT_DEVICE=unset"] + ["GPT_DEVICE=cuda"] * 2, devices
 
 
+def test_an_earlier_calls_files_in_a_reused_out_are_no_figures_of_this_one(tmp_path):
+    """A step skipped for want of budget wrote no file, so the summary's accuracy came from an earlier call's
+    eval file left in a reused $OUT; now a skipped step empties its file. The candidate pretraining sleeps 9 s
+    of a 38 s budget, so its eval step is skipped."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "eval-graphs.txt").write_text("Correct: 99.0 out of 500.0: 19.8%\nfinetuning took 1 s\n")
+    p, calls, out = fake_timeout_run(tmp_path, 'case "$*" in *--step_graphs*) sleep 9 ;; esac\nexit 0', budget=38)
+    summary = (out / "summary.txt").read_text()
+    assert re.search(r"^== eval-graphs: skipped, \d+ s of the 38 s budget left$", summary, re.M), summary
+    assert "Correct" not in summary and "took" not in summary and (out / "eval-graphs.txt").read_text() == ""
+
+
 def fake_timeout_run(tmp_path, script, budget=None):
     """Run .ci/gpu-check with a `timeout` on PATH whose body is `script` (sh; "$@" is timeout's own arguments,
     each call also recorded in calls.txt), nothing trained; (the process, the recorded calls, the $OUT folder)."""
@@ -209,8 +222,8 @@ def test_the_bench_profiles_and_the_candidate_pretrains_before_the_default(tmp_p
 
 @pytest.mark.parametrize("status, passed", [(124, True), (137, True), (1, False)])
 def test_the_step_graph_pretraining_cut_by_its_limit_still_passes_and_a_crash_does_not(tmp_path, status, passed):
-    """A pretraining cut by its limit still gives its pace, from the .partial log of its epochs, so the limit does
-    not fail the check (and its finetuning is skipped); a crash does. It writes to a folder of its own, the default
+    """A pretraining cut by its limit is a figure (its pace line, from the .partial log of its epochs where there is
+    one: here none), so the limit does not fail the check (and its finetuning is skipped); a crash does. It writes to a folder of its own, the default
     pretraining's apart."""
     first = f'case "$*" in *--step_graphs*) echo "OUT_DIR=$OUT_DIR"; exit {status} ;; esac'
     p, calls, out = fake_timeout_run(tmp_path, f"{first}\nexit 0")

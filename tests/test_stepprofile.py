@@ -77,7 +77,7 @@ def test_a_profiler_that_cannot_start_is_a_line_of_the_bench_not_its_end(monkeyp
         raise RuntimeError("CUPTI_ERROR_NOT_INITIALIZED\nmore detail")
     monkeypatch.setattr(torch.profiler.profile, "start", refuse)
     summary = {}
-    bench.profile_fast(ThreeProducts(), [(torch.ones(2, 2), torch.ones(2, 2))], "cpu", "vanilla", summary)
+    bench.profile_path(ThreeProducts(), [(torch.ones(2, 2), torch.ones(2, 2))], "cpu", "vanilla", summary)
     out = capsys.readouterr().out
     assert out == "  vanilla: no profile, torch.profiler did not start: CUPTI_ERROR_NOT_INITIALIZED\n"
     assert summary == {}
@@ -94,7 +94,7 @@ def test_a_failing_step_is_the_steps_error_not_the_profilers():
 
 def test_the_benchs_profile_adds_its_figures_to_the_summary(capsys):
     summary = {}
-    bench.profile_fast(ThreeProducts(), [(torch.randn(8, 8), torch.randn(8, 8))], "cpu", "synthesizer", summary)
+    bench.profile_path(ThreeProducts(), [(torch.randn(8, 8), torch.randn(8, 8))], "cpu", "synthesizer", summary)
     out = capsys.readouterr().out
     assert out.startswith("  synthesizer, 10 steps: ")
     assert set(summary) == {"profile_synthesizer_ms_per_step", "profile_synthesizer_busy_ms_per_step",
@@ -111,7 +111,7 @@ def test_the_paths_named_by_paths_are_profiled_too_under_their_own_keys(capsys):
         "fast", "fast, step graphs + compile, 2 length groups"]
     assert bench.profiled_names(names, ["packed", "eager"]) == ["fast", "fast, packed"]
     summary = {}
-    bench.profile_fast(ThreeProducts(), [(torch.randn(8, 8), torch.randn(8, 8))], "cpu", "vanilla", summary,
+    bench.profile_path(ThreeProducts(), [(torch.randn(8, 8), torch.randn(8, 8))], "cpu", "vanilla", summary,
                        "fast, step graphs + compile, 2 length groups")
     assert capsys.readouterr().out.startswith("  vanilla, fast, step graphs + compile, 2 length groups, 10 steps: ")
     assert set(summary) == {f"profile_vanilla_step_graphs_compile_2_groups_{what}_per_step"

@@ -114,6 +114,11 @@ def _shown(text):
     return text if text.isprintable() else repr(text)
 
 
+def card_text(card):
+    """A card (a dict) as its file's text."""
+    return json.dumps(card, ensure_ascii=False, indent=1) + "\n"
+
+
 def write_card(params_path, model, itos, function=None, epochs=None, corpus=None):
     """Write the card of params just written by `model` (unwrapped), whose vocabulary is `itos`, and
     `function`, run.py's ("pretrain" or "finetune"), the `epochs` trained and the `corpus` the weights
@@ -133,7 +138,7 @@ def write_card(params_path, model, itos, function=None, epochs=None, corpus=None
     if corpus is not None:
         card["pretrain_corpus"] = dict(corpus)
     try:
-        atomic_write_text(card_path(params_path), json.dumps(card, ensure_ascii=False, indent=1) + "\n")
+        atomic_write_text(card_path(params_path), card_text(card))
     except (OSError, ValueError) as e:  # files.py's DataError (a ValueError) names the path and the reason
         print(f"note: {card_path(params_path)} not written, so loading {params_path} will not check its --n_head "
               f"and vocabulary ({e})", file=sys.stderr)

@@ -299,9 +299,11 @@ def _same_corpus(path, corpus_flag):
     corpus = pretrain_corpus(read_card(path))
     named = ""
     if corpus is not None:
-        now = corpus_record(corpus.get("realpath", corpus["path"]))
-        since = "" if now is not None and now["sha256"] == corpus["sha256"] else (
-            ", changed since" if now is not None else ", not there now")
+        since = ""
+        if "realpath" in corpus:  # (a card zipped by deliverables.py keeps the file's name alone)
+            now = corpus_record(corpus["realpath"])
+            since = "" if now is not None and now["sha256"] == corpus["sha256"] else (
+                ", changed since" if now is not None else ", not there now")
         named = f" (their card names {corpus['path']}{since})"
     return f"use the same {corpus_flag} the params were trained with{named}"
 
