@@ -223,8 +223,8 @@ def test_the_bench_profiles_and_the_candidate_pretrains_before_the_default(tmp_p
 @pytest.mark.parametrize("status, passed", [(124, True), (137, True), (1, False)])
 def test_the_step_graph_pretraining_cut_by_its_limit_still_passes_and_a_crash_does_not(tmp_path, status, passed):
     """A pretraining cut by its limit is a figure (its pace line, from the .partial log of its epochs where there is
-    one: here none), so the limit does not fail the check (and its finetuning is skipped); a crash does. It writes to a folder of its own, the default
-    pretraining's apart."""
+    one: here none), so the limit does not fail the check (and its finetuning is skipped); a crash does. It writes to
+    a folder of its own, the default pretraining's apart."""
     first = f'case "$*" in *--step_graphs*) echo "OUT_DIR=$OUT_DIR"; exit {status} ;; esac'
     p, calls, out = fake_timeout_run(tmp_path, f"{first}\nexit 0")
     assert (p.returncode == 0) == passed, (p.returncode, p.stderr)
