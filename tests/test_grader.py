@@ -382,14 +382,31 @@ class NotShifted(SpanMutant):
         return x, x.clone()
 
 
+class LeadingDimension(SpanMutant):
+    """Each item as a batch of one, (1, T): the right ids with an extra dimension."""
+    def __getitem__(self, idx):
+        x, y = super().__getitem__(idx)
+        return x[None], y[None]
+
+
+class StringItems(SpanMutant):
+    """The masked strings themselves, not their ids."""
+    def __getitem__(self, idx):
+        x, y = super().__getitem__(idx)
+        return "".join(self.itos[int(i)] for i in x), "".join(self.itos[int(i)] for i in y)
+
+
 @pytest.mark.parametrize("mutant, phrase", [(WrongLength, "len(dataset) is 57; the corpus has 58 items"),
+                                            (LeadingDimension, "x has shape (1, 127), expected (127,)"),
+                                            (StringItems, "x is a str, expected a torch tensor"),
                                             (LengthRaises, "len(dataset) raised TypeError: no length"),
                                             (Int32Items, "x has dtype torch.int32, expected torch.long"),
                                             (NotPadded, "expected (127,): x = masked_string[:-1]"),
                                             (NotShifted, "x[1:] != y[:-1] (first at position")])
 def test_length_and_item_mutants_fail_1e2_only(corpus, monkeypatch, mutant, phrase):
     """The span tests but 1e-2 never ask for the length: a wrong or failing __len__ cost all four. 1e-2
-    alone checks the items' types, shapes and shift too: the other span tests read the string they spell."""
+    alone checks the items' types, shapes and shift too: the other span tests read the string they spell (items
+    of shape (1, T), or strings, failed all four: "cannot decode a dataset item")."""
     monkeypatch.setattr(submission, "CharCorruptionDataset", mutant)
     results = run(corpus[0], SPAN_TESTS)
     assert failing(results) == {"1e-2-basic"}, {i: r.reason for i, r in results.items()}
