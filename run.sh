@@ -323,9 +323,9 @@ case "$MODE" in
     fi
     # every mode's input before the first mode trains: a missing birth_test_inputs.tsv stopped `all` only at the
     # first test evaluation, after the finetuning before it (hours on a CPU at the course's size)
-    for f in wiki.txt birth_places_train.tsv birth_dev.tsv birth_test_inputs.tsv; do
-      if [ ! -f "$DATA/$f" ]; then
-        echo "run.sh all: $DATA/$f not found; its modes read wiki.txt, birth_places_train.tsv, birth_dev.tsv and" \
+    for f in "${WIKI#*=}" "${TRAIN#*=}" "${DEV#*=}" "${TEST#*=}"; do  # the files the modes are given
+      if [ ! -f "$f" ]; then
+        echo "run.sh all: $f not found; its modes read wiki.txt, birth_places_train.tsv, birth_dev.tsv and" \
           "birth_test_inputs.tsv from the folder DATA_DIR names (the course's starter code has the four)" >&2
         exit 2
       fi

@@ -57,6 +57,7 @@ with interruptible_start("deliverables.py"):  # torch loads here
         sys.exit(1)
 
 CODE = grader.CODE_FILES  # the handout's seven code files
+ZIPPED = ("ok", "low", "stale")  # a file's statuses that let it into the zip (the others: missing or bad)
 PARAMS = PARAMS_FILES  # file: (variant, the run.sh mode that writes it, the modes before it)
 PREDICTIONS = grader.PREDICTIONS  # file: (split, mode, the modes before it)
 HANDOUT_ORDER = CODE + [  # the handout's numbered list, 1 to 18
@@ -413,7 +414,7 @@ def main(argv=None):
     width = max(len(n) for n in HANDOUT_ORDER)
     for i, (name, status, note) in enumerate(rows, start=1):
         print(f"{i:2d}. {status:7s} {name:{width}s}  {note}")
-    problems = sum(status not in ("ok", "low", "stale") for _, status, _ in rows)
+    problems = sum(status not in ZIPPED for _, status, _ in rows)
     low = [name for name, status, _ in rows if status == "low"]
     stale = [name for name, status, _ in rows if status in ("stale", "low") and stale_source(name, args.submission_dir)]
     if not problems:
@@ -424,7 +425,7 @@ def main(argv=None):
                  if why is None else f"a copy of its {len(names)} modules does not import: {why}"))
         problems += why is not None
     if problems:
-        outputs_wrong = any(status not in ("ok", "low", "stale") for name, status, _ in rows if name not in CODE)
+        outputs_wrong = any(status not in ZIPPED for name, status, _ in rows if name not in CODE)
         print(f"{problems} of the deliverables {'are' if problems > 1 else 'is'} missing or bad; no zip written"
               f"{where_and_earlier_zip(args.submission_dir, args.zip, outputs_wrong)}", file=sys.stderr)
         return 1

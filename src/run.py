@@ -44,6 +44,8 @@ with interruptible_start("run.py"):  # torch loads here
 
 SPAWN_SAFE = True  # DataLoader workers started by "spawn" import this module again: it trains under __main__ alone
 SHARED_FLAGS = "RUN_PY_SHARED_FLAGS"  # set: the flags are a pipeline's, given to all its steps (no notes)
+FUNCTIONS = ("pretrain", "finetune", "evaluate")  # --function's choices, or the first positional's
+VARIANTS = ("vanilla", "synthesizer")  # --variant's, or the second positional's
 TRAINER_OVERRIDES = ("max_epochs", "batch_size", "learning_rate", "num_workers", "length_groups")
 
 
@@ -78,9 +80,9 @@ def build_parser():
     p = OneLineParser(description="Pretrain, finetune or evaluate the assignment's GPT.", hints=FOLDER_HINTS)
     p.add_argument("positional", nargs="*", metavar="FUNCTION VARIANT CORPUS",
                    help="CS224N style: function, variant and pretraining corpus as positionals")
-    p.add_argument("--function", choices=["pretrain", "finetune", "evaluate"], action=GivenOnce,
+    p.add_argument("--function", choices=FUNCTIONS, action=GivenOnce,
                    help="what to run (run.sh's modes give it)")
-    p.add_argument("--variant", choices=["vanilla", "synthesizer"], action=GivenOnce,
+    p.add_argument("--variant", choices=VARIANTS, action=GivenOnce,
                    help="the attention: vanilla causal self-attention or the dense synthesizer")
     p.add_argument("--pretrain_corpus_path", action=GivenOnce,
                    help="the pretraining text; it also defines the vocabulary")
@@ -179,15 +181,15 @@ def parse_args(argv=None):
         if getattr(args, name) is not None and getattr(args, name) != value:
             p.error(f"{name} given twice, as {value!r} and as --{name}={getattr(args, name)!r}")
         setattr(args, name, value)
-    if args.function not in ("pretrain", "finetune", "evaluate"):
-        p.error(choice_error("function", args.function, ("pretrain", "finetune", "evaluate"), 1))
+    if args.function not in FUNCTIONS:
+        p.error(choice_error("function", args.function, FUNCTIONS, 1))
     mode = os.environ.get("RUN_SH_MODE", "")
     if mode.endswith("_finetune_without_pretrain") and args.reading_params_path is not None:
         # the deliverable without pretraining, made from pretrained params without a word
         p.error(f"{mode} trains from scratch, without pretrained params; --reading_params_path would finetune "
                 f"them: use {mode.replace('without', 'with')}, which reads OUT_DIR's pretrained params")
-    if args.variant not in ("vanilla", "synthesizer"):
-        p.error(choice_error("variant", args.variant, ("vanilla", "synthesizer"), 2))
+    if args.variant not in VARIANTS:
+        p.error(choice_error("variant", args.variant, VARIANTS, 2))
     if args.dropout is not None and not 0.0 <= args.dropout < 1.0:
         p.error(f"--dropout must be at least 0 and below 1, got {args.dropout}")
     check_model_flags(p, args)
