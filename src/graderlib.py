@@ -608,7 +608,7 @@ def write_json(results, path, execution_time=None):
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
+        with contextlib.suppress(FileNotFoundError):  # the error being raised stays the one said
             os.unlink(tmp)
         raise
 

@@ -155,5 +155,5 @@ def add_to_record(folder, record, names, about):
             os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes 0600: an ordinary file's mode, readable by the group
             os.replace(tmp, os.path.join(folder, record))
         finally:
-            if os.path.exists(tmp):
+            with contextlib.suppress(FileNotFoundError):  # written and renamed: nothing left; gone already
                 os.unlink(tmp)

@@ -328,7 +328,7 @@ def _save(fig, out, dpi):
             raise
         _cannot_draw(e, out)
     finally:
-        if os.path.exists(tmp):
+        with contextlib.suppress(FileNotFoundError):  # the error being raised stays the one said
             os.unlink(tmp)
     return out
 

@@ -162,6 +162,29 @@ def test_a_write_that_fails_midway_leaves_the_old_file_and_no_temporary_file(tmp
     assert os.listdir(tmp_path) == ["vanilla.pretrain.params"] and p.read_text() == "old\n"
 
 
+def test_a_temporary_file_gone_before_its_cleanup_keeps_the_first_error(tmp_path, monkeypatch):
+    """A full disk, then the temporary file removed by someone else between the writer's check and its unlink:
+    the unlink's FileNotFoundError replaced the one line that said the disk was full."""
+    from submission.files import NoRoom, atomic_write
+    p = tmp_path / "vanilla.pretrain.params"
+    real_unlink = os.unlink
+
+    def raced_unlink(path, *a, **k):
+        if str(path).endswith(".tmp"):
+            real_unlink(path)  # the other cleaner's
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", path)
+        return real_unlink(path, *a, **k)
+
+    def disk_fills(f):
+        f.write(b"x" * 4096)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files_module.os, "unlink", raced_unlink)
+    with pytest.raises(NoRoom, match=r"vanilla.pretrain.params: could not write it \(No space left on device; "):
+        atomic_write(str(p), disk_fills)
+    assert os.listdir(tmp_path) == []
+
+
 def test_a_special_file_that_fails_is_one_line():
     """/dev/full, written straight, raised a bare OSError. Were the special-file branch lost, the atomic
     path would replace /dev/full with a regular file (as root): the device is then put back, and the test fails."""

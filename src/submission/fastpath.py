@@ -278,9 +278,10 @@ def compile_setting(config, device="cpu", steps=None, world_size=1):
     course-size step took 6 ms replayed as CUDA graphs against 15 ms eager, TF32 both (a step of this small model is
     bound by launching its kernels), and the first epoch of pretraining, which compiles and records
     the graphs, 60 s: worth it for the 14,950 steps of pretraining (158 s in all), not for the 80 to
-    600 of finetuning. DDP is left uncompiled (its gradient hooks and CUDA graphs do not mix), and so
-    is a run with step_graphs (its own CUDA graphs, graphs.py) unless GPT_COMPILE says otherwise; a
-    run that asks for length groups gets the default mode, without torch.compile's CUDA graphs.
+    600 of finetuning. "auto" leaves DDP uncompiled (its gradient hooks and CUDA graphs do not mix), and
+    a run with step_graphs (its own CUDA graphs, graphs.py); a run that asks for length groups gets the
+    default mode, without torch.compile's CUDA graphs. A GPT_COMPILE that is set overrides all three, as
+    --compile and --compile_mode do: it is the user's choice, for any run.
     """
     value = config.compile
     if value == "auto":

@@ -213,7 +213,8 @@ def _atomic(path, write):
             if tmp is not None and os.path.exists(tmp):
                 with contextlib.suppress(OSError):
                     written = os.path.getsize(tmp)
-                os.unlink(tmp)
+                with contextlib.suppress(OSError):  # gone already (another cleaner): the first error is the one said
+                    os.unlink(tmp)
             # OSError from Python; RuntimeError from torch.save's zip writer, seen only when the file could not grow
             zip_writer = isinstance(e, RuntimeError) and ("inline_container" in str(e) or "writ" in str(e))
             if zip_writer or (isinstance(e, OSError) and e.errno in _NO_ROOM):
