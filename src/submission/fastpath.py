@@ -280,8 +280,9 @@ def compile_setting(config, device="cpu", steps=None, world_size=1):
     the graphs, 60 s: worth it for the 14,950 steps of pretraining (158 s in all), not for the 80 to
     600 of finetuning. "auto" leaves DDP uncompiled (its gradient hooks and CUDA graphs do not mix), and
     a run with step_graphs (its own CUDA graphs, graphs.py); a run that asks for length groups gets the
-    default mode, without torch.compile's CUDA graphs. A GPT_COMPILE that is set overrides all three, as
-    --compile and --compile_mode do: it is the user's choice, for any run.
+    default mode, without torch.compile's CUDA graphs. A GPT_COMPILE that is set is taken as it is, for
+    any run, DDP's too, as --compile_mode is (run.py refuses a mode whose CUDA graphs conflict with the
+    run's length groups or step graphs).
     """
     value = config.compile
     if value == "auto":
