@@ -1643,6 +1643,10 @@ def main(argv=None):
         folders.append(("--submission-dir", args.submission_dir))
     if args.code_dir is not None:
         folders.append(("--code-dir", args.code_dir))
+    problem = None if args.code_dir is not None else submission_holds_code(args.submission_dir)
+    if problem:  # else a student's folder would be graded with this project's code, full marks for code not theirs
+        print(f"grader: --submission-dir {args.submission_dir}: {problem}", file=sys.stderr)
+        return 2
     for flag, folder in folders:
         if not os.path.isdir(folder):  # a typo would fail every test of every student, with exit status 0
             why = "is a file, not a folder; give the folder that holds it" if os.path.exists(folder) else \
@@ -1702,6 +1706,25 @@ def main(argv=None):
     return status
 
 
+def submission_holds_code(folder):
+    """Why --submission-dir `folder`, given without --code-dir, cannot be graded as asked, or None: it holds
+    code files of the handout (a student's folder), whose tests would then run on src/submission/'s package
+    instead, and pass. src/submission/ itself, a missing folder (refused next) and a folder of outputs are
+    fine."""
+    if not os.path.isdir(folder) or os.path.realpath(folder) == os.path.realpath(DEFAULT_SUBMISSION_DIR):
+        return None
+    try:
+        found = [name for name in CODE_FILES if os.path.isfile(os.path.join(folder, name))]
+    except OSError:
+        return None
+    if not found:
+        return None
+    shown = ", ".join(found[:3]) + (", ..." if len(found) > 3 else "")
+    return (f"holds code files ({shown}), and --submission-dir grades only prediction files, with "
+            f"{_rel(DEFAULT_SUBMISSION_DIR)}'s code; to grade its code too give --code-dir {shlex.quote(folder)} "
+            f"instead, or to grade only its prediction files add --code-dir {shlex.quote(_typed(DEFAULT_SUBMISSION_DIR))}")
+
+
 def prints_into(path):
     """Whether `path` is the file (or pipe, or terminal) the grader's stdout or stderr writes to."""
     try:
@@ -1736,7 +1759,7 @@ def grade(g, args):
         return 2
     ctx = g.context
     header = [f"data: {_rel(ctx.data_dir)} ({ctx.corpus} corpus pass marks); prediction files: "
-              f"{_rel(ctx.submission_dir)}" + (f"; code: {_rel(_code_dir)}" if _code_dir else "")]
+              f"{_rel(ctx.submission_dir)}; code: {_rel(package_dir())}"]
     if ctx.marks_note and any(t.id in MARK_TESTS for t in selected):
         header.append(ctx.marks_note)
     if _code_dir and not set(os.listdir(_code_dir)) & set(CODE_FILES):  # graded for its prediction files alone

@@ -2460,6 +2460,32 @@ def student_copy(folder, files=None, changes=()):
     return folder
 
 
+def test_submission_dir_of_a_students_folder_is_refused_without_code_dir(corpus, tmp_path):
+    """Staff typing --submission-dir for a student's folder (code and prediction files) had its prediction files
+    graded with src/submission/'s code: a package that cannot even be imported got full marks for code, and no
+    line said whose code ran. Now that is one line and exit status 2 naming both fixes; a folder of outputs is
+    graded, with the header naming the code; --code-dir src/submission grades the folder's predictions alone."""
+    ann = tmp_path / "ann"
+    ann.mkdir()
+    (ann / "__init__.py").write_text("raise ImportError('the student broke it')\n")
+    (ann / "model.py").write_text("")
+    p = subprocess.run([sys.executable, GRADER, "1c-0-hidden", "--data-dir", corpus[0], "--submission-dir", "ann"],
+                       cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "START" not in p.stdout, p.stdout
+    assert p.stderr == (f"grader: --submission-dir ann: holds code files (__init__.py, model.py), and "
+                        f"--submission-dir grades only prediction files, with src/submission's code; to grade its "
+                        f"code too give --code-dir ann instead, or to grade only its prediction files add --code-dir "
+                        f"{os.path.join(os.path.dirname(GRADER), 'submission')}\n"), p.stderr
+    out = tmp_path / "out"
+    out.mkdir()
+    for flags in (["--submission-dir", "out"], ["--submission-dir", "ann", "--code-dir",
+                                                  os.path.join(os.path.dirname(GRADER), "submission")]):
+        p = subprocess.run([sys.executable, GRADER, "1c-0-hidden", "--data-dir", corpus[0], *flags],
+                           cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0 and "1c-0-hidden" in p.stdout and p.stderr == "", (flags, p.stderr)
+        assert f"; code: src/submission\n" in p.stdout, p.stdout  # the header names the code graded
+
+
 def test_code_dir_grades_the_package_in_that_folder(corpus, tmp_path):
     """Staff grading many students copied each one's files into src/submission/: the grader always graded
     that package. --code-dir grades a student's folder: its synthesizer without the handout's ReLU fails
