@@ -2483,7 +2483,7 @@ def test_submission_dir_of_a_students_folder_is_refused_without_code_dir(corpus,
         p = subprocess.run([sys.executable, GRADER, "1c-0-hidden", "--data-dir", corpus[0], *flags],
                            cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
         assert p.returncode == 0 and "1c-0-hidden" in p.stdout and p.stderr == "", (flags, p.stderr)
-        assert f"; code: src/submission\n" in p.stdout, p.stdout  # the header names the code graded
+        assert "; code: src/submission\n" in p.stdout, p.stdout  # the header names the code graded
 
 
 def test_code_dir_grades_the_package_in_that_folder(corpus, tmp_path):
