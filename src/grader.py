@@ -912,12 +912,34 @@ def spaced(lines, answers, name):
             f"model put there makes an answer wrong)")
 
 
+def cut_at_marks(lines, answers, name):
+    """' (N lines of NAME would be right cut at their first MASK or PAD character: ...)' where some would, else
+    ''. A prediction is the text between the question's MASK and the next one (the course's
+    completion.split(MASK_CHAR)[1]); keeping the closing MASK, or the padding after it, makes every answer
+    wrong, which read as a model that learned nothing."""
+    def cut(p):
+        return min((p.index(c) for c in (MASK_CHAR, PAD_CHAR) if c in p), default=None)
+    n = sum(1 for p, a in zip(lines, answers)
+            if cut(p) is not None and not same_place(p, a) and same_place(p[:cut(p)].strip(), a))
+    if not n:
+        return ""
+    return (f" ({n} line{'s' if n > 1 else ''} of {name} would be right cut at {'their' if n > 1 else 'its'} first "
+            f"{MASK_CHAR} or {PAD_CHAR}: a prediction is the completion's text between the question's {MASK_CHAR} "
+            f"and the next, completion.split(MASK_CHAR)[1] in the course's run.py, without the closing "
+            f"{MASK_CHAR} or any padding)")
+
+
+def near_misses(lines, answers, name):
+    """Why right answers were counted wrong, where a formatting slip explains it (spaced, cut_at_marks)."""
+    return spaced(lines, answers, name) + cut_at_marks(lines, answers, name)
+
+
 def at_least_one_right(name):
     def test(ctx):
         lines, answers = read_predictions(ctx, name)
         correct, total = count_right(lines, answers), len(answers)
         require(correct >= 1, f"no prediction in {name} is right (0/{total}){all_empty(lines, name)}"
-                              f"{spaced(lines, answers, name)}; " + (
+                              f"{near_misses(lines, answers, name)}; " + (
             "in the demo's small world a model without pretraining can get none right (its table shows 0.0%)"
             if ctx.demo_world else "even without pretraining the model gets a few right: check that it was finetuned "
                              "and evaluated on this data") + short_training(ctx, name))
@@ -935,7 +957,7 @@ def pass_mark(name, mark_key):
         acc = correct / total if total else 0.0
         require(acc >= mark - 1e-12, f"{split} accuracy {acc:.2%} ({correct}/{total}) is below the pass mark "
                                      f"{mark:.0%} ({ctx.corpus} corpus){all_empty(lines, name)}"
-                                     f"{spaced(lines, answers, name)}" + short_training(ctx, name))
+                                     f"{near_misses(lines, answers, name)}" + short_training(ctx, name))
         # the synthesizer's marks are not above always answering "London" (5.0%): one place repeated, or
         # repeated with a few others put in, would pass them without a model. A model's right answers are
         # not all its commonest answer (an empty answer is no place)

@@ -1423,6 +1423,23 @@ def test_answers_right_but_for_spaces_are_named_as_such(corpus, tmp_path):
     r = run(corpus[0], ["1f-1-hidden"], submission_dir=str(tmp_path))["1f-1-hidden"]
     assert not r.passed and "spaces" not in r.reason  # (wrong answers: no word of spaces)
 
+
+def test_answers_that_keep_the_closing_mask_are_named_as_such(corpus, tmp_path):
+    """A student's evaluation that keeps the closing MASK, or the padding after it ("London\u2047\u25a1\u25a1"),
+    scored 0% with "check that it was finetuned and evaluated on this data": the fault was in cutting the
+    completion, and a retraining would not mend it."""
+    mask, pad = grader.MASK_CHAR, grader.PAD_CHAR
+    write_predictions(str(tmp_path), corpus[1], lambda a: [p + (mask if i % 2 else mask + pad * 3)
+                                                             for i, p in enumerate(a)])
+    results = run(corpus[0], ["1f-1-hidden", "1d-0-hidden"], submission_dir=str(tmp_path))
+    for r in results.values():
+        assert not r.passed and "(20 lines of vanilla." in r.reason and f".predictions would be right cut at " \
+            f"their first {mask} or {pad}: " in r.reason and "spaces" not in r.reason, r.reason
+    write_predictions(str(tmp_path), corpus[1], lambda a: ["Atlantis" + mask] * len(a))
+    r = run(corpus[0], ["1f-1-hidden"], submission_dir=str(tmp_path))["1f-1-hidden"]
+    assert not r.passed and "cut at" not in r.reason  # (wrong answers: no word of the cut)
+
+
 def test_one_right_answer_passes_the_tests_without_pretraining(corpus, tmp_path):
     """Mutation audit: 1d-0 and 1d-1 pass with one right answer, the bar the docs give (a model without
     pretraining gets a few right); a bar of two passed the same way on every file the other tests wrote."""
