@@ -484,6 +484,25 @@ def test_a_character_lost_after_the_masked_content_is_named_by_1e1(corpus, monke
     assert "between the masked content and the suffix is lost" in reason, reason
 
 
+def test_items_not_shifted_by_one_are_named_in_the_tests_that_read_them(corpus, monkeypatch):
+    """x = s[1:] and y = s[1:] (a slip in the shift) failed 1e-0 with "truncated a document of 4 characters to
+    3" and 1e-1 with a layout it does not have: each blamed its own rule for 1e-2's mistake. Those failures
+    now say that x and y are not one string shifted by one; a mistake of their own says nothing of it."""
+    class BothShifted(SpanMutant):
+        def __getitem__(self, idx):
+            x, y = super().__getitem__(idx)
+            return y, y  # x lost the string's first character
+    monkeypatch.setattr(submission, "CharCorruptionDataset", BothShifted)
+    results = run(corpus[0], SPAN_TESTS)
+    assert "x[1:] != y[:-1]" in results["1e-2-basic"].reason
+    for test in ("1e-0-basic", "1e-1-basic"):
+        assert not results[test].passed and results[test].reason.endswith(
+            "; note: its items' x and y are not one masked string shifted by one (x[1:] != y[:-1]), so the string "
+            "x + y[-1] read here is not the one drawn: fix that first (1e-2-basic)"), results[test].reason
+    monkeypatch.setattr(submission, "CharCorruptionDataset", SuffixOneLate)  # 1e-1's own mistake: no note
+    assert "x[1:] != y[:-1]" not in run(corpus[0], ["1e-1-basic"])["1e-1-basic"].reason
+
+
 def test_ids_outside_the_vocabulary_fail_1e2(corpus, monkeypatch):
     class IdsOffByOne(SpanMutant):  # stoi counted from 1: the last character's id is vocab_size
         def __getitem__(self, idx):
