@@ -171,7 +171,7 @@ Beyond the course:
   plot           curves LOG... --out PNG, or attention: loss curves and attention maps
   ask            --params PARAMS "Name": a model's answer and the birthplaces it finds likeliest
   memorised      --params PARAMS: the birthplaces a pretrained model reproduces from the biographies
-  deliverables   checks the handout's 18 files and zips them into submission.zip
+  deliverables   checks the handout's 18 files and zips them into submission.zip (OUT_DIR's own, if set)
 
 Environment: DATA_DIR (inputs, default data/), OUT_DIR (outputs, default src/submission/),
 GPT_NUM_THREADS (CPU threads of training, evaluation, ask, memorised), GPT_DEVICE (cpu, cuda or mps;
@@ -485,7 +485,8 @@ case "$MODE" in
     if [ -n "${DATA_DIR:-}" ]; then GRADE="$GRADE --data-dir=$(printf '%q' "$DATA")"; fi
     if [ -n "${OUT_DIR:-}" ]; then GRADE="$GRADE --submission-dir=$(printf '%q' "$OUT")"; fi
     SUBMIT="$(callers_env)$ME deliverables"
-    echo "=== run.sh all: the eleven modes are done; next: $GRADE (the autograder), $SUBMIT (the files to submit)" \
+    echo "=== run.sh all: the eleven modes are done; next: $GRADE (the autograder), $SUBMIT (checks the files to" \
+      "submit and zips them)" \
       >&2 || true ;;
   demo)  # its own corpus unless DATA_DIR is set (--data-dir wins); always runs/demo/ or --out, never
     # OUT_DIR, which holds the course modes' params: the demo's own of the same names would replace them

@@ -1,6 +1,7 @@
 """The handout's deliverables: check the 18 files it asks for (section 1, "Deliverables") and zip them.
 
     ./run.sh deliverables       # code in src/submission/, outputs in OUT_DIR, data in DATA_DIR -> submission.zip
+                                # (in the repository's top folder; with OUT_DIR set, in OUT_DIR)
     python src/deliverables.py --submission-dir DIR --data-dir DIR --zip PATH
 
 Each file gets one line: `ok` with what was checked, `missing` with the run.sh mode that makes it,
@@ -348,6 +349,15 @@ def foreign_member(path):
     return next((n for n in names if not (n.startswith("src/submission/") or n == "src/")), None)
 
 
+def default_zip(submission_dir):
+    """Where the zip goes without --zip: the repository's submission.zip (the course's place) for the outputs in
+    src/submission/; for another folder's (OUT_DIR, such as a trial's runs/try), submission.zip in that folder,
+    so that a trial's zip never replaces the one of the outputs to submit."""
+    if os.path.realpath(submission_dir) == os.path.realpath(os.path.join(HERE, "submission")):
+        return os.path.join(ROOT, "submission.zip")
+    return os.path.join(submission_dir, "submission.zip")
+
+
 def where_and_earlier_zip(submission_dir, zip_path, outputs_wrong):
     """The end of a failed check's last line: where an output is missing or bad (`outputs_wrong`), the folder
     the outputs were read from, and how to read another (the outputs of `OUT_DIR=runs/try ./run.sh all` are
@@ -374,9 +384,12 @@ def main(argv=None):
     p.add_argument("--data-dir", default=os.path.join(ROOT, "data"),
                    help="the corpus they were made with: wiki.txt, birth_dev.tsv, birth_test_inputs.tsv "
                         "(default: data/)")
-    p.add_argument("--zip", default=os.path.join(ROOT, "submission.zip"),
-                   help="the zip to write (default: submission.zip in the repository's top folder, from any folder)")
+    p.add_argument("--zip", default=None,
+                   help="the zip to write (default: submission.zip in the repository's top folder, from any folder; "
+                        "for outputs in another --submission-dir, submission.zip in that folder)")
     args = p.parse_args(argv)
+    if args.zip is None:
+        args.zip = default_zip(args.submission_dir)
     for flag, folder in (("--submission-dir, run.sh's OUT_DIR", args.submission_dir), ("--code-dir", args.code_dir),
                          ("--data-dir, run.sh's DATA_DIR", args.data_dir)):
         if os.path.exists(folder) and not os.path.isdir(folder):  # `--data-dir data/wiki.txt`
@@ -429,11 +442,15 @@ def main(argv=None):
         print(f"{problems} of the deliverables {'are' if problems > 1 else 'is'} missing or bad; no zip written"
               f"{where_and_earlier_zip(args.submission_dir, args.zip, outputs_wrong)}", file=sys.stderr)
         return 1
+    earlier = (time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(target)))
+               if os.path.isfile(target) else None)
     write_zip(args.zip, [(path, f"src/submission/{n}") for path, n in files], checked)
     cards = sum(n.endswith(CARD_SUFFIX) for _, n in files)
-    print(f"wrote {args.zip}: the {len(HANDOUT_ORDER)} deliverables and the package's other modules"
+    print(f"wrote {args.zip}" + (f" (replacing its zip of {earlier})" if earlier else "") + ": the "
+          f"{len(HANDOUT_ORDER)} deliverables and the package's other modules"
           + (f", the params' {cards} card(s)" if cards else "") + " "
-          f"({os.path.getsize(args.zip) / 2 ** 20:.1f} MiB); the written answers' PDF (make) is submitted apart")
+          f"({os.path.getsize(args.zip) / 2 ** 20:.1f} MiB) from the outputs in {grader._rel(args.submission_dir)}; "
+          f"the written answers' PDF (make) is submitted apart")
     if low:
         print(f"{len(low)} of the predictions files {'are' if len(low) > 1 else 'is'} below the grader's pass mark "
               f"(low: {', '.join(low)}); they are in the zip, and their tests would fail (their lines say what "

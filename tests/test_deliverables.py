@@ -7,6 +7,7 @@ Run:  python -m pytest -q tests/test_deliverables.py
 """
 import json
 import os
+import time
 import re
 import shutil
 import subprocess
@@ -94,6 +95,28 @@ def test_all_in_order_are_zipped_under_their_handout_paths(complete, tmp_path, c
         for name in names:
             assert (z.read(f"src/submission/{name}")
                     == (code / name if name.endswith(".py") else folder / name).read_bytes())
+
+
+def test_a_trial_folders_zip_goes_in_that_folder_and_a_replaced_zip_is_said(complete, tmp_path, capsys,
+                                                                             monkeypatch):
+    """`OUT_DIR=runs/try ./run.sh deliverables` after a 1-epoch trial replaced the repository's submission.zip, the
+    zip of hours of training, without a word: a trial's outputs now zip into their own folder, the repository's
+    zip is src/submission/'s, and a zip replaced is said with its date."""
+    code, folder = complete
+    monkeypatch.setattr(deliverables, "ROOT", str(tmp_path / "repo"))  # (the repository's zip: never written here)
+    argv = ["--code-dir", str(code), "--submission-dir", str(folder), "--data-dir", DATA]
+    assert deliverables.main(argv) == 0
+    first = capsys.readouterr().out.splitlines()[-1]
+    assert first.startswith(f"wrote {folder / 'submission.zip'}: the 18 deliverables") and \
+        f" from the outputs in {folder}; " in first, first
+    assert not (tmp_path / "repo").exists() and zipfile.is_zipfile(folder / "submission.zip")
+    os.utime(folder / "submission.zip", (0, 1_000_000_000))
+    assert deliverables.main(argv) == 0
+    then = time.strftime("%Y-%m-%d %H:%M", time.localtime(1_000_000_000))
+    assert capsys.readouterr().out.splitlines()[-1].startswith(
+        f"wrote {folder / 'submission.zip'} (replacing its zip of {then}): the 18 deliverables")
+    assert deliverables.default_zip(deliverables.os.path.join(deliverables.HERE, "submission")) == \
+        os.path.join(str(tmp_path / "repo"), "submission.zip")
 
 
 def test_a_file_dated_before_1980_is_zipped_as_of_1980(complete, tmp_path, capsys):

@@ -111,8 +111,8 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
     assert f"resuming from {pretrain}.state: epoch 2 of 2" in p.stdout  # from the state, not afresh
     assert p.stderr.splitlines()[-1] == (  # what to do next, with the run's folders
         f"=== run.sh all: the eleven modes are done; next: python {ROOT}/src/grader.py --data-dir={world} "
-        f"--submission-dir={out} (the autograder), DATA_DIR={world} OUT_DIR={out} {ROOT}/run.sh deliverables (the "
-        f"files to submit)")  # run.sh as called, from / here (./run.sh was said, which is not there)
+        f"--submission-dir={out} (the autograder), DATA_DIR={world} OUT_DIR={out} {ROOT}/run.sh deliverables (checks "
+        f"the files to submit and zips them)")  # run.sh as called, from / here (./run.sh was said, which is not there)
     names = sorted(os.listdir(out))
     expected = ["synthesizer.finetune.params", "synthesizer.pretrain.dev.predictions",
                 "synthesizer.pretrain.params", "synthesizer.pretrain.test.predictions",
@@ -142,8 +142,8 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
     w, o = (str(spaced / name).replace(" ", "\\ ") for name in ("world", "out"))  # as bash's printf %q writes them
     assert p.stderr.splitlines()[-1] == (
         f"=== run.sh all: the eleven modes are done; next: python {ROOT}/src/grader.py --data-dir={w} "
-        f"--submission-dir={o} (the autograder), DATA_DIR={w} OUT_DIR={o} {ROOT}/run.sh deliverables (the files to "
-        f"submit)"), p.stderr[-600:]
+        f"--submission-dir={o} (the autograder), DATA_DIR={w} OUT_DIR={o} {ROOT}/run.sh deliverables (checks the "
+        f"files to submit and zips them)"), p.stderr[-600:]
     assert shlex.split(p.stderr.splitlines()[-1].split("next: ")[1].split(" (the autograder)")[0])[2] == \
         f"--data-dir={spaced / 'world'}"  # pasted into a shell, the path is one word again
     os.utime(out / "synthesizer.pretrain.params")  # newer than the finetuned params made from it
