@@ -23,6 +23,7 @@ import contextlib
 import hashlib
 import os
 import random
+import shlex
 import shutil
 import signal
 import statistics
@@ -403,6 +404,30 @@ def check_replaceable(out_dir, files=None):
                          f"first, or pass --replace to overwrite it")
 
 
+def flags(arguments):
+    """build_world's `arguments` as make_world's flags, those that differ from its defaults ("" for none)."""
+    defaults = dict(people=DEFAULT_PEOPLE, train=DEFAULT_TRAIN, dev=DEFAULT_DEV, seed=DEFAULT_SEED, max_sentences=None,
+                    places=None, tellings=1, full_names=False, even_places=False)
+    out = []
+    for key, value in arguments.items():
+        if key in defaults and value != defaults[key] and value is not None and value is not False:  # (seed 0 is one)
+            out.append("--" + key.replace("_", "-") + ("" if value is True else f" {value}"))
+    return " ".join(out)
+
+
+def replaced_world(out_dir, arguments):
+    """The make_world command that writes again the world out_dir holds, where make_world wrote it with other
+    arguments than `arguments` (the world about to replace it), else None. Such a world is replaced without
+    --replace (it loses nothing: the command remakes it byte for byte), but params trained on it stop loading
+    until it is back, as the demo's did after `--out runs/demo/data` wrote the default world over its small one."""
+    recorded = ledger.record_value(out_dir, MARKER, "arguments")
+    if not isinstance(recorded, dict) or recorded == arguments or ledger.foreign(out_dir, MARKER, FILES):
+        return None
+    if not any(os.path.isfile(os.path.join(out_dir, name)) for name in FILES):
+        return None
+    return f"python src/make_world.py --out {shlex.quote(out_dir)} {flags(recorded)}".rstrip()
+
+
 def write_world(world, out_dir, replace=False):
     """Write the five files into out_dir (created if needed) as one set, with MARKER recording them:
     out_dir ends up holding the whole new world or, when anything fails, its old files exactly as they
@@ -756,6 +781,7 @@ def main(argv=None):
             world = build_world(people=args.people, train=args.train, dev=args.dev, seed=args.seed,
                                 max_sentences=args.max_sentences, places=args.places, tellings=args.tellings,
                                 full_names=args.full_names, even_places=args.even_places)
+            again = replaced_world(args.out, world.arguments)
             try:
                 write_world(world, args.out, replace=args.replace)
             except OSError as e:
@@ -765,6 +791,9 @@ def main(argv=None):
             people = len(world.rows)
             print(f"wrote {people} people ({len(world.train)} train, {len(world.dev)} dev, {len(world.test)} test"
                   + (f"; {len(world.wiki)} biographies" if len(world.wiki) > people else "") + f") to {args.out}")
+            if again:
+                print(f"note: this replaced a world made with other arguments; params trained on it load again once "
+                      f"it is back: {again}", file=sys.stderr)
         if args.stats:
             print(format_stats(args.stats))
     except WorldError as e:
