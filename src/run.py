@@ -515,7 +515,7 @@ def check_predictions_path(path, eval_path, inputs):
     when it holds one line a question of this corpus (an empty prediction an empty line), so that notes
     of the user's (short-lined text) are not."""
     if path.endswith(".predictions"):
-        check_output_path(path, "predictions", inputs, replaces=("text", "corpus", "log"))
+        check_output_path(path, "predictions", inputs, replaces=("text", "corpus", "long text", "log"))
         return
     check_output_path(path, "predictions", inputs, replaces=("text",))
     if not os.path.isfile(path) or reads_as(path) != "text":

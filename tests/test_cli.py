@@ -1275,13 +1275,16 @@ def test_an_output_path_holding_another_kind_of_file_is_refused(tmp_path, capsys
             (finetune + [f"--writing_params_path={tmp_path / 'w.params'}", f"--log_path={params}"],
              f"{params}: is a torch file (params or a training state), not the loss log an earlier run wrote"),
             (finetune + [f"--writing_params_path={other_dev}"],
-             f"{other_dev}: is a corpus (questions or biographies), not the params an earlier run wrote"),
+             f"{other_dev}: is a corpus of questions, not the params an earlier run wrote"),
             (finetune + [f"--writing_params_path={log}"], f"{log}: is a loss log (JSON lines), not the params"),
             (evaluate + [f"--outputs_path={other_params}"],
              f"{other_params}: is a torch file (params or a training state), not the predictions"),
-            (evaluate + [f"--outputs_path={other_dev}"], "is a corpus (questions or biographies), not the predictions"),
-            (evaluate + [f"--outputs_path={other_wiki}"], f"{other_wiki}: is a corpus (questions or biographies)"),
-            (evaluate + [f"--outputs_path={inputs}"], f"{inputs}: is a corpus (questions or biographies)")):
+            (evaluate + [f"--outputs_path={other_dev}"], "is a corpus of questions, not the predictions"),
+            # biographies, like the written answers or a README: text of lines no prediction has (the written
+            # answers were called "a corpus (questions or biographies)")
+            (evaluate + [f"--outputs_path={other_wiki}"], f"{other_wiki}: is text with lines longer than a "
+                                                          f"prediction can be (64 characters), not the predictions"),
+            (evaluate + [f"--outputs_path={inputs}"], f"{inputs}: is a corpus of questions")):
         with pytest.raises(SystemExit) as e:
             driver.run_cli(lambda: driver.main(argv))
         err = capsys.readouterr().err

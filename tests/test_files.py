@@ -476,7 +476,7 @@ def test_a_training_state_path_that_cannot_take_the_state_is_refused_up_front(tm
         driver.check_outputs(driver.parse_args(argv))
     state.rmdir()
     state.write_text("Where was Bo Li born?\tOslo\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"p.params.state: is a corpus \(questions or biographies\), not the training "
+    with pytest.raises(DataError, match=r"p.params.state: is a corpus of questions, not the training "
                                         r"state an earlier run wrote, so it is not replaced"):
         driver.check_outputs(driver.parse_args(argv + ["--restart"]))
     assert state.read_text(encoding="utf-8") == "Where was Bo Li born?\tOslo\n" and not params.exists()

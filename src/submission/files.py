@@ -416,8 +416,9 @@ def reads_as(path):
     """What an existing regular file holds, from its first 4 KB: "empty", "torch" (torch.save's zip or
     legacy pickle: params, a training state), "zip" (another zip), "pickle" (another pickle), "card" (a params
     file's card, card.py: one JSON object naming params_sha256), "log" (JSON lines), "corpus"
-    (question<TAB>place lines, questions ending "born?", or lines longer than a prediction can be:
-    biographies), "text" (such as predictions, also UTF-16 from a Windows editor), or "binary"."""
+    (question<TAB>place lines, questions ending "born?"), "long text" (a line longer than a prediction can
+    be: biographies, the written answers, notes), "text" (such as predictions, also UTF-16 from a Windows
+    editor), or "binary"."""
     with open(path, "rb") as f:
         head = f.read(4096)
     if not head:
@@ -446,8 +447,10 @@ def reads_as(path):
     first = lines[0].rstrip("\r")
     if first.startswith("{"):
         return "card" if first == "{" and '"params_sha256"' in text else "log"  # (a card is indented JSON)
-    if "\t" in first or first.endswith("born?") or any(len(line) > MAX_PREDICTION for line in lines):
+    if "\t" in first or first.endswith("born?"):
         return "corpus"
+    if any(len(line) > MAX_PREDICTION for line in lines):  # biographies, the written answers, a README
+        return "long text"
     return "text"
 
 
@@ -476,7 +479,8 @@ TORCH_CONTENT = {"params": "params", "state": "a training state",
 MAX_PREDICTION = 64  # characters: evaluation decodes at most 32 a question, so a longer line is no prediction
 READS_AS = {"torch": "a torch file (params or a training state)", "zip": "a zip archive", "pickle": "a pickle",
             "card": "a params card (JSON)", "log": "a loss log (JSON lines)",
-            "corpus": "a corpus (questions or biographies)", "text": "text", "binary": "a binary file"}
+            "corpus": "a corpus of questions", "text": "text", "binary": "a binary file",
+            "long text": f"text with lines longer than a prediction can be ({MAX_PREDICTION} characters)"}
 
 
 def _unreplaceable(path):
