@@ -309,6 +309,24 @@ def test_a_resumed_run_interrupted_before_its_own_save_names_the_state_it_resume
     assert os.path.exists(tmp_path / "params.state")
 
 
+def test_an_interrupted_run_names_the_partial_log_it_leaves(tmp_path, monkeypatch, capsys):
+    """Ctrl-C said "no output file was half-written", and the user then found log.jsonl.partial beside the
+    params: the file it leaves is named, with what reads it; without a log nothing is said of one."""
+    with monkeypatch.context() as m:
+        interrupt_at(m, 2)
+        with pytest.raises(KeyboardInterrupt):
+            trainer(tmp_path, corpus()).train()
+    partial = tmp_path / "log.jsonl.partial"
+    assert (f"its loss log so far is in {partial} (plots.py reads it; the next run of this command replaces it); the "
+            f"previous log, if any, is unchanged") in capsys.readouterr().err
+    assert partial.read_text().count("\n") >= 1 and not (tmp_path / "log.jsonl").exists()
+    with monkeypatch.context() as m:
+        interrupt_at(m, 2)
+        with pytest.raises(KeyboardInterrupt):
+            trainer(tmp_path, corpus(), log_path=None).train()
+    assert "loss log" not in capsys.readouterr().err
+
+
 def test_a_run_interrupted_before_its_first_save_says_there_is_nothing_to_resume(tmp_path, monkeypatch, capsys):
     """The pace line says the state is saved for --resume; a Ctrl-C before the first save said only that
     nothing was half-written, and --resume then failed."""

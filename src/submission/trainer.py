@@ -287,9 +287,18 @@ class LossLog:
 
     def close(self):
         """Flush and close, the log kept unless this last flush fails (a full disk shows here)."""
+        if self.file is None or self.file.closed:  # (closed already: an interrupted run's, said before)
+            return
         self.write("", flush=True)
         if self.file is not None:
             self.file.close()
+
+    def kept_partial(self):
+        """The `.partial` file an interrupted run leaves (after close), or None: no log, one written straight, or
+        one dropped after a failed write."""
+        if self.file is None or self.direct or not os.path.isfile(self.file.name):
+            return None
+        return self.file.name
 
     def publish(self):
         """The finished log over the old one (after close); nothing when it was dropped or written straight. A
@@ -582,6 +591,11 @@ class Trainer:
             note = interrupted_note(config, saved_epoch, epoch, no_room) if self.is_main else None
             if note:  # (the pace line promised --resume)
                 tqdm.write(note, file=sys.stderr)
+            log.close()
+            kept = log.kept_partial()
+            if kept and self.is_main:  # no output is half-written, but this file is there: said, not a surprise
+                tqdm.write(f"its loss log so far is in {kept} (plots.py reads it; the next run of this command "
+                           f"replaces it); the previous log, if any, is unchanged", file=sys.stderr)
             raise
         finally:
             log.close()
