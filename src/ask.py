@@ -126,13 +126,14 @@ def check_sentinels(text, what="the text"):
                            f"sentinel; leave it out")
 
 
-def check_text(text, stoi, room, what="the text"):
+def check_text(text, stoi, room, what="the text", corpus="wiki.txt"):
     """An AskError for a text the model cannot read: holding a sentinel or a character outside the
-    vocabulary, or longer than `room` characters; `what` names it in the message."""
+    vocabulary (of `corpus`, the pretraining corpus's path), or longer than `room` characters; `what` names it in
+    the message."""
     check_sentinels(text, what)
     bad = list(dict.fromkeys(c for c in text if c not in stoi))  # each once, in the order typed
     if bad:
-        raise AskError(f"characters outside the vocabulary of wiki.txt: {''.join(bad)!r}; use other "
+        raise AskError(f"characters outside the vocabulary of {corpus}: {''.join(bad)!r}; use other "
                        f"characters, or the --data-dir the params were trained with")
     if len(text) > room:
         raise AskError(f"{what} is {len(text)} characters; with the longest place it must fit in the block, "
@@ -142,8 +143,9 @@ def check_text(text, stoi, room, what="the text"):
 class Asker:
     """A model, its vocabulary and the places to score: `ask(text)` answers one text."""
 
-    def __init__(self, model, vocab, places, known=None, complete=False, chars=40, store=None):
+    def __init__(self, model, vocab, places, known=None, complete=False, chars=40, store=None, corpus="wiki.txt"):
         self.model, self.vocab, self.complete, self.chars, self.store = model, vocab, complete, chars, store
+        self.corpus = corpus  # the pretraining corpus the vocabulary is read from, as messages name it
         self.known = known or {}
         files = {row[0] for rows in self.known.values() for row in rows}
         self.looked_in = [name for _, name in memorised.SPLITS if name in files]  # the labelled files that were read
@@ -168,7 +170,10 @@ class Asker:
         where the line is from, and the row probed is the first that asks it with that place."""
         given = None
         if not self.complete and "\t" in text:  # a line of the course's TSVs: question<TAB>place
-            text, given = text.split("\t")[:2]
+            fields = text.rstrip("\r\n").split("\t")
+            if len(fields) != 2:  # as run.py refuses it in a TSV: which field is the place is not known
+                raise AskError(f"expected question<TAB>place, found {len(fields)} tab-separated fields")
+            text, given = fields
             given = given.rstrip()  # as evaluate_places reads a place
         if not text.strip():
             raise AskError("an empty text; give a question, a name, or with --complete the start of a sentence")
@@ -178,7 +183,8 @@ class Asker:
             text = as_question(text)
         # else a TSV line's question, asked as run.py's evaluation reads the field: spaces around it are characters
         # the model reads ("Where was Emily Lee born? " can answer otherwise), so the tally is the evaluation's
-        check_text(text, self.vocab.stoi, self.room, "the text" if self.complete else f"the question {text!r}")
+        check_text(text, self.vocab.stoi, self.room, "the text" if self.complete else f"the question {text!r}",
+                   self.corpus)
         stoi, itos = self.vocab.stoi, self.vocab.itos
         if self.complete:
             x = torch.tensor([[stoi[c] for c in text]], dtype=torch.long, device=next(self.model.parameters()).device)
@@ -407,12 +413,12 @@ def main(argv=None, stdin=None):
         except DataError as e:  # a dev file ask needs only for this: say who needs it
             raise DataError(f"{e} (--pretrained probes the train and dev people as memorised.py does)") from None
     asker = Asker(model.to(get_device()).eval(), vocab, places, known=read_known(args.data_dir),
-                  complete=args.complete, chars=args.chars, store=store)
+                  complete=args.complete, chars=args.chars, store=store, corpus=wiki)
     stdin = stdin or sys.stdin
     if args.texts:
         texts = [(f"TEXT {i}", (f"TEXT {i}", None), t) for i, t in enumerate(args.texts, start=1)]
     else:
-        texts = ((f"line {n}", ("standard input", n), t)
+        texts = ((f"standard input line {n}", ("standard input", n), t)
                  for n, t in _lines(stdin, "text to continue" if args.complete else "question or name"))
     status, asked, answered, checked, probed = 0, 0, 0, [], []
     try:

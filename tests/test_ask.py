@@ -6,6 +6,7 @@ model trained on two people answers each with its place; bad texts are one line 
 Run:  python -m pytest -q tests/test_ask.py
 """
 import io
+import os
 
 import pytest
 import torch
@@ -243,9 +244,16 @@ def test_standard_input_gives_one_text_a_line_and_bad_ones_name_their_line(train
     assert [ln for ln in out.splitlines() if not ln.startswith("  ")] == [
         "Where was Ann Bo born?", "", "Where was Ed Fa born?", "", "2 of the 2 answers checked are right (100.0%)"]
     errs = err.splitlines()
-    assert len(errs) == 2
-    assert errs[0].startswith("ask.py: line 3: characters outside the vocabulary of wiki.txt: 'ø'")
-    assert errs[1].startswith("ask.py: line 4: the question 'Where was Ann Ann ") and "shorten it" in errs[1]
+    assert len(errs) == 2  # the line of standard input, and the corpus by its path (its folder was not said)
+    wiki = os.path.join(str(folder), "wiki.txt")
+    assert errs[0].startswith(f"ask.py: standard input line 3: characters outside the vocabulary of {wiki}: 'ø'")
+    assert errs[1].startswith("ask.py: standard input line 4: the question 'Where was Ann Ann ") and \
+        "shorten it" in errs[1]
+    # a TSV line of three fields: run.py refuses it in a corpus, and ask checked it against its second field
+    stdin = io.StringIO("Where was Ed Fa born?\tLima\textra\nWhere was Ed Fa born?\tLima\n")
+    status, out, err = run_main(argv, capsys, stdin=stdin)
+    assert status == 2 and err == ("ask.py: standard input line 1: expected question<TAB>place, found 3 "
+                                   "tab-separated fields\n"), err
 
 
 def test_a_file_of_questions_ends_with_the_tally_of_right_answers(trained, capsys):
