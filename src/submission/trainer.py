@@ -287,7 +287,7 @@ class LossLog:
 
     def close(self):
         """Flush and close, the log kept unless this last flush fails (a full disk shows here)."""
-        if self.file is None or self.file.closed:  # (closed already: an interrupted run's, said before)
+        if self.file is None or getattr(self.file, "closed", False):  # closed already: an interrupted run's
             return
         self.write("", flush=True)
         if self.file is not None:
@@ -588,14 +588,14 @@ class Trainer:
                     if line:
                         tqdm.write(line)
         except KeyboardInterrupt:
-            note = interrupted_note(config, saved_epoch, epoch, no_room) if self.is_main else None
-            if note:  # (the pace line promised --resume)
-                tqdm.write(note, file=sys.stderr)
             log.close()
             kept = log.kept_partial()
             if kept and self.is_main:  # no output is half-written, but this file is there: said, not a surprise
                 tqdm.write(f"its loss log so far is in {kept} (plots.py reads it; the next run of this command "
                            f"replaces it); the previous log, if any, is unchanged", file=sys.stderr)
+            note = interrupted_note(config, saved_epoch, epoch, no_room) if self.is_main else None
+            if note:  # (the pace line promised --resume), last: what to do next
+                tqdm.write(note, file=sys.stderr)
             raise
         finally:
             log.close()
