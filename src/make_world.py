@@ -415,16 +415,19 @@ def flags(arguments):
     return " ".join(out)
 
 
-def replaced_world(out_dir, arguments):
-    """The make_world command that writes again the world out_dir holds, where make_world wrote it with other
-    arguments than `arguments` (the world about to replace it), else None. Such a world is replaced without
-    --replace (it loses nothing: the command remakes it byte for byte), but params trained on it stop loading
-    until it is back, as the demo's did after `--out runs/demo/data` wrote the default world over its small one."""
+def replaced_world(out_dir, world):
+    """The make_world command that writes again the world out_dir holds, where make_world wrote another one
+    there than `world` (the one about to replace it: other bytes, from other arguments), else None. Such a world
+    is replaced without --replace (it loses nothing: the command remakes it byte for byte), but params trained on
+    it stop loading until it is back, as the demo's did after `--out runs/demo/data` wrote the default world over
+    its small one."""
     recorded = ledger.record_value(out_dir, MARKER, "arguments")
-    if not isinstance(recorded, dict) or recorded == arguments or ledger.foreign(out_dir, MARKER, FILES):
-        return None
-    if not any(os.path.isfile(os.path.join(out_dir, name)) for name in FILES):
-        return None
+    hashes, _ = ledger.read_record(out_dir, MARKER)
+    if not isinstance(recorded, dict) or not hashes or ledger.foreign(out_dir, MARKER, FILES):
+        return None  # no world of make_world's (refused unless --replace, or nothing there)
+    new = {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in world_files(world).items()}
+    if all(hashes.get(name) == new[name] for name in FILES if os.path.isfile(os.path.join(out_dir, name))):
+        return None  # the same world (from a record of any version)
     return f"python src/make_world.py --out {shlex.quote(out_dir)} {flags(recorded)}".rstrip()
 
 
@@ -781,7 +784,7 @@ def main(argv=None):
             world = build_world(people=args.people, train=args.train, dev=args.dev, seed=args.seed,
                                 max_sentences=args.max_sentences, places=args.places, tellings=args.tellings,
                                 full_names=args.full_names, even_places=args.even_places)
-            again = replaced_world(args.out, world.arguments)
+            again = replaced_world(args.out, world)
             try:
                 write_world(world, args.out, replace=args.replace)
             except OSError as e:

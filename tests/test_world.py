@@ -778,6 +778,10 @@ def test_a_folder_make_world_wrote_is_replaced_and_recorded(old_world, capsys):
                                  f"again once it is back: python src/make_world.py --out {folder} --dev 5 --people 30 "
                                  f"--places 10 --seed 1 --train 20"], err
     assert run_main(["--out", str(folder), "--seed", "2"] + SMALL, capsys) == (0, [])  # the same world: no note
+    record = json.loads(read(str(folder / mw.MARKER)).decode("utf-8"))
+    del record["arguments"]["tellings"], record["arguments"]["even_places"]  # as an older make_world recorded them
+    (folder / mw.MARKER).write_text(json.dumps(record), encoding="utf-8")
+    assert run_main(["--out", str(folder), "--seed", "2"] + SMALL, capsys) == (0, [])  # its bytes: the same world
     assert mw.flags(dict(seed=0, full_names=True, places=None, tellings=1)) == "--seed 0 --full-names"
     new = mw.world_files(mw.build_world(people=30, train=20, dev=5, places=10, seed=2))
     assert {name: read(str(folder / name)).decode("utf-8") for name in mw.FILES} == new
