@@ -171,7 +171,7 @@ Beyond the course:
   plot           curves LOG... --out PNG, or attention: loss curves and attention maps
   ask            --params PARAMS "Name": a model's answer and the birthplaces it finds likeliest
   memorised      --params PARAMS: the birthplaces a pretrained model reproduces from the biographies
-  deliverables   checks the handout's 18 files and zips them into submission.zip (OUT_DIR's own, if set)
+  deliverables   checks the handout's 18 files and zips them: submission.zip, in OUT_DIR if set elsewhere
 
 Environment: DATA_DIR (inputs, default data/), OUT_DIR (outputs, default src/submission/),
 GPT_NUM_THREADS (CPU threads of training, evaluation, ask, memorised), GPT_DEVICE (cpu, cuda or mps;

@@ -1,7 +1,7 @@
 """The handout's deliverables: check the 18 files it asks for (section 1, "Deliverables") and zip them.
 
     ./run.sh deliverables       # code in src/submission/, outputs in OUT_DIR, data in DATA_DIR -> submission.zip
-                                # (in the repository's top folder; with OUT_DIR set, in OUT_DIR)
+                                # (in the repository's top folder; in OUT_DIR, if another than src/submission/)
     python src/deliverables.py --submission-dir DIR --data-dir DIR --zip PATH
 
 Each file gets one line: `ok` with what was checked, `missing` with the run.sh mode that makes it,

@@ -21,6 +21,7 @@ returns the statistics as a dict and `format_stats([...])` prints them. Standard
 import bisect
 import contextlib
 import hashlib
+import json
 import os
 import random
 import shlex
@@ -416,7 +417,8 @@ def flags(arguments):
 
 
 def replaced_world(out_dir, world):
-    """The make_world command that writes again the world out_dir holds, where make_world wrote another one
+    """The make_world command that writes again the world out_dir holds (run from the folder this one runs in: the
+    script and --out as paths from there), where make_world wrote another one
     there than `world` (the one about to replace it: other bytes, from other arguments), else None. Such a world
     is replaced without --replace (it loses nothing: the command remakes it byte for byte), but params trained on
     it stop loading until it is back, as the demo's did after `--out runs/demo/data` wrote the default world over
@@ -428,7 +430,15 @@ def replaced_world(out_dir, world):
     new = {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in world_files(world).items()}
     if all(hashes.get(name) == new[name] for name in FILES if os.path.isfile(os.path.join(out_dir, name))):
         return None  # the same world (from a record of any version)
-    return f"python src/make_world.py --out {shlex.quote(out_dir)} {flags(recorded)}".rstrip()
+    known = {"people", "train", "dev", "seed", "max_sentences", "places", "tellings", "full_names", "even_places"}
+    if set(recorded) - known:  # a newer make_world's: flags() cannot spell every argument
+        return f"the arguments {json.dumps(recorded, sort_keys=True)} of its record, with a make_world that knows them"
+    here, cwd = os.path.abspath(__file__), os.getcwd()
+    try:
+        script = os.path.relpath(here) if os.path.commonpath([here, cwd]) == cwd else here
+    except ValueError:  # Windows: another drive
+        script = here
+    return f"python {shlex.quote(script)} --out {shlex.quote(out_dir)} {flags(recorded)}".rstrip()
 
 
 def write_world(world, out_dir, replace=False):

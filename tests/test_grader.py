@@ -1454,9 +1454,11 @@ def test_answers_that_keep_the_closing_mask_are_named_as_such(corpus, tmp_path):
     for r in results.values():
         assert not r.passed and "(20 lines of vanilla." in r.reason and f".predictions would be right cut at " \
             f"their first {mask} or {pad}: " in r.reason and "spaces" not in r.reason, r.reason
-    write_predictions(str(tmp_path), corpus[1], lambda a: ["Atlantis" + mask] * len(a))
-    r = run(corpus[0], ["1f-1-hidden"], submission_dir=str(tmp_path))["1f-1-hidden"]
-    assert not r.passed and "cut at" not in r.reason  # (wrong answers: no word of the cut)
+    # wrong answers, or answers that the cut alone would not make right: no word of the cut
+    for wrong in (lambda a: ["Atlantis" + mask] * len(a), lambda a: [" " + p + mask for p in a]):
+        write_predictions(str(tmp_path), corpus[1], wrong)
+        r = run(corpus[0], ["1f-1-hidden"], submission_dir=str(tmp_path))["1f-1-hidden"]
+        assert not r.passed and "cut at" not in r.reason, r.reason
 
 
 def test_one_right_answer_passes_the_tests_without_pretraining(corpus, tmp_path):
@@ -2520,6 +2522,10 @@ def test_submission_dir_of_a_students_folder_is_refused_without_code_dir(corpus,
                            cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
         assert p.returncode == 0 and "1c-0-hidden" in p.stdout and p.stderr == "", (flags, p.stderr)
         assert "; code: src/submission\n" in p.stdout, p.stdout  # the header names the code graded
+    for ids in (["--list"], ["1d-0-hidden"], ["1f-1"]):  # nothing of the code is graded: nothing to refuse
+        p = subprocess.run([sys.executable, GRADER, *ids, "--data-dir", corpus[0], "--submission-dir", "ann"],
+                           cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0 and "holds code files" not in p.stderr, (ids, p.stderr)
 
 
 def test_code_dir_grades_the_package_in_that_folder(corpus, tmp_path):

@@ -325,6 +325,11 @@ def test_an_interrupted_run_names_the_partial_log_it_leaves(tmp_path, monkeypatc
         with pytest.raises(KeyboardInterrupt):
             trainer(tmp_path, corpus(), log_path=None).train()
     assert "loss log" not in capsys.readouterr().err
+    with monkeypatch.context() as m:  # stopped before its first step: an empty log, which plots.py cannot draw
+        interrupt_at(m, 1)
+        with pytest.raises(KeyboardInterrupt):
+            trainer(tmp_path, corpus()).train()
+    assert partial.read_text() == "" and "loss log" not in capsys.readouterr().err
 
 
 def test_a_run_interrupted_before_its_first_save_says_there_is_nothing_to_resume(tmp_path, monkeypatch, capsys):

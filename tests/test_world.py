@@ -775,8 +775,8 @@ def test_a_folder_make_world_wrote_is_replaced_and_recorded(old_world, capsys):
     # the world replaced is said, with the command that writes it again (the demo's models stopped loading
     # after --out runs/demo/data wrote another world there, and nothing said how to get theirs back)
     assert code == 0 and err == [f"note: this replaced a world made with other arguments; params trained on it load "
-                                 f"again once it is back: python src/make_world.py --out {folder} --dev 5 --people 30 "
-                                 f"--places 10 --seed 1 --train 20"], err
+                                 f"again once it is back: python {os.path.relpath(mw.__file__)} --out {folder} --dev 5 "
+                                 f"--people 30 --places 10 --seed 1 --train 20"], err
     assert run_main(["--out", str(folder), "--seed", "2"] + SMALL, capsys) == (0, [])  # the same world: no note
     record = json.loads(read(str(folder / mw.MARKER)).decode("utf-8"))
     del record["arguments"]["tellings"], record["arguments"]["even_places"]  # as an older make_world recorded them

@@ -294,11 +294,11 @@ class LossLog:
             self.file.close()
 
     def kept_partial(self):
-        """The `.partial` file an interrupted run leaves (after close), or None: no log, one written straight, or
-        one dropped after a failed write."""
+        """The `.partial` file an interrupted run leaves (after close), or None: no log, one written straight, one
+        dropped after a failed write, or an empty one."""
         if self.file is None or self.direct or not os.path.isfile(self.file.name):
             return None
-        return self.file.name
+        return self.file.name if os.path.getsize(self.file.name) else None  # (stopped before a step: nothing to read)
 
     def publish(self):
         """The finished log over the old one (after close); nothing when it was dropped or written straight. A
