@@ -27,7 +27,6 @@ import hashlib
 import importlib
 import importlib.abc
 import importlib.util
-import inspect
 import json
 import math
 import os
@@ -1535,7 +1534,7 @@ def changed_arguments(arguments):
     default's effect is no change: --places at what the world's size makes of no --places (560 for 2,937 people),
     --max-sentences at or above the most a biography has."""
     import make_world  # about 0.04 s, only when a record is read
-    defaults = {k: p.default for k, p in inspect.signature(make_world.build_world).parameters.items()}
+    defaults = make_world.build_defaults()
     given = dict(defaults, **{k: arguments[k] for k in defaults if k in arguments})
     if isinstance(given["people"], int) and given["places"] == max(
             1, round(make_world.DEFAULT_PLACES * given["people"] / make_world.DEFAULT_PEOPLE)):
@@ -1766,11 +1765,9 @@ def main(argv=None):
 
 
 def selects_code_tests(ids):
-    """Whether the test ids asked for (graderlib's rule: an id picks the tests it begins; none or "all": every
-    one) pick a test of the code, one without prediction files (ACCURACY_TESTS are the others)."""
-    picked = [fn for test_id, _, fn, _ in TESTS if not ids or list(ids) == ["all"]
-              or any(test_id == i or test_id.startswith(i + "-") for i in ids)]
-    return any(not hasattr(fn, "predictions") for fn in picked)
+    """Whether the test ids asked for (graderlib.picks) pick a test of the code, one without prediction files
+    (ACCURACY_TESTS are the others)."""
+    return any(graderlib.picks(test_id, ids) and not hasattr(fn, "predictions") for test_id, _, fn, _ in TESTS)
 
 
 def submission_holds_code(folder):
@@ -1780,10 +1777,7 @@ def submission_holds_code(folder):
     fine."""
     if not os.path.isdir(folder) or os.path.realpath(folder) == os.path.realpath(DEFAULT_SUBMISSION_DIR):
         return None
-    try:
-        found = [name for name in CODE_FILES if os.path.isfile(os.path.join(folder, name))]
-    except OSError:
-        return None
+    found = [name for name in CODE_FILES if os.path.isfile(os.path.join(folder, name))]
     if not found:
         return None
     shown = ", ".join(found[:3]) + (", ..." if len(found) > 3 else "")

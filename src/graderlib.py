@@ -342,6 +342,17 @@ def _refused_exit(real_exit):
     return refused
 
 
+def _begins(test_id, i):
+    """Whether the id `i` picks the test `test_id`: the id itself, or its leading parts ("1f", "1f-1")."""
+    return test_id == i or test_id.startswith(i + "-")
+
+
+def picks(test_id, ids):
+    """Whether the ids asked for pick the test `test_id` (Grader.select's rule): none, or "all" alone, pick every
+    test; else each id the tests it begins."""
+    return not ids or list(ids) == ["all"] or any(_begins(test_id, i) for i in ids)
+
+
 class Grader:
     """An ordered set of tests with their points, run against one context object."""
 
@@ -378,14 +389,10 @@ class Grader:
         begin ("1f": the part's tests, "1f-1": 1f-1-hidden). KeyError names the ids that pick none."""
         if not ids or list(ids) == ["all"]:
             return list(self.tests)
-
-        def picks(i, t):
-            return t.id == i or t.id.startswith(i + "-")
-
-        unknown = [i for i in ids if not any(picks(i, t) for t in self.tests)]
+        unknown = [i for i in ids if not any(_begins(t.id, i) for t in self.tests)]
         if unknown:
             raise KeyError(", ".join(unknown))
-        return [t for t in self.tests if any(picks(i, t) for i in ids)]
+        return [t for t in self.tests if picks(t.id, ids)]
 
     # -- running -------------------------------------------------------------------------------
     def _halt(self, thread):

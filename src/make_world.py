@@ -21,6 +21,7 @@ returns the statistics as a dict and `format_stats([...])` prints them. Standard
 import bisect
 import contextlib
 import hashlib
+import inspect
 import json
 import os
 import random
@@ -405,10 +406,14 @@ def check_replaceable(out_dir, files=None):
                          f"first, or pass --replace to overwrite it")
 
 
+def build_defaults():
+    """{keyword: default} of build_world's arguments, the ones its record keeps (grader.py reads them too)."""
+    return {k: p.default for k, p in inspect.signature(build_world).parameters.items()}
+
+
 def flags(arguments):
     """build_world's `arguments` as make_world's flags, those that differ from its defaults ("" for none)."""
-    defaults = dict(people=DEFAULT_PEOPLE, train=DEFAULT_TRAIN, dev=DEFAULT_DEV, seed=DEFAULT_SEED, max_sentences=None,
-                    places=None, tellings=1, full_names=False, even_places=False)
+    defaults = build_defaults()
     out = []
     for key, value in arguments.items():
         if key in defaults and value != defaults[key] and value is not None and value is not False:  # (seed 0 is one)
@@ -430,8 +435,7 @@ def replaced_world(out_dir, world):
     new = {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in world_files(world).items()}
     if all(hashes.get(name) == new[name] for name in FILES if os.path.isfile(os.path.join(out_dir, name))):
         return None  # the same world (from a record of any version)
-    known = {"people", "train", "dev", "seed", "max_sentences", "places", "tellings", "full_names", "even_places"}
-    if set(recorded) - known:  # a newer make_world's: flags() cannot spell every argument
+    if set(recorded) - set(build_defaults()):  # a newer make_world's: flags() cannot spell every argument
         return f"the arguments {json.dumps(recorded, sort_keys=True)} of its record, with a make_world that knows them"
     here, cwd = os.path.abspath(__file__), os.getcwd()
     try:
