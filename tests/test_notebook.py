@@ -2,7 +2,7 @@
 outputs, explains each step in a markdown cell before it, uses the project's own package (no
 second copy of the model), and runs top to bottom in its tiny CI setting (PLAY_CHAR_TINY=1). The
 course's own notebook imports `mingpt`: that package (mingpt-demo/mingpt/) runs its code unchanged,
-with minGPT's loss.
+training as minGPT's own did (its loss, shuffled batches, optimizer and best-test-loss checkpoint).
 
 Executing it needs nbclient and ipykernel (requirements-dev.txt); without them that test fails.
 Run:  python -m pytest -q tests/test_notebook.py
@@ -164,7 +164,8 @@ def test_mingpt_gives_the_assignments_classes_with_minGPTs_loss(mingpt):
     import torch.nn.functional as F
 
     import submission
-    assert mingpt.trainer.Trainer is submission.Trainer and mingpt.utils.sample is submission.sample
+    assert issubclass(mingpt.trainer.Trainer, submission.Trainer) and mingpt.utils.sample is submission.sample
+    assert mingpt.trainer.TrainerConfig is submission.TrainerConfig
     assert mingpt.model.GPTConfig is submission.GPTConfig
     config = submission.GPTConfig(5, 8, n_layer=1, n_head=2, n_embd=8)
     model = mingpt.model.GPT(config)
@@ -222,3 +223,83 @@ def test_mingpt_batches_are_neither_trimmed_grouped_nor_packed(mingpt):
     run = Trainer(model, None, None, TrainerConfig(batch_size=128, num_threads=1)).prepare()
     x = torch.randint(0, 6, (128, 12), generator=torch.Generator().manual_seed(0))
     assert run.pack(x, x) is None and run.plan(x) == [(None, 12, 1.0)]
+
+
+@pytest.mark.parametrize("synthesizer", [False, True])
+def test_mingpt_decays_only_matrix_weights_as_minGPTs_optimizer(mingpt, synthesizer):
+    """minGPT's configure_optimizers: weight decay on Linear weights (and the synthesizer's w2), none on biases,
+    b2, LayerNorm and Embedding weights or pos_emb; the course's mingpt-demo Trainer builds its optimizer so.
+    The assignment's Trainer decays every name without "bias" (LayerNorm weights, tok_emb and pos_emb too)."""
+    import torch
+
+    from submission import Trainer, TrainerConfig
+    model = mingpt.model.GPT(mingpt.model.GPTConfig(6, 12, n_layer=2, n_head=2, n_embd=16, synthesizer=synthesizer))
+    linear = {f"{n}.weight" for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)}
+    decay, no_decay = model.decay_groups()
+    assert set(decay) == linear | ({f"blocks.{i}.attn.w2" for i in range(2)} if synthesizer else set())
+    assert set(no_decay) == set(dict(model.named_parameters())) - set(decay)
+    assert {"pos_emb", "tok_emb.weight", "ln_f.weight", "blocks.0.ln1.weight"} <= set(no_decay)
+    params = dict(model.named_parameters())
+    config = TrainerConfig(weight_decay=0.25, learning_rate=1e-3, num_threads=1)
+    for optimizer in (model.configure_optimizers(config),
+                      mingpt.trainer.Trainer(model, None, None, config).prepare().optimizer):
+        groups = [({id(p) for p in g["params"]}, g["weight_decay"]) for g in optimizer.param_groups]
+        assert groups == [({id(params[n]) for n in decay}, 0.25), ({id(params[n]) for n in no_decay}, 0.0)]
+    course = Trainer(model, None, None, config).prepare().optimizer  # the assignment's rule, for contrast
+    assert {id(params["pos_emb"]), id(params["ln_f.weight"])} <= {id(p) for p in course.param_groups[0]["params"]}
+
+
+class _Recorded:
+    """Rows of a small language-model dataset, each index noted as the loader reads it."""
+
+    def __init__(self, n, rows=None):
+        import torch
+        g = torch.Generator().manual_seed(0)
+        self.x = torch.randint(0, 6, (n, 12), generator=g)
+        self.y = (self.x + 1) % 6  # learnt in a few steps: each target from its own position's input
+        if rows is not None:  # `rows` (the first of a training set, the same seed), each `n // rows` times
+            self.x, self.y = self.x[:rows].repeat(n // rows, 1), self.y[:rows].repeat(n // rows, 1)
+        self.read = []
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        self.read.append(i)
+        return self.x[i], self.y[i]
+
+
+def _train(trainer_class, mingpt, epochs, test=None, lr=1e-3):
+    """Train on 32 rows; `test`: a test set of 16 rows, each one of the first `test` training rows."""
+    import torch
+    torch.manual_seed(0)
+    model = mingpt.model.GPT(mingpt.model.GPTConfig(6, 12, n_layer=1, n_head=2, n_embd=16))
+    data = _Recorded(32)
+    trainer = trainer_class(model, data, _Recorded(16, test) if test else None, mingpt.trainer.TrainerConfig(
+        max_epochs=epochs, batch_size=8, learning_rate=lr, num_threads=1, ckpt_path="unused"))
+    saved = []
+    trainer.save_checkpoint = lambda: saved.append(trainer.tokens)  # noqa: E731 (what would be written, when)
+    trainer.train()
+    return data.read, saved
+
+
+def test_mingpt_reads_each_epoch_in_a_new_random_order_where_the_courses_loop_reads_in_order(mingpt):
+    """minGPT's DataLoader shuffles (the course's notebook reads overlapping windows of one text, so unshuffled
+    batches would each hold a few hundred neighbouring characters); the assignment's loop does not."""
+    import submission
+    read, _ = _train(mingpt.trainer.Trainer, mingpt, 2)
+    first, second = read[:32], read[32:]
+    assert sorted(first) == sorted(second) == list(range(32))  # every row once an epoch
+    assert first != list(range(32)) and second != first
+    assert _train(submission.Trainer, mingpt, 2)[0] == list(range(32)) * 2
+
+
+def test_mingpt_writes_its_checkpoint_only_when_the_test_loss_falls(mingpt):
+    """minGPT keeps the model of the lowest test loss: at learning rate 0 the loss of a test set of one row repeated
+    (the same in any order) never falls after the first epoch, so one checkpoint, where the course's loop writes one
+    every epoch; without a test set, or with a test loss that falls (training rows), every epoch."""
+    import submission
+    assert len(_train(mingpt.trainer.Trainer, mingpt, 3, test=1, lr=0.0)[1]) == 1
+    assert len(_train(submission.Trainer, mingpt, 3, test=1, lr=0.0)[1]) == 3
+    assert len(_train(mingpt.trainer.Trainer, mingpt, 3)[1]) == 3
+    assert len(_train(mingpt.trainer.Trainer, mingpt, 3, test=2, lr=1e-2)[1]) == 3

@@ -316,9 +316,25 @@ class LossLog:
                            f"ended without it", file=sys.stderr)
 
 
+def adamw(groups, config, model):
+    """torch's AdamW over parameter `groups` at config's learning_rate and betas; on the fast path (config.fast)
+    fused, one kernel for all parameters, where torch has it for the device of `model`'s parameters (CUDA; on a
+    CPU 2.5x faster than the per-tensor loop). StepGraphs needs it fused."""
+    config = with_defaults(config)
+    device_type = next(model.parameters()).device.type
+    fused = {"fused": True} if config.fast and _has_fused_adamw(device_type) else {}
+    return torch.optim.AdamW(groups, lr=config.learning_rate, betas=config.betas, **fused)
+
+
 class Trainer:
     """The course's trainer: `train()` fits `model` to `train_dataset` by `config` (a TrainerConfig, or any
     object with some of its fields), printing `test_dataset`'s loss after each epoch when there is one."""
+
+    # Where minGPT's own trainer differs (its subclass, mingpt-demo/mingpt/trainer.py, sets them): the course's
+    # loop reads each epoch's examples in order (minGPT's in a new random order each epoch), and writes
+    # ckpt_path after every epoch (minGPT's only when the test loss is the lowest yet, or without a test set)
+    shuffle = False
+    keep_best = False
 
     def __init__(self, model, train_dataset, test_dataset, config):
         self.model = model  # always the raw model: DDP and compile wrappers live only in a TrainingRun (prepare())
@@ -355,18 +371,16 @@ class Trainer:
             {"params": params_decay, "weight_decay": config.weight_decay},
             {"params": params_nodecay, "weight_decay": 0.0},
         ]
-        device_type = next(raw_model.parameters()).device.type
-        # fused: one kernel for all parameters (CUDA; on CPU 2.5x faster than the per-tensor loop)
-        fused = {"fused": True} if config.fast and _has_fused_adamw(device_type) else {}
-        return torch.optim.AdamW(optim_groups, lr=config.learning_rate, betas=config.betas, **fused)
+        return adamw(optim_groups, config, raw_model)
 
     def _loader(self, data, config):
         workers = loader_workers(config.num_workers, self.device.split(":")[0])
         sampler = None
-        if self.world_size > 1:
-            sampler = DistributedSampler(data, num_replicas=self.world_size, rank=self.rank, shuffle=False)
-        return DataLoader(data, batch_size=self._rank_batch_size(config), sampler=sampler, num_workers=workers,
-                          persistent_workers=workers > 0, pin_memory=self.device.startswith("cuda"))
+        if self.world_size > 1:  # (set_epoch gives a shuffled epoch its own order, the same on every rank)
+            sampler = DistributedSampler(data, num_replicas=self.world_size, rank=self.rank, shuffle=self.shuffle)
+        return DataLoader(data, batch_size=self._rank_batch_size(config), shuffle=self.shuffle and sampler is None,
+                          sampler=sampler, num_workers=workers, persistent_workers=workers > 0,
+                          pin_memory=self.device.startswith("cuda"))
 
     def _rank_batch_size(self, config):
         if config.batch_size % self.world_size:
@@ -554,11 +568,12 @@ class Trainer:
                     if self.is_main:
                         tqdm.write(f"epoch {epoch + 1}: test loss {test_loss:.5f}")
                         logger.info("test loss: %f", test_loss)
-                # the course's loop checkpoints after every epoch, a test set or not (minGPT's own kept the
-                # model of the best test loss); the best is still recorded, in the state
+                # the course's loop checkpoints after every epoch, a test set or not; minGPT's own (keep_best)
+                # only while the test loss falls. The best is recorded in the state either way
+                improved = test_loss is None or test_loss < best_loss
                 if test_loss is not None:
                     best_loss = min(best_loss, test_loss)
-                if self.config.ckpt_path is not None:
+                if self.config.ckpt_path is not None and (improved or not self.keep_best):
                     self.save_checkpoint()
                 due = time.time() - last_save >= config.state_every  # the state, for --resume
                 if log_lines is not None and due and epoch + 1 < config.max_epochs:

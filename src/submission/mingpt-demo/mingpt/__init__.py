@@ -2,9 +2,10 @@
 `mingpt.trainer`, `mingpt.utils`), so that notebook runs here unchanged from this folder.
 
 It is no second minGPT: each module hands out the assignment's own classes (src/submission/), which
-are minGPT's (Karpathy, github.com/karpathy/minGPT, 2020) with the course's changes. The one
-difference kept is minGPT's loss: it counts every target, as the notebook's character data needs
-(its ids start at 0 with a real character), where the assignment's GPT skips PAD (mingpt.model).
+are minGPT's (Karpathy, github.com/karpathy/minGPT, 2020) with the course's changes, changed back where the
+course's mingpt-demo trains otherwise: minGPT's loss, which counts every target, as the notebook's character
+data needs (its ids start at 0 with a real character), where the assignment's GPT skips PAD, and its
+optimizer (mingpt.model); its shuffled batches and best-test-loss checkpoint (mingpt.trainer).
 """
 import os
 import sys
