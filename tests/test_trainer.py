@@ -454,6 +454,42 @@ def test_a_diverged_run_stops_before_writing_params(tmp_path):
     assert [r["step"] for r in rows] == [1] and math.isnan(rows[0]["loss"])
 
 
+@pytest.mark.parametrize("fast", [True, False])
+def test_params_made_nan_by_the_last_update_are_not_written(tmp_path, monkeypatch, fast):
+    """Each step's loss is checked before its update, so the last update went unchecked: a rate that blew up the
+    params there wrote NaN params over the previous ones and exited 0. Now the run stops as diverged, naming the
+    last step and a tensor, and the previous params stay."""
+    from submission.cli import TrainingDiverged
+    from submission.helper import train
+
+    params = tmp_path / "model.params"
+    params.write_bytes(b"the previous run's params")
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (32, 9))
+    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+    conf = TrainerConfig(max_epochs=1, batch_size=16, learning_rate=1e-2, log_path=str(tmp_path / "log.jsonl"),
+                         fast=fast, num_threads=1)
+    trainer = Trainer(model, TensorDataset(x, torch.roll(x, -1, 1)), None, conf)
+    real_step, steps = torch.optim.AdamW.step, []
+
+    def last_step_blows_up(self, *args, **kwargs):  # as a huge rate does, at the second (last) step alone
+        out = real_step(self, *args, **kwargs)
+        steps.append(1)
+        if len(steps) == 2:
+            with torch.no_grad():
+                model.head.weight.fill_(float("inf"))
+        return out
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", last_step_blows_up)
+    with pytest.raises(TrainingDiverged, match=r"^the params are NaN or infinite after the update of the last step, "
+                                               r"2 \(head.weight\): training stopped and no params were written; "
+                                               r"the loss log up to it is .*log.jsonl.partial; lower"):
+        train(model, str(params), trainer)
+    assert params.read_bytes() == b"the previous run's params" and not (tmp_path / "log.jsonl").exists()
+    rows = [json.loads(line) for line in open(tmp_path / "log.jsonl.partial")]
+    assert [r["step"] for r in rows] == [1, 2] and all(math.isfinite(r["loss"]) for r in rows)
+
+
 def test_parameter_groups_follow_the_course():
     model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
     opt = Trainer(model, None, None, TrainerConfig())._optimizer(model, TrainerConfig())

@@ -308,6 +308,11 @@ def _same_corpus(path, corpus_flag):
     return f"use the same {corpus_flag} the params were trained with{named}"
 
 
+def nonfinite(state):
+    """The keys of a state_dict's floating-point tensors that hold a NaN or an infinite value, in order."""
+    return [k for k, v in state.items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
+
+
 def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_corpus_path",
                 size_fix="use the model size they were trained with", variant_fix=None, itos=None):
     """Load a params file into `model` on any device, refusing code and explaining mismatches.
@@ -388,7 +393,7 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
                               size_fix, state)
     # NaN or infinite weights: training stops on a non-finite loss before writing any, so bytes changed since
     # (a bad disk or copy) or another program's run; the model would answer every question with PAD, quietly
-    bad = [k for k, v in state.items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
+    bad = nonfinite(state)
     if bad:
         v = state[bad[0]]
         problem = (f"{int((~torch.isfinite(v)).sum()):,} of the {v.numel():,} values of {bad[0]} are NaN or infinite"

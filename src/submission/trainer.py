@@ -62,6 +62,7 @@ from .dataset import DataError
 from .files import NoRoom, cpu_state_dict, interrupts_held, is_special_file, replace_file, replacement_mode
 from .fastpath import (_has_fused_adamw, asked_groups, compile_setting, compiled_graphs_conflict, loader_workers,
                        packing_setting, packs_cheaper, skipped_target, step_graphs_need)
+from .params import nonfinite
 from .utils import CpuThreads, atomic_torch_save, distributed_env, get_device
 
 logger = logging.getLogger(__name__)  # the course's: it logs "saving PATH" and "test loss: X" at INFO
@@ -150,11 +151,17 @@ def lr_multiplier(tokens, config):
     return max(0.1, 0.5 * (1.0 + math.cos(math.pi * progress)))
 
 
-def diverged_message(row, config, partial_log):
-    """The one-line error of a run whose loss became NaN or infinite at logged `row`."""
+def diverged_message(row, config, partial_log, bad=(), step=None):
+    """The one-line error of a run whose loss became NaN or infinite at logged `row`, or (row None) whose params
+    `bad` (their names) did at the update of its last step, `step`."""
     where = f"; the loss log up to it is {partial_log_path(config.log_path)}" if partial_log else ""
-    return (f"the training loss is {row['loss']} at step {row['step']} (epoch {row['epoch']}, learning rate "
-            f"{row['lr']:.3g}): training stopped and no params were written{where}; lower --learning_rate "
+    if row is None:
+        what = (f"the params are NaN or infinite after the update of the last step, {step} ({bad[0]}"
+                + (f" and {len(bad) - 1} more tensors" if len(bad) > 1 else "") + ")")
+    else:
+        what = (f"the training loss is {row['loss']} at step {row['step']} (epoch {row['epoch']}, learning rate "
+                f"{row['lr']:.3g})")
+    return (f"{what}: training stopped and no params were written{where}; lower --learning_rate "
             f"(this run's is {config.learning_rate:g})")
 
 
@@ -614,6 +621,11 @@ class Trainer:
             raise
         finally:
             log.close()
+        # the loss is checked at each step, before its update: the last update alone is not (a run diverging there
+        # wrote NaN params over good ones, and exited 0)
+        bad = nonfinite(self.model.state_dict())
+        if bad:
+            raise TrainingDiverged(diverged_message(None, config, log.writing and not log.direct, bad, step))
         with interrupts_held():  # an interrupted run leaves its .partial log and the previous log intact
             if after is not None:
                 try:
