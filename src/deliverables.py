@@ -335,17 +335,25 @@ def write_zip(out, files, checked=None):
     atomic_write(out, write)
 
 
+def readable_zip(path):
+    """Whether `path` is a zip whose list of members can be read. This command writes its zip atomically, so
+    never leaves one cut short: a file that is not a readable zip is someone else's."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            z.namelist()
+        return True
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
 def foreign_member(path):
     """The first member of the zip at `path` that this command never writes (all of its files go under
     src/submission/; the folder entries `zip -r` adds, src/ and src/submission/, are not counted), or None:
-    no such zip, one of this command's, or one cut short (nothing to keep)."""
-    if not (os.path.isfile(path) and zipfile.is_zipfile(path)):
+    no such zip, or one of this command's (readable_zip tells the rest)."""
+    if not (os.path.isfile(path) and readable_zip(path)):
         return None
-    try:
-        with zipfile.ZipFile(path) as z:
-            names = z.namelist()
-    except (OSError, zipfile.BadZipFile):
-        return None
+    with zipfile.ZipFile(path) as z:
+        names = z.namelist()
     return next((n for n in names if not (n.startswith("src/submission/") or n == "src/")), None)
 
 
@@ -407,10 +415,10 @@ def main(argv=None):
     target = os.path.realpath(args.zip)  # what is written: a link's target (files.py replaces that)
     if os.path.exists(target) and not os.path.isfile(target):  # /dev/full, a FIFO: reading it as a zip never ends
         raise DataError(f"{args.zip}: is not a regular file; give --zip the path of a file")
-    if (os.path.isfile(target) and os.path.getsize(target) and not target.lower().endswith(".zip")
-            and not zipfile.is_zipfile(target)):  # the written answers, a corpus, notes: not a zip's place
-        raise DataError(f"{args.zip}: exists and is not a zip file, so it is not replaced (a typo for another "
-                        f"--zip path?); give --zip a new path, or an old zip of this command to replace")
+    if os.path.isfile(target) and os.path.getsize(target) and not readable_zip(target):
+        # the written answers, a corpus, notes, a damaged download (named .zip or not): not this command's to replace
+        raise DataError(f"{args.zip}: exists and is not a zip file that can be read, so it is not replaced (a typo "
+                        f"for another --zip path?); give --zip a new path, or an old zip of this command to replace")
     other = foreign_member(target)
     if other is not None:
         raise DataError(f"{args.zip}: a zip of other files ({other} in it), not one this command wrote, so it is not "

@@ -167,7 +167,7 @@ def test_files_as_old_as_their_params_are_not_stale(complete, tmp_path, capsys):
 
 
 def test_an_earlier_zip_under_another_name_is_replaced_and_a_zip_of_other_files_kept(complete, tmp_path, capsys):
-    """--zip refuses a file that is neither named .zip nor a zip; an earlier zip of this command (its files
+    """--zip refuses a file that is not a readable zip, whatever its name; an earlier zip of this command (its files
     all under src/submission/) is replaced whatever its name, and a zip of other files (an unrelated archive
     given as --zip by a slip) is refused: it was overwritten without a word."""
     out = tmp_path / "handin"
@@ -211,7 +211,9 @@ def test_a_zip_of_other_files_under_src_is_kept(complete, tmp_path, capsys):
 def test_missing_and_bad_files_name_their_fix_and_no_zip_is_written(complete, tmp_path, capsys):
     code, folder = complete
     out = tmp_path / "submission.zip"
-    out.write_bytes(b"an earlier zip")  # named .zip: replaced once all is in order, even if it is no zip
+    with zipfile.ZipFile(out, "w") as z:  # an earlier check's
+        z.writestr("src/submission/model.py", "# an earlier model.py\n")
+    earlier = out.read_bytes()
     os.remove(folder / "vanilla.pretrain.test.predictions")
     (folder / "vanilla.nopretrain.dev.predictions").write_bytes(
         (folder / "vanilla.nopretrain.dev.predictions").read_text(encoding="utf-8").encode("utf-16"))
@@ -241,7 +243,7 @@ def test_missing_and_bad_files_name_their_fix_and_no_zip_is_written(complete, tm
     assert said["vanilla.finetune.params"].split()[1] == "stale"
     assert (sum(line.split()[1] in ("ok", "low", "stale") for line in lines) == 13
             and len(lines) == 18)  # no import check
-    assert out.read_bytes() == b"an earlier zip"
+    assert out.read_bytes() == earlier
     os.remove(folder / "synthesizer.finetune.params")
     _, lines, _ = run(complete, out, capsys)
     assert lines[15].endswith("./run.sh synthesizer_finetune_with_pretrain (after synthesizer_pretrain)")
@@ -399,6 +401,8 @@ A_FILE = "wiki.txt: is a file, not a folder (the --data-dir, run.sh's DATA_DIR);
     ("--zip", "the zip path is a folder"), ("--zip", "would overwrite an input"),
     ("--zip", "exists and is not a zip file"),  # the written answers, a corpus: not replaced by a zip
     ("--zip", "link.zip: exists and is not a zip file"),  # nor through a link to them
+    ("--zip", "notes.zip: exists and is not a zip file"),  # nor a user's file named .zip: replaced before
+    ("--zip", "cut.zip: exists and is not a zip file"),  # nor a zip that cannot be read (a cut-short download)
     ("--submission-dir", "no such folder (the --submission-dir, run.sh's OUT_DIR)"),
     ("--data-dir", "no such folder (the --data-dir, run.sh's DATA_DIR)"),
     ("--data-dir", A_FILE),  # a file given for its folder: not "no such folder"
@@ -410,9 +414,15 @@ def test_paths_that_cannot_serve_are_one_line_before_any_check(complete, tmp_pat
             "--zip": str(tmp_path / "s.zip")}
     (tmp_path / "submission.tex").write_text("\\documentclass{article}\n", encoding="utf-8")
     os.symlink(tmp_path / "submission.tex", tmp_path / "link.zip")
+    (tmp_path / "notes.zip").write_text("my notes\n", encoding="utf-8")
+    with zipfile.ZipFile(tmp_path / "whole.zip", "w") as z:
+        z.writestr("src/submission/model.py", "x = 1\n" * 500)
+    (tmp_path / "cut.zip").write_bytes((tmp_path / "whole.zip").read_bytes()[:-30])  # its directory's end cut off
     argv[flag] = {"the zip path is a folder": str(folder), "would overwrite an input": str(code / "model.py"),
                   "exists and is not a zip file": str(tmp_path / "submission.tex"),
                   "link.zip: exists and is not a zip file": str(tmp_path / "link.zip"),
+                  "notes.zip: exists and is not a zip file": str(tmp_path / "notes.zip"),
+                  "cut.zip: exists and is not a zip file": str(tmp_path / "cut.zip"),
                   A_FILE: os.path.join(DATA, "wiki.txt")}.get(
                       says, str(tmp_path / "nowhere"))
     with pytest.raises(SystemExit) as stop:
@@ -420,6 +430,8 @@ def test_paths_that_cannot_serve_are_one_line_before_any_check(complete, tmp_pat
     captured = capsys.readouterr()
     assert stop.value.code == 2 and captured.out == "" and captured.err.count("\n") == 1 and says in captured.err
     assert (tmp_path / "submission.tex").read_text(encoding="utf-8") == "\\documentclass{article}\n"
+    assert (tmp_path / "notes.zip").read_text(encoding="utf-8") == "my notes\n"
+    assert (tmp_path / "cut.zip").read_bytes() == (tmp_path / "whole.zip").read_bytes()[:-30]
 
 
 def test_a_package_that_does_not_import_stops_the_check_in_one_line(tmp_path, broken_src):
