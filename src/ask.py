@@ -39,6 +39,7 @@ data readers drop it); other bytes end the reading with one line naming where th
 """
 import os
 import sys
+import unicodedata
 from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -126,6 +127,16 @@ def check_sentinels(text, what="the text"):
                            f"sentinel; leave it out")
 
 
+def composed_if_known(text, stoi):
+    """`text` in its composed form (Unicode NFC) where that form is all in the vocabulary `stoi` and the text as
+    given is not: an accent typed or pasted apart from its letter (a Mac's terminal, a PDF: Unicode NFD) is read
+    as the letter it belongs to, the way the corpus stores it. Else `text` as it is (plots.py's maps use it too)."""
+    if all(c in stoi for c in text):
+        return text
+    nfc = unicodedata.normalize("NFC", text)
+    return nfc if all(c in stoi for c in nfc) else text
+
+
 def check_text(text, stoi, room, what="the text", corpus="wiki.txt"):
     """An AskError for a text the model cannot read: holding a sentinel or a character outside the
     vocabulary (of `corpus`, the pretraining corpus's path), or longer than `room` characters; `what` names it in
@@ -174,7 +185,8 @@ class Asker:
             if len(fields) != 2:  # as run.py refuses it in a TSV: which field is the place is not known
                 raise AskError(f"expected question<TAB>place, found {len(fields)} tab-separated fields")
             text, given = fields
-            given = given.rstrip()  # as evaluate_places reads a place
+            given = composed_if_known(given.rstrip(), self.vocab.stoi)  # as evaluate_places reads a place
+        text = composed_if_known(text, self.vocab.stoi)
         if not text.strip():
             raise AskError("an empty text; give a question, a name, or with --complete the start of a sentence")
         if self.complete:

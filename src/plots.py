@@ -573,7 +573,9 @@ def plot_last_rows(panels, prompt, out, title=None, dpi=100):
 def attention_panel(params, variant, corpus_path, question, size, expected=None, variant_flag="--variant"):
     """One model's panel for plot_attention: its label, its per-layer maps and its greedy answer.
     `variant_flag` is the command-line flag that chose `variant`, named when the params are the other's."""
+    from ask import composed_if_known
     model, vocab = load_model(params, variant, corpus_path, **size, variant_flag=variant_flag + " ")
+    question = composed_if_known(question, vocab.stoi)  # an accent typed apart from its letter (NFD)
     prompt, idx = encode_prompt(question, vocab)
     maps = attention_maps(model, idx)
     answer = greedy_answer(model, question, vocab)

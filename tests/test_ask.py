@@ -949,3 +949,26 @@ def test_characters_outside_the_vocabulary_are_named_once_each_in_the_order_type
     stoi = {c: i for i, c in enumerate("Zo ")}
     with pytest.raises(ask.AskError, match=r"outside the vocabulary of wiki\.txt: 'ë李明'; "):
         ask.check_text("Zoë 李明 ë", stoi, 100)
+
+
+def test_an_accent_typed_apart_from_its_letter_is_asked_as_the_corpus_spells_it(tmp_path, capsys):
+    """A name typed or pasted with its accent apart from the letter (Unicode NFD: a Mac's terminal, a PDF) was
+    "characters outside the vocabulary ...: '\u0301'; use other characters", though the corpus has 'é': it is
+    asked composed (NFC), answered and checked as the name typed composed is. The same for a TSV line's place."""
+    import unicodedata
+    people = [("Zoé Bo", "Orléans"), ("Cy Du", "Rome")]
+    vocab = write_world(tmp_path, people=people)
+    model = random_model(vocab.vocab_size, 48)
+    torch.save(model.state_dict(), tmp_path / "m.params")
+    argv = ["--params", str(tmp_path / "m.params"), "--data-dir", str(tmp_path), *SIZE_FLAGS]
+    nfd = unicodedata.normalize("NFD", "Zoé Bo")
+    assert nfd != "Zoé Bo" and "\u0301" not in vocab.stoi
+    composed = run_main(argv + ["Zoé Bo"], capsys)
+    assert composed[0] == 0 and composed[1].startswith("Where was Zoé Bo born?\n") and "(birth_dev.tsv line 1: " \
+        "Orléans;" in composed[1], composed
+    assert run_main(argv + [nfd], capsys) == composed
+    line = f"Where was {nfd} born?\t{unicodedata.normalize('NFD', 'Orléans')}\n"
+    status, out, err = run_main(argv, capsys, stdin=io.StringIO(line))
+    assert status == 0 and err == "" and "(standard input line 1: Orléans; " in out
+    with pytest.raises(ask.AskError, match="outside the vocabulary of wiki.txt: '\u0308'"):  # 'ë' is not there
+        ask.check_text(ask.composed_if_known(unicodedata.normalize("NFD", "Zoë"), vocab.stoi), vocab.stoi, 100)

@@ -539,6 +539,28 @@ def test_a_panel_names_the_model_its_greedy_answer_and_the_true_place(runs):
     assert panel["label"] == f"dense synthesizer: synthesizer.pretrain.params, greedy answer {panel['answer']!r}"
 
 
+def test_a_question_with_an_accent_typed_apart_from_its_letter_is_mapped_as_the_corpus_spells_it(tmp_path):
+    """--question "Where was Zoé Bo born?" typed with its accent apart from the 'e' (Unicode NFD: a Mac's terminal)
+    was "--question has characters the vocabulary lacks: '́'", though the corpus has 'é': it is composed."""
+    import unicodedata
+
+    import torch
+
+    from submission import GPT, GPTConfig
+    from submission.dataset import CharCorruptionDataset
+    text = "Zoé Bo was born in Orléans. Where was she born?\n" * 3
+    (tmp_path / "wiki.txt").write_text(text, encoding="utf-8")
+    vocab = CharCorruptionDataset(text, SIZE["block_size"])
+    torch.manual_seed(0)
+    torch.save(GPT(GPTConfig(vocab.vocab_size, **SIZE)).state_dict(), tmp_path / "m.params")
+    size = dict(plots.COURSE_SIZE, **SIZE)
+    question = "Where was Zoé Bo born?"
+    panels = [plots.attention_panel(str(tmp_path / "m.params"), "vanilla", str(tmp_path / "wiki.txt"),
+                                    unicodedata.normalize(form, question), size) for form in ("NFC", "NFD")]
+    assert panels[1][0] == panels[0][0] == question + plots.MASK and panels[1][1]["answer"] == panels[0][1]["answer"]
+    assert all(torch.equal(a, b) for a, b in zip(panels[0][1]["maps"], panels[1][1]["maps"]))
+
+
 def test_params_of_the_other_variant_name_the_flag_that_chose_it(runs, tmp_path, capsys):
     """Vanilla params given to --params2 with --variant2 synthesizer told the user to pass --variant=.
     Without the flag each file's variant is what its shapes say (it was the other variant's)."""
