@@ -330,6 +330,10 @@ case "$MODE" in
         exit 2
       fi
     done
+    # and what they hold, read as the modes read them (a bad line of birth_test_inputs.tsv stopped it there too)
+    pick_python
+    "$PY" -c 'import sys; sys.path.insert(0, sys.argv[1]); import run; run.check_all_inputs(sys.argv[2:])' \
+      "${R}src" "${WIKI#*=}" "${TRAIN#*=}" "${DEV#*=}" "${TEST#*=}" "${ARGS[@]}" || exit $?
     # One `all` at a time in an OUT_DIR: a second (another terminal) stops before it replaces the first's stamp or
     # remakes a mode the first made, and an `all` stops before any mode while a run (alone, or an `all` killed
     # outright whose mode goes on) trains into one of its params: that run's training state is no interrupted

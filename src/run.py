@@ -19,7 +19,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from ledger import LOG_LAG, logged_epochs, sha256_of  # noqa: E402
-from modelflags import add_model_flags, check_model_flags  # noqa: E402
+from modelflags import add_model_flags, check_model_flags, size_from_flags  # noqa: E402
 from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start, stop_with_run_sh_all  # noqa: E402
 
@@ -30,7 +30,7 @@ with interruptible_start("run.py"):  # torch loads here
     from submission.attention import attention_paths
     from submission.card import (card_path, corpus_record, other_corpus, other_corpus_words, pretrain_corpus, read_card,
                                  write_card)
-    from submission.dataset import CharCorruptionDataset, DataError, check_chars, parse_tsv, read_text
+    from submission.dataset import CharCorruptionDataset, DataError, NameDataset, check_chars, parse_tsv, read_text
     from submission.decoding import predict_places_reference
     from submission.files import check_room, is_special_file, log_lock, reads_as, training_lock
     from submission.model import GPTConfig
@@ -407,6 +407,27 @@ def read_questions(path, stoi, block_size):
                             f"shorten the question")
         questions.append(q)
     return questions
+
+
+def check_all_inputs(argv):
+    """`./run.sh all`'s look at its modes' inputs before the first trains. `argv`: the pretraining corpus, the
+    finetuning corpus, the dev and the test questions, then the flags `all` gives every mode (their --block_size).
+    Each file is read as its modes read it; the first bad line is one line on stderr, `run.sh all: ` before it, and
+    exit status 2. A bad line of birth_test_inputs.tsv stopped `all` at its first test evaluation, after the
+    finetuning before it (hours at the course's size on a CPU)."""
+    wiki, train, dev, test, *flags = argv
+    block_size = size_from_flags(flags)["block_size"]
+    try:
+        vocab = CharCorruptionDataset(read_text(wiki, "pretraining corpus"), block_size, wiki)
+        NameDataset(read_text(train, "finetuning corpus"), vocab, path=train)
+        for path in (dev, test):
+            read_questions(path, vocab.stoi, block_size)
+    except DataError as e:
+        print(f"run.sh all: {e}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:  # before any mode: nothing to say but that it stopped
+        print("run.sh all: interrupted while its inputs were read; no mode ran", file=sys.stderr)
+        sys.exit(130)
 
 
 def params_hints(args=None):

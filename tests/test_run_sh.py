@@ -420,6 +420,27 @@ def test_all_checks_every_modes_input_before_the_first_mode(world, tmp_path, mis
     assert not out.exists()
 
 
+@pytest.mark.parametrize("name, line, says", [
+    ("birth_test_inputs.tsv", "Where was Zoë \U0001F600 born?\n", "character '\U0001F600' (U+1F600) is not in the "
+                                                                    "vocabulary"),
+    ("birth_dev.tsv", "Where was Ann Bo born?\tOslo\tNorway\n", "found 3 tab-separated field(s)"),
+    ("birth_places_train.tsv", "Where was " + "Ann " * 40 + "born?\tOslo\n", "more than the block size 128"),
+])
+def test_all_reads_every_modes_input_before_the_first_mode(world, tmp_path, name, line, says):
+    """A bad line of birth_test_inputs.tsv (or of any input) stopped `all` at the mode that read it, after the
+    training modes before it (hours at the course's size on a CPU); now at once, in the line that mode would give."""
+    data = tmp_path / "data"
+    shutil.copytree(world, data)
+    with open(data / name, "a", encoding="utf-8") as f:
+        f.write(line)
+    lineno = (data / name).read_text(encoding="utf-8").count("\n")
+    out = tmp_path / "out"
+    p = sh(["all"] + TINY, data, out, check=False)
+    assert p.returncode == 2 and p.stdout == "" and p.stderr.startswith(f"run.sh all: {data}/{name}:{lineno}: ")
+    assert says in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert not out.exists() or os.listdir(out) == []
+
+
 def test_all_with_an_out_dir_it_cannot_write_to_is_one_line(world, tmp_path):
     """OUT_DIR a file, below a file, or a folder that cannot be written: `all` ended in mkdir's or bash's own
     words ("./run.sh: line 242: .../.all-started: Permission denied"), without what to change."""
