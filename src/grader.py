@@ -43,7 +43,7 @@ ROOT = os.path.dirname(HERE)
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-from oneline import OneLineParser, lenient_streams, utf16  # noqa: E402
+from oneline import OneLineParser, lenient_streams, utf16, write_fix  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("grader"):  # torch loads here
@@ -1850,8 +1850,8 @@ def grade(g, args):
         try:
             graderlib.write_json(results, json_path, execution_time=time.monotonic() - start)
         except OSError as e:
-            print(f"grader: cannot write --json {args.json}: {e.strerror or e}; free space or choose "
-                  f"another path", file=sys.stderr)
+            print(f"grader: cannot write --json {args.json}: {e.strerror or e}; {write_fix(e)}choose another path",
+                  file=sys.stderr)
             return 1
         print(f"wrote {args.json}")
     return 0

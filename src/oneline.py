@@ -1,7 +1,8 @@
 """One-line usage errors for the scripts in src/: `prog: error: message (--help lists the options)`
 and exit status 2, instead of argparse's usage block followed by the message. A flag it does not
 know gets the nearest one it does ("--data_dir": did you mean --data-dir?), else the hint the script
-gives for it. Also the scripts' words for a UTF-16 file given for UTF-8 text (utf16).
+gives for it. Also the scripts' words for a UTF-16 file given for UTF-8 text (utf16), and for a write that
+could not grow its file (write_fix).
 
 Standard library only, so that make_world.py and plots.py curves start without torch. The graded package
 (src/submission/) does not use it: it keeps no import from outside itself, and its one parser (dataset.py's
@@ -9,6 +10,7 @@ example printer) stays argparse's own.
 """
 import argparse
 import difflib
+import errno
 import os
 import re
 import sys
@@ -23,6 +25,15 @@ def lenient_streams():
             stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError):
             pass
+
+
+def write_fix(error):
+    """The start of the fix for an OSError of a write that could not grow its file, ending in "or ", else "": a
+    full disk or quota, "free some disk space or "; the file size limit (EFBIG), "raise the file size limit (ulimit
+    -f) or ". The caller's own way out follows ("choose another path")."""
+    full = "free some disk space or "
+    return {errno.ENOSPC: full, getattr(errno, "EDQUOT", errno.ENOSPC): full,
+            errno.EFBIG: "raise the file size limit (ulimit -f) or "}.get(getattr(error, "errno", None), "")
 
 
 def utf16(data):

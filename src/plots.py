@@ -26,7 +26,6 @@ finetuned models are there, the attention maps) of a `./run.sh demo` work folder
 """
 import argparse
 import contextlib
-import errno
 import glob
 import io
 import json
@@ -46,7 +45,7 @@ if HERE not in sys.path:
 
 from modelflags import (COURSE_SIZE, add_model_flags, check_model_flags, settings_from_params,  # noqa: E402
                         size_from_flags)
-from oneline import OneLineParser, lenient_streams, utf16  # noqa: E402
+from oneline import OneLineParser, lenient_streams, utf16, write_fix  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 # into the Python that runs this (a bare `pip` may be another's): a .venv that run.sh made before
@@ -320,10 +319,8 @@ def _save(fig, out, dpi):
     except Exception as e:  # noqa: BLE001 - an OSError anywhere in its chain is named; any other is raised as it is
         failed = os_error_within(e)
         if failed is not None:
-            fix = {errno.ENOSPC: "free some disk space or ", getattr(errno, "EDQUOT", errno.ENOSPC): "free some disk "
-                   "space or ", errno.EFBIG: "raise the file size limit (ulimit -f) or "}.get(failed.errno, "")
-            raise PlotError(f"{out}: cannot write it ({failed.strerror or failed}); {fix}give --out a path you can "
-                            f"write to") from None
+            raise PlotError(f"{out}: cannot write it ({failed.strerror or failed}); {write_fix(failed)}give --out a "
+                            f"path you can write to") from None
         if not isinstance(e, (RuntimeError, ValueError)):
             raise
         _cannot_draw(e, out)

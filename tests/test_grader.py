@@ -2191,18 +2191,23 @@ def test_a_points_file_saved_with_a_byte_order_mark_is_read(tmp_path):
     assert graderlib.load_points(str(points))["points"] == {"9a-0-basic": 3}
 
 
-def test_a_results_json_that_cannot_be_written_exits_1_in_one_line(tmp_path, corpus, capsys, monkeypatch):
-    """The tests ran but results.json could not be written (a full disk): exit status 1, one line naming the
-    path and the reason, never 0 (Gradescope would read a missing report as a crash)."""
-    def full(*args, **kwargs):
-        raise OSError(errno.ENOSPC, "No space left on device")
+@pytest.mark.parametrize("code, reason, fix", [
+    (errno.ENOSPC, "No space left on device", "free some disk space or choose another path"),
+    (errno.EFBIG, "File too large", "raise the file size limit (ulimit -f) or choose another path"),  # not "free space"
+    (errno.EACCES, "Permission denied", "choose another path"),
+])
+def test_a_results_json_that_cannot_be_written_exits_1_in_one_line(tmp_path, corpus, capsys, monkeypatch, code,
+                                                                   reason, fix):
+    """The tests ran but results.json could not be written (a full disk, the file size limit): exit status 1, one
+    line naming the path, the reason and its fix, never 0 (Gradescope would read a missing report as a crash)."""
+    def fails(*args, **kwargs):
+        raise OSError(code, reason)
 
-    monkeypatch.setattr(graderlib, "write_json", full)
+    monkeypatch.setattr(graderlib, "write_json", fails)
     out_json = tmp_path / "r.json"
     assert grader.main(["1g-3-hidden", "--data-dir", corpus[0], "--json", str(out_json)]) == 1
     err = capsys.readouterr().err
-    assert err == (f"grader: cannot write --json {out_json}: No space left on device; free space or choose another "
-                   f"path\n"), err
+    assert err == f"grader: cannot write --json {out_json}: {reason}; {fix}\n", err
 
 
 def test_failed_json_write_leaves_no_temporary_file(tmp_path):
