@@ -541,6 +541,13 @@ def test_params_errors_carry_the_problem_and_the_size_apart_from_the_message(tmp
     with pytest.raises(ParamsError) as e:
         load_params(small(), str(p))
     assert e.value.problem.startswith("params have a vocabulary of 30 characters") and e.value.looks_like is None
+    # a weight beside the GPT's own, at its size: no size flag to try ("use the model size they were trained with")
+    torch.save(dict(small().state_dict(), **{"extra.weight": torch.zeros(3)}), p)
+    with pytest.raises(ParamsError) as e:
+        load_params(small(), str(p))
+    assert e.value.problem == "params do not fit this model (unexpected 'extra.weight')"
+    assert str(e.value) == (f"{p}: {e.value.problem}; its other weights fit this model, so a GPT with modules of its "
+                            f"own wrote them; pass params of the assignment's GPT")
 
 
 def test_gpt_device_chooses_the_device_and_refuses_one_that_is_not_there(monkeypatch):

@@ -386,7 +386,11 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
         def some(what, keys):  # the first three (repr: a key is the file's text), and how many there are
             return f"{what} " + ", ".join(map(repr, keys[:3])) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
         found = "; ".join(some(what, keys) for what, keys in (("missing", missing), ("unexpected", unexpected)) if keys)
-        raise _size_error(path, f"params do not fit this model ({found})", size_fix, state)
+        problem = f"params do not fit this model ({found})"
+        if not missing and _shape(state) == _shape(own):  # the model's size (layers, width, block): other modules
+            raise ParamsError(f"{path}: {problem}; its other weights fit this model, so a GPT with modules of its own "
+                              f"wrote them; pass params of the assignment's GPT", problem=problem)
+        raise _size_error(path, problem, size_fix, state)
     for k, v in state.items():
         if v.shape != own[k].shape:
             raise _size_error(path, f"{k} has shape {tuple(v.shape)}, the model wants {tuple(own[k].shape)}",
