@@ -462,11 +462,28 @@ def write_world(world, out_dir, replace=False):
     if not replace:
         check_replaceable(out_dir, files)
     files[MARKER] = marker_text(files, world.arguments)
+    made = _missing_folders(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     with _ctrl_c_held() as held:
-        _write_staged(files, out_dir)
+        try:
+            _write_staged(files, out_dir)
+        except BaseException:  # "unchanged": the folders made for it go again (each only while empty)
+            for folder in made:
+                with contextlib.suppress(OSError):
+                    os.rmdir(folder)
+            raise
     if held:  # the write ended whole (the new world) or raised (the old one): the Ctrl-C stops what follows
         raise WrittenThenInterrupted
+
+
+def _missing_folders(path):
+    """The folders of `path` that are not there yet, deepest first: what os.makedirs(path) would make."""
+    missing = []
+    path = os.path.abspath(path)
+    while not os.path.exists(path) and path != os.path.dirname(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    return missing
 
 
 class WrittenThenInterrupted(KeyboardInterrupt):

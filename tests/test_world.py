@@ -6,6 +6,7 @@ They check that data/ is exactly what the generator writes, the course's file fo
 statistics the task depends on (London share, long-tailed places, line lengths, unanswerable
 share, characters), determinism, and that small demo worlds build and stay well formed.
 """
+import errno
 import hashlib
 import json
 import os
@@ -656,6 +657,26 @@ def test_a_failed_rename_puts_back_the_whole_old_world(old_world, monkeypatch, c
     got, err = run_main(["--out", str(folder), "--seed", "2"] + SMALL, capsys)
     assert got == code and len(err) == 1 and err[0].startswith("make_world.py: " + says.format(folder)), err
     assert snapshot(folder) == before  # the old world, whole, and no temporary files
+
+
+def test_a_failed_write_into_new_folders_leaves_none_of_them(tmp_path, monkeypatch, capsys):
+    """`--out new/world` on a full disk said the folder "is unchanged" but left the folders it had made for it."""
+    real_open = open
+
+    def full(path, *args, **kwargs):
+        if ".make_world." in str(path):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(mw, "open", full, raising=False)  # the module's own open, for its staged files
+    out = tmp_path / "new" / "world"
+    got, err = run_main(["--out", str(out)] + SMALL, capsys)
+    assert got == 2 and err == [f"make_world.py: error: {out}: cannot write the world there (No space left on "
+                                f"device), so it is unchanged; give a folder you can write to"], err
+    assert os.listdir(tmp_path) == []
+    (tmp_path / "kept").mkdir()  # a folder that was there stays, empty or not
+    got, _ = run_main(["--out", str(tmp_path / "kept")] + SMALL, capsys)
+    assert got == 2 and os.listdir(tmp_path) == ["kept"] and os.listdir(tmp_path / "kept") == []
 
 
 def test_when_putting_back_fails_too_the_old_files_are_kept(old_world, monkeypatch):
