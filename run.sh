@@ -332,8 +332,9 @@ case "$MODE" in
     done
     # and what they hold, read as the modes read them (a bad line of birth_test_inputs.tsv stopped it there too)
     pick_python
-    "$PY" -c 'import sys; sys.path.insert(0, sys.argv[1]); import run; run.check_all_inputs(sys.argv[2:])' \
-      "${R}src" "${WIKI#*=}" "${TRAIN#*=}" "${DEV#*=}" "${TEST#*=}" "${ARGS[@]}" || exit $?
+    # (src/ in the place of the folder run in, which `python -c` puts first: a random.py there hid the library's)
+    "$PY" -c 'import sys; sys.path[0] = sys.argv[1]; import run; run.check_all_inputs(sys.argv[2:])' \
+      "${R}src" "${WIKI#*=}" "${TRAIN#*=}" "${DEV#*=}" "${TEST#*=}" ${ARGS[@]+"${ARGS[@]}"} || exit $?
     # One `all` at a time in an OUT_DIR: a second (another terminal) stops before it replaces the first's stamp or
     # remakes a mode the first made, and an `all` stops before any mode while a run (alone, or an `all` killed
     # outright whose mode goes on) trains into one of its params: that run's training state is no interrupted

@@ -12,6 +12,7 @@ heads, 256 dimensions.
 import argparse
 import contextlib
 import difflib
+import io
 import os
 import sys
 import time
@@ -19,7 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from ledger import LOG_LAG, logged_epochs, sha256_of  # noqa: E402
-from modelflags import add_model_flags, check_model_flags, size_from_flags  # noqa: E402
+from modelflags import add_model_flags, check_model_flags  # noqa: E402
 from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start, stop_with_run_sh_all  # noqa: E402
 
@@ -411,17 +412,21 @@ def read_questions(path, stoi, block_size):
 
 def check_all_inputs(argv):
     """`./run.sh all`'s look at its modes' inputs before the first trains. `argv`: the pretraining corpus, the
-    finetuning corpus, the dev and the test questions, then the flags `all` gives every mode (their --block_size).
-    Each file is read as its modes read it; the first bad line is one line on stderr, `run.sh all: ` before it, and
-    exit status 2. A bad line of birth_test_inputs.tsv stopped `all` at its first test evaluation, after the
-    finetuning before it (hours at the course's size on a CPU)."""
+    finetuning corpus, the dev and the test questions, then the flags `all` gives every mode. The flags are checked
+    as its first mode checks them (a bad one: that mode's one-line error, exit status 2), then each file is read as
+    its modes read it, at the flags' --block_size; the first bad line is one line on stderr, `run.sh all: ` before
+    it, and exit status 2 (the modes say any notes on the files). A bad line of birth_test_inputs.tsv stopped `all`
+    at its first test evaluation, after the finetuning before it (hours at the course's size on a CPU)."""
     wiki, train, dev, test, *flags = argv
-    block_size = size_from_flags(flags)["block_size"]
+    os.environ[SHARED_FLAGS] = "1"  # the flags are all's, for every mode: no note that finetuning reads one not
+    block_size = parse_args(["--function=finetune", "--variant=vanilla", f"--pretrain_corpus_path={wiki}",
+                             f"--finetune_corpus_path={train}", "--writing_params_path=unused"] + flags).block_size
     try:
-        vocab = CharCorruptionDataset(read_text(wiki, "pretraining corpus"), block_size, wiki)
-        NameDataset(read_text(train, "finetuning corpus"), vocab, path=train)
-        for path in (dev, test):
-            read_questions(path, vocab.stoi, block_size)
+        with contextlib.redirect_stderr(io.StringIO()):  # notes on the files: the modes say them
+            vocab = CharCorruptionDataset(read_text(wiki, "pretraining corpus"), block_size, wiki)
+            NameDataset(read_text(train, "finetuning corpus"), vocab, path=train)
+            for path in (dev, test):
+                read_questions(path, vocab.stoi, block_size)
     except DataError as e:
         print(f"run.sh all: {e}", file=sys.stderr)
         sys.exit(2)

@@ -441,6 +441,19 @@ def test_all_reads_every_modes_input_before_the_first_mode(world, tmp_path, name
     assert not out.exists() or os.listdir(out) == []
 
 
+def test_alls_look_at_its_inputs_checks_the_flags_first_and_ignores_the_folder_it_runs_in(world, tmp_path):
+    """`all --block_size 8` blamed a correct birth_places_train.tsv ("more than the block size 8; shorten the line");
+    it gets the first mode's own error. A random.py in the folder `all` runs in stopped it ("shadowed"): the look
+    ran as `python -c`, which puts that folder before the standard library."""
+    p = sh(["all", "--block_size", "8"], world, tmp_path / "out", check=False)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--block_size must be between" in p.stderr, p.stderr
+    (tmp_path / "random.py").write_text("raise SystemExit('shadowed')\n", encoding="utf-8")
+    env = dict(os.environ, DATA_DIR=str(world), OUT_DIR=str(tmp_path / "out"), PYTHON=sys.executable)
+    p = subprocess.run([os.path.join(ROOT, "run.sh"), "all", "--n_head", "3"], cwd=str(tmp_path), env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "shadowed" not in p.stderr and "n_embd" in p.stderr, p.stderr  # the flags' error
+
+
 def test_all_with_an_out_dir_it_cannot_write_to_is_one_line(world, tmp_path):
     """OUT_DIR a file, below a file, or a folder that cannot be written: `all` ended in mkdir's or bash's own
     words ("./run.sh: line 242: .../.all-started: Permission denied"), without what to change."""
