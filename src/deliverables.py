@@ -342,7 +342,7 @@ def readable_zip(path):
         with zipfile.ZipFile(path) as z:
             z.namelist()
         return True
-    except (OSError, zipfile.BadZipFile):
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile):  # ValueError: a name flagged UTF-8 that is not
         return False
 
 

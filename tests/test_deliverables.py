@@ -403,6 +403,7 @@ A_FILE = "wiki.txt: is a file, not a folder (the --data-dir, run.sh's DATA_DIR);
     ("--zip", "link.zip: exists and is not a zip file"),  # nor through a link to them
     ("--zip", "notes.zip: exists and is not a zip file"),  # nor a user's file named .zip: replaced before
     ("--zip", "cut.zip: exists and is not a zip file"),  # nor a zip that cannot be read (a cut-short download)
+    ("--zip", "badname.zip: exists and is not a zip file"),  # a name flagged UTF-8 that is not: a traceback before
     ("--submission-dir", "no such folder (the --submission-dir, run.sh's OUT_DIR)"),
     ("--data-dir", "no such folder (the --data-dir, run.sh's DATA_DIR)"),
     ("--data-dir", A_FILE),  # a file given for its folder: not "no such folder"
@@ -418,11 +419,17 @@ def test_paths_that_cannot_serve_are_one_line_before_any_check(complete, tmp_pat
     with zipfile.ZipFile(tmp_path / "whole.zip", "w") as z:
         z.writestr("src/submission/model.py", "x = 1\n" * 500)
     (tmp_path / "cut.zip").write_bytes((tmp_path / "whole.zip").read_bytes()[:-30])  # its directory's end cut off
+    whole = bytearray((tmp_path / "whole.zip").read_bytes())
+    entry = whole.index(b"PK\x01\x02")  # the central directory's entry: its flags at +8, its name at +46
+    whole[entry + 9] |= 0x08  # flag bit 11 (the high byte's bit 3): the name is UTF-8
+    whole[entry + 46] = 0xFF  # which no UTF-8 name holds
+    (tmp_path / "badname.zip").write_bytes(bytes(whole))
     argv[flag] = {"the zip path is a folder": str(folder), "would overwrite an input": str(code / "model.py"),
                   "exists and is not a zip file": str(tmp_path / "submission.tex"),
                   "link.zip: exists and is not a zip file": str(tmp_path / "link.zip"),
                   "notes.zip: exists and is not a zip file": str(tmp_path / "notes.zip"),
                   "cut.zip: exists and is not a zip file": str(tmp_path / "cut.zip"),
+                  "badname.zip: exists and is not a zip file": str(tmp_path / "badname.zip"),
                   A_FILE: os.path.join(DATA, "wiki.txt")}.get(
                       says, str(tmp_path / "nowhere"))
     with pytest.raises(SystemExit) as stop:

@@ -303,3 +303,19 @@ def test_mingpt_writes_its_checkpoint_only_when_the_test_loss_falls(mingpt):
     assert len(_train(submission.Trainer, mingpt, 3, test=1, lr=0.0)[1]) == 3
     assert len(_train(mingpt.trainer.Trainer, mingpt, 3)[1]) == 3
     assert len(_train(mingpt.trainer.Trainer, mingpt, 3, test=2, lr=1e-2)[1]) == 3
+
+
+def test_mingpt_under_torchrun_shuffles_each_epoch_by_the_runs_seed(mingpt):
+    """Under torchrun the shuffled order comes from DistributedSampler, whose own seed (0 unless given) made every
+    --seed read the same order, where one process's order follows torch's seed: it is the run's seed now."""
+    from torch.utils.data.distributed import DistributedSampler
+    model = mingpt.model.GPT(mingpt.model.GPTConfig(6, 12, n_layer=1, n_head=2, n_embd=16))
+    config = mingpt.trainer.TrainerConfig(batch_size=8, num_threads=1, seed=7)
+    trainer = mingpt.trainer.Trainer(model, _Recorded(32), None, config)
+    trainer.rank, trainer.world_size = 1, 2  # as torchrun's second process (no process group is needed for this)
+    sampler = trainer._loader(trainer.train_dataset, trainer.config).sampler
+    assert isinstance(sampler, DistributedSampler) and sampler.shuffle and sampler.seed == 7
+    sampler.set_epoch(0)
+    first = list(sampler)
+    sampler.set_epoch(1)
+    assert len(first) == 16 and list(sampler) != first

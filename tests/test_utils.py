@@ -548,6 +548,12 @@ def test_params_errors_carry_the_problem_and_the_size_apart_from_the_message(tmp
     assert e.value.problem == "params do not fit this model (unexpected 'extra.weight')"
     assert str(e.value) == (f"{p}: {e.value.problem}; its other weights fit this model, so a GPT with modules of its "
                             f"own wrote them; pass params of the assignment's GPT")
+    state = dict(small().state_dict(), **{"extra.weight": torch.zeros(3)})
+    state["ln_f.weight"] = torch.ones(7)  # one weight of another shape too: not "its other weights fit"
+    torch.save(state, p)
+    with pytest.raises(ParamsError) as e:
+        load_params(small(), str(p))
+    assert "its other weights fit" not in str(e.value) and "unexpected 'extra.weight'" in str(e.value)
 
 
 def test_gpt_device_chooses_the_device_and_refuses_one_that_is_not_there(monkeypatch):

@@ -387,7 +387,8 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
             return f"{what} " + ", ".join(map(repr, keys[:3])) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
         found = "; ".join(some(what, keys) for what, keys in (("missing", missing), ("unexpected", unexpected)) if keys)
         problem = f"params do not fit this model ({found})"
-        if not missing and _shape(state) == _shape(own):  # the model's size (layers, width, block): other modules
+        if not missing and all(state[k].shape == v.shape for k, v in own.items()) and _shape(state) == _shape(own):
+            # every weight of the model, each of its shape, and the extra ones no other size's (layers): other modules
             raise ParamsError(f"{path}: {problem}; its other weights fit this model, so a GPT with modules of its own "
                               f"wrote them; pass params of the assignment's GPT", problem=problem)
         raise _size_error(path, problem, size_fix, state)

@@ -153,10 +153,10 @@ def lr_multiplier(tokens, config):
 
 def diverged_message(row, config, partial_log, bad=(), step=None):
     """The one-line error of a run whose loss became NaN or infinite at logged `row`, or (row None) whose params
-    `bad` (their names) did at the update of its last step, `step`."""
+    `bad` (their names) did at the update of `step`, its last or an epoch's last before a checkpoint."""
     where = f"; the loss log up to it is {partial_log_path(config.log_path)}" if partial_log else ""
     if row is None:
-        what = (f"the params are NaN or infinite after the update of the last step, {step} ({bad[0]}"
+        what = (f"the params are NaN or infinite after the update of step {step} ({bad[0]}"
                 + (f" and {len(bad) - 1} more tensors" if len(bad) > 1 else "") + ")")
     else:
         what = (f"the training loss is {row['loss']} at step {row['step']} (epoch {row['epoch']}, learning rate "
@@ -383,8 +383,10 @@ class Trainer:
     def _loader(self, data, config):
         workers = loader_workers(config.num_workers, self.device.split(":")[0])
         sampler = None
-        if self.world_size > 1:  # (set_epoch gives a shuffled epoch its own order, the same on every rank)
-            sampler = DistributedSampler(data, num_replicas=self.world_size, rank=self.rank, shuffle=self.shuffle)
+        if self.world_size > 1:  # (set_epoch gives a shuffled epoch its own order, the same on every rank; the run's
+            # seed, as a single process's order follows torch's seed)
+            sampler = DistributedSampler(data, num_replicas=self.world_size, rank=self.rank, shuffle=self.shuffle,
+                                         seed=config.seed or 0)
         return DataLoader(data, batch_size=self._rank_batch_size(config), shuffle=self.shuffle and sampler is None,
                           sampler=sampler, num_workers=workers, persistent_workers=workers > 0,
                           pin_memory=self.device.startswith("cuda"))
@@ -563,6 +565,14 @@ class Trainer:
                     pbar.close()      # was made, left it open), or when the iterator is collected, later: the
                 raise                 # lines said meanwhile landed on the bar's line, and it was drawn after them
 
+        def params_finite():
+            """TrainingDiverged where the params (not buffers: a model may keep an additive -inf mask) hold a NaN or an
+            infinite value. The loss is checked at each step, before its update, so the last update is not: a run
+            diverging there wrote NaN params over good ones, and exited 0."""
+            bad = nonfinite(dict(self.model.named_parameters()))
+            if bad:
+                raise TrainingDiverged(diverged_message(None, config, log.writing and not log.direct, bad, step))
+
         last_save = time.time()
         epoch = first_epoch  # the epoch running (0-based), for the interrupt's message
         try:
@@ -581,6 +591,7 @@ class Trainer:
                 if test_loss is not None:
                     best_loss = min(best_loss, test_loss)
                 if self.config.ckpt_path is not None and (improved or not self.keep_best):
+                    params_finite()  # (the epoch's last update is checked by no loss)
                     self.save_checkpoint()
                 due = time.time() - last_save >= config.state_every  # the state, for --resume
                 if log_lines is not None and due and epoch + 1 < config.max_epochs:
@@ -621,11 +632,7 @@ class Trainer:
             raise
         finally:
             log.close()
-        # the loss is checked at each step, before its update: the last update alone is not (a run diverging there
-        # wrote NaN params over good ones, and exited 0)
-        bad = nonfinite(self.model.state_dict())
-        if bad:
-            raise TrainingDiverged(diverged_message(None, config, log.writing and not log.direct, bad, step))
+        params_finite()
         with interrupts_held():  # an interrupted run leaves its .partial log and the previous log intact
             if after is not None:
                 try:
