@@ -412,15 +412,17 @@ def read_questions(path, stoi, block_size):
 
 def check_all_inputs(argv):
     """`./run.sh all`'s look at its modes' inputs before the first trains. `argv`: the pretraining corpus, the
-    finetuning corpus, the dev and the test questions, then the flags `all` gives every mode. The flags are checked
-    as its first mode checks them (a bad one: that mode's one-line error, exit status 2), then each file is read as
-    its modes read it, at the flags' --block_size; the first bad line is one line on stderr, `run.sh all: ` before
-    it, and exit status 2 (the modes say any notes on the files). A bad line of birth_test_inputs.tsv stopped `all`
-    at its first test evaluation, after the finetuning before it (hours at the course's size on a CPU)."""
+    finetuning corpus, the dev and the test questions, then the flags `all` gives every mode. The model size flags
+    among them are checked as run.py checks them (a bad one: its one-line error, exit status 2; the other flags are
+    the first mode's to check), then each file is read as its modes read it, at their --block_size; the first bad
+    line is one line on stderr, `run.sh all: ` before it, and exit status 2 (the modes say any notes on the files).
+    A bad line of birth_test_inputs.tsv stopped `all` at its first test evaluation, after the finetuning before it
+    (hours at the course's size on a CPU)."""
     wiki, train, dev, test, *flags = argv
-    os.environ[SHARED_FLAGS] = "1"  # the flags are all's, for every mode: no note that finetuning reads one not
-    block_size = parse_args(["--function=finetune", "--variant=vanilla", f"--pretrain_corpus_path={wiki}",
-                             f"--finetune_corpus_path={train}", "--writing_params_path=unused"] + flags).block_size
+    p = add_model_flags(OneLineParser(prog="run.py", add_help=False))
+    size, _ = p.parse_known_args(flags)
+    check_model_flags(p, size)  # (--block_size 8 blamed a correct file: "more than the block size 8")
+    block_size = size.block_size
     try:
         with contextlib.redirect_stderr(io.StringIO()):  # notes on the files: the modes say them
             vocab = CharCorruptionDataset(read_text(wiki, "pretraining corpus"), block_size, wiki)
