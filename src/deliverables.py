@@ -335,25 +335,19 @@ def write_zip(out, files, checked=None):
     atomic_write(out, write)
 
 
-def readable_zip(path):
-    """Whether `path` is a zip whose list of members can be read. This command writes its zip atomically, so
-    never leaves one cut short: a file that is not a readable zip is someone else's."""
+def zip_members(path):
+    """The member names of the zip at `path`, or None where it is not a zip whose list can be read. This command
+    writes its zip atomically, so never leaves one cut short: a file that is not a readable zip is someone else's."""
     try:
         with zipfile.ZipFile(path) as z:
-            z.namelist()
-        return True
+            return z.namelist()
     except (OSError, EOFError, ValueError, zipfile.BadZipFile):  # ValueError: a name flagged UTF-8 that is not
-        return False
-
-
-def foreign_member(path):
-    """The first member of the zip at `path` that this command never writes (all of its files go under
-    src/submission/; the folder entries `zip -r` adds, src/ and src/submission/, are not counted), or None:
-    no such zip, or one of this command's (readable_zip tells the rest)."""
-    if not (os.path.isfile(path) and readable_zip(path)):
         return None
-    with zipfile.ZipFile(path) as z:
-        names = z.namelist()
+
+
+def foreign_member(names):
+    """The first of a zip's member `names` that this command never writes (all of its files go under
+    src/submission/; the folder entries `zip -r` adds, src/ and src/submission/, are not counted), or None."""
     return next((n for n in names if not (n.startswith("src/submission/") or n == "src/")), None)
 
 
@@ -415,11 +409,11 @@ def main(argv=None):
     target = os.path.realpath(args.zip)  # what is written: a link's target (files.py replaces that)
     if os.path.exists(target) and not os.path.isfile(target):  # /dev/full, a FIFO: reading it as a zip never ends
         raise DataError(f"{args.zip}: is not a regular file; give --zip the path of a file")
-    if os.path.isfile(target) and os.path.getsize(target) and not readable_zip(target):
-        # the written answers, a corpus, notes, a damaged download (named .zip or not): not this command's to replace
+    members = zip_members(target) if os.path.isfile(target) and os.path.getsize(target) else []
+    if members is None:  # the written answers, a corpus, notes, a damaged download (named .zip or not): not ours
         raise DataError(f"{args.zip}: exists and is not a zip file that can be read, so it is not replaced (a typo "
                         f"for another --zip path?); give --zip a new path, or an old zip of this command to replace")
-    other = foreign_member(target)
+    other = foreign_member(members)
     if other is not None:
         raise DataError(f"{args.zip}: a zip of other files ({other} in it), not one this command wrote, so it is not "
                         f"replaced; give --zip a new path, or move that zip away")
