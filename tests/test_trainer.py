@@ -430,20 +430,26 @@ def test_an_interrupted_run_keeps_the_previous_log(tmp_path):
     assert not (tmp_path / "log.jsonl.partial").exists()
 
 
+def _run_over_previous_params(tmp_path, rows, **config):
+    """(params path holding an earlier run's bytes, model, Trainer) of a small run on `rows` rows, batch 16, with a
+    loss log and a checkpoint in tmp_path: `config`'s TrainerConfig fields on top."""
+    params = tmp_path / "model.params"
+    params.write_bytes(b"the previous run's params")
+    torch.manual_seed(0)
+    x = torch.randint(1, 12, (rows, 9))
+    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
+    conf = TrainerConfig(batch_size=16, learning_rate=1e-2, log_path=str(tmp_path / "log.jsonl"),
+                         ckpt_path=str(tmp_path / "ckpt.params"), **config)
+    return params, model, Trainer(model, TensorDataset(x, torch.roll(x, -1, 1)), None, conf)
+
+
 def test_a_diverged_run_stops_before_writing_params(tmp_path):
     """A loss that turns NaN stops training with one message naming the step, before the checkpoint
     and the params are written; the partial log ends at the bad step, the old params stay."""
     from submission.cli import TrainingDiverged
     from submission.helper import train
 
-    params = tmp_path / "model.params"
-    params.write_bytes(b"the previous run's params")
-    torch.manual_seed(0)
-    x = torch.randint(1, 12, (40, 9))
-    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
-    conf = TrainerConfig(max_epochs=3, batch_size=16, learning_rate=1e-2, log_path=str(tmp_path / "log.jsonl"),
-                         ckpt_path=str(tmp_path / "ckpt.params"))
-    trainer = Trainer(model, TensorDataset(x, torch.roll(x, -1, 1)), None, conf)
+    params, model, trainer = _run_over_previous_params(tmp_path, 40, max_epochs=3)
     with torch.no_grad():  # a poisoned weight makes the loss of the first step NaN
         model.head.weight[0, 0] = float("nan")
     with pytest.raises(TrainingDiverged, match=r"the training loss is nan at step 1 \(epoch 1, .*log.jsonl.partial"):
@@ -462,14 +468,7 @@ def test_params_made_nan_by_the_last_update_are_not_written(tmp_path, monkeypatc
     from submission.cli import TrainingDiverged
     from submission.helper import train
 
-    params = tmp_path / "model.params"
-    params.write_bytes(b"the previous run's params")
-    torch.manual_seed(0)
-    x = torch.randint(1, 12, (32, 9))
-    model = GPT(GPTConfig(12, 10, n_layer=1, n_head=2, n_embd=8))
-    conf = TrainerConfig(max_epochs=1, batch_size=16, learning_rate=1e-2, log_path=str(tmp_path / "log.jsonl"),
-                         fast=fast, num_threads=1, ckpt_path=str(tmp_path / "ckpt.params"))
-    trainer = Trainer(model, TensorDataset(x, torch.roll(x, -1, 1)), None, conf)
+    params, model, trainer = _run_over_previous_params(tmp_path, 32, max_epochs=1, fast=fast, num_threads=1)
     real_step, steps = torch.optim.AdamW.step, []
 
     def last_step_blows_up(self, *args, **kwargs):  # as a huge rate does, at the second (last) step alone
