@@ -79,7 +79,8 @@ class TrainerConfig:
     # learning rate decay params: linear warmup followed by cosine decay to 10% of original
     lr_decay = False
     warmup_tokens = 375e6  # these two numbers come from the GPT-3 paper, but may not be good defaults elsewhere
-    final_tokens = 260e9   # (where the cosine reaches 0; the 10% floor holds from 79.5% of it; unclamped after)
+    final_tokens = 260e9   # (where the cosine reaches 0; of the tokens past warm-up, the 10% floor holds from
+    #                        79.5% to 120.5% of the way there, and the unclamped cosine climbs back after)
     # checkpoint settings
     ckpt_path = None
     num_workers = 0  # for DataLoader
