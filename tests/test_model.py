@@ -90,6 +90,18 @@ def test_state_dict_keys_are_the_courses():
     assert s["blocks.0.attn.w2"].shape == (8, 15) and s["blocks.0.attn.b2"].shape == (15,)
 
 
+@pytest.mark.parametrize("synth", [False, True])
+def test_each_initialize_builds_its_variant_whatever_the_config_held(synth):
+    """initialize_vanilla_model and initialize_synthesizer_model set the config's synthesizer flag, not
+    only read it: one GPTConfig passed to both (a notebook's, a grader's) builds each variant as asked."""
+    config = small_config(n_layer=2, synthesizer=not synth)
+    build = submission.initialize_synthesizer_model if synth else submission.initialize_vanilla_model
+    model = build(config)
+    wanted = SynthesizerAttention if synth else submission.CausalSelfAttention
+    assert config.synthesizer is synth and all(type(b.attn) is wanted for b in model.blocks)
+    assert ("blocks.1.attn.w2" if synth else "blocks.1.attn.key.weight") in model.state_dict()
+
+
 def test_initialisation():
     torch.manual_seed(0)
     m = GPT(GPTConfig(256, 128, n_layer=2, n_head=8, n_embd=256))

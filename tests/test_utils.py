@@ -32,6 +32,13 @@ def test_evaluate_places(tmp_path):
     r.write_text("Where was A born?\tOslo\n\nWhere was B born?\nWhere was C born?\tLima\n", encoding="utf-8")
     with pytest.raises(DataError, match=r"mixed.tsv:3: a question without its place, where the first line has one"):
         evaluate_places(str(r), ["Oslo", "Rome", "Lima"])
+    cut = tmp_path / "cut.tsv"  # the first line decides: a labelled file whose last line lost its place is no test file
+    cut.write_text("Where was A born?\tOslo\nWhere was B born?\tLima\nWhere was C born?\t\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"cut.tsv:3: a question without its place"):
+        evaluate_places(str(cut), ["Oslo", "Lima", "Rome"])
+    later = tmp_path / "later.tsv"  # and an unlabelled first line makes a test file, whatever comes after
+    later.write_text("Where was A born?\nWhere was B born?\tLima\n", encoding="utf-8")
+    assert evaluate_places(str(later), ["Oslo", "Lima"]) == (0, 0)
 
 
 def test_evaluate_places_drops_the_spaces_that_end_a_line(tmp_path):
