@@ -553,6 +553,36 @@ def test_test_mode_runs_the_files_named(cwd, args, files):
             assert set(counts) == files, p.stdout[-1000:]
 
 
+@pytest.mark.parametrize("args, has_xdist, workers", [
+    ([], True, True),                    # the README's command: the suite over up to 4 worker processes
+    ([], False, False),                  # an environment without pytest-xdist: one process, as before
+    (["-x"], True, False),               # any argument: one process, where every pytest option works
+    (["tests/test_ask.py"], True, False),
+])
+def test_the_whole_suite_alone_runs_on_worker_processes(tmp_path, args, has_xdist, workers):
+    """`./run.sh test` with nothing else spreads the suite with pytest-xdist where it is installed (-n auto, at
+    most 4); what pytest was asked, read from a stand-in Python that records it."""
+    tree = tmp_path / "tree"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "tests" / "test_ask.py").write_text("", encoding="utf-8")
+    shutil.copy(os.path.join(ROOT, "run.sh"), tree)
+    record = tmp_path / "pytest-args"
+    python = tmp_path / "python"  # -c CODE: imports succeed but xdist's where it is absent; -m pytest: recorded
+    python.write_text(f"""#!/bin/sh
+if [ "$1" = -c ]; then case "$2" in *"import xdist"*) exit {0 if has_xdist else 1} ;; esac; exit 0; fi
+shift 2; printf '%s\\n' "$@" > {shlex.quote(str(record))}
+""", encoding="utf-8")
+    python.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("DATA_DIR", "OUT_DIR")}
+    p = subprocess.run([str(tree / "run.sh"), "test", *args], cwd=tree, env=dict(env, PYTHON=str(python)),
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    asked = record.read_text(encoding="utf-8").splitlines()
+    assert asked[0] == "-q" and ("-n" in asked) == workers, asked
+    if workers:
+        assert asked[1:] == ["-n", "auto", "--maxprocesses", "4", "tests"]
+
+
 def ask_tests():
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "tests/test_ask.py"], cwd=ROOT,
                        capture_output=True, text=True, timeout=300)
