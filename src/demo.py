@@ -406,6 +406,13 @@ def spelled_out(extra, run_flags):
     return spelled
 
 
+def course_loop_asked(argv):
+    """Whether `argv` asks run.py for a course's loop (--reference_train or --reference_eval), also by an
+    abbreviation run.py's parser takes (`--reference_tr`)."""
+    given = {arg.split("=", 1)[0] for arg in spelled_out(argv, driver.build_parser().flags())}
+    return bool(given & {"--reference_train", "--reference_eval"})
+
+
 def check_flags(p, args, size_name, extra=()):
     """Usage errors of the demo's own flags, and of run.py flags it sets for each step, before any work."""
     for arg in extra:
@@ -697,6 +704,5 @@ def ask_hint(out, data, model_args, stored=None):
 if __name__ == "__main__":
     # one decision for every step run.py runs here (their CPU threads start once): flushed, as run.py
     # computes, unless a course's loop is asked for (utils.denormals_flushed)
-    given = {arg.split("=", 1)[0] for arg in sys.argv[1:]}
-    with denormals_flushed(not given & {"--reference_train", "--reference_eval"}):
+    with denormals_flushed(not course_loop_asked(sys.argv[1:])):
         run_cli(main, keep_working=True)

@@ -1075,7 +1075,7 @@ def misshifted_items(rows=20):
         for idx, doc in enumerate(span_corpus().split("\n")[:rows]):
             if len(doc) < 4:
                 continue
-            x, y = (torch.as_tensor(t).reshape(-1) for t in ds[idx])
+            x, y = (torch.as_tensor(t).reshape(-1) for t in ds[idx])  # (T,) each, whatever shape the item had
             if x.shape != y.shape or not torch.equal(x[1:], y[:-1]):
                 return ("; note: its items' x and y are not one masked string shifted by one (x[1:] != y[:-1]), "
                         "so the string x + y[-1] read here is not the one drawn: fix that first (1e-2-basic)")

@@ -650,6 +650,15 @@ def test_a_run_py_flag_the_demo_sets_is_refused_before_any_work(tmp_path, capsys
     assert not (tmp_path / "out").exists()
 
 
+def test_a_course_loop_asked_by_an_abbreviation_keeps_denormals():
+    """Denormals are flushed for the whole demo unless a course loop is asked: `--reference_tr`, which run.py's
+    parser takes for --reference_train, was missed (the demo's entry read only the full spellings)."""
+    assert demo.course_loop_asked(["--reference_tr", "--variants", "vanilla"])
+    assert demo.course_loop_asked(["--reference_ev"]) and demo.course_loop_asked(["--reference_train"])
+    assert not demo.course_loop_asked(["--variants", "vanilla", "--out", "runs/x"])
+    assert not demo.course_loop_asked(["--ref"])  # ambiguous: run.py refuses it, nothing is decided from it
+
+
 def test_run_py_flags_abbreviated_are_read_as_run_py_reads_them(tmp_path, capsys):
     """run.py's parser takes `--resum` for --resume and `--writing_p` for --writing_params_path; the demo, which
     reads --resume and refuses the flags it sets, did not: `--resum` was passed on beside the --restart it adds

@@ -234,7 +234,7 @@ class CausalSelfAttention(nn.Module):
             y = _attend_within_segments(self, att, v, packed)
         elif route == "explicit":
             # scores (B*nh, T, T) = scale * q k^T + causal bias in one baddbmm; then softmax, dropout, @ v
-            att = torch.baddbmm(_causal_bias(self, T, q), q.reshape(B * self.n_head, T, hs),
+            att = torch.baddbmm(_causal_bias(self, T, q), q.reshape(B * self.n_head, T, hs),  # (B*nh, T, hs)
                                 k.reshape(B * self.n_head, T, hs).transpose(1, 2),  # (B*nh, hs, T)
                                 alpha=1.0 / math.sqrt(hs))  # (B*nh, T, hs) @ (B*nh, hs, T) -> (B*nh, T, T)
             y = _attend_dropout(att, v, self.attn_drop.p)
