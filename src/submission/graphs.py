@@ -18,26 +18,12 @@ capture (gradients, optimizer state, static buffers), so their temporaries can o
 
 Exactness: a replay launches the kernels the eager step launches, on the same values; only the
 dropout draws differ (the Philox offsets a graph reserves). tests/test_graphs.py checks the buffer
-bookkeeping on the CPU, where `capture` re-runs the step's Python instead of recording it, and on a
+bookkeeping on the CPU, where its `capture_rerun` re-runs the step's Python instead of recording it, and on a
 GPU compares captured steps with eager ones.
 """
 import contextlib
 
 import torch
-
-
-class Rerun:
-    """A stand-in for a captured graph: `replay()` runs the captured function again (CPU tests)."""
-
-    def __init__(self, fn):
-        self.fn = fn
-
-    def replay(self):
-        self.fn()
-
-
-def capture_rerun(fn, stream, pool):
-    return Rerun(fn), pool
 
 
 def capture_cuda(fn, stream, pool):
@@ -70,7 +56,7 @@ class StepGraphs:
     `model(x, y)` returns (logits, mean loss); `optimizer` is a fused AdamW not yet stepped (its
     groups are switched to capturable, with the learning rate in a device tensor: `set_lr`);
     `autocast` a context factory for the forwards (with its cast cache off, as captures need).
-    `capture(fn, stream, pool)` records fn (default capture_cuda; capture_rerun for CPU tests).
+    `capture(fn, stream, pool)` records fn (default capture_cuda; tests/test_graphs.py's capture_rerun on the CPU).
     """
 
     def __init__(self, model, optimizer, grad_norm_clip, device, groups=1, autocast=None, capture=None):

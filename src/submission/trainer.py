@@ -737,8 +737,8 @@ class TrainingRun:
             self.graphs.own_param_groups()
 
     def use_step_graphs(self, capture=None):
-        """Replay each step as CUDA graphs (graphs.StepGraphs); `capture`: graphs.capture_rerun in CPU
-        tests of the bookkeeping."""
+        """Replay each step as CUDA graphs (graphs.StepGraphs); `capture`: instead of graphs.capture_cuda, a
+        stand-in that re-runs the step's Python (tests/test_graphs.py, on the CPU)."""
         from .graphs import StepGraphs
         value = self.config.length_groups
         most = value if isinstance(value, int) and not isinstance(value, bool) else AUTO_GROUPS_MOST
