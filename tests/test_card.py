@@ -3,7 +3,7 @@ shapes do not record (vanilla's heads, the vocabulary's characters), and loading
 card disagrees, in one line naming the flag; a card of other params, a damaged one, or none at all
 checks nothing, as the course's bare params are loaded.
 
-Run:  ./run.sh test tests/test_card.py
+Run:  python -m pytest -q tests/test_card.py
 """
 import hashlib
 import json

@@ -9,7 +9,7 @@ the docs state (modes, deliverables, vocabulary, model defaults, points, pass ma
 Text and parsers only, CPU, no network, a few seconds; the commit check skips without git or on a
 shallow clone.
 
-Run:  ./run.sh test tests/test_docs.py
+Run:  python -m pytest -q tests/test_docs.py
 """
 import argparse
 import ast
