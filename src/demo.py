@@ -42,7 +42,8 @@ with interruptible_start("demo.py"):  # torch loads here
     import run as driver
     from london_baseline import london_accuracy
     from submission.dataset import DataError, parse_tsv, read_text
-    from submission.files import WRITTEN_HOOKS, held_lock
+    from submission.files import WRITTEN_HOOKS
+    from submission.locks import held_lock
     from submission.utils import (atomic_write_text, check_output_path, denormals_flushed, get_device, run_cli,
                                   same_place)
 
@@ -494,7 +495,7 @@ def main(argv=None):
         return run_demo(args, extra, size_name, out, pre_args, common, current)
 
 
-LOCK = ".demo.lock"  # in --out, held while a demo runs there (files.held_lock: an flock holding its pid)
+LOCK = ".demo.lock"  # in --out, held while a demo runs there (locks.held_lock: an flock holding its pid)
 
 
 def busy_demo(path, pid):

@@ -33,7 +33,8 @@ with interruptible_start("run.py"):  # torch loads here
                                  write_card)
     from submission.dataset import CharCorruptionDataset, DataError, NameDataset, check_chars, parse_tsv, read_text
     from submission.decoding import predict_places_reference
-    from submission.files import check_room, is_special_file, log_lock, reads_as, training_lock
+    from submission.files import check_room, is_special_file, reads_as
+    from submission.locks import log_lock, training_lock
     from submission.model import GPTConfig
     from submission.params import load_torch_file
     from submission.fastpath import (COMPILE_MODES, GRAPH_MODES, compile_setting, compiled_graphs_conflict,

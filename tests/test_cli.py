@@ -399,9 +399,9 @@ def test_the_files_beside_the_params_are_checked_before_training_too(tmp_path):
 def test_a_second_run_into_the_same_params_stops_while_the_first_trains(tmp_path):
     """A second run into a live run's params took its training state for an interrupted run's; given the
     --resume it advised, both wrote the same state, log and params (a corrupt log, a traceback). The
-    first run holds <params>.lock (files.training_lock): the second stops in one line naming its pid, and
+    first run holds <params>.lock (locks.training_lock): the second stops in one line naming its pid, and
     once the first has ended the lock file is gone and a run trains there."""
-    from submission.files import training_lock
+    from submission.locks import training_lock
     wiki = tmp_path / "wiki.txt"
     wiki.write_text(WIKI, encoding="utf-8")
     params = tmp_path / "a.params"
@@ -429,7 +429,7 @@ def test_a_second_run_into_the_same_log_stops_while_the_first_trains(tmp_path):
     """Two runs into other params but one --log_path both trained to the end, truncating each other's
     `<log>.partial` and interleaving their lines (14 of 193 lines not JSON), and the first then said the log's
     folder had been moved. A --log_path is locked as the params are; /dev/null, which any run may write, is not."""
-    from submission.files import log_lock
+    from submission.locks import log_lock
     wiki = tmp_path / "wiki.txt"
     wiki.write_text(WIKI, encoding="utf-8")
     log = tmp_path / "logs" / "shared.log.jsonl"

@@ -974,7 +974,7 @@ def test_a_second_demo_on_the_same_out_is_refused_naming_the_first(tmp_path):
     pid. Before the lock, the state the first was saving read as "not written by the demo ... move the file
     away", and between its steps a second demo made the world again (another --seed: another world) under the
     first one's finetuning and evaluation. The first's files are left as they are."""
-    from submission.files import held_lock
+    from submission.locks import held_lock
     out = tmp_path / "demo"
     out.mkdir()
     state = out / "vanilla.pretrain.params.state"

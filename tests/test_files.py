@@ -529,7 +529,7 @@ def test_a_users_torch_file_with_settings_is_no_training_state(tmp_path):
 
 def refused(params):
     """True when a training_lock on `params` is refused (another run holds it)."""
-    from submission.files import training_lock
+    from submission.locks import training_lock
     try:
         with training_lock(str(params)):
             return False
@@ -542,7 +542,7 @@ def test_a_lock_left_by_a_killed_run_is_taken_and_then_holds(tmp_path):
     """A run killed outright leaves <params>.lock with its pid; the next run wrote its own pid at the
     offset of its read, after NULs, and a third run then took the file for a user's and trained into
     the same params unlocked."""
-    from submission.files import training_lock
+    from submission.locks import training_lock
     lock = tmp_path / "a.params.lock"
     lock.write_text("4194303\n", encoding="ascii")  # a dead run's pid
     with training_lock(str(tmp_path / "a.params")):
@@ -558,7 +558,7 @@ def test_a_link_or_a_fifo_at_the_lock_files_name_is_no_lock_and_left_as_it_is(tm
     """(security audit) A link laid at <params>.lock had its target, an empty file, written with the pid and
     then removed (a dangling one made its target for the run); a FIFO there stopped the run in an "Illegal seek"
     traceback. Neither is a lock file: the run trains unlocked and leaves them (and what a link names) alone."""
-    from submission.files import training_lock
+    from submission.locks import training_lock
     victim = tmp_path / "victim.txt"
     victim.write_text("")
     os.symlink(victim, tmp_path / "a.params.lock")
@@ -576,7 +576,7 @@ def test_a_params_file_named_through_a_link_is_locked_as_the_file_it_names(tmp_p
     """Two runs into one params file, one naming it through a link (runs/latest.params -> runs/a.params): both
     write that file (an atomic write replaces the link's target), so they take one lock, on the target's
     <params>.lock, and the second is refused."""
-    from submission.files import training_lock
+    from submission.locks import training_lock
     (tmp_path / "a.params").write_bytes(b"")
     (tmp_path / "latest.params").symlink_to("a.params")
     with training_lock(str(tmp_path / "latest.params")):
@@ -589,7 +589,7 @@ def test_a_lock_taken_on_a_full_disk_holds_without_its_pid(tmp_path, monkeypatch
     traceback (OSError: No space left on device) before any work. The flock needs no space: the run holds it,
     and a second run is refused without a pid."""
     import errno
-    from submission.files import training_lock
+    from submission.locks import training_lock
 
     def full(fd, data, offset):
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -605,7 +605,7 @@ def test_a_lock_taken_on_a_full_disk_holds_without_its_pid(tmp_path, monkeypatch
 def run_a_ends_as_b_opens(tmp_path, monkeypatch, then=None):
     """Run A holds the lock of tmp_path/a.params; the next os.open of a lock file (run B's) is followed by A's
     end, which removes the file, and then by `then()` (another run making the file anew)."""
-    from submission.files import training_lock
+    from submission.locks import training_lock
     first = training_lock(str(tmp_path / "a.params"))
     first.__enter__()  # run A
     real_open = os.open
@@ -628,7 +628,7 @@ def test_a_lock_file_removed_or_replaced_between_a_runs_open_and_its_flock_is_no
     """Run B opens the lock file, run A ends (removing it), B's flock then succeeds on the removed file:
     a lock no later run sees, so a run C trained alongside B. With `replaced`, a new file takes the name
     (run C starting) before B's flock (mutation audit). B must hold the file at the path."""
-    from submission.files import training_lock
+    from submission.locks import training_lock
     params, lock = tmp_path / "a.params", tmp_path / "a.params.lock"
     run_a_ends_as_b_opens(tmp_path, monkeypatch,
                           then=(lambda: lock.write_text("4194303\n", encoding="ascii")) if replaced else None)
@@ -641,7 +641,7 @@ def test_a_lock_file_removed_or_replaced_between_a_runs_open_and_its_flock_is_no
 def test_a_file_of_the_users_named_as_the_lock_is_left_as_it_is(tmp_path):
     """<params>.lock holding anything but a pid is the user's file, not a lock: the run trains unlocked and
     neither writes its pid over the file nor removes it when it ends (a lock file of its own it removes)."""
-    from submission.files import training_lock
+    from submission.locks import training_lock
     lock = tmp_path / "a.params.lock"
     lock.write_text("notes of mine\n", encoding="utf-8")
     with training_lock(str(tmp_path / "a.params")) as locked:
@@ -653,7 +653,7 @@ def test_a_run_into_a_folder_not_yet_there_holds_the_lock_and_leaves_no_empty_fo
     """The folder of the params was made by the trainer, after training_lock had found no folder to lock
     in: a second run took the lock, and its --resume the live run's state. The lock makes the folder;
     a run that ends leaving it empty (a bad input) removes what it made."""
-    from submission.files import training_lock
+    from submission.locks import training_lock
     params = tmp_path / "new" / "deeper" / "a.params"
     with training_lock(str(params)):
         assert (tmp_path / "new" / "deeper" / "a.params.lock").exists()
@@ -686,7 +686,7 @@ def test_a_file_system_without_flock_trains_unlocked_and_leaves_no_lock_file(tmp
     """flock fails with ENOLCK on NFS without lockd (ENOSYS on Lustre without -o flock): the run stopped in
     a traceback; as where there is no fcntl, it trains unlocked."""
     import fcntl
-    from submission.files import training_lock
+    from submission.locks import training_lock
 
     def no_flock(fd, operation):
         raise OSError(errno.ENOLCK, "No locks available")
@@ -702,7 +702,7 @@ def test_a_file_system_without_flock_trains_unlocked_and_leaves_no_lock_file(tmp
 def test_a_folder_removed_before_the_lock_file_is_opened_is_made_again(tmp_path, monkeypatch):
     """Run A made the params folder, stopped at a bad input and removed it, just as run B (which found the
     folder there) opened its lock file there: B trained unlocked, and a run C then locked beside it."""
-    from submission.files import training_lock
+    from submission.locks import training_lock
     params = tmp_path / "out" / "a.params"
     params.parent.mkdir()
     real_open = os.open
@@ -721,7 +721,7 @@ def test_a_folder_removed_before_the_lock_file_is_opened_is_made_again(tmp_path,
 def test_a_params_folder_that_cannot_be_made_gets_no_lock_and_no_note(tmp_path, monkeypatch, capsys):
     """OUT_DIR=/results (a folder above it not writable): the lock tried 100 times to make the folder and
     then said "params.lock kept changing under this run", a false note before the real error."""
-    from submission.files import training_lock
+    from submission.locks import training_lock
 
     def refused_here(path, *args, **kwargs):
         raise PermissionError(errno.EACCES, "Permission denied", str(path))
@@ -737,7 +737,7 @@ def test_without_flock_a_lock_file_that_was_there_is_left_and_setuid_bits_are_no
     """Mutation audit: where flock fails, only an empty lock file this run made is removed (one holding a pid
     was there before it, another run's); and a replaced file keeps its permissions, not a setuid bit."""
     import fcntl
-    from submission.files import training_lock
+    from submission.locks import training_lock
 
     def no_flock(fd, operation):
         raise OSError(errno.ENOLCK, "No locks available")

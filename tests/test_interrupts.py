@@ -19,7 +19,7 @@ import torch
 from torch.utils.data import TensorDataset
 
 from submission import GPT, GPTConfig, Trainer, TrainerConfig, helper
-from submission import cli, files
+from submission import cli, files, interrupts
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 STARTING = "prog: interrupted while starting; nothing was written\n"
@@ -534,17 +534,17 @@ def test_a_sigterm_held_in_any_block_stops_the_run_with_ctrl_c_ignored():
     handler alone would let the run go on."""
     ran = []
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    previous = signal.signal(signal.SIGTERM, files.terminate_handler)
+    previous = signal.signal(signal.SIGTERM, interrupts.terminate_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
-            with files.interrupts_held():
+            with interrupts.interrupts_held():
                 signal.raise_signal(signal.SIGTERM)  # held: the block goes on
                 ran.append(True)
         assert ran == [True] and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        files.clear_sigterm()  # (nothing is pending: leaving the block raised it)
+        interrupts.clear_sigterm()  # (nothing is pending: leaving the block raised it)
 
 
 def test_no_ctrl_c_is_lost_as_a_block_begins():
@@ -555,7 +555,7 @@ def test_no_ctrl_c_is_lost_as_a_block_begins():
     script = textwrap.dedent("""
         import os, random, signal, sys, threading
         sys.path.insert(0, {src!r})
-        from submission import files
+        from submission import interrupts
         answered = threading.Event()
 
         def send():  # nothing is sent before the loop says, from inside its try, that it runs (a Ctrl-C
@@ -577,7 +577,7 @@ def test_no_ctrl_c_is_lost_as_a_block_begins():
                     if count["answered"] != count["caught"]:
                         count["answered"] = count["caught"]
                         answered.set()
-                    with files.interrupts_held():
+                    with interrupts.interrupts_held():
                         pass
             except KeyboardInterrupt:
                 count["caught"] += 1

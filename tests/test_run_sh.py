@@ -1533,7 +1533,7 @@ def test_all_while_a_run_trains_into_one_of_its_params_names_that_run(world, tmp
     interrupted run's ("add --resume to go on from it" led to the lock refusal at that mode, after `all --resume`
     or `--restart` had remade the modes before it); `all` stops before any mode, naming the run, in the words of
     run.py's lock. A lock file a killed run left behind locks nothing, and is no reason to stop."""
-    from submission.files import training_lock
+    from submission.locks import training_lock
     out = tmp_path / "out"
     out.mkdir()
     params = out / "vanilla.pretrain.params"

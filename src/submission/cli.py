@@ -3,7 +3,7 @@
 `run_cli` turns a bad input (DataError, ParamsError) into its message and exit status 2; a diverged
 training run, the machine's limits (an unreadable file, memory run out, a missing compiler:
 `machine_limit`) and a torchrun process whose peer stopped first (`peer_stopped`) into one line and
-status 1; Ctrl-C and SIGTERM into 130 and 143 once the writes under way are done (files.py holds
+status 1; Ctrl-C and SIGTERM into 130 and 143 once the writes under way are done (interrupts.py holds
 them); and a closed stdout (`| head`) into 141. src/oneline.py's parser gives the scripts one-line
 usage errors.
 """
@@ -17,7 +17,8 @@ import threading
 import time
 
 from .dataset import DataError
-from .files import clear_sigterm, error_reason, sigterm_seen, terminate_handler
+from .files import error_reason
+from .interrupts import clear_sigterm, sigterm_seen, terminate_handler
 from .params import ParamsError
 
 
@@ -44,7 +45,7 @@ def _interrupt(signum, frame):
     again wherever the unwinding was: inside tqdm's bar as its generator closed it printed "Exception ignored in"
     and a traceback, and inside run_cli's own `except` it escaped as one. Later presses raise again: library code
     can swallow a KeyboardInterrupt (15 of 30 Ctrl-Cs 0.17-0.26 s into `python -c "import torch"`, as torch
-    imports numpy, ended it with exit 0), and the run then goes on. A held write (files.interrupts_held) holds
+    imports numpy, ended it with exit 0), and the run then goes on. A held write (interrupts.interrupts_held) holds
     the Ctrl-C as before and calls this handler at its end."""
     now = _clock()
     if _raised_at and now - _raised_at[0] < SAME_STOP_S:

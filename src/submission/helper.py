@@ -8,7 +8,7 @@ import inspect
 import random
 
 from .dataset import NameDataset, read_text
-from .files import writes_finish
+from .interrupts import writes_finish
 from .model import GPT
 from .trainer import Trainer, TrainerConfig
 from .utils import atomic_torch_save, cpu_state_dict, is_main_process, load_params

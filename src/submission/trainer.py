@@ -59,7 +59,8 @@ from . import resume
 from .batching import AUTO_GROUPS_MOST, length_group_count, length_groups, pack_rows, trim_padding
 from .cli import TrainingDiverged
 from .dataset import DataError
-from .files import NoRoom, cpu_state_dict, interrupts_held, is_special_file, replace_file, replacement_mode
+from .files import NoRoom, cpu_state_dict, is_special_file, replace_file, replacement_mode
+from .interrupts import interrupts_held
 from .fastpath import (_has_fused_adamw, asked_groups, compile_setting, compiled_graphs_conflict, loader_workers,
                        packing_setting, packs_cheaper, skipped_target, step_graphs_need)
 from .params import nonfinite
