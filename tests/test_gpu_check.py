@@ -312,3 +312,18 @@ def test_the_default_pretraining_skipped_for_want_of_budget_leaves_a_passing_che
     assert re.search(r"^== eval-graphs: exit 0, ", summary, re.M), summary
     assert [call.split()[3:] for call in calls].count(["./run.sh", "vanilla_pretrain"]) == 0, calls
     assert p.returncode == 0, summary
+
+
+def test_the_bench_figures_reach_the_summary_before_the_next_step_starts(tmp_path):
+    """The summary is what comes back of a call that the device tool's own limit cuts short: the bench's
+    train_speedup_* lines went to it only after the step-graph pretraining and the tests, so a call cut there
+    lost the figures that decide issue 6 (they stayed only in bench.txt)."""
+    bench = ('case "$*" in *" bench "*) printf "train_speedup_vanilla: 3.1\\ntarget train >= 3.0x (vanilla): met\\n" ;; '
+             'esac')
+    p, calls, out = fake_timeout_run(tmp_path, f"{bench}\nexit 0")
+    assert p.returncode == 0, p.stderr
+    lines = (out / "summary.txt").read_text().splitlines()
+    figure = lines.index("train_speedup_vanilla: 3.1")
+    assert lines[figure + 1] == "target train >= 3.0x (vanilla): met"
+    assert lines[figure - 1].startswith("== bench: exit 0, ")
+    assert [i for i, line in enumerate(lines) if line.startswith("== pretrain-graphs: ")][0] > figure, lines
