@@ -318,8 +318,8 @@ def test_the_bench_figures_reach_the_summary_before_the_next_step_starts(tmp_pat
     """The summary is what comes back of a call that the device tool's own limit cuts short: the bench's
     train_speedup_* lines went to it only after the step-graph pretraining and the tests, so a call cut there
     lost the figures that decide issue 6 (they stayed only in bench.txt)."""
-    bench = ('case "$*" in *" bench "*) printf "train_speedup_vanilla: 3.1\\ntarget train >= 3.0x (vanilla): met\\n" ;; '
-             'esac')
+    bench = ('case "$*" in *" bench "*) '
+             'printf "train_speedup_vanilla: 3.1\\ntarget train >= 3.0x (vanilla): met\\n" ;; esac')
     p, calls, out = fake_timeout_run(tmp_path, f"{bench}\nexit 0")
     assert p.returncode == 0, p.stderr
     lines = (out / "summary.txt").read_text().splitlines()
