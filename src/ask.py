@@ -56,8 +56,8 @@ with interruptible_start("ask.py"):  # torch loads here
     import memorised
     from submission.dataset import MASK_CHAR, PAD_CHAR, CharCorruptionDataset, DataError, parse_tsv, read_text
     from submission.decoding import log_probs, longest_input
-    from submission.utils import (denormals_flushed, get_device, load_params, predict_places, run_cli, same_place,
-                                  sample_cached)
+    from submission.threads import denormals_flushed
+    from submission.utils import get_device, load_params, predict_places, run_cli, same_place, sample_cached
 
 
 class AskError(ValueError):

@@ -83,8 +83,8 @@ with interruptible_start("bench.py"):  # torch loads here
     from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
     from submission.model import GPT
     from submission.fastpath import loader_workers, step_graphs_need
-    from submission.utils import (CpuThreads, _threads_from_environment, get_device, load_params,
-                                  predict_places_recompute, run_cli, synchronize, usable_cores)
+    from submission.threads import CpuThreads, _threads_from_environment, usable_cores
+    from submission.utils import get_device, load_params, predict_places_recompute, run_cli, synchronize
     from stepprofile import ProfilerFailed, profile_lines, profile_steps
     from run import answer_questions, build_model, read_questions
 
@@ -256,7 +256,7 @@ def pretrain_batches(dataset, batch, count):
 # ----------------------------------------------------------------------------- training
 
 def threads_reason(flag):
-    """What set the bench's CPU thread count, in the order utils.CpuThreads reads them: --threads, then
+    """What set the bench's CPU thread count, in the order threads.CpuThreads reads them: --threads, then
     $GPT_NUM_THREADS, then $OMP_NUM_THREADS (as utils reads it), else the cores other processes leave free."""
     if flag:
         return "--threads"
@@ -264,7 +264,7 @@ def threads_reason(flag):
         return "$GPT_NUM_THREADS"
     if _threads_from_environment() is not None:
         return "$OMP_NUM_THREADS"
-    return "utils.CpuThreads: the cores other processes leave free"
+    return "threads.CpuThreads: the cores other processes leave free"
 
 
 def training_runs(pre, variant, batch, threads, paths):
@@ -470,7 +470,7 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=None, help="timed training steps per path (default 5; --quick 3)")
     p.add_argument("--ref-questions", type=int, default=None,
                    help="questions the one-at-a-time reference decodes (0: all; default 100; --quick 16)")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: utils.CpuThreads' choice)")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: threads.CpuThreads' choice)")
     p.add_argument("--paths", nargs="+", metavar="KEY", choices=sorted(PATH_KEYS.values()), default=None,
                    help="time only these paths beside the reference and the fast path, by the keys of their summary "
                         "lines (packed, eager, bf16, ...; default: every path this device has); a compiled path "

@@ -44,8 +44,8 @@ with interruptible_start("demo.py"):  # torch loads here
     from submission.dataset import DataError, parse_tsv, read_text
     from submission.files import WRITTEN_HOOKS
     from submission.locks import held_lock
-    from submission.utils import (atomic_write_text, check_output_path, denormals_flushed, get_device, run_cli,
-                                  same_place)
+    from submission.threads import denormals_flushed
+    from submission.utils import atomic_write_text, check_output_path, get_device, run_cli, same_place
 
 
 @dataclass
@@ -704,6 +704,6 @@ def ask_hint(out, data, model_args, stored=None):
 
 if __name__ == "__main__":
     # one decision for every step run.py runs here (their CPU threads start once): flushed, as run.py
-    # computes, unless a course's loop is asked for (utils.denormals_flushed)
+    # computes, unless a course's loop is asked for (threads.denormals_flushed)
     with denormals_flushed(not course_loop_asked(sys.argv[1:])):
         run_cli(main, keep_working=True)

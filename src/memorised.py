@@ -36,7 +36,8 @@ from startup import interruptible_start  # noqa: E402
 with interruptible_start("memorised.py"):  # torch loads here
     import torch
     from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
-    from submission.utils import denormals_flushed, get_device, load_params, run_cli, sample_cached
+    from submission.threads import denormals_flushed
+    from submission.utils import get_device, load_params, run_cli, sample_cached
 
 
 SPLITS = (("train", "birth_places_train.tsv"), ("dev", "birth_dev.tsv"))  # the labelled files, in wiki.txt's order
@@ -235,5 +236,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    with denormals_flushed():  # as run.py computes (utils.denormals_flushed)
+    with denormals_flushed():  # as run.py computes (threads.denormals_flushed)
         run_cli(main)

@@ -40,9 +40,9 @@ with interruptible_start("run.py"):  # torch loads here
     from submission.fastpath import (COMPILE_MODES, GRAPH_MODES, compile_setting, compiled_graphs_conflict,
                                      step_graphs_need)
     from submission.trainer import TrainerConfig, partial_log_path
-    from submission.utils import (atomic_write_text, check_output_path, denormals_flushed, evaluate_places,
-                                  distributed_env, get_device, load_params, is_main_process, predict_places, run_cli,
-                                  set_seed)
+    from submission.threads import denormals_flushed
+    from submission.utils import (atomic_write_text, check_output_path, evaluate_places, distributed_env, get_device,
+                                  load_params, is_main_process, predict_places, run_cli, set_seed)
 
 SPAWN_SAFE = True  # DataLoader workers started by "spawn" import this module again: it trains under __main__ alone
 SHARED_FLAGS = "RUN_PY_SHARED_FLAGS"  # set: the flags are a pipeline's, given to all its steps (no notes)

@@ -271,7 +271,7 @@ def test_runs_flush_denormals_but_the_courses_loops_do_not(tmp_path, monkeypatch
 
 
 def test_denormals_flushed_flushes_within_the_block_only():
-    from submission.utils import denormals_flushed
+    from submission.threads import denormals_flushed
     denormal = torch.tensor([1e-39])
     assert float(denormal * 1.0) != 0.0
     with denormals_flushed():
@@ -295,7 +295,7 @@ def test_numpy_float_limits_are_worked_out_before_denormals_are_flushed(monkeypa
     found the smallest subnormal zero and warned twice a type under the demo's table. A block has them worked out
     before it flushes."""
     import numpy as np
-    from submission.utils import denormals_flushed
+    from submission.threads import denormals_flushed
     real, worked_out = np.finfo, {}
 
     def finfo(dtype):  # numpy 1.x's: the limits worked out once a type, in the CPU's mode of that moment

@@ -33,7 +33,8 @@ from submission.dataset import PAD_CHAR
 from submission.decoding import (_decode, _greedy_cached, _greedy_full, _new_caches, _prefill, longest_input,
                                  predict_places, predict_places_recompute, predict_places_reference, sample,
                                  sample_cached, top_k_logits)
-from submission.utils import MASK_CHAR, CpuThreads
+from submission.threads import CpuThreads
+from submission.utils import MASK_CHAR
 from torch_version import COMPILE_PER_BACKEND, EXPLAIN_FORWARD, ONE_DYNAMIC_GRAPH
 
 
@@ -829,7 +830,7 @@ def test_compiled_training_saves_raw_keys(tmp_path):
 def test_thread_policy_honours_a_fixed_count(monkeypatch):
     """A count given (fixed=, GPT_NUM_THREADS) is the count, with 4 usable CPUs (GPT_NUM_THREADS is capped at the
     CPUs this process may run on: with 1, 2 reads as 1)."""
-    monkeypatch.setattr("submission.utils.usable_cores", lambda: 4)
+    monkeypatch.setattr("submission.threads.usable_cores", lambda: 4)
     before = torch.get_num_threads()
     try:
         assert CpuThreads(fixed=1).start() == 1 and torch.get_num_threads() == 1
@@ -837,7 +838,7 @@ def test_thread_policy_honours_a_fixed_count(monkeypatch):
         assert CpuThreads().start() == 2 and torch.get_num_threads() == 2
         # a program's fixed= count is kept even above the cores this process may use; GPT_NUM_THREADS is capped
         # at them as it is read (2 threads pinned to 1 CPU wait for each other), as the load-following count is
-        monkeypatch.setattr("submission.utils.usable_cores", lambda: 1)
+        monkeypatch.setattr("submission.threads.usable_cores", lambda: 1)
         assert CpuThreads(fixed=2).start() == 2 and torch.get_num_threads() == 2
         assert CpuThreads().start() == 1 and torch.get_num_threads() == 1
     finally:
@@ -846,7 +847,7 @@ def test_thread_policy_honours_a_fixed_count(monkeypatch):
 
 def test_thread_counts_from_the_environment(monkeypatch):
     from submission.dataset import DataError
-    from submission.utils import usable_cores
+    from submission.threads import usable_cores
     cap = usable_cores()  # (the CPUs this process may run on: its affinity)
     for value in ("abc", "0", "-1", "1.5", "\u00b2"):  # a superscript 2 is a digit to str.isdigit, not to int()
         monkeypatch.setenv("GPT_NUM_THREADS", value)
@@ -868,8 +869,8 @@ def test_thread_counts_from_the_environment(monkeypatch):
 def test_load_on_cpus_this_process_may_not_use_is_not_counted(tmp_path, monkeypatch):
     """A process pinned to CPUs 2 and 3 of a 4-CPU machine whose CPUs 0 and 1 are busy has both its
     cores free; the machine-wide line counted that load against it (no core free: 1 thread)."""
-    from submission import utils
-    monkeypatch.setattr(utils.os, "cpu_count", lambda: 4)
+    from submission import threads
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 4)
     stat, own = tmp_path / "stat", tmp_path / "self-stat"
     own.write_text("1 (python) S " + " ".join(["0"] * 10) + " 7 3 " + " ".join(["0"] * 30))  # utime 7, stime 3
 
@@ -879,42 +880,42 @@ def test_load_on_cpus_this_process_may_not_use_is_not_counted(tmp_path, monkeypa
         stat.write_text("\n".join([line("cpu", 2 * busy01, 400 - 2 * busy01)] + cpus + ["intr 1"]) + "\n")
 
     write(0)
-    assert [utils._cpu_ticks(c, str(stat), str(own)) for c in (None, {2, 3})] == [(0, 400, 10, 4), (0, 200, 10, 2)]
+    assert [threads._cpu_ticks(c, str(stat), str(own)) for c in (None, {2, 3})] == [(0, 400, 10, 4), (0, 200, 10, 2)]
     write(100)  # another job's work on CPUs 0 and 1
-    assert [utils._cpu_ticks(c, str(stat), str(own)) for c in (None, {2, 3})] == [(200, 400, 10, 4), (0, 200, 10, 2)]
-    threads = CpuThreads()
-    threads.cores, threads.cpus = 2, {2, 3}
-    assert threads._free((0, 200, 10, 2), (0, 400, 10, 2)) == 2  # CPUs 2 and 3 over the next 200 ticks: idle
+    assert [threads._cpu_ticks(c, str(stat), str(own)) for c in (None, {2, 3})] == [(200, 400, 10, 4), (0, 200, 10, 2)]
+    policy = CpuThreads()
+    policy.cores, policy.cpus = 2, {2, 3}
+    assert policy._free((0, 200, 10, 2), (0, 400, 10, 2)) == 2  # CPUs 2 and 3 over the next 200 ticks: idle
     # the machine-wide reading: two of four CPUs busy, of this process's two
-    assert threads._free((0, 400, 10, 4), (200, 800, 10, 4)) == 0
+    assert policy._free((0, 400, 10, 4), (200, 800, 10, 4)) == 0
     # CPUs /proc/stat does not list all of (a container's virtualised /proc/stat numbers its own CPUs
     # from 0): the machine-wide line, over the 4 CPUs listed; readings over other CPU sets never compared
-    assert utils._cpu_ticks({3, 7}, str(stat), str(own)) == (200, 400, 10, 4)
-    assert threads._free((0, 200, 10, 2), (200, 800, 10, 4)) is None and threads._free(None, (0, 1, 0, 1)) is None
+    assert threads._cpu_ticks({3, 7}, str(stat), str(own)) == (200, 400, 10, 4)
+    assert policy._free((0, 200, 10, 2), (200, 800, 10, 4)) is None and policy._free(None, (0, 1, 0, 1)) is None
     # two readings within one tick of the clock (no ticks between them): nothing to compare, not a crash
-    assert threads._free((0, 200, 10, 2), (0, 200, 10, 2)) is None
+    assert policy._free((0, 200, 10, 2), (0, 200, 10, 2)) is None
 
 
 def test_time_waiting_for_the_disk_is_not_busy(tmp_path):
     """/proc/stat's idle and iowait columns are both time a CPU did no work: neither counts as busy."""
-    from submission import utils
+    from submission import threads
     stat, own = tmp_path / "stat", tmp_path / "self-stat"
     own.write_text("1 (python) S " + " ".join(["0"] * 10) + " 7 3 " + " ".join(["0"] * 30))  # utime 7, stime 3
     # user nice system idle iowait irq softirq steal: 40 busy of 200, 60 of them waiting for the disk
     stat.write_text("cpu 30 0 10 100 60 0 0 0 0 0\ncpu0 30 0 10 100 60 0 0 0 0 0\nintr 1\n")
-    assert utils._cpu_ticks(None, str(stat), str(own)) == (40, 200, 10, 1)
-    assert utils._cpu_ticks({0}, str(stat), str(own)) == (40, 200, 10, 1)
+    assert threads._cpu_ticks(None, str(stat), str(own)) == (40, 200, 10, 1)
+    assert threads._cpu_ticks({0}, str(stat), str(own)) == (40, 200, 10, 1)
 
 
 def test_thread_policy_leaves_the_cores_other_processes_use(monkeypatch):
     """4 cores; /proc/stat ticks as (all busy, all, ours): over each 100-tick window (25 a core)
     the other processes use the busy ticks that are not ours."""
-    from submission import utils
+    from submission import threads
     monkeypatch.delenv("GPT_NUM_THREADS", raising=False)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    monkeypatch.setattr(utils.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 4)
     slept = []
-    monkeypatch.setattr(utils.time, "sleep", slept.append)
+    monkeypatch.setattr(threads.time, "sleep", slept.append)
     before = torch.get_num_threads()
     try:
         for busy, ours, free in ((25, 0, 3),     # one core taken by another job
@@ -922,25 +923,25 @@ def test_thread_policy_leaves_the_cores_other_processes_use(monkeypatch):
                                  (37.5, 0, 2),   # 1.5 cores taken: the shared core is not free
                                  (100, 0, 1)):   # all taken: still one thread
             ticks = iter([(0, 0, 0, 4), (busy, 100, ours, 4)])
-            monkeypatch.setattr(utils, "_cpu_ticks", lambda cpus: next(ticks))
-            threads = CpuThreads()
-            threads.cores, threads.cpus = 4, None  # the machine's 4 CPUs
-            assert threads.start() == free == torch.get_num_threads(), (busy, ours)
+            monkeypatch.setattr(threads, "_cpu_ticks", lambda cpus: next(ticks))
+            policy = CpuThreads()
+            policy.cores, policy.cpus = 4, None  # the machine's 4 CPUs
+            assert policy.start() == free == torch.get_num_threads(), (busy, ours)
             assert slept.pop() == 0.1 and not slept  # the first count's window: ticks 0.1 s apart
         # update() re-reads only after `every` seconds, then follows the load
         ticks = iter([(0, 0, 0, 4), (0, 100, 0, 4), (50, 200, 0, 4), None, (50, 300, 0, 4)])
-        monkeypatch.setattr(utils, "_cpu_ticks", lambda cpus: next(ticks))
-        threads = CpuThreads(every=10.0)
-        threads.cores, threads.cpus = 4, None
-        assert threads.start() == 4 and threads.update() == 4  # too soon: the ticks are not read
-        threads._when -= 10.0
-        assert threads.update() == 2  # the last 100 ticks: two cores busy elsewhere
-        assert threads.used == {4, 2} and threads.describe().startswith("2 to 4 CPU threads")
-        threads._when -= 10.0
-        assert threads.update() == 2 and threads._last == (50, 200, 0, 4)  # /proc/stat unreadable: count stays
-        assert threads.update() == 2  # ... and is tried again after `every` seconds, not at the next step
-        threads._when -= 10.0
-        assert threads.update() == 4  # readable again: the 100 ticks since the last reading, all free
+        monkeypatch.setattr(threads, "_cpu_ticks", lambda cpus: next(ticks))
+        policy = CpuThreads(every=10.0)
+        policy.cores, policy.cpus = 4, None
+        assert policy.start() == 4 and policy.update() == 4  # too soon: the ticks are not read
+        policy._when -= 10.0
+        assert policy.update() == 2  # the last 100 ticks: two cores busy elsewhere
+        assert policy.used == {4, 2} and policy.describe().startswith("2 to 4 CPU threads")
+        policy._when -= 10.0
+        assert policy.update() == 2 and policy._last == (50, 200, 0, 4)  # /proc/stat unreadable: count stays
+        assert policy.update() == 2  # ... and is tried again after `every` seconds, not at the next step
+        policy._when -= 10.0
+        assert policy.update() == 4  # readable again: the 100 ticks since the last reading, all free
         assert CpuThreads(fixed=1).describe() == f"{torch.get_num_threads()} CPU thread(s)"  # none set yet
     finally:
         torch.set_num_threads(before)

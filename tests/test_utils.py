@@ -600,12 +600,12 @@ def test_gpt_device_chooses_the_device_and_refuses_one_that_is_not_there(monkeyp
 def test_usable_cores_are_the_cpus_this_process_may_run_on(monkeypatch):
     """A container pinned to 2 of the machine's 16 CPUs has 2 cores for its threads and loader workers;
     where the platform does not say (no sched_getaffinity: macOS, Windows), the machine's count."""
-    from submission import utils
-    monkeypatch.setattr(utils.os, "cpu_count", lambda: 16)
-    monkeypatch.setattr(utils.os, "sched_getaffinity", lambda pid: {2, 3}, raising=False)
-    assert utils.usable_cores() == 2
-    monkeypatch.delattr(utils.os, "sched_getaffinity")
-    assert utils.usable_cores() == 16
+    from submission import threads
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {2, 3}, raising=False)
+    assert threads.usable_cores() == 2
+    monkeypatch.delattr(threads.os, "sched_getaffinity")
+    assert threads.usable_cores() == 16
 
 
 def test_the_writing_process_is_the_trainers_rank_zero(monkeypatch):

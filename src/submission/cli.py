@@ -211,7 +211,7 @@ def run_cli(main, keep_working=False):
     if guards:
         sys.stdout, sys.stderr = guards
     try:
-        from .utils import fix_threads_from_environment  # utils imports this module: here, not at the top
+        from .threads import fix_threads_from_environment
         fix_threads_from_environment()
         result = main()
         sys.stdout.flush()  # a closed pipe shows here, not at exit's flush (stdout to a pipe is buffered)

@@ -35,7 +35,7 @@ The settings:
   the length groups. By default ("auto") only on the CPU, for each batch whose packed rows cost less
   than its length groups (`packs_cheaper`): span-corruption batches under 128 rows, not the course's
   128 nor finetuning's short rows; `packing_setting` says where it runs.
-- On CPU: threads (`num_threads`; default utils.CpuThreads: the cores other processes leave free,
+- On CPU: threads (`num_threads`; default threads.CpuThreads: the cores other processes leave free,
   re-checked every 10 s) and no DataLoader workers (`loader_workers`; nor under "spawn" for a program
   that does not declare itself safe there).
 - Fused AdamW on CUDA, and on the CPU from torch 2.4 (the same update, one kernel).
@@ -68,7 +68,7 @@ import torch
 
 from .batching import check_length_groups
 from .decoding import defined_by
-from .utils import usable_cores
+from .threads import usable_cores
 
 
 def _within_wrappers(model):

@@ -64,7 +64,8 @@ from .interrupts import interrupts_held
 from .fastpath import (_has_fused_adamw, asked_groups, compile_setting, compiled_graphs_conflict, loader_workers,
                        packing_setting, packs_cheaper, skipped_target, step_graphs_need)
 from .params import nonfinite
-from .utils import CpuThreads, atomic_torch_save, distributed_env, get_device
+from .threads import CpuThreads
+from .utils import atomic_torch_save, distributed_env, get_device
 
 logger = logging.getLogger(__name__)  # the course's: it logs "saving PATH" and "test loss: X" at INFO
 
@@ -99,7 +100,7 @@ class TrainerConfig:
     length_groups = "auto"  # rows grouped by length, each group cut to its own width (length_group_count)
     pack = "auto"         # rows packed end to end into fewer, fuller rows (batching.pack_rows): "auto" on the CPU
     #                       where that costs less than the length groups (packing_setting, packs_cheaper)
-    num_threads = None    # CPU threads; None: utils.CpuThreads follows the cores other processes leave free
+    num_threads = None    # CPU threads; None: threads.CpuThreads follows the cores other processes leave free
     amp = False           # bf16 autocast (off: slower and less stable here, see fastpath.py)
     compile = "auto"      # torch.compile: "auto", False, True, a mode or a backend name (compile_setting)
     step_graphs = False   # one CUDA GPU: replay whole steps (clip and AdamW included) as CUDA graphs (graphs.py)
