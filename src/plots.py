@@ -370,41 +370,37 @@ def _to_palette(path):
 # ----------------------------------------------------------------------------- attention maps
 
 def attention_weights(module, x):
-    """The attention weights (B, n_head, T, T) that `module` (one block's attn) applies to input x.
-
-    Vanilla: softmax(q k^T / sqrt(hs)) with the causal mask, q and k from the module's query and
-    key layers. Synthesizer: softmax(relu(w1 x) w2[:, :T] + b2[:T]) with the causal mask. Each row
-    (a query position) sums to 1 over the positions up to it; the masked entries are 0.
-    """
-    import torch.nn.functional as F
-    from submission.attention import SynthesizerAttention
-    B, T, C = x.shape
-    nh = module.n_head
-    hs = C // nh
-    if isinstance(module, SynthesizerAttention):
-        a = F.relu(module.w1(x)).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
-        scores = a @ module.w2[:, :T] + module.b2[:T]                  # (B, nh, T, T)
-    else:
-        q = module.query(x).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
-        k = module.key(x).view(B, T, nh, hs).transpose(1, 2)    # (B, nh, T, hs)
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(hs)      # (B, nh, T, T)
-    scores = scores.masked_fill(module.mask[:, :, :T, :T] == 0, float("-inf"))
-    return F.softmax(scores, dim=-1)
+    """The attention weights (B, n_head, T, T) that `module` (one block's attn) applies to input x: what its
+    reference path, the handout's explicit masked softmax, hands to its attention dropout, read with a forward
+    hook, so that the map is the layer's own computation and not a second copy of it. Vanilla: softmax(q k^T /
+    sqrt(hs)) with the causal mask; synthesizer: softmax(relu(w1 x) w2[:, :T] + b2[:T]) with the causal mask.
+    Each row (a query position) sums to 1 over the positions up to it; the masked entries are 0."""
+    from submission.attention import attention_paths
+    seen = []
+    handle = module.attn_drop.register_forward_hook(lambda m, inputs, output: seen.append(inputs[0]))
+    try:
+        with attention_paths(module, False):  # the fast paths fuse the softmax into SDPA or skip attn_drop
+            module(x)
+    finally:
+        handle.remove()
+    return seen[0]  # (B, nh, T, T)
 
 
 def attention_maps(model, idx):
-    """Run `model` on idx (1, T) in eval mode; the list, one per layer, of (n_head, T, T) weights."""
+    """Run `model` on idx (1, T) in eval mode; the list, one per layer, of (n_head, T, T) weights (each layer's
+    as attention_weights reads them)."""
     import torch
+    from submission.attention import attention_paths
     maps = []
 
     def hook(module, inputs, output):
-        maps.append(attention_weights(module, inputs[0])[0].detach().cpu())
+        maps.append(inputs[0][0].detach().cpu())  # (nh, T, T): the first row of the batch
 
-    handles = [block.attn.register_forward_hook(hook) for block in model.blocks]
+    handles = [block.attn.attn_drop.register_forward_hook(hook) for block in model.blocks]
     was_training = model.training
     model.eval()
     try:
-        with torch.no_grad():
+        with torch.no_grad(), attention_paths(model, False):
             model(idx)
     finally:
         for h in handles:
