@@ -36,13 +36,14 @@ ROOT = os.path.dirname(HERE)
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
+import gradedpackage  # noqa: E402
 from ledger import sha256_of  # noqa: E402
 from modelflags import COURSE_SIZE  # noqa: E402
 from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("deliverables.py"):  # torch loads here
-    import grader  # the standard library and graderlib only: it imports the package when grading
+    import grader  # the standard library, graderlib and gradedpackage only: it imports the package when grading
     try:  # this check runs on the package it checks: one that does not import stops it in one line
         import run as driver
         from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text
@@ -53,11 +54,11 @@ with interruptible_start("deliverables.py"):  # torch loads here
         from startup import REQUIREMENTS
         if isinstance(e, ModuleNotFoundError) and e.name in REQUIREMENTS:
             raise  # interruptible_start's one line: this Python lacks a requirement
-        print(f"deliverables.py: src/submission/ does not import ({grader.import_problem(e)}); the check runs on "
-              f"that package: fix it, then run the check again", file=sys.stderr)
+        print(f"deliverables.py: src/submission/ does not import ({gradedpackage.import_problem(e)}); the check runs "
+              f"on that package: fix it, then run the check again", file=sys.stderr)
         sys.exit(1)
 
-CODE = grader.CODE_FILES  # the handout's seven code files
+CODE = gradedpackage.CODE_FILES  # the handout's seven code files
 ZIPPED = ("ok", "low", "stale")  # a file's statuses that let it into the zip (the others: missing or bad)
 PARAMS = PARAMS_FILES  # file: (variant, the run.sh mode that writes it, the modes before it)
 PREDICTIONS = grader.PREDICTIONS  # file: (split, mode, the modes before it)
@@ -114,7 +115,7 @@ def check_code(path):
     with open(path, "rb") as f:
         source = f.read()
     # looked for first: Python reports a NUL byte (a ValueError, or from 3.11.4 a SyntaxError) with no line
-    wrong = grader.not_python_source(source)
+    wrong = gradedpackage.not_python_source(source)
     if wrong:
         raise Bad(*wrong)
     try:
@@ -368,12 +369,12 @@ def where_and_earlier_zip(submission_dir, zip_path, outputs_wrong):
     this check's)."""
     text = ""
     if outputs_wrong:
-        folder = grader._rel(submission_dir)
+        folder = gradedpackage._rel(submission_dir)
         text = (f" (outputs read from {folder}{os.sep}; OUT_DIR=FOLDER ./run.sh deliverables, or --submission-dir, "
                 f"reads another)")
     if os.path.isfile(zip_path):
         made = time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(zip_path)))
-        text += f"; {grader._rel(zip_path)} is an earlier check's, of {made}, not this one's"
+        text += f"; {gradedpackage._rel(zip_path)} is an earlier check's, of {made}, not this one's"
     return text
 
 
@@ -451,8 +452,8 @@ def main(argv=None):
     print(f"wrote {args.zip}" + (f" (replacing its zip of {earlier})" if earlier else "") + ": the "
           f"{len(HANDOUT_ORDER)} deliverables and the package's other modules"
           + (f", the params' {cards} card(s)" if cards else "") + " "
-          f"({os.path.getsize(args.zip) / 2 ** 20:.1f} MiB) from the outputs in {grader._rel(args.submission_dir)}; "
-          f"the written answers' PDF (make) is submitted apart")
+          f"({os.path.getsize(args.zip) / 2 ** 20:.1f} MiB) from the outputs in "
+          f"{gradedpackage._rel(args.submission_dir)}; the written answers' PDF (make) is submitted apart")
     if low:
         print(f"{len(low)} of the predictions files {'are' if len(low) > 1 else 'is'} below the grader's pass mark "
               f"(low: {', '.join(low)}); they are in the zip, and their tests would fail (their lines say what "

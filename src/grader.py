@@ -18,15 +18,13 @@ Test-set accuracy needs the labels, data/birth_test.tsv. The course's data ships
 questions (birth_test_inputs.tsv); graded against it, the test-accuracy tests score 0 and say
 that the labels are absent.
 
-The framework (time limits, points, output, results.json) is in graderlib.py; points and pass
-marks in points.json.
+The framework (time limits, points, output, results.json) is in graderlib.py; the import of the
+package graded (src/submission/, or --code-dir's folder) in gradedpackage.py; points and pass marks
+in points.json.
 """
 import filecmp
 import functools
 import hashlib
-import importlib
-import importlib.abc
-import importlib.util
 import json
 import math
 import os
@@ -35,7 +33,6 @@ import shlex
 import sys
 import tempfile
 import time
-import traceback
 from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -49,19 +46,19 @@ from startup import interruptible_start  # noqa: E402
 with interruptible_start("grader"):  # torch loads here
     import torch
 
+import gradedpackage  # noqa: E402
 import graderlib  # noqa: E402
 import ledger  # noqa: E402
+from gradedpackage import (CODE_FILES, DEFAULT_SUBMISSION_DIR, _in_package, _rel, code_dir,  # noqa: E402
+                           code_dir_problem, package_dir, sub, sub_attr, use_code_dir)
 from graderlib import Failure, require  # noqa: E402
 
 BLOCK_SIZE = 128
 N_LAYER, N_HEAD, N_EMBD = 4, 8, 256
 DEFAULT_DATA_DIR = os.path.join(ROOT, "data")
-DEFAULT_SUBMISSION_DIR = os.path.join(HERE, "submission")
 DEFAULT_DEMO_DIR = os.path.join(ROOT, "runs", "demo")  # demo.py's DEFAULT_OUT
 DEMO_RECORD = ledger.DEMO_RECORD  # demo.py's RECORD: in a folder the demo wrote
 POINTS_PATH = os.path.join(HERE, "points.json")
-# the handout's code files: the package's other modules (batching.py, card.py, ...) are this project's own
-CODE_FILES = ["__init__.py", "attention.py", "dataset.py", "helper.py", "model.py", "trainer.py", "utils.py"]
 MASK_CHAR = u"\u2047"
 PAD_CHAR = u"\u25A1"
 
@@ -111,7 +108,7 @@ class Context:
         files with its own), and for the test predictions, which the demo never makes, the modes'
         folder instead. Grading --code-dir's package, the command is the student's, run where their code is:
         `OUT_DIR=<their folder> ./run.sh` here would make the file with this project's code, not theirs."""
-        if _code_dir is not None:  # a demo's folder too: ./run.sh demo here would run the project's code
+        if code_dir() is not None:  # a demo's folder too: ./run.sh demo here would run the project's code
             return (f"./run.sh {mode}" + (f" (after {', '.join(before)})" if before else "")
                     + " in the student's copy of the assignment, with the code graded")
         if not self.demo:
@@ -147,18 +144,6 @@ def _typed(path):
     return _rel(path) if os.path.abspath(os.getcwd()) == ROOT else os.path.abspath(path)
 
 
-def _rel(path):
-    """A path as the student would type it: relative to the repo root when inside it (run.sh runs
-    from there), else absolute."""
-    path = os.path.abspath(path)
-    try:
-        if os.path.commonpath([path, ROOT]) == ROOT:
-            return os.path.relpath(path, ROOT)
-    except ValueError:  # Windows: another drive than the repo's
-        pass
-    return path
-
-
 def read_utf8(path, most=None):
     """The text of a data or predictions file, or a Failure naming the file, the line and the byte that
     is not UTF-8 (UTF-16, a Windows editor's "Unicode", named by its byte-order mark). `most`: (bytes, why),
@@ -186,186 +171,8 @@ def read_utf8(path, most=None):
 
 
 # =============================================================================================
-# The package graded: src/submission/, or the folder --code-dir names, imported as `submission`
+# Models built with the package graded (gradedpackage.py imports it: sub, sub_attr)
 # =============================================================================================
-_code_dir = None  # the folder --code-dir names (absolute), once use_code_dir has run; None: src/submission/
-
-
-def package_dir():
-    """The folder of the package graded: --code-dir's, else src/submission/."""
-    return _code_dir or os.path.join(HERE, "submission")
-
-
-def _package_init():
-    """The package's __init__.py as messages name it: as the course's starter does for src/submission/, else the
-    file in --code-dir."""
-    return _rel(os.path.join(_code_dir, "__init__.py")) if _code_dir else "submission/__init__.py"
-
-
-def code_dir_problem(folder):
-    """Why --code-dir `folder` cannot be the package graded, or None: missing, a file, or without __init__.py
-    or any other of the handout's code files (the top of a student's unpacked zip, whose package is in its
-    src/submission/, is told to name that folder). A folder without __init__.py that holds others of the handout's
-    files is graded (sub() names what is missing)."""
-    if not os.path.exists(folder):
-        return "no such folder; check the path"
-    if not os.path.isdir(folder):
-        return "is a file, not a folder; give the folder that holds the package's .py files"
-    try:
-        names = set(os.listdir(folder))
-    except OSError as e:
-        return f"cannot be read ({e.strerror or e}); check its permissions"
-    if "__init__.py" in names and names & set(CODE_FILES[1:]):
-        return None
-    for inner in (os.path.join("src", "submission"), "submission"):  # a zip's layout, or one folder too deep
-        if os.path.isfile(os.path.join(folder, inner, "__init__.py")):
-            return (f"the package's files are one folder deeper, in {os.path.join(folder, inner)} (as in "
-                    f"./run.sh deliverables' zip): give --code-dir {shlex.quote(os.path.join(folder, inner))}")
-    # a student's folder short of files (__init__.py left out, or only the prediction files sent) is graded: the
-    # tests that need what is missing fail naming it, the others score, and results.json says so to the student
-    if names & (set(CODE_FILES[1:]) | set(PREDICTIONS) | {params for params, _ in TRAINED_BY.values()}):
-        return None
-    if "__init__.py" not in names:
-        return ("has no __init__.py, the file that makes the folder the submission package; give the folder "
-                "that holds the student's package (with __init__.py)")
-    return (f"has none of the handout's code files ({', '.join(CODE_FILES[1:])}); give the folder that "
-            f"holds the student's package")
-
-
-class _CodeDirFinder(importlib.abc.MetaPathFinder):
-    """Finds `submission` in --code-dir's folder (its modules are then found there through the package's
-    __path__), and a module of the project's own that the folder lacks (batching.py, card.py, ...: not one
-    of the handout's CODE_FILES) in src/submission/, as the Gradescope recipe leaves them (docs/grader.md)."""
-
-    def __init__(self, folder):
-        self.folder = folder
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname == "submission":
-            return importlib.util.spec_from_file_location(
-                "submission", os.path.join(self.folder, "__init__.py"), submodule_search_locations=[self.folder])
-        package, _, name = fullname.partition(".")
-        if package != "submission" or "." in name or f"{name}.py" in CODE_FILES:
-            return None
-        if os.path.exists(os.path.join(self.folder, f"{name}.py")) or os.path.isdir(os.path.join(self.folder, name)):
-            return None  # the folder's own: the package's __path__ finds it
-        own = os.path.join(DEFAULT_SUBMISSION_DIR, f"{name}.py")
-        return importlib.util.spec_from_file_location(fullname, own) if os.path.isfile(own) else None
-
-
-def use_code_dir(folder):
-    """Grade the package in `folder` (code_dir_problem's checks passed): from now on `import submission`, by
-    the grader or by anything it runs, imports it from there (the first import, inside a test, runs its code).
-    A folder that is src/submission/ itself changes nothing. Compiled modules are not written into it: a
-    student's folder stays as it was handed in."""
-    global _code_dir
-    folder = os.path.abspath(folder)
-    if os.path.realpath(folder) == os.path.realpath(DEFAULT_SUBMISSION_DIR):
-        folder = None
-    if folder == _code_dir:
-        return
-    for name in [n for n in sys.modules if n == "submission" or n.startswith("submission.")]:
-        del sys.modules[name]  # another folder's package, imported before (in-process callers): not graded
-    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _CodeDirFinder)]
-    if folder is not None:
-        sys.meta_path.insert(0, _CodeDirFinder(folder))
-        sys.dont_write_bytecode = True
-    _code_dir = folder
-
-
-def _in_package(e):
-    """"path:line" of the innermost frame of `e`'s traceback in the submission package (past importlib's
-    frames), or None."""
-    package = package_dir() + os.sep
-    frames = [f for f in traceback.extract_tb(e.__traceback__) if os.path.abspath(f.filename).startswith(package)]
-    return f"{_rel(frames[-1].filename)}:{frames[-1].lineno}" if frames else None
-
-
-def import_problem(e):
-    """Why importing the submission package raised `e`, with the file and line in the package."""
-    # a NUL byte (a module saved as UTF-16): a SyntaxError with neither file nor line from Python 3.11.4 on,
-    # a ValueError before (3.11.2 and 3.8 among the Pythons run.sh takes), naming no file either
-    nul = (isinstance(e, SyntaxError) and e.lineno is None) or (type(e) is ValueError and "null bytes" in str(e))
-    unreadable = _unreadable_module() if nul else None
-    if unreadable:
-        return f"{type(e).__name__}: {unreadable}"
-    if isinstance(e, SyntaxError):
-        return f"SyntaxError at {_rel(e.filename or '?')}:{e.lineno}: {e.msg}"
-    where = _in_package(e)
-    if isinstance(e, SystemExit):
-        return "exit() or sys.exit() runs as the package is imported; remove it" + (f" ({where})" if where else "")
-    return f"{type(e).__name__}: {graderlib.text_of(e)}" + (f" (raised at {where})" if where else "")
-
-
-def not_python_source(data):
-    """(what is wrong, its fix) for a module's bytes that are not Python source in a way Python names no file or
-    line for (a NUL byte; UTF-16, a Windows editor's "Unicode", is full of them), else None. deliverables.py's
-    check of the code files says the same."""
-    if utf16(data):  # the fix keeps the student's code; "restore it" would not
-        return utf16(data), "save it as UTF-8"
-    if bytes(1) in data:
-        return f"a NUL byte at byte {data.index(bytes(1))}: not Python source", "restore it from git"
-    return None
-
-
-def _unreadable_module():
-    """`path: what is wrong; fix` for the first module of the package that not_python_source finds, or None."""
-    package = package_dir()
-    try:
-        names = sorted(n for n in os.listdir(package) if n.endswith(".py"))
-    except OSError:
-        return None
-    for name in names:
-        path = os.path.join(package, name)
-        try:
-            with open(path, "rb") as f:
-                wrong = not_python_source(f.read())
-        except OSError:
-            continue
-        if wrong:
-            return f"{_rel(path)}: {wrong[0]}; {wrong[1]}"
-    return None
-
-
-_import_hung = []  # where importing the package was when a test's time ran out: it is not tried again
-
-
-def sub():
-    """The `submission` package (imported from src/, or from --code-dir's folder: use_code_dir), or a Failure
-    saying why it cannot be imported."""
-    if _import_hung:  # an endless loop at a module's top level would cost every later test its whole limit
-        raise Failure(f"importing the submission package did not finish in an earlier test's time limit"
-                      f"{_import_hung[0]}; look for a loop that runs at import")
-    if _code_dir and not os.path.isfile(os.path.join(_code_dir, "__init__.py")):  # a student's folder without it
-        raise Failure(f"{_package_init()} is missing: it makes the folder the submission package; submit it with "
-                      f"the handout's other files of src/submission/")
-    importing = "submission" not in sys.modules  # a time-out in a call that only fetches it says nothing
-    try:
-        return importlib.import_module("submission")
-    except graderlib.TestTimeout as e:
-        if importing:
-            where = _in_package(e)
-            _import_hung.append(f" (it was at {where})" if where else "")
-        raise
-    except (Exception, SystemExit) as e:  # SyntaxError included; exit() at a module's top level
-        where = f" in {_rel(_code_dir)}" if _code_dir else ""
-        raise Failure(f"cannot import the submission package{where}: {import_problem(e)}") from None
-
-
-def sub_attr(name):
-    m = sub()
-    if not hasattr(m, name):
-        package = package_dir()
-        if os.path.isdir(os.path.join(package, "submission")):
-            raise Failure(f"{_rel(os.path.join(package, 'submission'))} is there: the package's files are one folder "
-                          f"too deep; move them up into {_rel(package)}")
-        if not os.path.isfile(os.path.join(package, "__init__.py")):
-            raise Failure(f"{_rel(os.path.join(package, '__init__.py'))} is missing: it makes the folder the "
-                          f"submission package and exports {name}; restore it from the starter code")
-        raise Failure(f"the submission package has no {name} ({_package_init()} must export it)")
-    return getattr(m, name)
-
-
 def model_config(vocab_size, **over):
     """The course's model settings: block 128, 4 layers, 8 heads, 256 dimensions."""
     kw = dict(n_layer=N_LAYER, n_head=N_HEAD, n_embd=N_EMBD)
@@ -715,6 +522,8 @@ TRAINED_BY = {  # a training mode: the params it writes, and the EXPECTED_CONFIG
     "synthesizer_pretrain": ("synthesizer.pretrain.params", "pretrain"),
     "synthesizer_finetune_with_pretrain": ("synthesizer.finetune.params", "finetune_pretrained"),
 }
+# the files of a student's folder the tests grade besides the code (a --code-dir holding any of them is graded)
+GRADED_OUTPUTS = set(PREDICTIONS) | {params for params, _ in TRAINED_BY.values()}
 
 
 def trained_epochs(params):
@@ -1619,7 +1428,7 @@ def make_grader(data_dir=DEFAULT_DATA_DIR, submission_dir=DEFAULT_SUBMISSION_DIR
     doc = graderlib.load_points(points_path, shown)
     corpus, note = choose_marks(data_dir, marks)
     ctx = Context(data_dir, submission_dir, load_marks(doc, corpus, shown, points_path), corpus, note)
-    g = graderlib.Grader(doc["points"], context=ctx, own_files=[__file__])
+    g = graderlib.Grader(doc["points"], context=ctx, own_files=[__file__, gradedpackage.__file__])
     try:
         for test_id, description, fn, timeout in TESTS:
             g.add(test_id, description, fn, timeout)
@@ -1688,7 +1497,7 @@ def main(argv=None):
               f"grader; write results.json elsewhere", file=sys.stderr)
         return 2
     overwrites = json_path and os.path.isfile(json_path) and not graderlib.is_report(json_path)
-    problem = code_dir_problem(args.code_dir) if args.code_dir is not None else None
+    problem = code_dir_problem(args.code_dir, GRADED_OUTPUTS) if args.code_dir is not None else None
     if problem:  # else every test would fail on the import, with exit status 0
         print(f"grader: --code-dir {args.code_dir}: {problem}", file=sys.stderr)
         return 2
@@ -1783,7 +1592,8 @@ def submission_holds_code(folder):
     shown = ", ".join(found[:3]) + (", ..." if len(found) > 3 else "")
     return (f"holds code files ({shown}), and --submission-dir grades only prediction files, with "
             f"{_rel(DEFAULT_SUBMISSION_DIR)}'s code; to grade its code too give --code-dir {shlex.quote(folder)} "
-            f"instead, or to grade only its prediction files add --code-dir {shlex.quote(_typed(DEFAULT_SUBMISSION_DIR))}")
+            f"instead, or to grade only its prediction files add --code-dir "
+            f"{shlex.quote(_typed(DEFAULT_SUBMISSION_DIR))}")
 
 
 def prints_into(path):
@@ -1823,10 +1633,11 @@ def grade(g, args):
               f"{_rel(ctx.submission_dir)}; code: {_rel(package_dir())}"]
     if ctx.marks_note and any(t.id in MARK_TESTS for t in selected):
         header.append(ctx.marks_note)
-    if _code_dir and not set(os.listdir(_code_dir)) & set(CODE_FILES):  # graded for its prediction files alone
-        header.append(f"note: {_rel(_code_dir)} holds none of the handout's code files, so the tests of the code "
+    graded = code_dir()
+    if graded and not set(os.listdir(graded)) & set(CODE_FILES):  # graded for its prediction files alone
+        header.append(f"note: {_rel(graded)} holds none of the handout's code files, so the tests of the code "
                       f"fail; to grade a folder of outputs (OUT_DIR) with this project's code, give --submission-dir "
-                      f"{_rel(_code_dir)} instead of --code-dir")
+                      f"{_rel(graded)} instead of --code-dir")
     test_tests = [t.id for t in selected if t.id in TEST_SPLIT_TESTS]
     test_labels = os.path.join(ctx.data_dir, LABELS["test"])
     if test_tests and not os.path.isfile(test_labels):  # staff: before, not after

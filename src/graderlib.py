@@ -1,6 +1,7 @@
 """The grading framework behind src/grader.py: registering tests, running each one under a time
 limit, scoring from points.json, printing the course's output frame and writing Gradescope's
-results.json. Nothing here knows about the assignment; grader.py holds the tests.
+results.json. Nothing here knows about the assignment; grader.py holds the tests, gradedpackage.py
+imports the package they grade.
 
 A test is a function of one argument (the grader's context object). It passes by returning (a
 string it returns is shown as a note, e.g. an accuracy), and

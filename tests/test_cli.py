@@ -1353,7 +1353,7 @@ def test_a_stream_without_the_corpus_characters_gets_escapes_not_a_traceback(tmp
 def test_paths_on_another_windows_drive_are_shown_whole(monkeypatch):
     """os.path.relpath and commonpath raise ValueError between two Windows drives: the grader's file
     names, the missing-torch hint and the demo's ask command raised it instead of showing the path."""
-    import grader
+    import gradedpackage
     import startup
 
     def other_drive(*args, **kwargs):
@@ -1361,7 +1361,7 @@ def test_paths_on_another_windows_drive_are_shown_whole(monkeypatch):
     monkeypatch.setattr(os.path, "relpath", other_drive)
     monkeypatch.setattr(os.path, "commonpath", other_drive)
     assert startup._shown("run.sh") == os.path.join(startup.ROOT, "run.sh")
-    assert grader._rel("/elsewhere/x.predictions") == "/elsewhere/x.predictions"
+    assert gradedpackage._rel("/elsewhere/x.predictions") == "/elsewhere/x.predictions"
 
 
 def test_the_machines_limits_end_in_one_line(tmp_path, capsys):

@@ -30,6 +30,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import deliverables
+import gradedpackage
 import grader
 import graderlib
 import submission
@@ -87,7 +88,7 @@ def corpus(tmp_path_factory):
 
 
 def run(data_dir, ids, submission_dir=None, marks="course"):
-    g = grader.make_grader(data_dir, submission_dir or grader.DEFAULT_SUBMISSION_DIR, marks)
+    g = grader.make_grader(data_dir, submission_dir or gradedpackage.DEFAULT_SUBMISSION_DIR, marks)
     results = {r.id: r for r in g.run(ids, out=None)}
     # every test asked for has its result: the callers' loops over results.values() check each one
     assert sorted(results) == sorted(ids), (sorted(results), sorted(ids))
@@ -845,7 +846,7 @@ def test_an_exception_whose_str_raises_at_import_is_named_as_the_import_that_fai
         def __str__(self):
             return self.message  # no such attribute
 
-    assert grader.import_problem(ConfigError("bad config")) == (
+    assert gradedpackage.import_problem(ConfigError("bad config")) == (
         "ConfigError: (no message: its __str__ raised AttributeError: 'ConfigError' object has no attribute "
         "'message')")
 
@@ -907,7 +908,7 @@ def test_a_wrong_attention_class_is_named_before_what_it_lacks(corpus, monkeypat
 def test_exit_at_import_is_an_import_failure(corpus, monkeypatch):
     def exits(name):
         raise SystemExit(None)
-    monkeypatch.setattr(grader.importlib, "import_module", exits)
+    monkeypatch.setattr(gradedpackage.importlib, "import_module", exits)
     r = run(corpus[0], ["1c-0-hidden"])["1c-0-hidden"]
     assert r.reason == ("cannot import the submission package: exit() or sys.exit() runs as the package is "
                         "imported; remove it"), r.reason
@@ -1346,20 +1347,20 @@ def test_a_predictions_file_far_larger_than_its_answers_is_not_read(corpus, tmp_
 
 def test_a_package_without_its_init_or_one_folder_too_deep_is_named(monkeypatch, tmp_path):
     """Both read 'the submission package has no CharCorruptionDataset (submission/__init__.py must export it)'."""
-    monkeypatch.setattr(grader, "HERE", str(tmp_path))
+    monkeypatch.setattr(gradedpackage, "HERE", str(tmp_path))
     monkeypatch.delattr(submission, "CharCorruptionDataset")
     package = tmp_path / "submission"
     (package / "submission").mkdir(parents=True)
     with pytest.raises(graderlib.Failure, match=r"submission/submission is there: the package's files are one "
                                                 r"folder too deep; move them up into"):
-        grader.sub_attr("CharCorruptionDataset")
+        gradedpackage.sub_attr("CharCorruptionDataset")
     (package / "submission").rmdir()
     with pytest.raises(graderlib.Failure, match=r"submission/__init__.py is missing: it makes the folder the "
                                                 r"submission package and exports CharCorruptionDataset"):
-        grader.sub_attr("CharCorruptionDataset")
+        gradedpackage.sub_attr("CharCorruptionDataset")
     (package / "__init__.py").write_text("")
     with pytest.raises(graderlib.Failure, match=r"the submission package has no CharCorruptionDataset"):
-        grader.sub_attr("CharCorruptionDataset")
+        gradedpackage.sub_attr("CharCorruptionDataset")
 
 
 def test_data_file_not_utf8_fails_in_one_line_naming_file_line_and_byte(corpus, tmp_path):
@@ -2425,26 +2426,26 @@ def test_a_module_saved_as_utf16_is_named_when_the_package_does_not_import(tmp_p
     package.mkdir(parents=True)
     (package / "model.py").write_text("x = 1\n", encoding="utf-8")
     (package / "trainer.py").write_bytes("x = 1\n".encode("utf-16"))
-    monkeypatch.setattr(grader, "HERE", str(tmp_path / "src"))
+    monkeypatch.setattr(gradedpackage, "HERE", str(tmp_path / "src"))
     try:
         compile("x = 1\n".encode("utf-16"), "<unknown>", "exec")
     except (SyntaxError, ValueError) as e:  # what this Python raises
         nul = e
     kind = type(nul).__name__
-    assert grader.import_problem(nul) == (f"{kind}: {package / 'trainer.py'}: UTF-16 text (byte-order mark FF FE), "
-                                          f"not UTF-8; save it as UTF-8")
+    assert gradedpackage.import_problem(nul) == (f"{kind}: {package / 'trainer.py'}: UTF-16 text (byte-order mark "
+                                                 f"FF FE), not UTF-8; save it as UTF-8")
     (package / "trainer.py").write_bytes(b"x = 1\n\x00\n")
-    assert grader.import_problem(nul) == (f"{kind}: {package / 'trainer.py'}: a NUL byte at byte 6: not Python "
-                                          f"source; restore it from git")
+    assert gradedpackage.import_problem(nul) == (f"{kind}: {package / 'trainer.py'}: a NUL byte at byte 6: not Python "
+                                                 f"source; restore it from git")
     (package / "trainer.py").write_bytes(b"x = 1\n")  # none found: as Python words it
-    assert grader.import_problem(nul).endswith("source code string cannot contain null bytes")
+    assert gradedpackage.import_problem(nul).endswith("source code string cannot contain null bytes")
     # both kinds, whichever this Python raises
     for e in (SyntaxError("source code string cannot contain null bytes"),
               ValueError("source code string cannot contain null bytes")):
         (package / "trainer.py").write_bytes("x = 1\n".encode("utf-16"))
-        assert grader.import_problem(e).endswith("trainer.py: UTF-16 text (byte-order mark FF FE), not UTF-8; "
-                                                 "save it as UTF-8"), e
-    assert grader.import_problem(ValueError("a wrong value")) == "ValueError: a wrong value"
+        assert gradedpackage.import_problem(e).endswith("trainer.py: UTF-16 text (byte-order mark FF FE), not UTF-8; "
+                                                        "save it as UTF-8"), e
+    assert gradedpackage.import_problem(ValueError("a wrong value")) == "ValueError: a wrong value"
 
 
 @pytest.mark.parametrize("layout", ["zip", "files", "folder"])
@@ -2577,7 +2578,7 @@ def test_a_students_folder_without_init_is_graded_and_its_prediction_files_score
     """A student who left __init__.py out (or sent only the prediction files) got no results.json: the grader
     refused the folder before any test (exit status 2), so Gradescope showed "the autograder failed" without a
     reason, and the prediction files, which need no code, lost their points too."""
-    ann = student_copy(str(tmp_path / "ann"), files=[n for n in grader.CODE_FILES if n != "__init__.py"])
+    ann = student_copy(str(tmp_path / "ann"), files=[n for n in gradedpackage.CODE_FILES if n != "__init__.py"])
     write_predictions(ann, corpus[1], lambda places: places)  # every answer right
     report = os.path.join(ann, "results.json")
     p = subprocess.run([sys.executable, GRADER, "1e-0-basic", "1d-0-hidden", "--data-dir", corpus[0], "--code-dir",
@@ -2621,28 +2622,28 @@ def test_code_dir_is_imported_as_the_submission_package_by_every_module(tmp_path
     folder of the handout's seven files lacks come from src/submission/, a handout file it lacks does not; and
     another folder given later (src/submission/ too) replaces the first one's modules."""
     ann = student_copy(str(tmp_path / "ann"))
-    seven = student_copy(str(tmp_path / "seven"), files=grader.CODE_FILES)
-    student_copy(str(tmp_path / "six"), files=[n for n in grader.CODE_FILES if n != "dataset.py"])
+    seven = student_copy(str(tmp_path / "seven"), files=gradedpackage.CODE_FILES)
+    student_copy(str(tmp_path / "six"), files=[n for n in gradedpackage.CODE_FILES if n != "dataset.py"])
     script = f"""if True:
         import importlib, sys
         sys.path.insert(0, {os.path.join(ROOT, "src")!r})
-        import grader
-        grader.use_code_dir("ann")
+        import gradedpackage
+        gradedpackage.use_code_dir("ann")
         import model  # src/model.py: import submission.model as _module
         import submission, submission.helper
         from submission import trainer
         print(submission.__file__, model.__file__, submission.helper.__file__, trainer.__file__,
               sys.modules["submission.batching"].__file__)
-        grader.use_code_dir("seven")
+        gradedpackage.use_code_dir("seven")
         import submission
         print(submission.__file__, submission.helper.__file__, sys.modules["submission.batching"].__file__)
-        grader.use_code_dir("six")
+        gradedpackage.use_code_dir("six")
         try:
             importlib.import_module("submission")
         except ImportError as e:
             print(e)
-        grader.use_code_dir({os.path.join(ROOT, "src", "submission")!r})  # the default again
-        print(importlib.import_module("submission").__file__, grader._code_dir)
+        gradedpackage.use_code_dir({os.path.join(ROOT, "src", "submission")!r})  # the default again
+        print(importlib.import_module("submission").__file__, gradedpackage._code_dir)
     """
     p = subprocess.run([sys.executable, "-c", script], cwd=str(tmp_path), capture_output=True, text=True,
                        timeout=300)
@@ -2673,7 +2674,7 @@ def test_a_code_dir_that_holds_no_package_is_one_line_before_any_test(tmp_path, 
     out, err = capsys.readouterr()
     assert out == "" and err.startswith(f"grader: --code-dir {folder}: {says.format(d=folder)}") \
         and err.count("\n") == 1, err
-    assert "submission" in sys.modules and grader._code_dir is None  # nothing was imported from it
+    assert "submission" in sys.modules and gradedpackage._code_dir is None  # nothing was imported from it
 
 
 def test_a_missing_file_of_a_demo_folder_graded_with_code_dir_names_the_students_run(tmp_path, monkeypatch):
@@ -2684,7 +2685,7 @@ def test_a_missing_file_of_a_demo_folder_graded_with_code_dir_names_the_students
     (folder / grader.DEMO_RECORD).write_text("{}", encoding="utf-8")
     ctx = grader.Context(str(tmp_path), str(folder), {}, "embedded")
     assert ctx.demo and ctx.run_sh("vanilla_eval_dev_with_pretrain").startswith("./run.sh demo")
-    monkeypatch.setattr(grader, "_code_dir", str(folder))
+    monkeypatch.setattr(gradedpackage, "_code_dir", str(folder))
     assert ctx.run_sh("vanilla_eval_dev_with_pretrain", ["vanilla_pretrain"]) == (
         "./run.sh vanilla_eval_dev_with_pretrain (after vanilla_pretrain) in the student's copy of the assignment, "
         "with the code graded")
@@ -2698,15 +2699,16 @@ def test_the_prediction_files_follow_code_dir_unless_given(tmp_path, monkeypatch
     calls = []
 
     def make_grader(data_dir, submission_dir, marks):
-        calls.append((submission_dir, grader._code_dir))
+        calls.append((submission_dir, gradedpackage._code_dir))
         raise graderlib.PointsError("stop")
 
     monkeypatch.setattr(grader, "make_grader", make_grader)
-    monkeypatch.setattr(grader, "use_code_dir", lambda folder: monkeypatch.setattr(grader, "_code_dir", folder))
+    # grader.main calls grader's name for use_code_dir (imported from gradedpackage); _code_dir is gradedpackage's
+    monkeypatch.setattr(grader, "use_code_dir", lambda folder: monkeypatch.setattr(gradedpackage, "_code_dir", folder))
     for argv in ([], ["--code-dir", ann], ["--code-dir", ann, "--submission-dir", preds], ["--submission-dir", preds]):
-        monkeypatch.setattr(grader, "_code_dir", None)
+        monkeypatch.setattr(gradedpackage, "_code_dir", None)
         assert grader.main(["1g-3-hidden", *argv]) == 2
-    assert calls == [(grader.DEFAULT_SUBMISSION_DIR, None), (ann, ann), (preds, ann), (preds, None)]
+    assert calls == [(gradedpackage.DEFAULT_SUBMISSION_DIR, None), (ann, ann), (preds, ann), (preds, None)]
 
 
 def test_the_staff_loop_grades_each_students_folder_where_it_is(corpus, tmp_path):
@@ -2719,8 +2721,8 @@ def test_the_staff_loop_grades_each_students_folder_where_it_is(corpus, tmp_path
     students = tmp_path / "students"
     student_copy(str(students / "ann" / "src" / "submission"), changes=[
         ("helper.py", "learning_rate=6e-4", "learning_rate=6e-3")])
-    student_copy(str(students / "bob"), files=grader.CODE_FILES)
-    student_copy(str(students / "dee" / "submission"), files=grader.CODE_FILES)
+    student_copy(str(students / "bob"), files=gradedpackage.CODE_FILES)
+    student_copy(str(students / "dee" / "submission"), files=gradedpackage.CODE_FILES)
     (students / "cy").mkdir()
     script = loop.replace("python src/grader.py", f"{shlex.quote(sys.executable)} {shlex.quote(GRADER)} 1c-1-basic "
                                                   f"--data-dir {shlex.quote(corpus[0])}")
@@ -2742,14 +2744,14 @@ def test_a_time_out_says_where_the_code_was_and_a_hung_import_is_not_retried(mon
         while True:
             time.sleep(0.01)
 
-    monkeypatch.setattr(grader.importlib, "import_module", hang)
-    monkeypatch.setattr(grader, "_import_hung", [])
-    g = graderlib.Grader({"9a-0-basic": 1, "9a-1-basic": 1}, own_files=[grader.__file__])
-    g.add("9a-0-basic", "imports", lambda ctx: grader.sub(), 0.5)
-    g.add("9a-1-basic", "imports again", lambda ctx: grader.sub(), 0.5)
+    monkeypatch.setattr(gradedpackage.importlib, "import_module", hang)
+    monkeypatch.setattr(gradedpackage, "_import_hung", [])
+    g = graderlib.Grader({"9a-0-basic": 1, "9a-1-basic": 1}, own_files=[grader.__file__, gradedpackage.__file__])
+    g.add("9a-0-basic", "imports", lambda ctx: gradedpackage.sub(), 0.5)
+    g.add("9a-1-basic", "imports again", lambda ctx: gradedpackage.sub(), 0.5)
     # imported already: a time-out in a call that only fetches the package is no hung import
     first, second = g.run(out=None)
-    assert second.reason.startswith("timed out after 0.5 s") and grader._import_hung == []
+    assert second.reason.startswith("timed out after 0.5 s") and gradedpackage._import_hung == []
     monkeypatch.delitem(sys.modules, "submission")  # not imported yet: the first test's import hangs
     first, second = g.run(out=None)
     line = hang.__code__.co_firstlineno + 2
@@ -2917,10 +2919,11 @@ def test_a_code_dir_short_of_files_is_graded_for_any_file_of_the_students(tmp_pa
         folder = tmp_path / name.replace(".", "_")
         folder.mkdir()
         (folder / name).write_text("")
-        assert grader.code_dir_problem(str(folder)) is None, name
+        assert gradedpackage.code_dir_problem(str(folder), grader.GRADED_OUTPUTS) is None, name
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "notes.txt").write_text("")
-    assert grader.code_dir_problem(str(tmp_path / "notes")).startswith("has no __init__.py")
+    assert gradedpackage.code_dir_problem(str(tmp_path / "notes"), grader.GRADED_OUTPUTS).startswith(
+        "has no __init__.py")
 
 
 def test_a_json_name_too_long_for_the_temporary_file_is_refused_before_any_test(tmp_path):
