@@ -20,11 +20,11 @@ import run as driver
 from submission import GPT, GPTConfig, Trainer, TrainerConfig
 from submission.card import read_card
 from submission.dataset import CharCorruptionDataset, DataError, NameDataset
-from submission.graphs import capture_rerun
 from submission import resume as resume_module
 from submission.resume import data_digest
 from submission.trainer import TrainingRun
 from submission.utils import ParamsError
+from test_graphs import capture_rerun
 from torch_version import CPU_STEP_GRAPHS
 
 WIKI = "\n".join(f"Person {c}{d} was born in {p}." for c in "ABCDEFGH" for d in "xyz"
