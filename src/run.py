@@ -279,8 +279,7 @@ def asked_compile_mode(args):
     None for no compiling, torch's default mode or a backend name."""
     if args.reference_train:  # the course's loop never compiles
         return None, False
-    config = TrainerConfig(compile=compile_flag(args), step_graphs=args.step_graphs,
-                           length_groups=args.length_groups or "auto")
+    config = TrainerConfig(**trainer_settings(args))
     mode = (compile_setting(config) or {}).get("mode")
     return mode, mode is not None and config.compile == "auto"
 
@@ -355,26 +354,34 @@ def check_batch_splits(batch_size, args):
                         f"--nproc_per_node")
 
 
+def trainer_settings(args):
+    """The TrainerConfig fields that the flags of `args` set, by name, only those given: the one place where
+    flags become training settings (apply_overrides puts them on the part's config; asked_compile_mode reads
+    the compile decision from them before any file is read)."""
+    settings = {name: getattr(args, name) for name in TRAINER_OVERRIDES if getattr(args, name) is not None}
+    if args.state_every is not None:
+        settings["state_every"] = args.state_every
+    if compile_flag(args) != "auto":
+        settings["compile"] = compile_flag(args)
+    if args.bf16:
+        settings["amp"] = True
+    if args.step_graphs:
+        settings["step_graphs"] = True
+    if args.pack or args.no_pack:
+        settings["pack"] = bool(args.pack)
+    if args.reference_train:
+        settings["fast"] = False  # the course's loop (trainer.py: TrainerConfig.fast)
+    return settings
+
+
 def apply_overrides(tconf, args):
-    """Command-line overrides of the part's TrainerConfig, and where its loss log goes."""
-    for name in TRAINER_OVERRIDES:
-        if getattr(args, name) is not None:
-            setattr(tconf, name, getattr(args, name))
+    """Command-line overrides of the part's TrainerConfig (trainer_settings), and the run's files: where its loss
+    log and training state go, the params it starts from, its seed."""
+    for name, value in trainer_settings(args).items():
+        setattr(tconf, name, value)
     tconf.log_path = default_log_path(args)
     tconf.state_path, tconf.resume = state_path(args), args.resume
     tconf.start_params, tconf.seed = start_params(args), args.seed
-    if args.state_every is not None:
-        tconf.state_every = args.state_every
-    if compile_flag(args) != "auto":
-        tconf.compile = compile_flag(args)
-    if args.bf16:
-        tconf.amp = True
-    if args.step_graphs:
-        tconf.step_graphs = True
-    if args.pack or args.no_pack:
-        tconf.pack = bool(args.pack)
-    if args.reference_train:
-        tconf.fast = False  # the course's loop (trainer.py: TrainerConfig.fast)
     return tconf
 
 
