@@ -3,7 +3,8 @@ loss log, or runs the demo in a folder.
 
 An flock (POSIX advisory lock) on `<path>.lock`, a file holding the holder's pid: the system drops it
 when the process dies however it dies, so a leftover file locks nothing. Where there is no flock
-(Windows, some network file systems) runs go unlocked, as before these locks.
+(Windows, some network file systems) runs go unlocked; so they do where a file of the user's holds the
+lock's name (anything but a pid), which is left as it is.
 """
 import contextlib
 import errno
