@@ -431,3 +431,31 @@ def test_counts_and_defaults_stated_are_the_codes():
     assert not bad, "\n".join(bad)
     assert seen == {"modes", "files", "vocabulary", "sizes", "points", "limits"}, \
         f"only {sorted(seen)} found: a pattern is wrong"
+
+
+def test_the_handouts_parts_table_names_real_functions_and_tests():
+    """docs/learners.md's table of where each part of the handout is answered: each file it names is in
+    src/submission/ or src/ and defines each function or class named after it (a method as Class.method), and
+    its grader tests (1c-0, or a range 1e-0 to 1e-3) are exactly points.json's, each under its own part."""
+    text = read("docs/learners.md")
+    table = text.split("### Where each part of the handout is answered\n\n", 1)[1].split("\n\n", 1)[0]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+    assert [r[0] for r in rows] == [f"1({c})" for c in "abcdefg"]
+    graded = []
+    for part, _, where, tests in rows:
+        for piece in where.split("; "):
+            file_name, _, names = piece.partition(": ")
+            file_name = re.match(r"`([^`]+)`", file_name).group(1)
+            path = next((p for p in (f"src/submission/{file_name}", f"src/{file_name}")
+                         if os.path.isfile(os.path.join(ROOT, p))), None)
+            assert path is not None, piece
+            if path.endswith(".py"):
+                tree = ast.parse(read(path))
+                defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+                cited = re.findall(r"`([\w.]+)`", names)
+                assert cited and all(set(n.split(".")) <= defined for n in cited), piece
+        for letter, lo, hi in re.findall(r"1(\w)-(\d)(?: to 1\w-(\d))?", tests):
+            assert letter == part[2], (part, tests)
+            graded += [f"1{letter}-{i}" for i in range(int(lo), int(hi or lo) + 1)]
+    points = [k.rsplit("-", 1)[0] for k in json.loads(read("src/points.json")) if re.match(r"1\w-\d", k)]
+    assert sorted(graded) == sorted(points)
