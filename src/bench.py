@@ -257,7 +257,7 @@ def pretrain_batches(dataset, batch, count):
 
 def threads_reason(flag):
     """What set the bench's CPU thread count, in the order threads.CpuThreads reads them: --threads, then
-    $GPT_NUM_THREADS, then $OMP_NUM_THREADS (as utils reads it), else the cores other processes leave free."""
+    $GPT_NUM_THREADS, then $OMP_NUM_THREADS (as threads.py reads it), else the cores other processes leave free."""
     if flag:
         return "--threads"
     if os.environ.get("GPT_NUM_THREADS", "").strip():

@@ -369,44 +369,58 @@ def _to_palette(path):
 
 # ----------------------------------------------------------------------------- attention maps
 
+@contextlib.contextmanager
+def _applied_weights(model, layers):
+    """Within the block, running `model` in eval mode on the reference attention path records, for each of
+    `layers` (attention modules), the weights it hands its attention dropout: the list the block yields gets one
+    (B, n_head, T, T) tensor a layer, in order. Eval mode: no dropout mask is drawn (the random state stays as it
+    was) and the weights are the same as in training. The model's mode, paths and hooks are restored however the
+    block ends; a layer without `attn_drop`, or whose forward never called it, is a PlotError naming its class."""
+    import torch.nn as nn
+    from submission.attention import attention_paths
+    seen = {}
+    for layer in layers:
+        if not isinstance(getattr(layer, "attn_drop", None), nn.Module):
+            raise PlotError(f"{type(layer).__name__} has no attn_drop module, where the course's attention layers "
+                            f"apply their weights; attention maps read them there")
+    handles, was_training = [], model.training
+    try:
+        for i, layer in enumerate(layers):
+            handles.append(layer.attn_drop.register_forward_hook(
+                lambda m, inputs, output, i=i: seen.setdefault(i, inputs[0])))
+        model.eval()
+        weights = []
+        with attention_paths(model, False):  # the fast paths fuse the softmax into SDPA or skip attn_drop
+            yield weights
+        missing = [type(layer).__name__ for i, layer in enumerate(layers) if i not in seen]
+        if missing:
+            raise PlotError(f"{missing[0]}'s forward never called its attn_drop, where the course's attention "
+                            f"layers apply their weights; attention maps read them there")
+        weights.extend(seen[i] for i in range(len(layers)))
+    finally:
+        for h in handles:
+            h.remove()
+        model.train(was_training)
+
+
 def attention_weights(module, x):
     """The attention weights (B, n_head, T, T) that `module` (one block's attn) applies to input x: what its
-    reference path, the handout's explicit masked softmax, hands to its attention dropout, read with a forward
-    hook, so that the map is the layer's own computation and not a second copy of it. Vanilla: softmax(q k^T /
+    reference path, the handout's explicit masked softmax, hands to its attention dropout (_applied_weights),
+    so that the map is the layer's own computation and not a second copy of it. Vanilla: softmax(q k^T /
     sqrt(hs)) with the causal mask; synthesizer: softmax(relu(w1 x) w2[:, :T] + b2[:T]) with the causal mask.
     Each row (a query position) sums to 1 over the positions up to it; the masked entries are 0."""
-    from submission.attention import attention_paths
-    seen = []
-    handle = module.attn_drop.register_forward_hook(lambda m, inputs, output: seen.append(inputs[0]))
-    try:
-        with attention_paths(module, False):  # the fast paths fuse the softmax into SDPA or skip attn_drop
-            module(x)
-    finally:
-        handle.remove()
-    return seen[0]  # (B, nh, T, T)
+    with _applied_weights(module, [module]) as weights:
+        module(x)
+    return weights[0]  # (B, nh, T, T)
 
 
 def attention_maps(model, idx):
     """Run `model` on idx (1, T) in eval mode; the list, one per layer, of (n_head, T, T) weights (each layer's
     as attention_weights reads them)."""
     import torch
-    from submission.attention import attention_paths
-    maps = []
-
-    def hook(module, inputs, output):
-        maps.append(inputs[0][0].detach().cpu())  # (nh, T, T): the first row of the batch
-
-    handles = [block.attn.attn_drop.register_forward_hook(hook) for block in model.blocks]
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad(), attention_paths(model, False):
-            model(idx)
-    finally:
-        for h in handles:
-            h.remove()
-        model.train(was_training)
-    return maps
+    with torch.no_grad(), _applied_weights(model, [block.attn for block in model.blocks]) as weights:
+        model(idx)
+    return [w[0].detach().cpu() for w in weights]  # (nh, T, T) each: the first row of the batch
 
 
 def load_model(params, variant, corpus_path, n_layer, n_head, n_embd, block_size, variant_flag="--variant "):

@@ -801,6 +801,51 @@ def test_recomputed_weights_are_the_ones_the_module_applies(variant):
             assert torch.allclose(module.proj(y), output, atol=1e-5)
 
 
+@pytest.mark.parametrize("variant", ["vanilla", "synthesizer"])
+def test_reading_the_weights_of_a_training_model_draws_nothing_and_keeps_its_mode(variant):
+    """attention_weights runs the layer to read what it applies: in train mode with dropout that drew masks,
+    moving the caller's random state, where recomputing the formula had not; it reads in eval mode (the same
+    weights) and gives the model back in the mode it had, its paths and hooks as they were."""
+    model, idx = tiny_model(variant)
+    model.train()
+    for block in model.blocks:
+        block.attn.attn_drop.p = block.attn.resid_drop.p = 0.3
+    x = model.tok_emb(idx).detach()  # (1, T, 16)
+    state = torch.get_rng_state()
+    weights = plots.attention_weights(model.blocks[0].attn, x)
+    maps = plots.attention_maps(model, idx)
+    assert torch.equal(torch.get_rng_state(), state)
+    assert model.training and all(b.attn.training and b.attn.fast for b in model.blocks)
+    assert all(not b.attn.attn_drop._forward_hooks for b in model.blocks)
+    assert torch.allclose(weights[0], plots.attention_weights(model.blocks[0].attn.eval(), x)[0])
+    assert torch.allclose(weights.sum(-1), torch.ones(1, 2, idx.shape[1]), atol=1e-5) and len(maps) == 2
+
+
+def test_a_layer_whose_weights_cannot_be_read_is_one_line_and_leaves_no_hook():
+    """Maps read each layer's weights at its attn_drop: a layer without one, or that never calls it, is a
+    PlotError naming its class (an AttributeError and an IndexError before), and the hooks already put on the
+    layers before it come off."""
+    model, idx = tiny_model("vanilla")
+
+    class Plain(torch.nn.Module):  # a layer of its own, attention without dropout
+        def forward(self, x):
+            return x
+
+    class Skips(Plain):
+        def __init__(self):
+            super().__init__()
+            self.attn_drop = torch.nn.Dropout(0.1)
+
+    for layer, said in ((Plain(), "Plain has no attn_drop module"), (Skips(), "Skips's forward never called")):
+        with pytest.raises(plots.PlotError, match=said):
+            plots.attention_weights(layer, torch.zeros(1, 4, 16))
+        first = model.blocks[0].attn
+        model.blocks[1].attn = layer
+        with pytest.raises(plots.PlotError, match=said):
+            plots.attention_maps(model, idx)
+        assert not first.attn_drop._forward_hooks and not model.training
+
+
 def test_first_layer_synthesizer_weights_ignore_the_other_tokens():
     """The point of the maps: a synthesizer row depends on the query token and the positions only."""
     for variant, unchanged in (("synthesizer", True), ("vanilla", False)):
