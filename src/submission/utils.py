@@ -20,9 +20,9 @@ from .params import ParamsError, clean_state_dict, load_params
 
 __all__ = [  # this module's own, then the re-exported names of dataset, decoding, cli, files and params
     "set_seed", "get_device", "is_main_process", "evaluate_places", "CountMismatch", "same_place", "MASK_CHAR",
-    "DataError", "predict_places", "predict_places_recompute", "sample", "sample_cached", "top_k_logits", "ParamsError", "atomic_torch_save",
-    "atomic_write", "atomic_write_text", "check_output_path", "clean_state_dict", "cpu_state_dict", "load_params",
-    "run_cli"]
+    "DataError", "predict_places", "predict_places_recompute", "sample", "sample_cached", "top_k_logits",
+    "ParamsError", "atomic_torch_save", "atomic_write", "atomic_write_text", "check_output_path", "clean_state_dict",
+    "cpu_state_dict", "load_params", "run_cli"]
 
 
 def set_seed(seed):
