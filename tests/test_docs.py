@@ -433,15 +433,13 @@ def test_counts_and_defaults_stated_are_the_codes():
         f"only {sorted(seen)} found: a pattern is wrong"
 
 
-def defined_in(source, name):
-    """Whether the module `source` defines `name` at its top level, a function or class, or `Class.method`."""
-    scope = ast.parse(source).body
-    for part in name.split("."):
-        node = next((n for n in scope if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == part), None)
-        if node is None:
-            return False
-        scope = node.body
-    return True
+def defined_in(path, name):
+    """Whether the source file `path` defines `name` at its top level (definitions), or `Class.method` in that
+    class's own body."""
+    top, _, method = name.partition(".")
+    node = definitions(path).get(top)
+    return node is not None and (not method or any(isinstance(n, ast.FunctionDef) and n.name == method
+                                                    for n in getattr(node, "body", [])))
 
 
 def test_the_handouts_parts_table_names_real_functions_and_tests():
@@ -462,7 +460,7 @@ def test_the_handouts_parts_table_names_real_functions_and_tests():
             assert path is not None, piece
             if path.endswith(".py"):
                 cited = re.findall(r"`([\w.]+)`", names)
-                assert cited and all(defined_in(read(path), name) for name in cited), piece
+                assert cited and all(defined_in(path, name) for name in cited), piece
         for letter, lo, other, hi in re.findall(r"1(\w)-(\d+)(?: to 1(\w)-(\d+))?", tests):
             assert letter == part[2] and other in ("", letter), (part, tests)
             graded += [f"1{letter}-{i}" for i in range(int(lo), int(hi or lo) + 1)]

@@ -20,6 +20,7 @@ from .dataset import DataError
 from .files import error_reason
 from .interrupts import clear_sigterm, sigterm_seen, terminate_handler
 from .params import ParamsError
+from .threads import fix_threads_from_environment
 
 
 class TrainingDiverged(FloatingPointError):
@@ -211,7 +212,6 @@ def run_cli(main, keep_working=False):
     if guards:
         sys.stdout, sys.stderr = guards
     try:
-        from .threads import fix_threads_from_environment
         fix_threads_from_environment()
         result = main()
         sys.stdout.flush()  # a closed pipe shows here, not at exit's flush (stdout to a pipe is buffered)
