@@ -41,7 +41,8 @@ In one run it prints:
 - with --profile, after all the timing: 10 fast steps of each variant under torch.profiler (stepprofile.py), and
   10 of each path that --paths names (`profiled_names`): the GPU's kernels (CUDA) or the CPU's operators by
   their own time a step, how many a step, and how much of the step's wall time they fill (a GPU busy most of
-  a step is bound by its kernels, not the host).
+  a step is bound by its kernels, not the host). A step that fails under the profiler ends the profiling: the
+  summary of what was timed is still printed, then the bench exits 1 (`profile_paths`).
 - model FLOPs utilisation of the fast vanilla step against the device's peak, measured here with
   a large matrix product in the training's precision.
 - on CPU: a step with 1 thread against all cores, and the data-loading share of a step; on a CPU
@@ -65,6 +66,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -315,6 +317,24 @@ def profile_path(run, batches, device, variant, summary, name="fast"):
     summary[f"profile_{key}_{prof.unit}s_per_step"] = round(prof.calls, 1)
 
 
+def profile_paths(profiled, batches, device, summary):
+    """--profile's tables for each (variant, name, run) of `profiled`, in order (profile_path). A step that fails
+    under the profiler (CUDA graphs and torch.profiler have clashed in some torch releases) ends the profiling, not
+    the bench: its traceback and one line are printed, and the line returned, so that the summary of the timing
+    before it is still printed (and the bench then exits 1). None when every profile ran."""
+    for variant, name, run in profiled:
+        try:
+            profile_path(run, batches, device, variant, summary, name)
+        except Exception as e:  # KeyboardInterrupt and SystemExit pass
+            traceback.print_exc()
+            why = (str(e).strip().splitlines() or [""])[0]
+            detail = f"{type(e).__name__}: {why}" if why else type(e).__name__
+            failed = f"a {variant} step ({name}) failed under torch.profiler: {detail}"
+            print(f"  {failed}; no more profiles (the figures above were measured before it)")
+            return failed
+    return None
+
+
 def training_paths(cuda, compiled, quick, step_graphs, bf16):
     """The timed training paths: (name, fast attention, fast trainer, compile mode, bf16 autocast, length
     groups, step graphs, packed rows), the later ones left out for their defaults. `compiled`: the fast path
@@ -547,7 +567,7 @@ def main(argv=None):
     course_tokens = batch * (BLOCK - 1)
     blocks = f"; CUDA: timed in blocks of {STEPS_PER_BLOCK} steps" if cuda else ""
     print(f"\ntraining steps (pretraining batches{blocks}):")
-    fast_vanilla, profiled = None, []
+    fast_vanilla, profiled, profile_failed = None, [], None
     for variant in ("vanilla", "synthesizer"):
         runs, cfg = training_runs(pre, variant, batch, threads, paths)
         med = time_steps(runs, batches, rounds, device, block=STEPS_PER_BLOCK if cuda else 1)
@@ -653,8 +673,7 @@ def main(argv=None):
             torch.backends.cuda.matmul.allow_tf32 = True
         print(f"\nwhere a step's time goes ({PROFILED_STEPS} fast steps of each variant under torch.profiler, "
               f"after the timing above{'; and of each path --paths names' if args.paths else ''}):")
-        for variant, name, run in profiled:
-            profile_path(run, batches[1:], device, variant, summary, name)
+        profile_failed = profile_paths(profiled, batches[1:], device, summary)
 
     # verdicts
     train_target = TARGETS["train_gpu"] if cuda else TARGETS["train_cpu"]
@@ -668,6 +687,8 @@ def main(argv=None):
         print(f"{k}: {v}")
     for name, ok in checks:
         print(f"{name}: {'met' if ok else 'NOT met'}")
+    if profile_failed:
+        sys.exit(f"error: {profile_failed} (its traceback is above the summary)")
 
 
 if __name__ == "__main__":

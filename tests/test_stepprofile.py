@@ -194,3 +194,25 @@ def test_the_other_lines_reach_descriptor_2_without_a_python_stderr(monkeypatch,
         os.write(2, b"USDT: profiler_stop\nkept\n")
     monkeypatch.undo()
     assert capfd.readouterr().err == "kept\n"
+
+
+def test_a_step_failing_under_the_profiler_ends_the_profiling_not_the_bench(capsys):
+    """The bench's summary of what it timed must survive a crash of a profiled step (the figures were measured
+    before it): profile_paths prints the traceback and a line, profiles nothing more, and returns the line."""
+    class Broken:
+        def step(self, x, y):
+            raise RuntimeError("CUDA error: an illegal memory access was encountered\nCUDA kernel errors ...")
+    after = ThreeProducts()
+    summary = {}
+    batches = [(torch.ones(2, 2), torch.ones(2, 2))]
+    failed = bench.profile_paths([("vanilla", "fast", ThreeProducts()), ("synthesizer", "fast", Broken()),
+                                  ("synthesizer", "fast, step graphs", after)], batches, "cpu", summary)
+    assert failed == ("a synthesizer step (fast) failed under torch.profiler: "
+                      "RuntimeError: CUDA error: an illegal memory access was encountered")
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[-1] == f"  {failed}; no more profiles (the figures above were measured before it)"
+    assert "Traceback" in captured.err and "illegal memory access" in captured.err
+    assert after.steps == 0  # a CUDA error leaves the device unusable: nothing more is profiled
+    assert set(summary) == {"profile_vanilla_ms_per_step", "profile_vanilla_busy_ms_per_step",
+                            "profile_vanilla_operators_per_step"}
+    assert bench.profile_paths([("vanilla", "fast", ThreeProducts())], batches, "cpu", {}) is None
