@@ -404,7 +404,9 @@ class Trainer:
         """Set up a run (process group, threads, wrappers, optimizer) and return its `TrainingRun`;
         `steps`, the run's optimisation steps, if known, feeds compile="auto".
 
-        `train()` drives it over the loaders; src/bench.py times its `step` on fixed batches.
+        `train()` drives it over the loaders; src/bench.py times its `step` on fixed batches. A fast run on CUDA
+        turns TF32 on for the process, as training needs it: `train()` sets it back when it ends, a caller of
+        `prepare()` alone owns that setting (the bench sets it before each path it times).
         """
         return TrainingRun(self, steps)
 
