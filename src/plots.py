@@ -15,10 +15,9 @@ Two commands turn runs into PNG images:
 
 Each file's variant, the model size and the corpus default to what the params say, as ask.py reads
 them (their shapes, their card, a data/ beside them); the flags given win. Both params files of one
-picture share the size and the corpus. The attention weights are not read from the model's
-forward pass (its fused kernel never forms them): a forward hook on each block's `attn` module
-recomputes them from that module's own parameters and its input, exactly as the reference path
-of src/submission/attention.py does, in eval mode (no dropout).
+picture share the size and the corpus. The fast path's fused kernel never forms the attention weights,
+so they are read from a forward of the reference path of src/submission/attention.py, in eval mode (no
+dropout): a forward hook on each layer's `attn_drop` records what that path hands it (_applied_weights).
 
 matplotlib is in requirements.txt; in a Python without it, each command prints how to
 install it and exits with status 2. `plot_demo_runs(work_dir)` draws the curves (and, when both

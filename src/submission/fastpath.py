@@ -24,7 +24,7 @@ The settings:
   counted targets end and computed in a few groups, each cut to its own longest row, the loss being
   the groups' mean losses weighted by their share of the counted targets: the batch's mean, so loss
   and gradients are again unchanged. Span-corruption rows end anywhere from 6 (2 for an empty line)
-  to 114 characters: in 8 groups a pretraining batch computes 49% of the positions of its 128
+  to 114 characters: in 8 groups a pretraining batch computes 49% of the positions of its 127
   columns and 30% of the attention scores (the trim alone: 89% and 78%; 20 batches of data/; of the
   bench's batches 48%). batching.py has both, and in `length_group_count` the measured speed-ups and
   where groups stay off.
