@@ -43,7 +43,7 @@ from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
 
 with interruptible_start("deliverables.py"):  # torch loads here
-    import grader  # the standard library, graderlib and gradedpackage only: it imports the package when grading
+    import grader  # torch and the grader's own modules, never the submission package (a test imports it to grade)
     try:  # this check runs on the package it checks: one that does not import stops it in one line
         import run as driver
         from submission.dataset import CharCorruptionDataset, DataError, parse_tsv, read_text

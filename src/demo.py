@@ -126,8 +126,8 @@ def subset_corpus(src_dir, out_dir, train, dev):
 
 
 def make_corpus(out_dir, size, seed):
-    """Write the size's generated world into out_dir, --out's data/: check_out_folder has found what is
-    there the demo's (its record holds them: an earlier run's world, or subset_corpus's copy, which
+    """Write the size's generated world into out_dir, --out's data/: pick_corpus (refuse_foreign) has found
+    what is there the demo's (its record holds them: an earlier run's world, or subset_corpus's copy, which
     make_world's own record does not know), so it is replaced without make_world's check;
     refuse_an_input_folder keeps it off the input corpora."""
     world = make_world.build_world(people=size.people, train=size.train, dev=size.dev, seed=seed, **size.world_args)
@@ -289,8 +289,9 @@ def finished_before(out, name, key):
 
 def saved_with(out, state, key):
     """Whether the training state `state` in `out` was saved by the step of the same key (run.py's resume
-    checks the model's shape, the training settings and the data, not the seed, the dropout or the params
-    a finetuning starts from: a state of other flags or inputs goes on as another run)."""
+    checks the model's shape, the training settings, the seed, the dropout, the params a finetuning starts
+    from and the data, not the demo's other flags, such as length groups, packing or compiling: the key
+    covers those, so a state of other flags goes on as another run)."""
     return _same(out, state, key, "state")
 
 

@@ -780,7 +780,8 @@ def _check_args(ap, args):
 
 def main(argv=None):
     """The command line; returns the exit status: 0, 2 after a one-line error, 130 on Ctrl-C (the
-    --out folder then holds its old files, unchanged)."""
+    --out folder then holds its old files unchanged, or the new world whole when the Ctrl-C came during
+    the write)."""
     lenient_streams()  # --stats prints the corpus's characters: a cp1252 stdout (Windows, redirected) lacks some
     ap = OneLineParser(prog=os.path.basename(__file__), description=__doc__.split("\n")[0])
     ap.add_argument("--out", help="write the world into this directory")

@@ -15,8 +15,8 @@ within the span-corruption truncation limit (int(block_size * 7/8) characters) c
 never seen in pretraining. The occurrence cut at may be a mention of the place in another role, so this
 is a slight under-estimate on lines that name the place twice.
 
-    python src/memorised.py --params src/submission/vanilla.pretrain.params --variant vanilla \
-        --data-dir data                    # model size flags as trained: --n_layer --n_head --n_embd
+    python src/memorised.py --params src/submission/vanilla.pretrain.params   # variant, size and corpus from
+                                           # the params and their card; --data-dir, --n_layer ... to override
 
 Wiki line i is train row i, then dev (the course's layout), so both splits are probed; it prints
 `memorised (train): X of Y (Z%)`, then the same for dev and all, and which people were probed.

@@ -706,9 +706,9 @@ def check_room_for(args, model, trainer, max_epochs, batch_size):
 
 def main(argv=None):
     args = parse_args(argv)
-    # before any tensor work starts torch's CPU threads, so that they all flush denormals (utils); the
-    # course's loops compute as the course's code does: a training run's --reference_train, an
-    # evaluation's --reference_eval (the flag of the other kind is not read)
+    # before any tensor work starts torch's CPU threads, so that they all flush denormals
+    # (threads.denormals_flushed); the course's loops compute as the course's code does: a training run's
+    # --reference_train, an evaluation's --reference_eval (the flag of the other kind is not read)
     reference = args.reference_eval if args.function == "evaluate" else args.reference_train
     with denormals_flushed(not reference):
         return train_or_evaluate(args)

@@ -4,8 +4,8 @@ Run:  python -m pytest -q tests/test_written.py      (CPU only, a few seconds)
 
 Each test is named after the answer it checks (test_3c_ii_* checks 3(c)ii, test_p4_* checks
 problem 4 of the problem-set section, ...). The attention algebra runs in float64 NumPy through
-written/checks.py, the same helpers that draw the figures; the tests marked "project" use the
-project's own CausalSelfAttention, GPT and sample from src/submission.
+written/checks.py, the same helpers that draw the figures; the tests that import src/submission
+(through `_project()`, or its utils.sample) use the project's own CausalSelfAttention, GPT and sample.
 """
 import math
 import os

@@ -5,7 +5,8 @@ the most to the least likely birthplace of a person with an English-language enc
 a trailing `*` marks a country (or constituent country such as "Scotland"), everything else is a
 city. `ranked_places()` merges the regions into one global ranking (a region's share of all
 births times a Zipf weight inside the region), with London always first. The generator then
-gives the place of global rank r a weight proportional to 1 / (r + ZIPF_SHIFT) ** ZIPF_EXPONENT.
+gives the place of global rank r a weight proportional to 1 / (r + ZIPF_SHIFT) ** ZIPF_EXPONENT up to
+rank ZIPF_KNEE, falling faster (ZIPF_TAIL) after it (make_world._zipf); --even-places weighs all alike.
 
 Places were chosen so that none is an everyday English word that could start a sentence by
 accident (no "Reading", "Nice", "Split"), and so that no place is also a first name in the name
