@@ -30,7 +30,7 @@ figures: $(FIGURES_DONE)
 $(FIGURES_DONE): written/figures.py written/checks.py
 	@$(PYTHON) -c "import numpy, matplotlib" 2>/dev/null || { echo "make: $(PYTHON) lacks numpy or matplotlib;" \
 	  "install them ($(PYTHON) -m pip install numpy matplotlib), or give make PYTHON=... one that has them" \
-	  "(./run.sh test makes .venv with both)" >&2; exit 2; }
+	  "(./run.sh test installs both, into .venv where it makes one)" >&2; exit 2; }
 	$(PYTHON) written/figures.py
 
 submission.pdf: submission.tex written/results.tex docs/attention_last.png $(FIGURES_DONE)

@@ -547,7 +547,8 @@ case "$MODE" in
   memorised|ask)  # DATA_DIR as for the other modes (a --data-dir flag comes later and wins); neither: the tool
     # picks the corpus of the params' vocabulary, data/ or the demo's world beside them
     pick_python; exec "$PY" "${R}src/$MODE.py" ${DATA_DIR:+"--data-dir=$DATA"} "$@" ;;
-  deliverables)  # the handout's 18 files in OUT_DIR, checked against DATA_DIR, zipped into submission.zip
+  deliverables)  # the handout's 18 files (7 code files of src/submission/, 11 outputs of OUT_DIR), checked against
+    # DATA_DIR, zipped into submission.zip (in OUT_DIR when it is set elsewhere)
     pick_python; exec "$PY" "${R}src/deliverables.py" "--submission-dir=$OUT" "--data-dir=$DATA" "$@" ;;
   *)
     GUESS="$(closest "$MODE")"

@@ -487,7 +487,9 @@ def main(argv=None):
     p.add_argument("--variant", choices=["vanilla", "synthesizer"], default="vanilla",
                    help="the variant of the evaluated model (default vanilla); training times both")
     p.add_argument("--batch", type=int, default=None, help="training batch (default 128, the course's; --quick 32)")
-    p.add_argument("--rounds", type=int, default=None, help="timed training steps per path (default 5; --quick 3)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help=f"timed rounds per path: a step each on the CPU, a block of {STEPS_PER_BLOCK} on CUDA "
+                        "(default 5; --quick 3)")
     p.add_argument("--ref-questions", type=int, default=None,
                    help="questions the one-at-a-time reference decodes (0: all; default 100; --quick 16)")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: threads.CpuThreads' choice)")

@@ -1,4 +1,4 @@
-"""Generate the fictional biography world in data/ (entry point), and print its statistics.
+"""Generate a fictional biography world into --out (data/ holds the shipped one), or print data folders' statistics.
 
 The world stands in for the course's corpus of short biographies: one person a line in
 wiki.txt, and "Where was NAME born?<TAB>PLACE" questions split into train (first 2,000 people),
