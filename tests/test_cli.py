@@ -6,6 +6,7 @@ Run:  python -m pytest -q tests/test_cli.py
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -1410,6 +1411,43 @@ def test_the_machines_limits_end_in_one_line(tmp_path, capsys):
             raise bug
         with pytest.raises(type(bug)):
             run_cli(main)
+
+
+def test_a_cpu_compile_that_fails_on_a_path_with_a_space_is_one_line(tmp_path, monkeypatch):
+    """torch 2.13's inductor gives g++ its folders unquoted: a checkout (and so its .venv) or a compile cache at a
+    path with a space failed --compile's first step on the CPU with a 117-line traceback (the environment audit).
+    The failure is named in one line with the folder and the fix; other C++ compile errors keep their traceback."""
+    from submission.cli import machine_limit
+    error = RuntimeError("InductorError: CppCompileError: C++ compile error\n\nCommand:\ng++ /tmp/a b/c.cpp")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "no spaces"))
+    assert machine_limit(error) == (f"torch.compile could not build its C++ kernels: torch.compile's cache is at "
+                                    f"'{tmp_path / 'no spaces'}', a path with a space, which this torch gives its "
+                                    f"compiler unquoted; set TORCHINDUCTOR_CACHE_DIR to a folder whose path has none, "
+                                    f"or train without compiling (--no_compile)")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "none"))
+    assert machine_limit(error) is None or " " in os.path.dirname(torch.__file__)
+
+
+@pytest.mark.skipif(not any(shutil.which(c) for c in ("g++", "c++", "clang++")), reason="no C++ compiler")
+def test_compiling_on_the_cpu_with_a_spaced_cache_ends_in_one_line_or_trains(tmp_path):
+    """The whole run: --compile on the CPU with TORCHINDUCTOR_CACHE_DIR at a path with a space. torch 2.13 (the
+    pinned one) fails to compile there: one line, status 1, no params; a torch that quotes its paths trains."""
+    (tmp_path / "wiki.txt").write_text(WIKI * 20, encoding="utf-8")
+    (tmp_path / "train.tsv").write_text("Where was Ada Quill born?\tLisbon\n" * 16, encoding="utf-8")
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "a cache"))
+    params = tmp_path / "out.params"
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "src", "run.py"), "--function=finetune",
+                        "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+                        f"--finetune_corpus_path={tmp_path / 'train.tsv'}", f"--writing_params_path={params}",
+                        "--compile", "--block_size", "48", *TINY],
+                       capture_output=True, text=True, timeout=300, env=env)
+    if torch.__version__.startswith("2.13"):
+        last = p.stderr.strip().splitlines()[-1]
+        assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr[-3000:]
+        assert last.startswith("error: torch.compile could not build its C++ kernels: torch.compile's cache is at")
+        assert "a cache" in last and not params.exists()
+    else:
+        assert p.returncode in (0, 1) and "Traceback" not in p.stderr, p.stderr[-3000:]
 
 
 def test_a_diverged_training_run_is_one_line_and_status_1(capsys):

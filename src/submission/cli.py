@@ -146,6 +146,13 @@ def machine_limit(e):
     if "InvalidCxxCompiler" in text or "No working C++ compiler" in text or "Failed to find C compiler" in text:
         return ("torch.compile found no working C/C++ compiler: install one (Debian: apt-get install g++), or "
                 "train without compiling (--no_compile)")
+    if "CppCompileError" in type(e).__name__ + text or "C++ compile error" in text:
+        from .fastpath import inductor_paths_with_space  # only when compiling failed: it reads torch's folders
+        spaced = inductor_paths_with_space()
+        if spaced:
+            what, path, fix = spaced[0]
+            return (f"torch.compile could not build its C++ kernels: {what} is at {path!r}, a path with a space, "
+                    f"which this torch gives its compiler unquoted; {fix}, or train without compiling (--no_compile)")
     return None
 
 

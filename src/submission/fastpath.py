@@ -310,6 +310,30 @@ def _has_c_compiler():
     return shutil.which(cc) is not None if cc is not None else any(shutil.which(c) for c in ("gcc", "clang"))
 
 
+def inductor_paths_with_space():
+    """The folders torch.compile's inductor names on its C++ compiler's command line that hold whitespace,
+    as (what, path, fix) triples: its cache, torch's headers and libraries, Python's. torch 2.13 joins that
+    command line unquoted, so a checkout (and its .venv) at "/home/First Last/a5", or a cache under a TMPDIR
+    with a space, failed the first compile on the CPU ("g++: fatal error: input file '/tmp/sp' is the same as
+    output file", in a 117-line traceback); cli.machine_limit words that failure with these."""
+    import sysconfig
+    folders = [("torch.compile's cache", _inductor_cache_dir(),
+                "set TORCHINDUCTOR_CACHE_DIR to a folder whose path has none"),
+               ("torch's install", os.path.dirname(torch.__file__),
+                "move the checkout (run.sh makes .venv inside it) or the environment to a path without spaces"),
+               ("Python's headers", sysconfig.get_paths().get("include"), "use a Python installed without spaces"),
+               ("Python's libraries", sysconfig.get_config_var("LIBDIR"), "use a Python installed without spaces")]
+    return [(what, path, fix) for what, path, fix in folders if path and re.search(r"\s", path)]
+
+
+def _inductor_cache_dir():
+    try:
+        from torch._inductor.runtime.cache_dir_utils import cache_dir
+        return cache_dir()
+    except Exception:  # a torch without the helper: the variable is what it reads first
+        return os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+
+
 def _has_triton():
     """Whether torch.compile can make GPU kernels here (Triton installed for this GPU)."""
     try:
