@@ -23,8 +23,9 @@ AGAIN="${RUN_SH_ALL:-$ME${1+$(printf ' %q' "$@")}}"
 DATA="${DATA_DIR:-${R}data}"
 OUT="${OUT_DIR:-${R}src/submission}"
 # a quoted ~ (OUT_DIR="~/runs") is the home folder, as the shell would have made it unquoted
-case "$DATA" in "~"|"~/"*) DATA="$HOME${DATA#\~}" ;; esac
-case "$OUT" in "~"|"~/"*) OUT="$HOME${OUT#\~}" ;; esac
+HOME_DIR="${HOME:-$(cd ~ 2>/dev/null && pwd || echo "~")}"  # HOME unset: the account's home, as ~ gives it
+case "$DATA" in "~"|"~/"*) DATA="$HOME_DIR${DATA#\~}" ;; esac
+case "$OUT" in "~"|"~/"*) OUT="$HOME_DIR${OUT#\~}" ;; esac
 
 # The interpreter: .venv's once its setup has finished; else PYTHON or python3 (or python, py: default_python)
 # when it has torch, numpy and tqdm; else a new .venv. A file in .venv marks a finished setup, so a setup
@@ -87,6 +88,12 @@ pick_python() {
     fi
     if has_requirements "$PY"; then return; fi
     torch_wheels "$PY" ""
+    if [ -L "$venv" ] && [ ! -e "$venv" ]; then  # venv then failed with "[Errno 17] File exists" alone
+      echo "run.sh: .venv is a link to $(printf '%q' "$(readlink "$venv")"), which does not exist (moved or" \
+        "removed?): remove the link (rm $(printf '%q' "${R}.venv")) and run again, or link .venv to an environment" \
+        "that exists" >&2
+      exit 1
+    fi
     echo "run.sh: torch, numpy or tqdm missing; creating .venv and installing requirements.txt (once)" >&2
     local existed=0
     if [ -e "$venv" ] || [ -L "$venv" ]; then existed=1; fi
@@ -95,7 +102,7 @@ pick_python() {
       # venv hides ensurepip's "No space left on device": a nearly full disk is named before python3-venv
       local free_kib disk="$ROOT"
       if [ "$existed" = 1 ]; then disk="$venv/"; fi  # a .venv there may be a link to another disk
-      free_kib="$(df -Pk "$disk" 2>/dev/null | awk 'NR == 2 && $4 ~ /^[0-9]+$/ {print $4}')"
+      free_kib="$(df -Pk "$disk" 2>/dev/null | awk 'NR == 2 && $4 ~ /^[0-9]+$/ {print $4}' || true)"
       if [ -n "$free_kib" ] && [ "$free_kib" -lt 102400 ]; then
         echo "run.sh: '$PY -m venv' failed with $((free_kib / 1024)) MiB free on the disk of ${disk%/}: too little" \
           "for .venv (torch's CPU build takes about 1 GB there, its CUDA build several); free some disk space" \

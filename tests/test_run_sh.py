@@ -1167,6 +1167,20 @@ def test_a_venv_failed_on_a_full_disk_names_the_disk_not_python3_venv(repo):
                                                 f"{root}/.venv: too little for .venv"), p.stderr
 
 
+def test_a_venv_link_to_a_missing_environment_names_the_link(repo, tmp_path):
+    """A .venv linking to an environment since moved or removed: venv failed with "[Errno 17] File exists" and
+    the df that names a full disk, given the missing folder, stopped run.sh (set -e) before its own line. The link
+    is named, with its target and the fix, before anything is made; the link stays."""
+    root = repo[0]
+    os.symlink(tmp_path / "moved away", root / ".venv")
+    p, said = setup_run(repo)
+    assert p.returncode == 1 and "src/bench.py" not in said and os.path.islink(root / ".venv")
+    assert p.stderr.splitlines()[-1] == (f"run.sh: .venv is a link to {tmp_path}/moved\\ away, which does not exist "
+                                         f"(moved or removed?): remove the link (rm .venv) and run again, or link "
+                                         f".venv to an environment that exists"), p.stderr
+    assert "creating .venv" not in p.stderr
+
+
 def test_a_venv_that_is_a_link_is_ignored_as_a_folder_is():
     """run.sh takes a .venv that is a symbolic link (to an environment shared between checkouts) as it takes
     a folder; .gitignore's `.venv/` matched only a folder, so `git status` listed the link and `git add -A`
@@ -1216,6 +1230,14 @@ def test_a_quoted_tilde_in_data_dir_and_out_dir_is_the_home_folder(repo, tmp_pat
     assert calls.read_text().splitlines() == [
         f"{root}|src/run.py --function=pretrain --variant=vanilla --pretrain_corpus_path={home}/d/wiki.txt "
         f"--writing_params_path={home}/o/vanilla.pretrain.params"]
+    # HOME unset (a cron job, env -i): set -u stopped run.sh at "HOME: unbound variable"; ~ is the account's home
+    env = dict(os.environ, PYTHON=str(fake), CALLS=str(calls), DATA_DIR="~/d")
+    del env["HOME"]
+    p = subprocess.run([str(root / "run.sh"), "vanilla_pretrain"], cwd=str(root), capture_output=True, text=True,
+                       timeout=60, env=env)
+    import pwd  # (POSIX only, as bash is)
+    account_home = pwd.getpwuid(os.getuid()).pw_dir
+    assert p.returncode == 0 and f"--pretrain_corpus_path={account_home}/d/wiki.txt" in calls.read_text(), p.stderr
 
 
 @pytest.mark.parametrize("mode, flags, env, runs", [
