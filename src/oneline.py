@@ -19,12 +19,43 @@ import sys
 def lenient_streams():
     """stdout and stderr write a character their encoding lacks as a backslash escape (a redirected
     stream on Windows is cp1252, without the MASK character or many of the corpus's names). The graded
-    package keeps its own (submission.cli.lenient_streams), as it imports nothing from outside itself."""
+    package keeps its own (submission.cli.lenient_streams), as it imports nothing from outside itself. A stream the
+    process started without (`<&-`, `>&-`, `2>&-`: None in sys) is /dev/null (`_closed_to_devnull`)."""
+    _closed_to_devnull()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError):
             pass
+
+
+def _closed_to_devnull():
+    """sys.stdin, sys.stdout or sys.stderr that is None (its descriptor closed when the process started, as a
+    daemon or `cmd >&-` leaves it) becomes /dev/null on its own descriptor: print and tqdm wrote to None
+    (AttributeError: 'NoneType' object has no attribute 'flush', a training run stopped silently by 2>&-), and
+    a file opened later took descriptor 1 or 2, where a library's own writes would land in it. So does stdout or
+    stderr on a descriptor open for reading only: bash run with `2>&-` opens its script there, and every write
+    of the run it execs failed (EBADF), ending a training run with exit status 1 and not a word."""
+    for fd, name, flags in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY), (2, "stderr", os.O_WRONLY)):
+        if getattr(sys, name) is not None and (name == "stdin" or not _read_only(fd)):
+            continue
+        try:
+            null = os.open(os.devnull, flags)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            setattr(sys, name, open(fd, "r" if name == "stdin" else "w", encoding="utf-8", closefd=False))
+        except OSError:  # no /dev/null (a bare chroot): left as Python made it
+            pass
+
+
+def _read_only(fd):
+    """Whether descriptor `fd` is open for reading only (False where that cannot be asked: Windows)."""
+    try:
+        import fcntl
+        return fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY
+    except (ImportError, OSError, AttributeError):
+        return False
 
 
 def write_fix(error):

@@ -6,6 +6,7 @@ Run:  python -m pytest -q tests/test_cli.py
 import json
 import os
 import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -971,6 +972,68 @@ def test_training_into_a_closed_pipe_with_its_stderr_still_writes_its_params(tmp
     assert p.wait(timeout=120) == 141
     assert out.exists() and (tmp_path / "p.params.log.jsonl").exists()
     assert sorted(os.listdir(tmp_path)) == ["p.params", "p.params.card.json", "p.params.log.jsonl", "wiki.txt"]
+
+
+@pytest.mark.parametrize("closed", ["2>&-", ">&-", "<&-"])
+def test_training_started_with_a_closed_stream_writes_its_params(tmp_path, closed):
+    """`./run.sh MODE 2>&-` (a cron line, a daemon): bash leaves its script open read-only where stderr was, and
+    every write to it failed (EBADF): the run ended with status 1, no params, not a word, and a .log.jsonl.partial
+    left. A stream Python got as None (`>&-`) failed at the first flush. Each is /dev/null now (cli.run_cli)."""
+    (tmp_path / "wiki.txt").write_text(WIKI * 4, encoding="utf-8")
+    command = " ".join(shlex.quote(a) for a in [
+        os.path.join(ROOT, "run.sh"), "vanilla_pretrain", *TINY, "--block_size", "32"])
+    env = dict(os.environ, PYTHON=sys.executable, DATA_DIR=str(tmp_path), OUT_DIR=str(tmp_path / "out"))
+    p = subprocess.run(["bash", "-c", f"{command} {closed}"], cwd=str(tmp_path), capture_output=True, text=True,
+                       timeout=300, env=env)
+    assert p.returncode == 0, p.stderr
+    assert sorted(os.listdir(tmp_path / "out")) == ["vanilla.pretrain.params", "vanilla.pretrain.params.card.json",
+                                                    "vanilla.pretrain.params.log.jsonl"]
+    if closed == "2>&-":  # a script outside the package (oneline.lenient_streams): its usage error's status, not 1
+        command = " ".join(shlex.quote(a) for a in [os.path.join(ROOT, "run.sh"), "plot", "curves", "missing.log",
+                                                      "--out", "c.png"])
+        p = subprocess.run(["bash", "-c", f"{command} {closed}"], cwd=str(tmp_path), capture_output=True, text=True,
+                           timeout=120, env=env)
+        assert p.returncode == 2 and not os.path.exists(tmp_path / "c.png")
+
+
+def test_the_closed_stream_guard_is_the_same_in_and_outside_the_package():
+    """The graded package imports nothing from src/*.py, so oneline keeps its own copy of the guard: one fixed
+    without the other would leave the grader, plots and make_world (or the package's tools) as they were."""
+    import inspect
+
+    import oneline
+    from submission import cli
+    for name in ("_closed_to_devnull", "_read_only"):
+        assert inspect.getsource(getattr(oneline, name)) == inspect.getsource(getattr(cli, name))
+
+
+@pytest.mark.parametrize("command, closed, status, says", [
+    (["src/ask.py", "--params", "m.params"], "<&-", 2, "ask.py: nothing to ask: give questions or names as "
+                                                       "arguments, or one a line on standard input"),
+    (["src/ask.py", "--params", "m.params", "Ada Quill"], ">&-", 0, ""),
+    (["src/london_baseline.py", "dev.tsv"], ">&-", 0, ""),
+    (["src/london_baseline.py", "dev.tsv"], "2>&-", 0, None),
+])
+def test_a_tool_started_with_a_closed_stream_says_what_it_would_with_dev_null(tmp_path, command, closed, status,
+                                                                               says):
+    """ask with standard input closed (`<&-`) failed on None.isatty(); london_baseline and ask with stdout closed on
+    None.flush(): tracebacks. A closed stream is /dev/null: ask with nothing to ask says so, the rest run."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "wiki.txt").write_text(WIKI, encoding="utf-8")
+    (data / "birth_places_train.tsv").write_text("Where was Ada Quill born?\tLisbon\n", encoding="utf-8")
+    (tmp_path / "dev.tsv").write_text("Where was Ada Quill born?\tLisbon\n", encoding="utf-8")
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(CharCorruptionDataset(WIKI, 128).vocab_size, 128, n_layer=1, n_head=2, n_embd=16))
+    torch.save(model.state_dict(), tmp_path / "m.params")
+    if command[0] == "src/ask.py":
+        command = command + ["--data-dir", str(data), "--n_layer", "1", "--n_head", "2", "--n_embd", "16"]
+    line = " ".join(shlex.quote(a) for a in [sys.executable, os.path.join(ROOT, command[0]), *command[1:]])
+    p = subprocess.run(["bash", "-c", f"{line} {closed}"], cwd=str(tmp_path), capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == status and "Traceback" not in p.stderr, p.stderr
+    if says is not None:
+        assert p.stderr.strip() == says
 
 
 def test_a_tool_that_only_prints_stops_at_a_closed_pipe(tmp_path):
