@@ -12,6 +12,7 @@ traceback. Standard library only: it must be importable before torch.
 """
 import contextlib
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -33,9 +34,10 @@ def as_typed(path):
 
 
 def _shown(name):
-    """A file of the repo as the user would type it from the current folder."""
+    """A file of the repo as the user would type it from the current folder, quoted for the shell where it needs
+    to be (a checkout at "/home/First Last/a5": the hint pasted as shown ran `.` on "/home/First")."""
     path = as_typed(os.path.join(ROOT, name))
-    return path if os.sep in path or not name.endswith(".sh") else os.path.join(".", path)  # ./run.sh runs
+    return shlex.quote(path if os.sep in path or not name.endswith(".sh") else os.path.join(".", path))  # ./run.sh
 
 
 def missing_requirement(prog, name):

@@ -215,6 +215,14 @@ def test_a_missing_requirement_names_the_venv_s_own_layout(tmp_path, monkeypatch
     python = os.path.join(".venv", "bin", "python")
     assert startup.missing_requirement("run.py", "torch").endswith(
         f"has no torch; run.sh's .venv is incomplete: {python} -m pip install -r requirements.txt")
+    # a checkout at a path with a space, named from above it: quoted, so that the hint pastes as shown
+    spaced = tmp_path / "First Last"
+    (spaced / ".venv" / "bin").mkdir(parents=True)
+    (spaced / ".venv" / "bin" / "activate").write_text("")
+    monkeypatch.setattr(startup, "ROOT", str(spaced))
+    monkeypatch.setattr(sys, "prefix", sys.base_prefix)
+    assert startup.missing_requirement("run.py", "torch").endswith(
+        "has no torch; activate the environment run.sh made (. 'First Last/.venv/bin/activate') and run it again")
 
 
 def test_a_missing_module_that_is_no_requirement_is_not_hidden(tmp_path):

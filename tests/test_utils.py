@@ -7,6 +7,7 @@ import io
 import os
 import pickle
 import re
+import shlex
 import zipfile
 
 import pytest
@@ -149,7 +150,7 @@ def test_load_params_errors(tmp_path, monkeypatch):
     # a course file names the mode that writes it (ask, memorised and plots load through here), with
     # OUT_DIR when its folder is not src/submission/, where the modes write by default
     with pytest.raises(ParamsError, match=f"vanilla.finetune.params: params file not found; make it with "
-                                          f"OUT_DIR={re.escape(str(tmp_path))} ./run.sh "
+                                          f"OUT_DIR={re.escape(shlex.quote(str(tmp_path)))} ./run.sh "
                                           "vanilla_finetune_with_pretrain \\(after vanilla_pretrain\\)$"):
         load_params(small(), str(tmp_path / "vanilla.finetune.params"))
     with pytest.raises(ParamsError, match="not found; make it with OUT_DIR='a b' ./run.sh vanilla_pretrain$"):
@@ -157,7 +158,9 @@ def test_load_params_errors(tmp_path, monkeypatch):
     # from a folder outside the repo, run.sh by its whole path (./run.sh was not there); DATA_DIR as this
     # run has it (the hint retrained on data/'s vocabulary)
     import submission
-    script = re.escape(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(submission.__file__))), "run.sh"))
+    # (quoted as the hint quotes it: a checkout at a path with a space failed here)
+    script = re.escape(shlex.quote(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(submission.__file__))),
+                                                "run.sh")))
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ParamsError, match=f"not found; make it with OUT_DIR=. {script} synthesizer_pretrain$"):
         load_params(small(), "synthesizer.pretrain.params")
@@ -383,17 +386,24 @@ def test_params_of_another_shape_of_file_are_explained(tmp_path):
 
 
 class Evil:
+    def __init__(self, mark):
+        self.mark = mark
+
     def __reduce__(self):
-        return (os.system, ("touch /tmp/owned_by_params",))
+        return (os.system, (f"touch {shlex.quote(self.mark)}",))
 
 
 def test_load_params_refuses_code(tmp_path):
-    p = tmp_path / "evil.params"
+    """A pickle that runs code when loaded (its mark: a file it would make, in this test's own folder, so that a
+    leftover from another run cannot fail it) is refused, and its code never runs."""
+    p, mark = tmp_path / "evil.params", tmp_path / "owned_by_params"
     with open(p, "wb") as f:
-        pickle.dump({"x": Evil()}, f, protocol=2)  # torch.save's protocol
+        pickle.dump({"x": Evil(str(mark))}, f, protocol=2)  # torch.save's protocol
     with pytest.raises(ParamsError):
         load_params(small(), str(p))
-    assert not os.path.exists("/tmp/owned_by_params")
+    assert not mark.exists()
+    pickle.loads(p.read_bytes())  # (the mark is what the code makes: without the refusal, it would be there)
+    assert mark.exists()
 
 
 @pytest.mark.parametrize("state, says", [
