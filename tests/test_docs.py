@@ -167,14 +167,15 @@ def parsers():
 
 def test_every_run_sh_mode_named_exists():
     known = set(MODES + EXTRA_MODES + ALIASES + ["help", "-h", "--help"]) | PLACEHOLDERS
-    bad = [f"{doc}:{text.count(chr(10), 0, m.start()) + 1}: ./run.sh {m.group(1)}"
-           for doc, text in texts() for m in re.finditer(r"\./run\.sh[ \t]+(-{0,2}[A-Za-z_][\w-]*)", text)
-           if m.group(1) not in known]
+    named = [(doc, text.count(chr(10), 0, m.start()) + 1, m.group(1))
+             for doc, text in texts() for m in re.finditer(r"\./run\.sh[ \t]+(-{0,2}[A-Za-z_][\w-]*)", text)]
+    assert len({mode for _, _, mode in named}) > 10, "the pattern is wrong: it finds almost no mode"
+    bad = [f"{doc}:{line}: ./run.sh {mode}" for doc, line, mode in named if mode not in known]
     assert not bad, "modes run.sh does not have:\n" + "\n".join(bad)
 
 
 def test_every_flag_shown_is_accepted(parsers):
-    bad = []
+    bad, checked = [], 0
     for doc, text in docs():
         for line, code in code_chunks(text):
             for command, name, args in commands(code):
@@ -191,30 +192,34 @@ def test_every_flag_shown_is_accepted(parsers):
                 else:
                     bad.append(f"{doc}:{line}: {name}: no such script of the project ({code})")
                     continue
+                checked += len(flags(args))
                 bad += [f"{doc}:{line}: {command} {name} {flag}: not a flag it takes"
                         for flag in flags(args) if flag not in known]
     every = set().union(*(set().union(*p.values()) for p in parsers.values())) | OTHER_TOOLS_FLAGS
     bad += [f"{doc}:{line}: {flag}: no command takes it" for doc, text in texts()
             for line, code in (code_chunks(text) if doc != "run.sh help" else [(0, HELP)])
             for flag in flags(tokens(code)) if flag not in every]  # a flag alone: `--resume`
+    assert checked > 20, "the pattern is wrong: it finds almost no flag after a command"
     assert not bad, "\n".join(bad)
 
 
 def test_grader_ids_shown_pick_tests():
     ids = {k for k in json.loads(read("src/points.json")) if not k.startswith("_") and k != "pass_marks"}
-    bad = []
+    bad, checked = [], 0
     for doc, text in docs():
         for line, code in code_chunks(text):
             for command, name, args in commands(code):
                 if name == "src/grader.py":
+                    checked += sum(1 for a in args if re.match(r"^\d[a-z]\b", a))
                     bad += [f"{doc}:{line}: grader.py {a}" for a in args if re.match(r"^\d[a-z]\b", a)
                             and not any(t == a or t.startswith(a + "-") for t in ids)]
+    assert checked >= 2, "the pattern is wrong: it finds almost no test id"
     assert not bad, "test ids that pick no test:\n" + "\n".join(bad)
 
 
 def test_every_repo_path_in_code_exists():
     tops = {name for name in os.listdir(ROOT) if not name.startswith((".venv", "runs"))}
-    bad = []
+    bad, checked = [], 0
     for doc, text in docs():
         here = os.path.dirname(doc)
         found = [(line, w.split("=", 1)[-1]) for line, code in code_chunks(text) for w in tokens(code)]
@@ -230,8 +235,10 @@ def test_every_repo_path_in_code_exists():
             if not (top in tops or path.endswith("/") or re.search(r"\.\w{1,5}$", path)):
                 continue  # not a path (train/loss, 1f-1/2)
             bases = ("", here, "src", "src/submission")  # the repo's, the doc's, the course's folders
+            checked += 1
             if not any(os.path.exists(os.path.join(ROOT, base, path)) for base in bases):
                 bad.append(f"{doc}:{line}: {path}")
+    assert checked > 20, "the pattern is wrong: it finds almost no path"
     assert not bad, "paths that are not in the repo:\n" + "\n".join(bad)
 
 
