@@ -31,6 +31,18 @@ if "GPT_DEVICE" not in os.environ:
     except (ImportError, AttributeError):
         pass
 
+# Under pytest-xdist (`./run.sh test`: up to a worker a core) each worker's torch starts a thread per core: on
+# 2 cores, 2 workers of 2 threads each, and OpenMP's waiting threads spin, so a test slowed 10-60x (an overfit
+# batch 49 s against 0.8 s, a test audit's). Each worker takes its share of the cores; a test that needs more
+# threads, or counts them, sets them itself.
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    try:
+        import torch
+        from submission.threads import usable_cores
+        torch.set_num_threads(max(1, usable_cores() // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    except (ImportError, ValueError):
+        pass
+
 
 def pytest_configure(config):
     # torch.compile's import chain defines torch.utils.mkldnn's ScriptModules, whose decorator warns in
