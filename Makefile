@@ -28,7 +28,9 @@ all: submission.pdf
 figures: $(FIGURES_DONE)
 
 $(FIGURES_DONE): written/figures.py written/checks.py
-	@$(PYTHON) -c "import numpy, matplotlib" 2>/dev/null || { echo "make: $(PYTHON) lacks numpy or matplotlib;" \
+	@$(PYTHON) -c "import numpy, matplotlib" 2>/dev/null || { command -v $(PYTHON) >/dev/null 2>&1 || { \
+	  echo "make: no program $(PYTHON) (a path with a space is given quoted: make PYTHON=\"'/path/to/python'\")" >&2; \
+	  exit 2; }; echo "make: $(PYTHON) lacks numpy or matplotlib;" \
 	  "install them ($(PYTHON) -m pip install numpy matplotlib), or give make PYTHON=... one that has them" \
 	  "(./run.sh test installs both, into .venv where it makes one)" >&2; exit 2; }
 	$(PYTHON) written/figures.py

@@ -1437,7 +1437,7 @@ def test_paths_on_another_windows_drive_are_shown_whole(monkeypatch):
         raise ValueError("path is on mount 'D:', start on mount 'C:'")
     monkeypatch.setattr(os.path, "relpath", other_drive)
     monkeypatch.setattr(os.path, "commonpath", other_drive)
-    assert startup._shown("run.sh") == os.path.join(startup.ROOT, "run.sh")
+    assert startup._shown("run.sh") == shlex.quote(os.path.join(startup.ROOT, "run.sh"))
     assert gradedpackage._rel("/elsewhere/x.predictions") == "/elsewhere/x.predictions"
 
 

@@ -9,6 +9,7 @@ import json
 import os
 import time
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -79,11 +80,12 @@ def test_all_in_order_are_zipped_under_their_handout_paths(complete, tmp_path, c
     assert "accuracy" in lines[8] and lines[8].split()[2] == "vanilla.nopretrain.dev.predictions"
     # each labelled file with the grader's verdict on it (all "London": 5% of data/'s dev set)
     assert lines[8].endswith("accuracy 5.2%; 1d-0-hidden passes")
+    out = shlex.quote(str(folder))  # as the hint quotes it (a folder with a space)
     assert lines[12].split()[2] == "vanilla.pretrain.dev.predictions" and (
         "; 1f-1-hidden fails: dev accuracy 5.20% (26/500) is below the pass mark 10% (embedded corpus); to retrain "
-        f"and remake it: OUT_DIR={folder} ./run.sh vanilla_pretrain && OUT_DIR={folder} ./run.sh "
-        f"vanilla_finetune_with_pretrain && OUT_DIR={folder} ./run.sh vanilla_eval_dev_with_pretrain && "
-        f"OUT_DIR={folder} ./run.sh vanilla_eval_test_with_pretrain") in lines[12]
+        f"and remake it: OUT_DIR={out} ./run.sh vanilla_pretrain && OUT_DIR={out} ./run.sh "
+        f"vanilla_finetune_with_pretrain && OUT_DIR={out} ./run.sh vanilla_eval_dev_with_pretrain && "
+        f"OUT_DIR={out} ./run.sh vanilla_eval_test_with_pretrain") in lines[12]
     # test predictions are counted against birth_test_inputs.tsv and scored on birth_test.tsv's places
     assert lines[9].split()[2] == "vanilla.nopretrain.test.predictions" and "accuracy" in lines[9]
     others = sorted(n for n in os.listdir(code) if n.endswith(".py") and n not in deliverables.CODE)
@@ -146,7 +148,7 @@ def test_files_older_than_the_params_they_are_made_from_are_named_stale(complete
     assert said["vanilla.nopretrain.test.predictions"].split()[1] == "stale"
     assert said["vanilla.nopretrain.test.predictions"].endswith(
         f"; older than vanilla.model.params, which it is made from: if that was made again, remake this with "
-        f"OUT_DIR={folder} ./run.sh vanilla_eval_test_without_pretrain")
+        f"OUT_DIR={shlex.quote(str(folder))} ./run.sh vanilla_eval_test_without_pretrain")
     assert said["vanilla.pretrain.dev.predictions"].split()[1] == "low"  # below the pass mark too: low, both said
     assert "vanilla.finetune.params, which it is made from" in said["vanilla.pretrain.dev.predictions"]
     assert said["vanilla.finetune.params"].split()[1] == "ok"  # newer than the pretrained params
@@ -236,7 +238,7 @@ def test_missing_and_bad_files_name_their_fix_and_no_zip_is_written(complete, tm
     assert said["vanilla.pretrain.test.predictions"].split()[1] == "missing"
     assert said["vanilla.pretrain.test.predictions"].endswith(
         "./run.sh vanilla_eval_test_with_pretrain (after vanilla_pretrain, vanilla_finetune_with_pretrain)")
-    assert f"OUT_DIR={folder}" in said["vanilla.pretrain.test.predictions"]  # the folder checked
+    assert f"OUT_DIR={shlex.quote(str(folder))}" in said["vanilla.pretrain.test.predictions"]  # the folder checked
     assert said["vanilla.nopretrain.dev.predictions"].split()[1] == "bad"
     assert "UTF-16 text (byte-order mark FF FE), not UTF-8" in said["vanilla.nopretrain.dev.predictions"]
     # the pretrained params copied in are newer than the finetuned ones made from them: stale, not bad

@@ -9,6 +9,7 @@ Run:  python -m pytest -q tests/test_files.py
 import errno
 import os
 import re
+import shlex
 import stat
 import subprocess
 import sys
@@ -82,8 +83,9 @@ def test_an_immutable_or_append_only_output_is_refused_up_front(tmp_path, letter
         pytest.skip(f"chattr +{letter} is refused here (not root, or a file system without flags)")
     try:
         with pytest.raises(DataError, match=rf"^{re.escape(str(params))}: the file is {kind}, so no run can replace "
-                                            rf"it; clear that with `chattr -{letter} {re.escape(str(params))}` \(as "
-                                            rf"root\), or pick another path for the params$"):
+                                            rf"it; clear that with `chattr -{letter} "
+                                            rf"{re.escape(shlex.quote(str(params)))}` \(as root\), or pick another "
+                                            rf"path for the params$"):
             check_output_path(str(params), "params", replaces=("params",))
         with pytest.raises(DataError, match="could not write it"):  # what it foresees: the write's rename refused
             atomic_write_text(str(params), "x")
@@ -110,7 +112,7 @@ def test_who_may_clear_a_flag_is_named(tmp_path, monkeypatch, flags, command, wh
             return getattr(os, name)
 
     monkeypatch.setattr(files_module, "os", FlaggedOs())
-    assert files_module._unreplaceable(str(params))[1:] == (f"{command} {params}", who)
+    assert files_module._unreplaceable(str(params))[1:] == (f"{command} {shlex.quote(str(params))}", who)
 
 
 def test_sys_is_refused_up_front():
@@ -766,7 +768,7 @@ def test_the_remake_command_names_run_sh_as_typed_from_here_and_the_data_dir_in_
         monkeypatch.chdir(here)
         assert params._run_sh() == "./run.sh", here
     monkeypatch.chdir(tmp_path)
-    assert params._run_sh() == os.path.join(root, "run.sh")
+    assert params._run_sh() == shlex.quote(os.path.join(root, "run.sh"))
     monkeypatch.chdir(root)
     monkeypatch.setenv("DATA_DIR", "my data")
     made = params._make_with(os.path.join(root, "src", "submission", "vanilla.pretrain.params"))

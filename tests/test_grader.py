@@ -1162,11 +1162,13 @@ def test_predictions_of_another_data_folder_name_it(corpus, tmp_path):
                                                       encoding="utf-8")
     r = run(corpus[0], ["1f-1-hidden"], submission_dir=str(tmp_path))["1f-1-hidden"]
     data = tmp_path / "data"
-    assert r.reason.endswith(f"in order; it answers the 2 questions of {data}: grade it with --data-dir {data}")
+    assert r.reason.endswith(f"in order; it answers the 2 questions of {data}: grade it with --data-dir "
+                             f"{shlex.quote(str(data))}")
     (tmp_path / name).write_text("Lima\n", encoding="utf-8")  # as many as neither: the general hint
     r = run(corpus[0], ["1f-1-hidden"], submission_dir=str(tmp_path))["1f-1-hidden"]
     assert re.search(r"in order; if it answers another data folder's questions, give that folder with --data-dir, "
-                     r"else remake it with DATA_DIR=\S+ OUT_DIR=\S+ \./run\.sh vanilla_eval_dev_with_pretrain$",
+                     r"else remake it with DATA_DIR=('[^']*'|\S+) OUT_DIR=('[^']*'|\S+) "
+                     r"\./run\.sh vanilla_eval_dev_with_pretrain$",
                      r.reason), r.reason
 
 
@@ -2476,8 +2478,10 @@ def test_the_gradescope_recipe_grades_the_students_code(tmp_path, layout):
     helper = student / "helper.py"
     helper.write_text(helper.read_text(encoding="utf-8").replace("learning_rate=6e-4", "learning_rate=6e-3"),
                       encoding="utf-8")
-    script = (recipe.replace("/autograder/source", str(source)).replace("/autograder/submission", str(submission))
-              .replace("/autograder/results", str(results)).replace("python ", f"{sys.executable} "))
+    script = (recipe.replace("/autograder/source", shlex.quote(str(source)))
+              .replace("/autograder/submission", shlex.quote(str(submission)))
+              .replace("/autograder/results", shlex.quote(str(results)))
+              .replace("python ", f"{shlex.quote(sys.executable)} "))
     script = script.replace("results.json\n", "results.json 1c-1-basic\n")  # one test is enough here
     p = subprocess.run(["bash", "-euc", script], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
@@ -2519,7 +2523,7 @@ def test_submission_dir_of_a_students_folder_is_refused_without_code_dir(corpus,
     assert p.stderr == (f"grader: --submission-dir ann: holds code files (__init__.py, model.py), and "
                         f"--submission-dir grades only prediction files, with src/submission's code; to grade its "
                         f"code too give --code-dir ann instead, or to grade only its prediction files add --code-dir "
-                        f"{os.path.join(os.path.dirname(GRADER), 'submission')}\n"), p.stderr
+                        f"{shlex.quote(os.path.join(os.path.dirname(GRADER), 'submission'))}\n"), p.stderr
     out = tmp_path / "out"
     out.mkdir()
     for flags in (["--submission-dir", "out"], ["--submission-dir", "ann", "--code-dir",
@@ -2663,7 +2667,7 @@ def test_code_dir_is_imported_as_the_submission_package_by_every_module(tmp_path
     (lambda d: student_copy(d, files=["__init__.py", "batching.py"]), "has none of the handout's code files"),
     (lambda d: student_copy(os.path.join(d, "src", "submission")), "the package's files are one folder deeper, in "
                                                                    "{d}/src/submission (as in ./run.sh deliverables' "
-                                                                   "zip): give --code-dir {d}/src/submission"),
+                                                                   "zip): give --code-dir {q}"),
 ])
 def test_a_code_dir_that_holds_no_package_is_one_line_before_any_test(tmp_path, capsys, make, says):
     """Graded, a folder without the student's package would fail every test (or grade src/submission/'s)."""
@@ -2672,8 +2676,8 @@ def test_a_code_dir_that_holds_no_package_is_one_line_before_any_test(tmp_path, 
         make(folder)
     assert grader.main(["1g-3-hidden", "--code-dir", folder]) == 2
     out, err = capsys.readouterr()
-    assert out == "" and err.startswith(f"grader: --code-dir {folder}: {says.format(d=folder)}") \
-        and err.count("\n") == 1, err
+    says = says.format(d=folder, q=shlex.quote(folder + "/src/submission"))
+    assert out == "" and err.startswith(f"grader: --code-dir {folder}: {says}") and err.count("\n") == 1, err
     assert "submission" in sys.modules and gradedpackage._code_dir is None  # nothing was imported from it
 
 
@@ -2897,7 +2901,7 @@ def test_a_world_without_test_questions_and_a_demos_folder_get_fixes_that_work(c
                                              f"world has no test split), so test accuracy cannot be graded with this "
                                              f"--data-dir")
     assert results["1f-1-hidden"].reason.endswith(
-        f"not found: make it with ./run.sh demo --out {demo} (the demo's files come from the demo)")
+        f"not found: make it with ./run.sh demo --out {shlex.quote(str(demo))} (the demo's files come from the demo)")
     assert "in the demo's small world a model without pretraining can get none right" in results["1d-0-hidden"].reason
     # the demo's folder graded with another world (the CUDA demo trains the course's size on data/): no excuse
     # for 0 right, and the test predictions, which the demo never makes, come from the modes' folder

@@ -5,6 +5,7 @@ Run:  python -m pytest -q tests/test_pdf.py
 """
 import os
 import shutil
+import shlex
 import subprocess
 import sys
 
@@ -21,7 +22,8 @@ def test_pdf_builds_with_every_question(tmp_path):
     work = tmp_path / "tree"
     shutil.copytree(ROOT, work, ignore=shutil.ignore_patterns(".git", ".venv", "runs", "figures", "*.pdf",
                                                               "*.params", "__pycache__"))
-    p = subprocess.run(["make", f"PYTHON={sys.executable}"], cwd=work, capture_output=True, text=True, timeout=600)
+    p = subprocess.run(["make", f"PYTHON={shlex.quote(sys.executable)}"], cwd=work, capture_output=True, text=True,
+                       timeout=600)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     # the first pass's "undefined reference" warnings read like a broken build; only the last pass's show
     assert "undefined" not in p.stdout + p.stderr and "make: wrote submission.pdf" in p.stdout
@@ -46,7 +48,7 @@ def test_a_latex_error_is_shown_and_keeps_the_last_pdf(tmp_path):
     work = tmp_path / "tree"
     shutil.copytree(ROOT, work, ignore=shutil.ignore_patterns(".git", ".venv", "runs", "figures", "*.pdf",
                                                               "*.params", "__pycache__"))
-    make = ["make", f"PYTHON={sys.executable}"]
+    make = ["make", f"PYTHON={shlex.quote(sys.executable)}"]
     assert subprocess.run(make, cwd=work, capture_output=True, timeout=600).returncode == 0
     made = (work / "submission.pdf").read_bytes()
     good = (work / "submission.tex").read_text()
@@ -83,8 +85,8 @@ def test_an_engine_error_without_a_file_line_is_shown_too(tmp_path):
         fake.write_text(f"#!/bin/sh\nmkdir -p .latex-build && printf '%s\\n' '{log}' > .latex-build/submission.log\n"
                         f"exit 12\n")
         fake.chmod(0o755)
-        p = subprocess.run(["make", f"PYTHON={sys.executable}", f"LATEXMK={fake}"], cwd=work, capture_output=True,
-                           text=True, timeout=600)
+        p = subprocess.run(["make", f"PYTHON={shlex.quote(sys.executable)}", f"LATEXMK={shlex.quote(str(fake))}"],
+                           cwd=work, capture_output=True, text=True, timeout=600)
         assert p.returncode != 0 and shown in p.stderr, p.stderr
         assert "make: LaTeX stopped at the error above" in p.stderr and not (work / "submission.pdf").exists()
 
@@ -110,10 +112,27 @@ def test_make_without_latex_says_what_to_install(tmp_path):
     work = tmp_path / "tree"
     shutil.copytree(ROOT, work, ignore=shutil.ignore_patterns(".git", ".venv", "runs", "figures", "*.pdf",
                                                               "*.params", "__pycache__"))
-    p = subprocess.run(["make", f"PYTHON={sys.executable}", "LATEXMK=no-such-latexmk"], cwd=work,
+    p = subprocess.run(["make", f"PYTHON={shlex.quote(sys.executable)}", "LATEXMK=no-such-latexmk"], cwd=work,
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 2 and "make: no no-such-latexmk (LaTeX); install it: apt-get install latexmk" in p.stderr
     assert (work / "figures").is_dir() and not (work / "submission.pdf").exists()
+
+
+@pytest.mark.skipif(not shutil.which("make"), reason="needs make")
+def test_make_with_a_python_that_is_not_there_says_so(tmp_path):
+    """make PYTHON=/path with a space/python (unquoted: make's shell splits it) said that Python lacked numpy or
+    matplotlib, which it had; a PYTHON that runs nothing is named as no program, with how to quote a path."""
+    work = tmp_path / "tree"
+    shutil.copytree(ROOT, work, ignore=shutil.ignore_patterns(".git", ".venv", "runs", "figures", "*.pdf",
+                                                              "*.params", "__pycache__"))
+    os.symlink(sys.prefix, tmp_path / "my env")  # this environment (a venv is found from its python's path)
+    python = tmp_path / "my env" / os.path.relpath(sys.executable, sys.prefix)
+    p = subprocess.run(["make", f"PYTHON={python}", "figures"], cwd=work, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 2 and f"make: no program {tmp_path / 'my env'}" in p.stderr, p.stderr
+    assert "make PYTHON=\"'/path/to/python'\"" in p.stderr and "lacks numpy" not in p.stderr
+    quoted = shlex.quote(str(python))
+    p = subprocess.run(["make", f"PYTHON={quoted}", "figures"], cwd=work, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0 and (work / "figures" / "spread_stats.tex").exists(), p.stderr
 
 
 @pytest.mark.skipif(not shutil.which("lualatex"), reason="needs lualatex (texlive-luatex)")

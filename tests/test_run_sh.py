@@ -20,6 +20,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = ["--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--max_epochs", "1", "--batch_size", "16"]
 
 
+def q(path):
+    """`path` as run.sh's hints write it (bash's printf %q): a checkout or TMPDIR with a space is escaped there."""
+    return subprocess.run(["bash", "-c", 'printf %q "$1"', "_", str(path)], capture_output=True, text=True,
+                          check=True).stdout
+
+
 def sh(args, data, out, check=True):
     env = dict(os.environ, DATA_DIR=str(data), OUT_DIR=str(out), PYTHON=sys.executable)
     p = subprocess.run([os.path.join(ROOT, "run.sh")] + args, cwd="/", env=env,
@@ -109,10 +115,11 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
                    "synthesizer_finetune_with_pretrain", "synthesizer_eval_dev_with_pretrain",
                    "synthesizer_eval_test_with_pretrain"], p.stderr[-2000:]
     assert f"resuming from {pretrain}.state: epoch 2 of 2" in p.stdout  # from the state, not afresh
-    assert p.stderr.splitlines()[-1] == (  # what to do next, with the run's folders
-        f"=== run.sh all: the eleven modes are done; next: python {ROOT}/src/grader.py --data-dir={world} "
-        f"--submission-dir={out} (the autograder), DATA_DIR={world} OUT_DIR={out} {ROOT}/run.sh deliverables (checks "
-        f"the files to submit and zips them)")  # run.sh as called, from / here (./run.sh was said, which is not there)
+    # what to do next, with the run's folders; run.sh as called, from / here (./run.sh was said, which is not there)
+    assert p.stderr.splitlines()[-1] == (
+        f"=== run.sh all: the eleven modes are done; next: python {q(ROOT + '/src/grader.py')} --data-dir={q(world)} "
+        f"--submission-dir={q(out)} (the autograder), DATA_DIR={q(world)} OUT_DIR={q(out)} {q(ROOT + '/run.sh')} "
+        f"deliverables (checks the files to submit and zips them)")
     names = sorted(os.listdir(out))
     expected = ["synthesizer.finetune.params", "synthesizer.pretrain.dev.predictions",
                 "synthesizer.pretrain.params", "synthesizer.pretrain.test.predictions",
@@ -141,9 +148,9 @@ def test_all_modes_end_to_end(world, tmp_path, monkeypatch):
     p = sh(["all", "--resume"] + flags, spaced / "world", spaced / "out")
     w, o = (str(spaced / name).replace(" ", "\\ ") for name in ("world", "out"))  # as bash's printf %q writes them
     assert p.stderr.splitlines()[-1] == (
-        f"=== run.sh all: the eleven modes are done; next: python {ROOT}/src/grader.py --data-dir={w} "
-        f"--submission-dir={o} (the autograder), DATA_DIR={w} OUT_DIR={o} {ROOT}/run.sh deliverables (checks the "
-        f"files to submit and zips them)"), p.stderr[-600:]
+        f"=== run.sh all: the eleven modes are done; next: python {q(ROOT + '/src/grader.py')} --data-dir={w} "
+        f"--submission-dir={o} (the autograder), DATA_DIR={w} OUT_DIR={o} {q(ROOT + '/run.sh')} deliverables (checks "
+        f"the files to submit and zips them)"), p.stderr[-600:]
     assert shlex.split(p.stderr.splitlines()[-1].split("next: ")[1].split(" (the autograder)")[0])[2] == \
         f"--data-dir={spaced / 'world'}"  # pasted into a shell, the path is one word again
     os.utime(out / "synthesizer.pretrain.params")  # newer than the finetuned params made from it
@@ -258,7 +265,7 @@ def test_an_interrupted_all_says_how_to_go_on(world, tmp_path):
     lines += p.stderr.read().splitlines()
     assert p.wait(timeout=120) == 130
     assert lines[-1] == (f"run.sh all: stopped in vanilla_finetune_without_pretrain; to go on where it stopped: "
-                         f"DATA_DIR={world} OUT_DIR={out} {ROOT}/run.sh all --resume "
+                         f"DATA_DIR={q(world)} OUT_DIR={q(out)} {q(ROOT + '/run.sh')} all --resume "
                          f"{' '.join(map(shlex.quote, flags))}"), lines
     # without flags, the command has none (it had an empty argument, which every mode refused)
     p = subprocess.Popen([os.path.join(ROOT, "run.sh"), "all"], cwd="/", env=env, stdout=subprocess.DEVNULL,
@@ -267,7 +274,7 @@ def test_an_interrupted_all_says_how_to_go_on(world, tmp_path):
     working(p)
     os.killpg(p.pid, signal.SIGINT)
     last = p.stderr.read().splitlines()[-1]
-    assert p.wait(timeout=120) == 130 and last.endswith(f"OUT_DIR={out} {ROOT}/run.sh all --resume"), last
+    assert p.wait(timeout=120) == 130 and last.endswith(f"OUT_DIR={q(out)} {q(ROOT + '/run.sh')} all --resume"), last
 
 
 def group_ended(pgid, within):
@@ -606,7 +613,7 @@ def test_course_data_in_src_data_is_pointed_out(world, tmp_path):
                        text=True, timeout=120)
     assert p.returncode == 0 and p.stdout.startswith("Correct:"), p.stderr
     assert p.stderr == ("run.sh: note: reading data/ (the embedded corpus), not src/data/; to use src/data/: "
-                        f"DATA_DIR={tree}/src/data {tree}/run.sh london_baseline\n")  # as typed from /
+                        f"DATA_DIR={q(tree / 'src/data')} {q(tree / 'run.sh')} london_baseline\n")  # as typed from /
     p = subprocess.run([str(tree / "run.sh"), "london_baseline"], cwd="/", env=dict(env, DATA_DIR=str(world)),
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and p.stderr == ""
@@ -641,8 +648,8 @@ def test_relative_data_and_out_dirs_are_the_callers(world, tmp_path):
                        capture_output=True, text=True, timeout=120)
     # run from another folder: the hint names run.sh where it is (there is no ./run.sh here)
     assert p.returncode == 2 and "run.sh: o/vanilla.finetune.params not found, nor o/vanilla.pretrain.params, which " \
-        f"it is made from; make them first with: DATA_DIR=d OUT_DIR=o {ROOT}/run.sh vanilla_pretrain, then " \
-        f"DATA_DIR=d OUT_DIR=o {ROOT}/run.sh vanilla_finetune_with_pretrain" in p.stderr
+        f"it is made from; make them first with: DATA_DIR=d OUT_DIR=o {q(ROOT + '/run.sh')} vanilla_pretrain, then " \
+        f"DATA_DIR=d OUT_DIR=o {q(ROOT + '/run.sh')} vanilla_finetune_with_pretrain" in p.stderr
     p = subprocess.run([os.path.join(ROOT, "run.sh"), "london_baseline", "extra"], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and p.stderr.startswith("run.sh: london_baseline takes no arguments (got: extra)")
@@ -725,11 +732,12 @@ def test_bash_run_sh_needs_no_executable_bit(repo):
 def test_missing_params_names_the_mode(world, tmp_path):
     p = sh(["synthesizer_eval_dev_with_pretrain"], world, tmp_path, check=False)
     assert p.returncode == 2
-    assert (f"make them first with: DATA_DIR={world} OUT_DIR={tmp_path} {ROOT}/run.sh synthesizer_pretrain, then "
-            f"DATA_DIR={world} OUT_DIR={tmp_path} {ROOT}/run.sh synthesizer_finetune_with_pretrain\n") in p.stderr
+    dirs = f"DATA_DIR={q(world)} OUT_DIR={q(tmp_path)} {q(ROOT + '/run.sh')}"
+    assert (f"make them first with: {dirs} synthesizer_pretrain, then {dirs} synthesizer_finetune_with_pretrain\n"
+            ) in p.stderr
     p = subprocess.run(["./run.sh", "synthesizer_eval_dev_with_pretrain"], cwd=ROOT, capture_output=True, text=True,
                        env=dict(os.environ, DATA_DIR=str(world), OUT_DIR=str(tmp_path)), timeout=120)
-    assert p.returncode == 2 and f"OUT_DIR={tmp_path} ./run.sh synthesizer_finetune_with_pretrain" in p.stderr
+    assert p.returncode == 2 and f"OUT_DIR={q(tmp_path)} ./run.sh synthesizer_finetune_with_pretrain" in p.stderr
     # OUT_DIR a file: "make it first" sent the user to a mode that fails on that folder in turn
     (tmp_path / "a-file").write_text("mine\n")
     p = sh(["synthesizer_eval_dev_with_pretrain"], world, tmp_path / "a-file", check=False)
@@ -763,7 +771,8 @@ def test_a_folder_named_as_the_params_is_named_as_a_folder(world, tmp_path):
     p = sh(["synthesizer_eval_dev_with_pretrain"], world, tmp_path, check=False)
     assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
     assert f"run.sh: {tmp_path}/synthesizer.finetune.params is a folder, not a file; remove or rename it, then make " \
-           f"it with: DATA_DIR={world} OUT_DIR={tmp_path} {ROOT}/run.sh synthesizer_finetune_with_pretrain" in p.stderr
+           f"it with: DATA_DIR={q(world)} OUT_DIR={q(tmp_path)} {q(ROOT + '/run.sh')} " \
+           f"synthesizer_finetune_with_pretrain" in p.stderr
     import deliverables
     import grader
     (tmp_path / "vanilla.pretrain.dev.predictions").mkdir()
@@ -912,7 +921,7 @@ def test_a_ctrl_c_during_a_check_of_the_python_stops_run_sh(mode, check, tmp_pat
     root.mkdir()
     (root / "run.sh").write_text(open(os.path.join(ROOT, "run.sh")).read())
     fake = tmp_path / "python3"
-    fake.write_text(PYTHON_CTRL_C_IN_CHECK.replace("{python}", sys.executable))
+    fake.write_text(PYTHON_CTRL_C_IN_CHECK.replace("{python}", shlex.quote(sys.executable)))
     fake.chmod(0o755)
     calls = tmp_path / "calls"
     p = subprocess.run(["bash", str(root / "run.sh"), mode], cwd=str(root), capture_output=True, text=True,
@@ -1175,9 +1184,9 @@ def test_a_venv_link_to_a_missing_environment_names_the_link(repo, tmp_path):
     os.symlink(tmp_path / "moved away", root / ".venv")
     p, said = setup_run(repo)
     assert p.returncode == 1 and "src/bench.py" not in said and os.path.islink(root / ".venv")
-    assert p.stderr.splitlines()[-1] == (f"run.sh: .venv is a link to {tmp_path}/moved\\ away, which does not exist "
-                                         f"(moved or removed?): remove the link (rm .venv) and run again, or link "
-                                         f".venv to an environment that exists"), p.stderr
+    assert p.stderr.splitlines()[-1] == (f"run.sh: .venv is a link to {q(tmp_path / 'moved away')}, which does not "
+                                         f"exist (moved or removed?): remove the link (rm .venv) and run again, or "
+                                         f"link .venv to an environment that exists"), p.stderr
     assert "creating .venv" not in p.stderr
 
 
@@ -1201,8 +1210,9 @@ def test_run_sh_edited_in_place_during_a_run_finishes_as_it_began(repo):
     setup_run(repo)  # the .venv and its record of a finished install
     python = root / ".venv/bin/python"
     script = root / "run.sh"
-    edit = (f'if [ "$1" = src/bench.py ]; then text="$(cat {script})"; '  # a 300-byte comment put on top, in place
-            f'printf "#%0300d\\n%s\\n" 0 "$text" > {script}; fi\nexit 0\n')
+    where = shlex.quote(str(script))  # (unquoted, a TMPDIR with a space wrote a copy of run.sh beside it)
+    edit = (f'if [ "$1" = src/bench.py ]; then text="$(cat {where})"; '  # a 300-byte comment put on top, in place
+            f'printf "#%0300d\\n%s\\n" 0 "$text" > {where}; fi\nexit 0\n')
     python.write_text(python.read_text().replace('exit 0\n', edit))
     p, said = setup_run(repo)
     assert said == ["src/bench.py"] and script.read_text().startswith("#" + "0" * 300 + "\n#!/usr/bin/env bash")

@@ -187,8 +187,8 @@ def test_load_params_errors(tmp_path, monkeypatch):
     course = tmp_path / "vanilla.finetune.params"
     for content in (b"\x00truncated", None):
         course.write_bytes(content) if content else torch.save({}, course)
-        with pytest.raises(ParamsError, match=f"; re-create it with OUT_DIR={re.escape(str(tmp_path))} ./run.sh "
-                                              "vanilla_finetune_with_pretrain \\(after vanilla_pretrain\\)$"):
+        with pytest.raises(ParamsError, match=f"; re-create it with OUT_DIR={re.escape(shlex.quote(str(tmp_path)))} "
+                                              "./run.sh vanilla_finetune_with_pretrain \\(after vanilla_pretrain\\)$"):
             load_params(small(), str(course))
 
 
@@ -210,14 +210,15 @@ def test_a_demo_params_file_names_the_demo(tmp_path, monkeypatch):
                                           r"come from the demo\)$"):
         load_params(small(), default)
     (tmp_path / ".made-by-demo.json").write_text("{}", encoding="utf-8")  # a demo's --out: its record is there
-    demo = f"\\./run\\.sh demo --out {re.escape(str(tmp_path))} \\(the demo's files come from the demo\\)$"
+    demo = f"\\./run\\.sh demo --out {re.escape(shlex.quote(str(tmp_path)))} \\(the demo's files come from the demo\\)$"
     with pytest.raises(ParamsError, match="not found; make it with " + demo):
         load_params(small(), str(tmp_path / "synthesizer.pretrain.params"))
     (tmp_path / "vanilla.model.params").write_bytes(b"\x00truncated")
     with pytest.raises(ParamsError, match="re-create it with " + demo):
         load_params(small(), str(tmp_path / "vanilla.model.params"))
     monkeypatch.setenv("DATA_DIR", str(tmp_path / "my_corpus"))  # `./run.sh demo` trains on it when it is set
-    with pytest.raises(ParamsError, match=f"make it with DATA_DIR={re.escape(str(tmp_path / 'my_corpus'))} " + demo):
+    corpus = re.escape(shlex.quote(str(tmp_path / "my_corpus")))
+    with pytest.raises(ParamsError, match=f"make it with DATA_DIR={corpus} " + demo):
         load_params(small(), str(tmp_path / "synthesizer.pretrain.params"))
     import demo as demo_module  # params.py cannot import src/demo.py: its copy of the record's name must agree
     from submission import params
@@ -281,7 +282,7 @@ def test_a_params_path_named_from_the_repo_stays_in_it_and_needs_no_relative_for
     here = re.escape(os.getcwd())
     with pytest.raises(ParamsError, match=f"^vanilla.model.params: params file not found here, in {here} \\(a "
                                           f"relative path is from the folder you run in\\); the repository's is "
-                                          f"{re.escape(str(repo / 'vanilla.model.params'))}$"):
+                                          f"{re.escape(shlex.quote(str(repo / 'vanilla.model.params')))}$"):
         load_params(small(), "vanilla.model.params")
     monkeypatch.undo()
     monkeypatch.setattr(params, "__file__", str(repo / "src" / "submission" / "params.py"))
@@ -291,7 +292,7 @@ def test_a_params_path_named_from_the_repo_stays_in_it_and_needs_no_relative_for
     gone.rmdir()
     with pytest.raises(ParamsError, match=r"^vanilla.model.params: params file not found here \(a relative path is "
                                           f"from the folder you run in\\); the repository's is "
-                                          f"{re.escape(str(repo / 'vanilla.model.params'))}$"):
+                                          f"{re.escape(shlex.quote(str(repo / 'vanilla.model.params')))}$"):
         load_params(small(), "vanilla.model.params")
 
 

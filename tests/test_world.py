@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -684,7 +685,7 @@ def test_when_putting_back_fails_too_the_old_files_are_kept(old_world, monkeypat
     fail_rename(monkeypatch, 3, PermissionError(1, "Operation not permitted"), also=lambda src: src.endswith(".old"))
     with pytest.raises(mw.WorldError, match="putting back the old files") as e:
         mw.write_world(mw.build_world(people=30, train=20, dev=5, places=10, seed=2), str(folder))
-    stage = re.search(r"they are in (\S+) ", str(e.value)).group(1)
+    stage = re.search(r"they are in (.+) \(NAME\.old\)", str(e.value)).group(1)
     assert os.path.dirname(stage) == str(folder)
     assert {name: read(os.path.join(stage, name + ".old")) for name in mw.FILES + (mw.MARKER,)} == before
 
@@ -796,8 +797,8 @@ def test_a_folder_make_world_wrote_is_replaced_and_recorded(old_world, capsys):
     # the world replaced is said, with the command that writes it again (the demo's models stopped loading
     # after --out runs/demo/data wrote another world there, and nothing said how to get theirs back)
     assert code == 0 and err == [f"note: this replaced a world made with other arguments; params trained on it load "
-                                 f"again once it is back: python {os.path.relpath(mw.__file__)} --out {folder} --dev 5 "
-                                 f"--people 30 --places 10 --seed 1 --train 20"], err
+                                 f"again once it is back: python {os.path.relpath(mw.__file__)} --out "
+                                 f"{shlex.quote(str(folder))} --dev 5 --people 30 --places 10 --seed 1 --train 20"], err
     assert run_main(["--out", str(folder), "--seed", "2"] + SMALL, capsys) == (0, [])  # the same world: no note
     record = json.loads(read(str(folder / mw.MARKER)).decode("utf-8"))
     del record["arguments"]["tellings"], record["arguments"]["even_places"]  # as an older make_world recorded them
