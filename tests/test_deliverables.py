@@ -80,12 +80,12 @@ def test_all_in_order_are_zipped_under_their_handout_paths(complete, tmp_path, c
     assert "accuracy" in lines[8] and lines[8].split()[2] == "vanilla.nopretrain.dev.predictions"
     # each labelled file with the grader's verdict on it (all "London": 5% of data/'s dev set)
     assert lines[8].endswith("accuracy 5.2%; 1d-0-hidden passes")
-    out = shlex.quote(str(folder))  # as the hint quotes it (a folder with a space)
+    there = shlex.quote(str(folder))  # as the hint quotes it (a folder with a space)
     assert lines[12].split()[2] == "vanilla.pretrain.dev.predictions" and (
         "; 1f-1-hidden fails: dev accuracy 5.20% (26/500) is below the pass mark 10% (embedded corpus); to retrain "
-        f"and remake it: OUT_DIR={out} ./run.sh vanilla_pretrain && OUT_DIR={out} ./run.sh "
-        f"vanilla_finetune_with_pretrain && OUT_DIR={out} ./run.sh vanilla_eval_dev_with_pretrain && "
-        f"OUT_DIR={out} ./run.sh vanilla_eval_test_with_pretrain") in lines[12]
+        f"and remake it: OUT_DIR={there} ./run.sh vanilla_pretrain && OUT_DIR={there} ./run.sh "
+        f"vanilla_finetune_with_pretrain && OUT_DIR={there} ./run.sh vanilla_eval_dev_with_pretrain && "
+        f"OUT_DIR={there} ./run.sh vanilla_eval_test_with_pretrain") in lines[12]
     # test predictions are counted against birth_test_inputs.tsv and scored on birth_test.tsv's places
     assert lines[9].split()[2] == "vanilla.nopretrain.test.predictions" and "accuracy" in lines[9]
     others = sorted(n for n in os.listdir(code) if n.endswith(".py") and n not in deliverables.CODE)
