@@ -172,6 +172,53 @@ def _stop_thread(thread):
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(TestTimeout))
 
 
+class CallTimeout(BaseException):
+    """Raised asynchronously in a thread whose `Watchdog` call ran past its limit (BaseException, as TestTimeout)."""
+
+
+class Watchdog:
+    """Time limits on many short calls of the thread that makes it, from one watching thread: `with dog.call():`
+    raises CallTimeout in that thread at its next Python instruction once the call has run `seconds` (a native
+    call that hangs is left to the test's own limit). Used as a context manager, which stops the watching.
+    A threading.Timer a call cost 0.3 ms, 1.3 s over the 4,480 items a span test draws."""
+
+    def __init__(self, seconds, poll=0.05):
+        self.seconds, self.poll = seconds, poll
+        self._ident = threading.get_ident()
+        self._lock = threading.Lock()
+        self._deadline = None  # of the call running, if any
+        self._fired = False
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="grader-watchdog", daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._done.set()
+
+    def _watch(self):
+        while not self._done.wait(self.poll):
+            with self._lock:
+                if self._deadline is not None and not self._fired and time.monotonic() > self._deadline:
+                    self._fired = True
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._ident),
+                                                               ctypes.py_object(CallTimeout))
+
+    @contextlib.contextmanager
+    def call(self):
+        with self._lock:
+            self._deadline, self._fired = time.monotonic() + self.seconds, False
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._deadline, fired = None, self._fired
+            if fired:  # raised in the call, or still pending (the call ended just as it fired): no longer wanted
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._ident), None)
+
+
 _sigint = {"held": False, "pending": False}
 
 
