@@ -14,6 +14,7 @@ import contextlib
 import difflib
 import io
 import os
+import subprocess
 import sys
 import time
 
@@ -383,6 +384,31 @@ def apply_overrides(tconf, args):
     tconf.state_path, tconf.resume = state_path(args), args.resume
     tconf.start_params, tconf.seed = start_params(args), args.seed
     return tconf
+
+
+def run_record(model, tconf, trainer):
+    """What repeating a training run takes, for the card beside its params: the settings a --resume checks
+    (resume.run_settings: seed, optimisation, dropout, the data's digest), how it computed (the trainer's
+    record: device, processes, CPU threads, speed options, torch), Python's version and the commit of this
+    checkout ("+changes" when its tracked files differ from it; None outside git)."""
+    settings = resume.run_settings(model, tconf, trainer.train_dataset, trainer.test_dataset)
+    return {**settings, "computed": getattr(trainer, "record", None), "python": sys.version.split()[0],
+            "commit": checkout_commit()}
+
+
+def checkout_commit():
+    """The commit of the checkout this run.py is in, "+changes" added when tracked files differ; None where it
+    is no git checkout or git cannot say."""
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        head = subprocess.run(["git", "-C", repo, "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                              text=True, timeout=10)
+        if head.returncode != 0 or not head.stdout.strip():
+            return None
+        clean = subprocess.run(["git", "-C", repo, "diff", "--quiet", "HEAD", "--"], capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head.stdout.strip() + ("" if clean.returncode == 0 else "+changes")
 
 
 def read_questions(path, stoi, block_size):
@@ -765,7 +791,7 @@ def train_or_evaluate_unlocked(args):
     check_room_for(args, model, trainer, tconf.max_epochs, tconf.batch_size)
     helper.train(model, args.writing_params_path, trainer,  # the card (what shapes do not say) with the params
                  describe=lambda: write_card(args.writing_params_path, model, pretrain_dataset.itos, args.function,
-                                             tconf.max_epochs, corpus))
+                                             tconf.max_epochs, corpus, run_record(model, tconf, trainer)))
     if is_main_process():  # (under torchrun, rank 0 writes them)
         print(f"Params written to {args.writing_params_path}")
 

@@ -8,6 +8,7 @@ Run:  python -m pytest -q tests/test_card.py
 import hashlib
 import json
 import os
+import re
 
 import pytest
 import torch
@@ -16,6 +17,7 @@ import run as driver
 from submission import GPT, GPTConfig
 from submission.card import card_path, read_card, write_card
 from submission.dataset import CharCorruptionDataset, DataError
+from submission.resume import data_digest
 from submission.utils import ParamsError, load_params
 
 WIKI = "Ada Quill was born in Lisbon.\nBo Li was born in Oslo.\nWhere was Ada Quill born?\n"
@@ -46,6 +48,23 @@ def test_run_py_writes_the_card_of_its_params(trained):
     assert card["function"] == "pretrain"  # ask notes pretrained params asked a question
     assert sorted(os.listdir(folder)) == ["dev.tsv", "m.params", "m.params.card.json", "m.params.log.jsonl",
                                           "wiki.txt"]
+
+
+def test_the_card_records_what_repeating_the_run_takes(trained):
+    """The card had the heads, vocabulary, function, epochs and corpus: not the seed, learning rate, batch size,
+    dropout, speed options, CPU threads, torch or commit, so a run could not be repeated from what it wrote."""
+    _, params, _ = trained
+    run = read_card(str(params))["run"]
+    assert run["training"]["seed"] == 0 and run["training"]["batch_size"] == 4
+    assert run["training"]["max_epochs"] == 1 and run["training"]["learning_rate"] == 6e-3  # the course's pretraining
+    assert run["training"]["dropout"] == [0.1, 0.1, 0.1] and run["model"]["n_head"] == 2
+    assert run["data"] == data_digest(CharCorruptionDataset(WIKI, 32))
+    computed = run["computed"]
+    assert computed["device"] == "cpu" and computed["processes"] == 1 and computed["threads"] == [1]  # GPT_NUM_THREADS
+    assert computed["fast"] is True and computed["torch"] == torch.__version__
+    assert computed["packing"] in ("auto", True, False) and computed["length_groups"] == "auto"
+    commit = run["commit"]
+    assert commit is None or re.fullmatch(r"[0-9a-f]{12}(\+changes)?", commit), commit
 
 
 def test_params_read_with_other_heads_are_refused_in_one_line(trained, capsys):

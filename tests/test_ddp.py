@@ -42,6 +42,35 @@ def dataset():
     return TensorDataset(x, y)
 
 
+def corruption_dataset():
+    """Span corruption (the course's pretraining data) of 32 short lines: each example draws its truncation and
+    masked span from Python's `random` as it is read."""
+    from submission import CharCorruptionDataset
+    lines = [f"person {i} was born in town {i * 7 % 11} and read {'ab' * (i % 5)} books" for i in range(ROWS)]
+    return CharCorruptionDataset("\n".join(lines), CORRUPTION_BLOCK)
+
+
+CORRUPTION_BLOCK = 24
+
+
+def corruption_model(vocab):
+    torch.manual_seed(0)
+    return GPT(GPTConfig(vocab, CORRUPTION_BLOCK, n_layer=2, n_head=2, n_embd=16,
+                         embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0))
+
+
+def pretrain(folder, tag):
+    """A span-corruption run seeded as run.py seeds every process (set_seed): its params."""
+    import random
+    random.seed(0)
+    data = corruption_dataset()
+    model = corruption_model(data.vocab_size)
+    conf = config(folder, tag)
+    conf.max_epochs = 3
+    Trainer(model, data, None, conf).train()
+    return model.state_dict()
+
+
 def fresh_model():
     torch.manual_seed(0)
     return GPT(GPTConfig(VOCAB, WIDTH, n_layer=2, n_head=2, n_embd=16,
@@ -122,8 +151,10 @@ def _worker(rank, world, port, folder):
     packed_conf.pack = True  # each rank packs its own rows
     Trainer(packed, dataset(), None, packed_conf).train()
     Trainer(fresh_model(), empty_batch_dataset(), None, config(folder, f"empty-rank{rank}")).train()
+    corrupted = pretrain(folder, f"corruption-rank{rank}")
     torch.save({"params": model.state_dict(), "tokens": trainer.tokens, "main": is_main_process(),
-                "packed_params": packed.state_dict(), "steady_params": steady.state_dict(),
+                "corruption_params": corrupted, "packed_params": packed.state_dict(),
+                "steady_params": steady.state_dict(),
                 "scalars": conf.writer.calls, "unigram_tokens": other.tokens, "ddp_warnings": ddp_warnings,
                 "barriers": len(barriers),
                 "unigram_lr": [json.loads(line)["lr"] for line in open(other.config.log_path)] if rank == 0 else None},
@@ -165,7 +196,8 @@ def runs(tmp_path_factory):
     steady = Unigram()
     Trainer(steady, ignored_targets_dataset(), None, steady_config(folder, "steady-single")).train()
     Trainer(fresh_model(), empty_batch_dataset(), None, config(folder, "empty-single")).train()
-    single = {"params": model.state_dict(), "tokens": trainer.tokens, "steady_params": steady.state_dict()}
+    single = {"params": model.state_dict(), "tokens": trainer.tokens, "steady_params": steady.state_dict(),
+              "corruption_params": pretrain(folder, "corruption-single")}
     spawn_two(_worker, folder)
     ranks = [torch.load(os.path.join(folder, f"rank{r}.pt"), weights_only=True) for r in range(2)]
     return folder, single, ranks
@@ -182,14 +214,26 @@ def test_two_processes_train_the_same_params_as_one(runs):
 
 
 
+def test_two_processes_pretraining_with_span_corruption_train_the_same_params_as_one(runs):
+    """Each example's truncation and masked span are drawn under a seed of its own (draws.py), so the rank that
+    makes it draws what one process draws. When each process read its own stream (rank 1 one derived from rank
+    0's), the ranks trained on other corruptions of the same lines: 2.7e-2 away from one process's params."""
+    _, single, ranks = runs
+    start = corruption_model(corruption_dataset().vocab_size).state_dict()
+    for name, p in single["corruption_params"].items():
+        assert torch.allclose(ranks[0]["corruption_params"][name], p, atol=2e-5, rtol=1e-4), name
+        assert torch.equal(ranks[0]["corruption_params"][name], ranks[1]["corruption_params"][name]), name
+    assert max((single["corruption_params"][n] - start[n]).abs().max().item() for n in start) > 1e-3
+
+
 def test_each_training_ends_in_a_barrier(runs):
     """In torch 2.13 (not 2.2) DDP's gradient all-reduces keep a Python object, which gloo's worker thread frees
     just after the result is out: rank 1, exiting before it had, aborted ("terminate called without an active
     exception") in 9 of 469 torchrun runs of the tiny pretraining below, done while rank 0 still wrote the
-    params. Each of the five trainings of each rank ends in a barrier (trainer._end_together), waited in with
+    params. Each of the six trainings of each rank ends in a barrier (trainer._end_together), waited in with
     the GIL released while rank 0 finishes."""
     _, _, ranks = runs
-    assert [r["barriers"] for r in ranks] == [5, 5]
+    assert [r["barriers"] for r in ranks] == [6, 6]
 
 
 def test_ddp_is_built_without_a_deprecation_warning(runs):

@@ -313,9 +313,10 @@ def test_mingpt_under_torchrun_shuffles_each_epoch_by_the_runs_seed(mingpt):
     config = mingpt.trainer.TrainerConfig(batch_size=8, num_threads=1, seed=7)
     trainer = mingpt.trainer.Trainer(model, _Recorded(32), None, config)
     trainer.rank, trainer.world_size = 1, 2  # as torchrun's second process (no process group is needed for this)
-    sampler = trainer._loader(trainer.train_dataset, trainer.config).sampler
+    outer = trainer._loader(trainer.train_dataset, trainer.config).sampler  # draws.EpochSampler: (epoch, index)
+    sampler = outer.sampler
     assert isinstance(sampler, DistributedSampler) and sampler.shuffle and sampler.seed == 7
-    sampler.set_epoch(0)
-    first = list(sampler)
-    sampler.set_epoch(1)
-    assert len(first) == 16 and list(sampler) != first
+    outer.set_epoch(0)
+    first = [index for _, index in outer]
+    outer.set_epoch(1)
+    assert len(first) == 16 and [index for _, index in outer] != first and sampler.epoch == 1

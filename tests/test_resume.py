@@ -107,6 +107,25 @@ def test_an_interrupted_run_resumed_ends_with_the_uninterrupted_params(tmp_path,
     assert max((expected[n] - start[n]).abs().max().item() for n in expected if n.endswith("weight")) > 1e-2
 
 
+def test_a_resumed_run_draws_the_interrupted_runs_examples_whatever_the_stream_holds(tmp_path, monkeypatch):
+    """The fast path draws each example under a seed from the run's key (draws.py): the state keeps the key,
+    so a resumed run whose Python stream was moved on before train() (its key drawn anew) still reads the
+    interrupted run's examples."""
+    data = corpus()
+    whole = trainer(tmp_path / "whole", data)
+    whole.train()
+    with monkeypatch.context() as m:
+        interrupt_at(m, -(-len(data) // 8) + 1)
+        with pytest.raises(KeyboardInterrupt):
+            trainer(tmp_path / "cut", data).train()
+    assert isinstance(torch.load(tmp_path / "cut" / "params.state", weights_only=False)["rng"]["draws"], int)
+    resumed = trainer(tmp_path / "cut", data, resume=True)
+    random.seed(123)
+    resumed.train()
+    for name, p in whole.model.state_dict().items():
+        assert torch.equal(resumed.model.state_dict()[name], p), name
+
+
 def cut_run(tmp_path, monkeypatch, data=None, **conf):
     """A run interrupted in its second epoch, leaving the state after its first."""
     data = data or corpus()

@@ -119,12 +119,13 @@ def card_text(card):
     return json.dumps(card, ensure_ascii=False, indent=1) + "\n"
 
 
-def write_card(params_path, model, itos, function=None, epochs=None, corpus=None):
+def write_card(params_path, model, itos, function=None, epochs=None, corpus=None, run=None):
     """Write the card of params just written by `model` (unwrapped), whose vocabulary is `itos`, and
     `function`, run.py's ("pretrain" or "finetune"), the `epochs` trained and the `corpus` the weights
     were pretrained on (a pretrain_corpus entry: corpus_record's, or the card's of the params a finetuning
-    started from), when given. A card that cannot be written costs only its checks: one line on stderr,
-    and the run goes on."""
+    started from), when given; `run`: what repeating the run takes (run.py's run_record: its seed and
+    settings, the data's digest, device, CPU threads, speed options, torch, commit), recorded, never checked.
+    A card that cannot be written costs only its checks: one line on stderr, and the run goes on."""
     from .files import atomic_write_text  # files.py imports params.py, which imports this module
     if not os.path.isfile(params_path):  # /dev/null, a FIFO: nothing to describe
         return
@@ -137,6 +138,8 @@ def write_card(params_path, model, itos, function=None, epochs=None, corpus=None
         card["epochs"] = epochs
     if corpus is not None:
         card["pretrain_corpus"] = dict(corpus)
+    if run is not None:
+        card["run"] = run
     try:
         atomic_write_text(card_path(params_path), card_text(card))
     except (OSError, ValueError) as e:  # files.py's DataError (a ValueError) names the path and the reason

@@ -4,16 +4,16 @@ Beyond the course, whose pretraining takes two hours on a GPU (about four on a 2
 and starts over when interrupted. Every `TrainerConfig.state_every` seconds, at the end of an
 epoch, the trainer writes its state to `TrainerConfig.state_path` (atomically; run.py: beside the
 params, `<params>.state`): the weights, AdamW's moments and step counts, the schedule's token
-count, the best test loss, the loss log so far, and the random streams of torch (CPU, the current
-GPU, an Apple GPU) and Python (span corruption draws from `random`). `TrainerConfig.resume` (run.py
+count, the best test loss, the loss log so far, the random streams of torch (CPU, the current GPU, an
+Apple GPU) and Python, and the key of the examples' draws (draws.py). `TrainerConfig.resume` (run.py
 `--resume`) reads it back, after checking that it was saved by the same run (model shape,
 optimisation settings, data), and continues with the next epoch. run.py starts no fresh run over a
 state unless given `--restart`: the first save would replace hours of training. Without DataLoader
 workers (always so on the CPU), with the same CPU thread count and the same speed options (packing, length
 groups, compiling: they change which dropout masks are drawn) the resumed run ends with the uninterrupted run's
-params, bit for bit (tests/test_resume.py). Where random streams are not saved
-it is the same run in distribution, not in bits: DataLoader workers' streams (CUDA, MPS) start
-afresh, and under torchrun rank 0 writes the state and the other ranks derive theirs from its
+params, bit for bit (tests/test_resume.py). The examples are the same draws anywhere (the fast path keys each
+one, draws.py); where torch's streams are not saved the dropout masks are other draws, the same run in
+distribution, not in bits: under torchrun rank 0 writes the state and the other ranks derive theirs from its
 streams. The state (40 MB for the course's model, written in 0.1 s on the 2-core CPU) is removed
 once training has ended and the params are written.
 """
@@ -141,12 +141,14 @@ def describe(path):
         return ""
 
 
-def save(path, *, model, optimizer, settings, epoch, step, tokens, best_loss, elapsed, log_lines):
-    """Write the state after `epoch` epochs (atomically: an interrupted save keeps the previous one)."""
+def save(path, *, model, optimizer, settings, epoch, step, tokens, best_loss, elapsed, log_lines, draws=None):
+    """Write the state after `epoch` epochs (atomically: an interrupted save keeps the previous one); `draws`:
+    the run's key of its examples' draws (draws.py), kept with the random streams."""
     atomic_torch_save({
         "format": FORMAT, "settings": settings, "epoch": epoch, "step": step, "tokens": int(tokens),
         "best_loss": float(best_loss), "elapsed": float(elapsed), "log_lines": list(log_lines),
-        "model": model.state_dict(), "optimizer": portable_optimizer_state(optimizer), "rng": rng_state(),
+        "model": model.state_dict(), "optimizer": portable_optimizer_state(optimizer),
+        "rng": {**rng_state(), "draws": draws},
     }, path)
 
 

@@ -25,7 +25,9 @@ gloo on CPU. Each rank takes batch_size // world_size rows of every global batch
 weighted by their share of the global batch's counted targets so the gradient is the single-process
 one, the schedule's token counter counts the global batch, and only rank 0 writes the log and the
 checkpoint (and shows progress). `utils.is_main_process()` tells callers which process should write
-files. tests/test_ddp.py checks 2 gloo processes against 1. Exact when the process count divides the
+files. Each example's span corruption is drawn under a seed of its own (draws.py), so the rank making it
+draws what one process draws; dropout masks are each rank's own. tests/test_ddp.py checks 2 gloo processes
+against 1, span-corruption pretraining among them, without dropout. Exact when the process count divides the
 dataset's size; otherwise DistributedSampler repeats up to N - 1 of its first rows to fill the last
 global batch (the 2,938 items of wiki.txt's dataset, its 2,937 lines and the empty one after the
 last newline, under 4 processes: 2 rows an epoch).
@@ -59,6 +61,7 @@ from . import resume
 from .batching import AUTO_GROUPS_MOST, length_group_count, length_groups, pack_rows, trim_padding
 from .cli import TrainingDiverged
 from .dataset import DataError
+from .draws import EpochSampler, KeyedDraws, draws_key
 from .files import NoRoom, cpu_state_dict, is_special_file, replace_file, replacement_mode
 from .interrupts import interrupts_held
 from .fastpath import (_has_fused_adamw, asked_groups, compile_setting, compiled_graphs_conflict, loader_workers,
@@ -363,6 +366,7 @@ class Trainer:
             self.device = f"cuda:{self.local_rank}"
         self.model = self.model.to(self.device)
         self.tokens = 0
+        self.record = None  # once trained: TrainingRun.record(), how the run computed
 
     @property
     def is_main(self):
@@ -383,16 +387,24 @@ class Trainer:
         ]
         return adamw(optim_groups, config, raw_model)
 
-    def _loader(self, data, config):
+    def _loader(self, data, config, split="train"):
+        """`data`'s batches for this process. The fast path draws each example under its own seed (draws.py: the
+        same examples whichever rank or worker makes them; the run's key is set on `loader.dataset` before the first
+        batch); the course's loop (fast=False) reads it as the course's DataLoader does, each example from the
+        random stream of the process making it, in turn."""
         workers = loader_workers(config.num_workers, self.device.split(":")[0])
         sampler = None
         if self.world_size > 1:  # (set_epoch gives a shuffled epoch its own order, the same on every rank; the run's
             # seed, as a single process's order follows torch's seed)
             sampler = DistributedSampler(data, num_replicas=self.world_size, rank=self.rank, shuffle=self.shuffle,
                                          seed=config.seed or 0)
-        return DataLoader(data, batch_size=self._rank_batch_size(config), shuffle=self.shuffle and sampler is None,
-                          sampler=sampler, num_workers=workers, persistent_workers=workers > 0,
-                          pin_memory=self.device.startswith("cuda"))
+        if not config.fast:
+            return DataLoader(data, batch_size=self._rank_batch_size(config), shuffle=self.shuffle and sampler is None,
+                              sampler=sampler, num_workers=workers, persistent_workers=workers > 0,
+                              pin_memory=self.device.startswith("cuda"))
+        return DataLoader(KeyedDraws(data, split), batch_size=self._rank_batch_size(config),
+                          sampler=EpochSampler(data, sampler, self.shuffle), num_workers=workers,
+                          persistent_workers=workers > 0, pin_memory=self.device.startswith("cuda"))
 
     def _rank_batch_size(self, config):
         if config.batch_size % self.world_size:
@@ -434,9 +446,9 @@ class Trainer:
         epoch, and what an interrupted or failed run says; `after` (helper.train's params write) runs once
         the loop has ended, with Ctrl-C held."""
         config = self.config
-        loaders = {"train": self._loader(self.train_dataset, config)}
+        loaders = {"train": self._loader(self.train_dataset, config, "train")}
         if self.test_dataset is not None:
-            loaders["test"] = self._loader(self.test_dataset, config)
+            loaders["test"] = self._loader(self.test_dataset, config, "test")
         state_path = config.state_path
         settings = (resume.run_settings(self.model, config, self.train_dataset, self.test_dataset)
                     if state_path else None)
@@ -450,7 +462,17 @@ class Trainer:
         elif state_path and self.is_main and os.path.exists(state_path):
             tqdm.write(f"note: {state_path} holds an interrupted run's training state; this run starts over and "
                        f"replaces it at its first save", file=sys.stderr)
+        keyed = [loader.dataset for loader in loaders.values() if isinstance(loader.dataset, KeyedDraws)]
+        key = state["rng"].get("draws") if state is not None else None  # a state of an earlier version has none
+        if key is None and keyed:  # (the course's loop draws nothing more from the stream than its examples do)
+            key = draws_key()  # drawn before prepare() gives ranks above 0 their own streams
         run = self.prepare(steps=len(loaders["train"]) * config.max_epochs)
+        if keyed and self.world_size > 1:  # rank 0's, as one process's (an unseeded program's ranks drew other keys)
+            shared = torch.tensor([key], dtype=torch.int64, device=self.device if run.cuda else "cpu")
+            dist.broadcast(shared, 0)
+            key = int(shared)
+        for data in keyed:
+            data.key = key
         if state is not None:
             with resume.putting(state_path, "optimizer state"):
                 run.load_optimizer_state(state["optimizer"])
@@ -537,7 +559,7 @@ class Trainer:
             epoch_start = step + 1
             run.model.train(is_train)
             loader = loaders[split]
-            if isinstance(loader.sampler, DistributedSampler):
+            if hasattr(loader.sampler, "set_epoch"):  # EpochSampler: each example's draws are keyed by it (draws.py)
                 loader.sampler.set_epoch(epoch)
             if not is_train:
                 total, batches = None, 0
@@ -605,7 +627,7 @@ class Trainer:
                         try:
                             resume.save(state_path, model=self.model, optimizer=run.optimizer, settings=settings,
                                         epoch=epoch + 1, step=step, tokens=self.tokens, best_loss=best_loss,
-                                        elapsed=time.time() - start, log_lines=log_lines)
+                                        elapsed=time.time() - start, log_lines=log_lines, draws=key)
                         except NoRoom as e:  # the end was checked to fit (run.check_room_for): go on, saving no
                             kept = ("" if saved_epoch is None else  # more states; the one before is kept till then
                                     f" ({state_saved(saved_epoch, config)}, kept for --resume until the params are "
@@ -638,6 +660,7 @@ class Trainer:
         finally:
             log.close()
         params_finite()
+        self.record = run.record()  # how it computed, for what `after` writes beside the params (run.py: their card)
         with interrupts_held():  # an interrupted run leaves its .partial log and the previous log intact
             if after is not None:
                 try:
@@ -717,9 +740,19 @@ class TrainingRun:
         if config.step_graphs:
             self.use_step_graphs()
 
+    def record(self):
+        """How this run computed, beyond its settings: what else repeating it takes (run.py puts it in the card
+        beside the params). `threads`: each CPU thread count it used (the last bits differ between counts)."""
+        return {"device": self.device, "processes": self.world_size,
+                "threads": sorted(self.threads.used or {torch.get_num_threads()}) if self.threads is not None else None,
+                "fast": self.fast, "compiled": self.compiled, "amp": self.amp, "packing": self.packing,
+                "length_groups": self.config.length_groups, "step_graphs": bool(self.config.step_graphs),
+                "torch": torch.__version__}
+
     def distinct_rank_streams(self):
-        """Under torchrun, distinct dropout and span-corruption draws on each rank (rank 0 keeps its own),
-        each derived from the stream the rank has (after a resume, rank 0's saved one)."""
+        """Under torchrun, distinct dropout draws on each rank (rank 0 keeps its own), and a Python stream of its
+        own (the course's loop's span corruptions; the fast path keys each example's, draws.py), each derived from
+        the stream the rank has (after a resume, rank 0's saved one)."""
         rank = self.trainer.rank
         if self.world_size > 1 and rank > 0:
             torch.manual_seed((int(torch.empty((), dtype=torch.int64).random_()) + 7919 * rank) % 2 ** 63)
