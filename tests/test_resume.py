@@ -126,6 +126,21 @@ def test_a_resumed_run_draws_the_interrupted_runs_examples_whatever_the_stream_h
         assert torch.equal(resumed.model.state_dict()[name], p), name
 
 
+def test_resuming_with_another_thread_count_is_noted(tmp_path, monkeypatch, capsys):
+    """Another CPU thread count sums floats in another order: resumed so, the run ended 9.5e-4 from the
+    uninterrupted run's params, without a word. The state records the counts used; another one is noted."""
+    cut_run(tmp_path, monkeypatch)
+    capsys.readouterr()
+    assert torch.load(tmp_path / "params.state", weights_only=False)["threads"] == [1]
+    trainer(tmp_path, corpus(), resume=True, num_threads=2).train()
+    assert ("note: the interrupted run trained with 1 CPU thread(s), this one with 2: its params will differ from an "
+            "uninterrupted run's in their last bits (GPT_NUM_THREADS=1 resumes it exactly)") in capsys.readouterr().err
+    cut_run(tmp_path, monkeypatch)
+    capsys.readouterr()
+    trainer(tmp_path, corpus(), resume=True).train()
+    assert "CPU thread(s), this one with" not in capsys.readouterr().err
+
+
 def cut_run(tmp_path, monkeypatch, data=None, **conf):
     """A run interrupted in its second epoch, leaving the state after its first."""
     data = data or corpus()

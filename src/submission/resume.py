@@ -141,15 +141,29 @@ def describe(path):
         return ""
 
 
-def save(path, *, model, optimizer, settings, epoch, step, tokens, best_loss, elapsed, log_lines, draws=None):
+def save(path, *, model, optimizer, settings, epoch, step, tokens, best_loss, elapsed, log_lines, draws=None,
+         threads=None):
     """Write the state after `epoch` epochs (atomically: an interrupted save keeps the previous one); `draws`:
-    the run's key of its examples' draws (draws.py), kept with the random streams."""
+    the run's key of its examples' draws (draws.py), kept with the random streams; `threads`: the CPU thread
+    counts it used so far (None: not on a CPU), for `threads_note`."""
     atomic_torch_save({
         "format": FORMAT, "settings": settings, "epoch": epoch, "step": step, "tokens": int(tokens),
         "best_loss": float(best_loss), "elapsed": float(elapsed), "log_lines": list(log_lines),
         "model": model.state_dict(), "optimizer": portable_optimizer_state(optimizer),
-        "rng": {**rng_state(), "draws": draws},
+        "rng": {**rng_state(), "draws": draws}, "threads": threads,
     }, path)
+
+
+def threads_note(state, now):
+    """The note for a run resuming `state` with `now` CPU threads (None: not on a CPU) where the interrupted run
+    used one other count: another count sums floats in another order, so the params end other in their last bits
+    than the uninterrupted run's (the state is still this run's: it is not refused); None otherwise, also for a
+    state of an earlier version, which does not say."""
+    saved = state.get("threads")
+    if now is None or not isinstance(saved, list) or len(saved) != 1 or saved[0] == now:
+        return None
+    return (f"note: the interrupted run trained with {saved[0]} CPU thread(s), this one with {now}: its params will "
+            f"differ from an uninterrupted run's in their last bits (GPT_NUM_THREADS={saved[0]} resumes it exactly)")
 
 
 # the settings whose run.py flag has another name than the setting (the others' flags are --NAME)

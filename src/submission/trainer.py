@@ -496,6 +496,9 @@ class Trainer:
             if self.is_main:
                 tqdm.write(f"resuming from {state_path}: epoch {first_epoch + 1} of {config.max_epochs}, "
                            f"after step {step:,}")
+                note = resume.threads_note(state, torch.get_num_threads() if run.threads is not None else None)
+                if note:
+                    tqdm.write(note, file=sys.stderr)
             state = None  # the weights and moments are in place: free the copies
         pending = []  # logged rows whose loss is still a device tensor
         pending_empty = []  # for each, whether its batch had nothing to learn from (run.empty: a bool or device tensor)
@@ -627,7 +630,8 @@ class Trainer:
                         try:
                             resume.save(state_path, model=self.model, optimizer=run.optimizer, settings=settings,
                                         epoch=epoch + 1, step=step, tokens=self.tokens, best_loss=best_loss,
-                                        elapsed=time.time() - start, log_lines=log_lines, draws=key)
+                                        elapsed=time.time() - start, log_lines=log_lines, draws=key,
+                                        threads=sorted(run.threads.used) if run.threads is not None else None)
                         except NoRoom as e:  # the end was checked to fit (run.check_room_for): go on, saving no
                             kept = ("" if saved_epoch is None else  # more states; the one before is kept till then
                                     f" ({state_saved(saved_epoch, config)}, kept for --resume until the params are "
