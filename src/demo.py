@@ -649,7 +649,10 @@ def run_demo(args, extra, size_name, out, pre_args, common, current):
         results.append((label, cor / tot * 100, share, found, time.time() - t + earlier - kept))
     settings = f"{size_name} settings" + (f" with {shlex.join(changed)}" if changed else "")
     minutes = (time.time() - t0 + earlier) / 60
-    lines = [f"Dev accuracy ({total} questions, {source}; {settings}, {get_device()}, {minutes:.1f} min in all). "
+    trained = [par(name) for v in args.variants.split(",") for name in
+               (["vanilla.model.params"] if v == "nopretrain" else [f"{v}.pretrain.params", f"{v}.finetune.params"])]
+    lines = [f"Dev accuracy ({total} questions, {source}; {settings}, {get_device()}{how_trained(trained)}, "
+             f"{minutes:.1f} min in all). "
              f"Memorised: the share of train and dev birthplaces the pretrained model reproduces from the biographies "
              f"(src/memorised.py). Retrieved: of the dev people whose birthplace it memorised, how many the finetuned "
              f"model answers right.", ""]
@@ -669,6 +672,28 @@ def run_demo(args, extra, size_name, out, pre_args, common, current):
     if hint:
         print(hint)
     return results
+
+
+def how_trained(params_paths):
+    """", 2 CPU threads, torch 2.13.0+cpu, commit abc123def456": what the cards of `params_paths` say about how
+    they were trained, for the results' first line: the CPU thread counts used (one, or their range: the count
+    changes a CPU run's results, README, Results), and torch and the commit where every card saying them agrees;
+    "" where no card says."""
+    from submission.card import read_card
+    runs = [r for r in ((read_card(p) or {}).get("run") for p in params_paths) if isinstance(r, dict)]
+    computed = [r["computed"] if isinstance(r.get("computed"), dict) else {} for r in runs]
+    parts = []
+    every = sorted({n for c in computed if isinstance(c.get("threads"), list) for n in c["threads"]
+                    if isinstance(n, int)})
+    if every:
+        parts.append(f"{every[0]} CPU thread{'s' if every[0] != 1 else ''}" if len(every) == 1 else
+                     f"{every[0]} to {every[-1]} CPU threads")
+    for values, shown in (([c.get("torch") for c in computed], "torch {}"), ([r.get("commit") for r in runs],
+                                                                             "commit {}")):
+        values = {v for v in values if isinstance(v, str)}
+        if len(values) == 1:
+            parts.append(shown.format(next(iter(values))))
+    return "".join(f", {part}" for part in parts)
 
 
 def ask_hint(out, data, model_args, stored=None):

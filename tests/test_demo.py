@@ -1054,3 +1054,25 @@ def test_a_file_the_demo_writes_is_recorded_as_written_through_a_linked_out_with
     hashes, _ = ledger.read_record(str(real), demo.RECORD)
     assert set(hashes) == {state}
     assert demo.saved_with(str(out), state, "the step's key") and 90 <= demo.step_seconds(str(out), state) < 150
+
+
+def test_the_results_heading_says_the_thread_counts_torch_and_commit_the_cards_record(tmp_path):
+    """The table's figures change with the CPU thread count (README, Results), which results.md did not say:
+    the heading now names the counts, torch and the commit the params' cards record."""
+    import torch
+    from submission.card import write_card
+
+    def params(name, threads, commit="0123456789ab", torch_version="2.13.0+cpu"):
+        path = tmp_path / name
+        path.write_bytes(name.encode())
+        write_card(str(path), torch.nn.Linear(1, 1), {0: "a"},
+                   run={"computed": {"threads": threads, "torch": torch_version}, "commit": commit})
+        return str(path)
+
+    a, b = params("a.params", [2]), params("b.params", [2])
+    assert demo.how_trained([a, b]) == ", 2 CPU threads, torch 2.13.0+cpu, commit 0123456789ab"
+    assert demo.how_trained([params("c.params", [1])]) == ", 1 CPU thread, torch 2.13.0+cpu, commit 0123456789ab"
+    mixed = [a, params("d.params", [1, 2], commit="ba9876543210"), params("e.params", None)]  # e: on a GPU
+    assert demo.how_trained(mixed) == ", 1 to 2 CPU threads, torch 2.13.0+cpu"  # two commits: none said
+    (tmp_path / "plain.params").write_bytes(b"x")  # the course's params, no card
+    assert demo.how_trained([str(tmp_path / "plain.params"), str(tmp_path / "missing.params")]) == ""
