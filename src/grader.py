@@ -1096,6 +1096,10 @@ def test_1e1(ctx):
         gap = min(_gaps_after_masked(doc, (prefix, suffix, masked)) - {0}, default=0) if suffix else 0
         lost = (f"; {_show(doc[len(prefix + masked):len(prefix + masked) + gap])} between the masked content and "
                 f"the suffix is lost: the suffix starts right after the masked content" if gap else "")
+        swapped = not doc.startswith(original) and doc.startswith(prefix + suffix + masked)
+        require(not swapped, f"the masked content and the suffix are swapped: {_show(body)} from {_show(doc)} "
+                             f"({where}) is prefix MASK masked MASK suffix; the course's layout is prefix MASK "
+                             f"suffix MASK masked content")
         require(doc.startswith(original),
                 f"prefix + masked + suffix is not a prefix of the document: {_show(body)} from {_show(doc)} "
                 f"({where}){lost}")

@@ -192,6 +192,7 @@ class SpanMutant(RealDataset):
     pad_in_middle = False
     closing_mask = True
     suffix_skip = 0  # characters dropped between the masked content and the suffix
+    swapped = False  # prefix MASK masked MASK suffix
 
     def __getitem__(self, idx):
         rng = random
@@ -203,6 +204,8 @@ class SpanMutant(RealDataset):
         m = self.masked_length(n, rng) if n >= 4 else min(n, 1)
         start = self.span_start(n - m, rng)
         prefix, masked, suffix = doc[:start], doc[start:start + m], doc[start + m + self.suffix_skip:]
+        if self.swapped:
+            masked, suffix = suffix, masked
         mask, pad = self.MASK_CHAR, self.PAD_CHAR
         close = mask if self.closing_mask else ""
         npad = self.block_size - (len(prefix + masked + suffix) + 2 + len(close))
@@ -305,6 +308,17 @@ class SuffixOneLate(SpanMutant):
     suffix_skip = 1
 
 
+def test_a_swapped_masked_content_and_suffix_is_named_in_1e1(corpus, monkeypatch):
+    """prefix MASK masked MASK suffix failed 1e-1 as "prefix + masked + suffix is not a prefix of the document",
+    which does not say what is wrong with it."""
+    monkeypatch.setattr(submission, "CharCorruptionDataset", type("Swapped", (SpanMutant,), {"swapped": True}))
+    reason = run(corpus[0], ["1e-1-basic"])["1e-1-basic"].reason
+    assert reason.startswith("the masked content and the suffix are swapped: ") and reason.endswith(
+        "is prefix MASK masked MASK suffix; the course's layout is prefix MASK suffix MASK masked content"), reason
+    monkeypatch.setattr(submission, "CharCorruptionDataset", SuffixOneLate)  # another mistake: not called a swap
+    assert "swapped" not in run(corpus[0], ["1e-1-basic"])["1e-1-basic"].reason
+
+
 class NoClosingMask(SpanMutant):
     """The handout's layout without the MASK after the masked content: right, as the course's grader says."""
     closing_mask = False
@@ -371,12 +385,12 @@ def test_span_hang_on_a_short_line_fails_1e2_only_naming_it_and_is_asked_once_by
     which document: each item now has grader.ITEM_SECONDS, and after one hang the tests that skip short lines
     skip them without asking again (2 calls on short lines in all: 1e-2's, and the first other test's)."""
     monkeypatch.setattr(submission, "CharCorruptionDataset", HangsOnShortLines)
-    monkeypatch.setattr(grader, "ITEM_SECONDS", 0.3)
+    monkeypatch.setattr(grader, "ITEM_SECONDS", 2)  # (0.3 s stopped an ordinary item once, in the loaded full suite)
     HangsOnShortLines.short_calls.clear()
     results = run(corpus[0], SPAN_TESTS)
     assert failing(results) == {"1e-2-basic"}, {i: r.reason for i, r in results.items()}
     reason = results["1e-2-basic"].reason
-    assert re.search(r"dataset\[\d+\] did not return within 0.3 s, on a document of [0-3] characters \(block_size "
+    assert re.search(r"dataset\[\d+\] did not return within 2 s, on a document of [0-3] characters \(block_size "
                      r"128\); every line must work", reason), reason  # (a package's own file is named: stopped at)
     assert "a loop that draws until one fits never ends" in reason
     assert len(HangsOnShortLines.short_calls) == 2
