@@ -743,9 +743,25 @@ def cut_at_marks(lines, answers, name):
             f"{MASK_CHAR} or any padding)")
 
 
+def out_of_order(lines, answers, name):
+    """' (the lines of NAME are in alphabetical order ...)' or ' (read bottom to top, N lines of NAME would be right
+    ...)' where the predictions were written in another order than the questions', else ''. Each line is compared
+    with its question's answer, so a sorted or reversed file scores as a model that learned nothing."""
+    said, truth = [line.strip() for line in lines], [a.strip() for a in answers]
+    if len(set(said)) > 2 and said == sorted(said) and truth != sorted(truth):
+        return (f" (the lines of {name} are in alphabetical order, which the questions are not: write each "
+                f"prediction on its question's line, in the questions file's order)")
+    backwards = count_right(lines[::-1], answers)
+    if backwards >= 3 and backwards > 2 * count_right(lines, answers):
+        return (f" (read bottom to top, {backwards} lines of {name} would be right: write each prediction on its "
+                f"question's line, in the questions file's order)")
+    return ""
+
+
 def near_misses(lines, answers, name):
-    """Why right answers were counted wrong, where a formatting slip explains it (spaced, cut_at_marks)."""
-    return spaced(lines, answers, name) + cut_at_marks(lines, answers, name)
+    """Why right answers were counted wrong, where a formatting slip explains it (spaced, cut_at_marks) or the
+    order of the lines does (out_of_order)."""
+    return spaced(lines, answers, name) + cut_at_marks(lines, answers, name) + out_of_order(lines, answers, name)
 
 
 def at_least_one_right(name):

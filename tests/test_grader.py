@@ -1585,6 +1585,27 @@ def test_answers_right_but_for_spaces_are_named_as_such(corpus, tmp_path):
     assert not r.passed and "spaces" not in r.reason  # (wrong answers: no word of spaces)
 
 
+def test_predictions_written_sorted_or_reversed_are_named_as_such(corpus, tmp_path):
+    """Each line is compared with its question's answer: a file sorted or written bottom to top scored as a model
+    that learned nothing, and the failure blamed the training."""
+    answers = ["Paris", "Lima", "Oslo", "Accra", "Lima", "Quito"]
+    assert grader.out_of_order(sorted(answers), answers, "f") == (
+        " (the lines of f are in alphabetical order, which the questions are not: write each prediction on its "
+        "question's line, in the questions file's order)")
+    assert grader.out_of_order(answers[::-1], answers, "f").startswith(" (read bottom to top, 6 lines of f would be")
+    assert grader.out_of_order(answers, answers, "f") == ""
+    assert grader.out_of_order(sorted(answers), sorted(answers), "f") == ""  # questions whose answers are sorted
+    def reversed_none_right(a):  # bottom to top, a line right by chance (the middle's, a repeated place) made wrong
+        return ["Atlantis" if p == q else p for p, q in zip(a[::-1], a)]
+    write_predictions(str(tmp_path), corpus[1], reversed_none_right)
+    r = run(corpus[0], ["1f-1-hidden"], submission_dir=str(tmp_path))["1f-1-hidden"]
+    assert not r.passed and re.search(r"\(read bottom to top, \d+ lines of vanilla\.pretrain\.dev\.predictions would "
+                                      r"be right: write each prediction on its question's line", r.reason), r.reason
+    write_predictions(str(tmp_path), corpus[1], lambda a: ["Atlantis"] * len(a))  # wrong, in order: no word of it
+    r = run(corpus[0], ["1f-1-hidden"], submission_dir=str(tmp_path))["1f-1-hidden"]
+    assert "order" not in r.reason and "bottom to top" not in r.reason, r.reason
+
+
 def test_answers_that_keep_the_closing_mask_are_named_as_such(corpus, tmp_path):
     """A student's evaluation that keeps the closing MASK, or the padding after it ("London\u2047\u25a1\u25a1"),
     scored 0% with "check that it was finetuned and evaluated on this data": the fault was in cutting the
