@@ -12,7 +12,7 @@ back after it; `EpochSampler` hands each index its epoch. An example is then the
 process or worker makes it: 2 processes draw what 1 draws (tests/test_ddp.py), any worker count
 what none draws, and a resumed run what the uninterrupted one drew (its key is in the state). Each
 epoch still draws afresh, as the course's does. Torch's streams are not keyed: dropout masks stay
-per process (a rank draws its own, fastpath.py's distinct streams).
+per process (a rank draws its own: trainer.py's TrainingRun.distinct_rank_streams).
 """
 import random
 
