@@ -62,7 +62,6 @@ import platform
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -71,6 +70,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+from ledger import checkout_commit  # noqa: E402
 from modelflags import COURSE_SIZE  # noqa: E402
 from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start  # noqa: E402
@@ -190,17 +190,6 @@ def cpu_has_bf16():
     except OSError:
         return False
     return "amx_bf16" in flags or "avx512_bf16" in flags
-
-
-def commit():
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True,
-                              text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return (head + ("+changes" if dirty else "")) or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 def peak_flops(device, dtype, n):
@@ -540,7 +529,8 @@ def main(argv=None):
                     corpus_flag="--data-dir (the folder of the wiki.txt)",
                     size_fix="the bench evaluates the course's model size (4 layers, 8 heads, 256 dims, block 128)",
                     itos=pre.itos)
-    summary = {"hardware": hardware(device), "device": device, "torch": torch.__version__, "commit": commit()}
+    summary = {"hardware": hardware(device), "device": device, "torch": torch.__version__,
+               "commit": checkout_commit(short=7) or "unknown"}
     if threads is not None:
         summary["threads"] = threads
     print(f"bench on {summary['hardware']}, torch {torch.__version__}, device {device}"

@@ -289,16 +289,20 @@ def tree_differences(model, expected):
     problems = []
     wrong_kinds = []  # listed first: a module of the wrong class explains the missing and unexpected ones in it
     got_modules = dict(model.named_modules())
+
+    def owner(name):  # the module a parameter, buffer or module belongs to
+        return name.rsplit(".", 1)[0] if "." in name else ""
+
     missing = [n for n in exp_modules if n not in got_modules]
     for n in missing:
         if n.rsplit(".", 1)[0] in missing and "." in n:
             continue  # inside a missing module: that one is reported
         problems.append(f"missing module {n} ({_kind_name(exp_modules[n][0])})")
-    parents_missing = {n.rsplit(".", 1)[0] if "." in n else "" for n in missing}
+    parents_missing = {owner(n) for n in missing}
     for n, mod in got_modules.items():
         if n not in exp_modules:
             stateless = next(mod.parameters(), None) is None and next(mod.buffers(), None) is None
-            if stateless and (n.rsplit(".", 1)[0] if "." in n else "") not in parents_missing:
+            if stateless and owner(n) not in parents_missing:
                 continue  # a helper holding no weights (self.relu = nn.ReLU()): the params file is the course's
             problems.append(f"unexpected module {n} ({type(mod).__name__})")
             continue
@@ -319,9 +323,6 @@ def tree_differences(model, expected):
                 same = have == want
             if not same:
                 problems.append(f"{n}.{attr} is {have!r}, expected {want!r}")
-    def owner(name):  # the module a parameter or buffer belongs to
-        return name.rsplit(".", 1)[0] if "." in name else ""
-
     def reported(name):  # its module is already reported missing or unexpected
         o = owner(name)
         return (o in exp_modules) != (o in got_modules)

@@ -165,11 +165,17 @@ def _relpath(path):
     return path if rel == ".." or rel.startswith(".." + os.sep) else rel
 
 
+def _raise_in(ident, exc):
+    """Ask the thread `ident` to raise `exc` (a class) at its next Python instruction; None: take back one asked
+    and not yet raised."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), None if exc is None else ctypes.py_object(exc))
+
+
 def _stop_thread(thread):
     """Ask `thread` to raise TestTimeout at its next Python instruction."""
     if thread.ident is None:
         return
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(TestTimeout))
+    _raise_in(thread.ident, TestTimeout)
 
 
 class CallTimeout(BaseException):
@@ -203,8 +209,7 @@ class Watchdog:
             with self._lock:
                 if self._deadline is not None and not self._fired and time.monotonic() > self._deadline:
                     self._fired = True
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._ident),
-                                                               ctypes.py_object(CallTimeout))
+                    _raise_in(self._ident, CallTimeout)
 
     @contextlib.contextmanager
     def call(self):
@@ -216,7 +221,7 @@ class Watchdog:
             with self._lock:
                 self._deadline, fired = None, self._fired
             if fired:  # raised in the call, or still pending (the call ended just as it fired): no longer wanted
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._ident), None)
+                _raise_in(self._ident, None)
 
 
 _sigint = {"held": False, "pending": False}

@@ -6,6 +6,7 @@ write that the record does not hold as it is now: a file the tool never wrote (t
 student's params), or one changed since (edited by hand, remade by another command). Such a file is
 refused, not replaced. `logged_epochs` reads how long the training run behind a params file was, from
 its loss log: run.py keeps a longer run's params from a shorter run, the grader names short runs.
+`checkout_commit` names the code a run's figures came from (the bench's summary, a params card).
 Standard library only (make_world runs without torch).
 """
 import contextlib
@@ -13,6 +14,7 @@ import hashlib
 import json
 import os
 import stat
+import subprocess
 import tempfile
 
 try:
@@ -157,3 +159,20 @@ def add_to_record(folder, record, names, about):
         finally:
             with contextlib.suppress(FileNotFoundError):  # written and renamed: nothing left; gone already
                 os.unlink(tmp)
+
+
+def checkout_commit(short=12):
+    """The commit of the checkout these tools are in (`short` hex digits at least), "+changes" added where its
+    tracked files differ from it; None where it is no git checkout or git cannot say. The bench's summary and
+    run.py's card name the code that made their figures by it."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        head = subprocess.run(["git", "rev-parse", f"--short={short}", "HEAD"], cwd=here, capture_output=True,
+                              text=True, timeout=10)
+        if head.returncode != 0 or not head.stdout.strip():
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head.stdout.strip() + ("+changes" if dirty else "")

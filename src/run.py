@@ -14,13 +14,12 @@ import contextlib
 import difflib
 import io
 import os
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from ledger import LOG_LAG, logged_epochs, sha256_of  # noqa: E402
+from ledger import LOG_LAG, checkout_commit, logged_epochs, sha256_of  # noqa: E402
 from modelflags import add_model_flags, check_model_flags  # noqa: E402
 from oneline import OneLineParser  # noqa: E402
 from startup import interruptible_start, stop_with_run_sh_all  # noqa: E402
@@ -394,21 +393,6 @@ def run_record(model, tconf, trainer):
     settings = resume.run_settings(model, tconf, trainer.train_dataset, trainer.test_dataset)
     return {**settings, "computed": getattr(trainer, "record", None), "python": sys.version.split()[0],
             "commit": checkout_commit()}
-
-
-def checkout_commit():
-    """The commit of the checkout this run.py is in, "+changes" added when tracked files differ; None where it
-    is no git checkout or git cannot say."""
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    try:
-        head = subprocess.run(["git", "-C", repo, "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                              text=True, timeout=10)
-        if head.returncode != 0 or not head.stdout.strip():
-            return None
-        clean = subprocess.run(["git", "-C", repo, "diff", "--quiet", "HEAD", "--"], capture_output=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return head.stdout.strip() + ("" if clean.returncode == 0 else "+changes")
 
 
 def read_questions(path, stoi, block_size):

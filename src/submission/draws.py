@@ -48,17 +48,13 @@ class KeyedDraws(torch.utils.data.Dataset):
         return self.dataset[index]
 
     def __getitem__(self, item):
-        saved = random.getstate()
-        try:
-            return self._item(*item)
-        finally:
-            random.setstate(saved)
+        return self.__getitems__([item])[0]
 
     def __getitems__(self, items):
         """A batch's items, the caller's stream saved once for all of them (DataLoader's fetcher asks so)."""
         saved = random.getstate()
         try:
-            return [self._item(*item) for item in items]
+            return [self._item(epoch, index) for epoch, index in items]
         finally:
             random.setstate(saved)
 

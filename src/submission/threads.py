@@ -169,10 +169,13 @@ class CpuThreads:
         free = self._free(before, self._last)
         return self._set(free) if free is not None else torch.get_num_threads()
 
+    def counts(self):
+        """The counts used so far, in order (none were set when /proc cannot be read: then torch's own count)."""
+        return sorted(self.used) or [torch.get_num_threads()]
+
     def describe(self):
-        """The counts used, for a run's log: which count to fix (GPT_NUM_THREADS) to repeat it exactly.
-        None were set when /proc cannot be read: then torch's own count."""
-        used = sorted(self.used) or [torch.get_num_threads()]
+        """The counts used, for a run's log: which count to fix (GPT_NUM_THREADS) to repeat it exactly."""
+        used = self.counts()
         if len(used) == 1:
             return f"{used[0]} CPU thread(s)"
         return (f"{used[0]} to {used[-1]} CPU threads (the count followed other processes' load; "

@@ -398,13 +398,12 @@ class Trainer:
             # seed, as a single process's order follows torch's seed)
             sampler = DistributedSampler(data, num_replicas=self.world_size, rank=self.rank, shuffle=self.shuffle,
                                          seed=config.seed or 0)
-        if not config.fast:
-            return DataLoader(data, batch_size=self._rank_batch_size(config), shuffle=self.shuffle and sampler is None,
-                              sampler=sampler, num_workers=workers, persistent_workers=workers > 0,
-                              pin_memory=self.device.startswith("cuda"))
-        return DataLoader(KeyedDraws(data, split), batch_size=self._rank_batch_size(config),
-                          sampler=EpochSampler(data, sampler, self.shuffle), num_workers=workers,
-                          persistent_workers=workers > 0, pin_memory=self.device.startswith("cuda"))
+        shuffle = self.shuffle and sampler is None
+        if config.fast:
+            data, sampler, shuffle = KeyedDraws(data, split), EpochSampler(data, sampler, self.shuffle), False
+        return DataLoader(data, batch_size=self._rank_batch_size(config), shuffle=shuffle, sampler=sampler,
+                          num_workers=workers, persistent_workers=workers > 0,
+                          pin_memory=self.device.startswith("cuda"))
 
     def _rank_batch_size(self, config):
         if config.batch_size % self.world_size:
@@ -631,7 +630,7 @@ class Trainer:
                             resume.save(state_path, model=self.model, optimizer=run.optimizer, settings=settings,
                                         epoch=epoch + 1, step=step, tokens=self.tokens, best_loss=best_loss,
                                         elapsed=time.time() - start, log_lines=log_lines, draws=key,
-                                        threads=sorted(run.threads.used) if run.threads is not None else None)
+                                        threads=run.threads.counts() if run.threads is not None else None)
                         except NoRoom as e:  # the end was checked to fit (run.check_room_for): go on, saving no
                             kept = ("" if saved_epoch is None else  # more states; the one before is kept till then
                                     f" ({state_saved(saved_epoch, config)}, kept for --resume until the params are "
@@ -748,7 +747,7 @@ class TrainingRun:
         """How this run computed, beyond its settings: what else repeating it takes (run.py puts it in the card
         beside the params). `threads`: each CPU thread count it used (the last bits differ between counts)."""
         return {"device": self.device, "processes": self.world_size,
-                "threads": sorted(self.threads.used or {torch.get_num_threads()}) if self.threads is not None else None,
+                "threads": self.threads.counts() if self.threads is not None else None,
                 "fast": self.fast, "compiled": self.compiled, "amp": self.amp, "packing": self.packing,
                 "length_groups": self.config.length_groups, "step_graphs": bool(self.config.step_graphs),
                 "torch": torch.__version__}
