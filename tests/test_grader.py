@@ -896,7 +896,58 @@ def test_a_mask_read_only_off_the_eval_path_fails_1c0(corpus, monkeypatch):
     monkeypatch.setattr(submission, "initialize_vanilla_model", vanilla_mask_all_ones)
     r = run(corpus[0], ["1c-0-hidden"])["1c-0-hidden"]
     assert not r.passed and "in training mode when only the tokens from position 8 on changed" in r.reason
-    assert "must fill the scores above the diagonal with -inf, by its causal mask, before the softmax" in r.reason
+    assert "blocks.0.attn computes the attention without the causal mask: fill the scores above the diagonal " \
+           "with -inf" in r.reason, r.reason
+
+
+def student_vanilla_forward(mistake):
+    """CausalSelfAttention.forward as a student who rewrote it might, with one `mistake` (None: right)."""
+    def forward(self, x, layer_past=None):
+        B, T, C = x.size()
+        hs = C // self.n_head
+        q, k, v = (lin(x).view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+                   for lin in (self.query, self.key, self.value))
+        if mistake == "split":  # heads taken as a view of (B, nh, T, hs) straight away, positions mixed in
+            v = self.value(x).view(B, self.n_head, T, hs)
+        att = q @ k.transpose(-2, -1) / hs ** 0.5  # (B, nh, T, T)
+        future = self.mask[:, :, :T, :T] == 0
+        if mistake not in ("no_mask", "mask_after_softmax"):
+            att = att.masked_fill(future, float("-inf"))
+        att = F.softmax(att, dim=-2 if mistake == "softmax_rows" else -1)
+        if mistake == "mask_after_softmax":
+            att = att.masked_fill(future, 0.0)
+        y = (self.attn_drop(att) @ v).transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
+        return self.resid_drop(self.proj(y))
+    return forward
+
+
+def vanilla_written_with(mistake):
+    def init(mconf):
+        model = real_init_vanilla(mconf)
+        for block in model.blocks:
+            block.attn.forward = student_vanilla_forward(mistake).__get__(block.attn)
+        return model
+    return init
+
+
+@pytest.mark.parametrize("mistake, words", [
+    ("no_mask", "computes the attention without the causal mask: fill the scores above the diagonal with -inf"),
+    ("mask_after_softmax", "computes the attention with the causal mask applied after the softmax"),
+    ("softmax_rows", "computes the attention with the softmax over dim=-2 (down each column)"),
+    ("split", "split the heads with view(B, T, n_head, hs).transpose(1, 2)"),
+])
+def test_1c0_names_the_vanilla_attentions_mistake(corpus, monkeypatch, mistake, words):
+    """A vanilla attention that saw the future was always blamed on its mask, a softmax over dim=-2 too; each
+    mistake 1c-0 recognises is now named with its fix, and the message for others names the head split too."""
+    monkeypatch.setattr(submission, "initialize_vanilla_model", vanilla_written_with(mistake))
+    r = run(corpus[0], ["1c-0-hidden"])["1c-0-hidden"]
+    assert not r.passed and "attention sees the future" in r.reason and words in r.reason, r.reason
+    assert ("computes the attention" in r.reason) != (mistake == "split")
+
+
+def test_1c0_passes_a_rewritten_vanilla_attention_without_a_mistake(corpus, monkeypatch):
+    monkeypatch.setattr(submission, "initialize_vanilla_model", vanilla_written_with(None))
+    assert failing(run(corpus[0], ["1c-0-hidden"])) == set()
 
 
 class OffOnTheReferencePath(submission.SynthesizerAttention):
