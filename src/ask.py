@@ -430,8 +430,10 @@ def main(argv=None, stdin=None):
     if args.texts:
         texts = [(f"TEXT {i}", (f"TEXT {i}", None), t) for i, t in enumerate(args.texts, start=1)]
     else:
-        texts = ((f"standard input line {n}", ("standard input", n), t)
-                 for n, t in _lines(stdin, "text to continue" if args.complete else "question or name"))
+        lines = _lines(stdin, "text to continue" if args.complete else "question or name")
+        if not args.complete and not stdin.isatty():
+            lines = _without_header(lines)
+        texts = ((f"standard input line {n}", ("standard input", n), t) for n, t in lines)
     status, asked, answered, checked, probed = 0, 0, 0, [], []
     try:
         for where, source, text in texts:
@@ -484,6 +486,23 @@ def store_tally(probed):
         return f"stored by pretraining: not counted, as {what} {TRAIN_FILE}'s, which finetuning trained"
     return (f"stored by pretraining: {len(kept)} of the {len(asked)} probed; retrieved: {sum(kept)} of those "
             f"{len(kept)}; right though not stored: {sum(lost)} of {len(lost)}{note}")
+
+
+def _without_header(lines):
+    """`lines` ((line number, text) of a file of questions) without a first line that reads as a column
+    header: a TSV line whose question has no "?" where the next line's has (a spreadsheet's export:
+    "name<TAB>place" would be asked as "Where was name born?" and counted in the tally). Said on stderr;
+    run.py refuses such a file (dataset.parse_tsv), a question at a time it only costs a line here."""
+    first = next(lines, None)
+    second = next(lines, None) if first is not None else None
+    asks = [line[1].split("\t")[0].rstrip().endswith("?") for line in (first, second) if line is not None]
+    header = second is not None and "\t" in first[1] and "\t" in second[1] and asks == [False, True]
+    if header:
+        print(f"ask.py: standard input line {first[0]}: {first[1][:60]!r} reads as a column header, not a question "
+              f"(the next line's question ends in '?'): skipped", file=sys.stderr)
+    for line in ([] if header or first is None else [first]) + ([] if second is None else [second]):
+        yield line
+    yield from lines
 
 
 def _lines(stdin, asking):

@@ -972,3 +972,20 @@ def test_an_accent_typed_apart_from_its_letter_is_asked_as_the_corpus_spells_it(
     assert status == 0 and err == "" and "(standard input line 1: Orléans; " in out
     with pytest.raises(ask.AskError, match="outside the vocabulary of wiki.txt: '\u0308'"):  # 'ë' is not there
         ask.check_text(ask.composed_if_known(unicodedata.normalize("NFD", "Zoë"), vocab.stoi), vocab.stoi, 100)
+
+
+def test_a_column_header_on_standard_input_is_skipped_not_asked(trained, capsys):
+    """A spreadsheet's export starts "name<TAB>place": ask asked "Where was name born?", marked it wrong and
+    counted it in the tally (1 of 3 for 1 of 2), where run.py refuses the file. Skipped now, in one line; a
+    file of names, or a first question without its '?' among names, is asked as before."""
+    folder, params = trained
+    argv = ["--params", str(params), "--data-dir", str(folder), *SIZE_FLAGS, "--top", "0"]
+    rows = "Where was Ann Bo born?\tOslo\nWhere was Cy Du born?\tLima\n"
+    status, out, err = run_main(argv, capsys, stdin=io.StringIO("name\tplace\n" + rows))
+    assert status == 0
+    assert err == ("ask.py: standard input line 1: 'name\\tplace' reads as a column header, not a question (the "
+                   "next line's question ends in '?'): skipped\n")
+    assert "Where was name born?" not in out and "1 of the 2 answers checked are right (50.0%)" in out
+    for lines in ("Ed Fa\tLima\nCy Du\tRome\n", "Ed Fa\tLima\n", "Ann Bo\nWhere was Cy Du born?\tLima\n"):
+        status, out, err = run_main(argv, capsys, stdin=io.StringIO(lines))
+        assert status == 0 and err == "" and out.count("  answer: ") == lines.count("\n"), (lines, out)
