@@ -411,6 +411,9 @@ def main(argv=None, stdin=None):
         if (read_card(args.pretrained) or {}).get("function") == "finetune":  # the probe would judge nothing
             p.error(f"--pretrained {args.pretrained}: their card says they were finetuned; give the pretrained "
                     f"params --params were finetuned from (run.py --function=pretrain wrote them)")
+        started = not_the_start(args.params, args.pretrained)
+        if started:
+            p.error(started)
         pretrained = driver.build_model(args, vocab)
         load_params(pretrained, args.pretrained, corpus_flag="--data-dir (the folder of the wiki.txt)", itos=vocab.itos,
                     size_fix="give the pretrained params of the model --params were finetuned from",
@@ -470,6 +473,29 @@ def main(argv=None, stdin=None):
     return status
 
 
+def not_the_start(params, pretrained):
+    """Why `pretrained` are not the params `params` were finetuned from, by the finetuned card's record of its
+    start (run.start_params: a new model, or the sha256 of --reading_params_path); None when they are, or when
+    no card says (an earlier version's, or none). Else the probe would judge a finetuning by another model's
+    store, or a vocabulary error would send the user to a --data-dir that --params then refuse."""
+    from ledger import sha256_of
+    from submission.card import read_card
+    start = ((read_card(params) or {}).get("run") or {}).get("start")
+    if start == "a new model":
+        return (f"--pretrained {pretrained}: {params} were finetuned from a new model, without pretraining (their "
+                f"card says), so there is no store to judge them by; leave --pretrained out, or give finetuned "
+                f"params that started from pretrained ones")
+    prefix = "--reading_params_path of sha256 "
+    if not (isinstance(start, str) and start.startswith(prefix)):
+        return None
+    digest = sha256_of(pretrained) if os.path.isfile(pretrained) else None
+    if digest is None or digest.startswith(start[len(prefix):]):  # (a file that is not there: load_params says)
+        return None
+    return (f"--pretrained {pretrained}: {params} were finetuned from other params (their card records sha256 "
+            f"{start[len(prefix):]}..., these are {digest[:16]}...); give the pretrained params they were "
+            f"finetuned from (the run's --reading_params_path)")
+
+
 def store_tally(probed):
     """The last line of a file of questions asked with --pretrained: of the people probed ((stored, right, trained)
     each), how many birthplaces pretraining stored, how many of those the finetuned model retrieved, and how many
@@ -492,16 +518,25 @@ def _without_header(lines):
     """`lines` ((line number, text) of a file of questions) without a first line that reads as a column
     header: a TSV line whose question has no "?" where the next line's has (a spreadsheet's export:
     "name<TAB>place" would be asked as "Where was name born?" and counted in the tally). Said on stderr;
-    run.py refuses such a file (dataset.parse_tsv), a question at a time it only costs a line here."""
+    run.py refuses such a file (dataset.parse_tsv), a question at a time it only costs a line here. The
+    second line is read ahead only after such a first one (one that is not UTF-8 leaves it asked)."""
+    asks = lambda line: "\t" in line[1] and line[1].split("\t")[0].rstrip().endswith("?")  # noqa: E731
     first = next(lines, None)
-    second = next(lines, None) if first is not None else None
-    asks = [line[1].split("\t")[0].rstrip().endswith("?") for line in (first, second) if line is not None]
-    header = second is not None and "\t" in first[1] and "\t" in second[1] and asks == [False, True]
-    if header:
+    if first is None or "\t" not in first[1] or asks(first):
+        yield from ([] if first is None else [first])
+        yield from lines
+        return
+    try:
+        second = next(lines, None)
+    except NotUTF8:
+        yield first
+        raise
+    if second is not None and asks(second):
         print(f"ask.py: standard input line {first[0]}: {first[1][:60]!r} reads as a column header, not a question "
               f"(the next line's question ends in '?'): skipped", file=sys.stderr)
-    for line in ([] if header or first is None else [first]) + ([] if second is None else [second]):
-        yield line
+    else:
+        yield first
+    yield from ([] if second is None else [second])
     yield from lines
 
 

@@ -989,3 +989,38 @@ def test_a_column_header_on_standard_input_is_skipped_not_asked(trained, capsys)
     for lines in ("Ed Fa\tLima\nCy Du\tRome\n", "Ed Fa\tLima\n", "Ann Bo\nWhere was Cy Du born?\tLima\n"):
         status, out, err = run_main(argv, capsys, stdin=io.StringIO(lines))
         assert status == 0 and err == "" and out.count("  answer: ") == lines.count("\n"), (lines, out)
+    # read ahead after a possible header, a line that is not UTF-8 still leaves the first asked
+    status, out, err = run_main(argv, capsys, stdin=byte_stdin(b"Ed Fa\tLima\nRen\xe9e\n"))
+    assert status == 2 and "line 2, byte 14 is not valid UTF-8" in err and out.count("  answer: ") == 1, (out, err)
+
+
+def test_pretrained_params_other_than_the_finetunings_start_are_refused_by_its_card(trained, tmp_path, capsys):
+    """--pretrained of another run (the demo's finetuned params with a course-size run's pretrained ones) was
+    refused for its vocabulary, with a --data-dir fix that --params then refused in turn. The finetuned card
+    records the sha256 its run started from (run.start_params): other params, or a finetuning of a new model,
+    are refused in one line; the params it started from are probed; a card without the record checks nothing."""
+    import shutil
+    from ledger import sha256_of
+    from submission.card import write_card
+    data, params = map(str, trained)
+    vocab = CharCorruptionDataset(open(f"{data}/wiki.txt", encoding="utf-8").read(), 48)
+    model = GPT(GPTConfig(vocab.vocab_size, 48, **SIZE))
+    pretrained, finetuned = str(tmp_path / "p.params"), str(tmp_path / "f.params")
+    shutil.copy(params, pretrained)
+    shutil.copy(params, finetuned)
+    common = ["--params", finetuned, "--data-dir", data, *SIZE_FLAGS, "--pretrained", pretrained, "Ann Bo"]
+    other = "0123456789abcdef"
+    for start, words in ((f"--reading_params_path of sha256 {other}",
+                          f"--pretrained {pretrained}: {finetuned} were finetuned from other params (their card "
+                          f"records sha256 {other}..., these are {sha256_of(pretrained)[:16]}...); give the "
+                          f"pretrained params they were finetuned from (the run's --reading_params_path)"),
+                         ("a new model", f"--pretrained {pretrained}: {finetuned} were finetuned from a new model, "
+                                         f"without pretraining (their card says)")):
+        write_card(finetuned, model, vocab.itos, function="finetune", run={"start": start})
+        with pytest.raises(SystemExit) as stop:
+            ask.main(common)
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and err.count("\n") == 1 and f"error: {words}" in err, err
+    for run in ({"start": f"--reading_params_path of sha256 {sha256_of(pretrained)[:16]}"}, {}, None):
+        write_card(finetuned, model, vocab.itos, function="finetune", run=run)
+        assert ask.not_the_start(finetuned, pretrained) is None
