@@ -31,7 +31,6 @@ import json
 import math
 import os
 import re
-import shlex
 import signal
 import sys
 import tempfile
@@ -45,12 +44,12 @@ if HERE not in sys.path:
 from modelflags import (COURSE_SIZE, add_model_flags, check_model_flags, settings_from_params,  # noqa: E402
                         size_from_flags)
 from oneline import OneLineParser, lenient_streams, utf16, write_fix  # noqa: E402
-from startup import interruptible_start  # noqa: E402
+from startup import interruptible_start, missing_requirement  # noqa: E402
 
-# into the Python that runs this (a bare `pip` may be another's): a .venv that run.sh made before
-# matplotlib joined requirements.txt has none until `./run.sh test` adds the test requirements
-INSTALL_HINT = (f"plots.py: matplotlib is not installed in this Python; {shlex.quote(sys.executable)} -m pip install "
-                f"matplotlib (or ./run.sh test, which installs it into .venv with the test requirements)")
+# the entry points' line for a missing requirement: activate the .venv run.sh made when this Python is another
+# (a system python3 with .venv there), complete the .venv when it is this one (one made before matplotlib joined
+# requirements.txt), else set one up
+INSTALL_HINT = missing_requirement("plots.py", "matplotlib")
 LOG_SUFFIX = ".log.jsonl"
 MIN_DPI, MAX_DPI = 10, 1200  # beyond 1200 a figure's pixels run to gigabytes
 MASK = "\u2047"     # the assignment's MASK character (submission.dataset.MASK_CHAR)

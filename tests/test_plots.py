@@ -19,6 +19,7 @@ import pytest
 import torch
 
 import plots
+import startup
 from submission import GPT, GPTConfig, Trainer, TrainerConfig
 from submission.dataset import CharCorruptionDataset
 from submission.trainer import lr_multiplier
@@ -324,7 +325,7 @@ def test_without_matplotlib_the_commands_say_how_to_install_it(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "pip install matplotlib" in lines[0]
+    assert len(lines) == 1 and lines[0] == startup.missing_requirement("plots.py", "matplotlib")
     assert not (tmp_path / "x.png").exists()
 
 
@@ -344,7 +345,7 @@ def test_curves_start_without_torch(tmp_path):
         if status == 0:
             assert_png(out)
         else:
-            assert proc.stderr.count("\n") == 1 and "pip install matplotlib" in proc.stderr
+            assert proc.stderr.count("\n") == 1 and "has no matplotlib; " in proc.stderr
 
 
 def attention_args(runs, out, *extra):
@@ -865,9 +866,28 @@ def test_plot_demo_runs_without_matplotlib(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(plots, "pyplot", missing)
     (tmp_path / "vanilla.pretrain.params.log.jsonl").write_text('{"step": 1, "loss": 2.0, "lr": 0.1}\n')
     assert plots.plot_demo_runs(str(tmp_path)) == []
-    import shlex  # the Python that runs it, not a bare pip that may install into another
-    assert f"{shlex.quote(sys.executable)} -m pip install matplotlib" in capsys.readouterr().out
-    assert list(tmp_path.glob("*.png")) == []
+    out = capsys.readouterr().out
+    assert out == startup.missing_requirement("plots.py", "matplotlib") + "; no plots written\n"
+
+
+def test_without_matplotlib_a_python_beside_run_shs_venv_is_told_to_activate_it(tmp_path):
+    """python3 src/plots.py from a system Python without matplotlib said to pip-install it into that Python, though
+    the .venv run.sh made has it (run.py and the grader say to activate it): now the entry points' one line. Run
+    by the Python the .venv was made from (matplotlib hidden from it), as a user who did not activate it."""
+    import subprocess
+    in_venv = os.path.realpath(sys.prefix) == os.path.realpath(os.path.join(ROOT, ".venv"))
+    if not in_venv or sys.platform == "win32":
+        pytest.skip("the suite runs in the .venv run.sh made (./run.sh test, CI); here it does not")
+    log = tmp_path / "a.log.jsonl"
+    log.write_text('{"step": 1, "loss": 2.0, "lr": 0.1}\n')
+    code = ("import runpy, sys; sys.modules['matplotlib'] = None; sys.argv = sys.argv[1:]; "
+            "runpy.run_path(sys.argv[0], run_name='__main__')")
+    run = subprocess.run([sys._base_executable, "-c", code, "src/plots.py", "curves", str(log), "--out",
+                          str(tmp_path / "c.png")], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 2 and run.stderr == (f"plots.py: this Python ({sys._base_executable}) has no matplotlib; "
+                                                  f"activate the environment run.sh made (. .venv/bin/activate) and "
+                                                  f"run it again\n"), run.stderr
+    assert not (tmp_path / "c.png").exists()
 
 
 # ----------------------------------------------------------------------------- where the picture goes
