@@ -144,6 +144,10 @@ def test_load_params_errors(tmp_path, monkeypatch):
         load_params(small(), str(p))
     with pytest.raises(ParamsError, match="nope.params: params file not found$"):
         load_params(small(), str(tmp_path / "nope.params"))
+    # a typo of a params file beside it (`ask --params runs/demo/vanila.finetune.params`) names that file
+    with pytest.raises(ParamsError, match=f"{tmp_path / 'sx.params'}: params file not found; did you mean "
+                                          f"{tmp_path / 's.params'}\\?$"):
+        load_params(small(), str(tmp_path / "sx.params"))
     for empty in ("", " "):  # a variable left unset: ": params file not found" named no file
         with pytest.raises(ParamsError, match="^the params path is empty; give the params file run.py wrote$"):
             load_params(small(), empty)

@@ -195,7 +195,25 @@ def _not_found(path):
         return (f"{path}: params file not found here{here} (a relative path is from the folder you run in); the "
                 f"repository's is {shlex.quote(shown if os.sep in shown else os.path.join('.', shown))}")
     command = _make_with(path)
+    if command is None:  # not a name the course's modes write: a typo of a file beside it?
+        meant = _nearest_params(path)
+        if meant is not None:
+            return f"{path}: params file not found; did you mean {shlex.quote(meant)}?"
     return f"{path}: params file not found" + (f"; make it with {command}" if command else "")
+
+
+def _nearest_params(path):
+    """The params file in `path`'s folder whose name is nearest to `path`'s (a typo: vanila.finetune.params), as
+    `path` writes its folder; None when none is close."""
+    import difflib
+    folder, name = os.path.split(path)
+    try:
+        names = [n for n in os.listdir(folder or ".") if n.endswith(".params")
+                 and os.path.isfile(os.path.join(folder, n))]
+    except OSError:  # no such folder, or not one to read
+        return None
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.8)
+    return os.path.join(folder, close[0]) if close else None
 
 
 def _remake(path):
