@@ -473,17 +473,11 @@ def vanilla_reference(params, x, n_head, mistake=None):
     B, T, C = x.shape
     hs = C // n_head
     q, k, v = (x @ params[f"{name}.weight"].t() + params[f"{name}.bias"] for name in ("query", "key", "value"))
-    causal = torch.ones(T, T, dtype=torch.bool).tril()
     heads = []
     for i in range(n_head):
         cols = slice(i * hs, (i + 1) * hs)
         scores = q[..., cols] @ k[..., cols].transpose(-2, -1) / math.sqrt(hs)  # (B, T, T)
-        if mistake not in ("no_mask", "mask_after_softmax"):
-            scores = scores.masked_fill(~causal, float("-inf"))
-        weights = torch.softmax(scores, dim=-2 if mistake == "softmax_rows" else -1)  # (B, T, T)
-        if mistake == "mask_after_softmax":
-            weights = weights.masked_fill(~causal, 0.0)
-        heads.append(weights @ v[..., cols])  # (B, T, hs)
+        heads.append(causal_weights(scores, mistake) @ v[..., cols])  # (B, T, hs)
     y = torch.cat(heads, dim=-1)  # (B, T, C): [Y_1 ... Y_h]
     return y @ params["proj.weight"].t() + params["proj.bias"]  # (B, T, C)
 
@@ -1339,7 +1333,6 @@ def synthesizer_reference(params, x, n_head, mistake=None):
     b2 = params["b2"][:T] if mistake != "no_b2" else 0.0
     V = params["value.weight"].t()  # (C, C): X V
     bv = params["value.bias"]
-    causal = torch.ones(T, T, dtype=torch.bool).tril()
     relu = (lambda t: t) if mistake == "no_relu" else torch.relu
     heads = []
     for i in range(n_head):
@@ -1347,16 +1340,23 @@ def synthesizer_reference(params, x, n_head, mistake=None):
         scores = relu(x @ A[:, cols] + b1[cols]) @ Bmat + b2        # (B, T, T)
         if mistake == "scaled":
             scores = scores / math.sqrt(hs)
-        if mistake not in ("no_mask", "mask_after_softmax"):
-            scores = scores.masked_fill(~causal, float("-inf"))
-        weights = torch.softmax(scores, dim=-2 if mistake == "softmax_rows" else -1)  # (B, T, T)
-        if mistake == "mask_after_softmax":
-            weights = weights.masked_fill(~causal, 0.0)
-        heads.append(weights @ (x @ V[:, cols] + bv[cols]))  # (B, T, hs)
+        heads.append(causal_weights(scores, mistake) @ (x @ V[:, cols] + bv[cols]))  # (B, T, hs)
     y = torch.cat(heads, dim=-1)  # (B, T, C): [Y_1 ... Y_h]
     if mistake == "no_proj":
         return y
     return y @ params["proj.weight"].t() + params["proj.bias"]  # (B, T, C)
+
+
+def causal_weights(scores, mistake=None):
+    """The attention weights of (..., T, T) `scores`: the causal mask (-inf above the diagonal), then the softmax
+    over each row; `mistake`, one of SYNTHESIZER_MISTAKES' keys, computes them with that mistake where it is one
+    of the mask or the softmax (no_mask, mask_after_softmax, softmax_rows)."""
+    T = scores.shape[-1]
+    future = ~torch.ones(T, T, dtype=torch.bool).tril()
+    if mistake not in ("no_mask", "mask_after_softmax"):
+        scores = scores.masked_fill(future, float("-inf"))
+    weights = torch.softmax(scores, dim=-2 if mistake == "softmax_rows" else -1)  # (..., T, T)
+    return weights.masked_fill(future, 0.0) if mistake == "mask_after_softmax" else weights
 
 
 def synthesizer_mistake(y, params, x, n_head, tol):

@@ -660,6 +660,15 @@ def test_synthesizer_mutants_fail_1g3(corpus, monkeypatch, mutant, phrase):
     assert phrase in r.reason
 
 
+def student_weights(att, future, mistake):
+    """Attention weights from scores `att` as a student computes them (masked_fill with the mask's zeros,
+    `future`, then F.softmax), with `mistake` where it is one of the mask or the softmax."""
+    if mistake not in ("no_mask", "mask_after_softmax"):
+        att = att.masked_fill(future, float("-inf"))
+    att = F.softmax(att, dim=-2 if mistake == "softmax_rows" else -1)
+    return att.masked_fill(future, 0.0) if mistake == "mask_after_softmax" else att
+
+
 def student_synth(mistake):
     """A synthesizer written as a student writes one (heads by view and transpose), with one `mistake`."""
     class Mistaken(RealSynth):
@@ -674,12 +683,7 @@ def student_synth(mistake):
             att = a @ self.w2[:, :T] + (0 if mistake == "no_b2" else self.b2[:T])  # (B, nh, T, T)
             if mistake == "scaled":
                 att = att * hs ** -0.5
-            future = self.mask[:, :, :T, :T] == 0
-            if mistake not in ("no_mask", "mask_after_softmax"):
-                att = att.masked_fill(future, float("-inf"))
-            att = F.softmax(att, dim=-2 if mistake == "softmax_rows" else -1)
-            if mistake == "mask_after_softmax":
-                att = att.masked_fill(future, 0.0)
+            att = student_weights(att, self.mask[:, :, :T, :T] == 0, mistake)
             y = (self.attn_drop(att) @ v).transpose(1, 2).contiguous().view(B, T, C)
             return y if mistake == "no_proj" else self.resid_drop(self.proj(y))
     return Mistaken
@@ -910,12 +914,7 @@ def student_vanilla_forward(mistake):
         if mistake == "split":  # heads taken as a view of (B, nh, T, hs) straight away, positions mixed in
             v = self.value(x).view(B, self.n_head, T, hs)
         att = q @ k.transpose(-2, -1) / hs ** 0.5  # (B, nh, T, T)
-        future = self.mask[:, :, :T, :T] == 0
-        if mistake not in ("no_mask", "mask_after_softmax"):
-            att = att.masked_fill(future, float("-inf"))
-        att = F.softmax(att, dim=-2 if mistake == "softmax_rows" else -1)
-        if mistake == "mask_after_softmax":
-            att = att.masked_fill(future, 0.0)
+        att = student_weights(att, self.mask[:, :, :T, :T] == 0, mistake)
         y = (self.attn_drop(att) @ v).transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
         return self.resid_drop(self.proj(y))
     return forward
