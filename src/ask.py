@@ -479,20 +479,21 @@ def not_the_start(params, pretrained):
     no card says (an earlier version's, or none). Else the probe would judge a finetuning by another model's
     store, or a vocabulary error would send the user to a --data-dir that --params then refuse."""
     from ledger import sha256_of
+    from run import NEW_MODEL, STARTED_FROM
     from submission.card import read_card
     start = ((read_card(params) or {}).get("run") or {}).get("start")
-    if start == "a new model":
+    if start == NEW_MODEL:
         return (f"--pretrained {pretrained}: {params} were finetuned from a new model, without pretraining (their "
                 f"card says), so there is no store to judge them by; leave --pretrained out, or give finetuned "
                 f"params that started from pretrained ones")
-    prefix = "--reading_params_path of sha256 "
-    if not (isinstance(start, str) and start.startswith(prefix)):
+    if not (isinstance(start, str) and start.startswith(STARTED_FROM)):
         return None
+    recorded = start[len(STARTED_FROM):]
     digest = sha256_of(pretrained) if os.path.isfile(pretrained) else None
-    if digest is None or digest.startswith(start[len(prefix):]):  # (a file that is not there: load_params says)
+    if digest is None or digest.startswith(recorded):  # (a file that is not there: load_params says)
         return None
     return (f"--pretrained {pretrained}: {params} were finetuned from other params (their card records sha256 "
-            f"{start[len(prefix):]}..., these are {digest[:16]}...); give the pretrained params they were "
+            f"{recorded}..., these are {digest[:16]}...); give the pretrained params they were "
             f"finetuned from (the run's --reading_params_path)")
 
 

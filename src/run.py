@@ -334,13 +334,17 @@ def state_path(args):
     return None if is_special_file(args.writing_params_path) else args.writing_params_path + ".state"
 
 
+NEW_MODEL = "a new model"  # start_params' two forms, which ask.py reads back from a finetuned card's run.start
+STARTED_FROM = "--reading_params_path of sha256 "
+
+
 def start_params(args):
     """What a training run's weights start as, for its state's check on --resume: a finetuning's
     --reading_params_path by its sha256 (not its path: the same params moved are the same start), else a new
     model. Read after load_params, so the file is a readable regular one."""
     if args.function != "finetune" or args.reading_params_path is None:
-        return "a new model"
-    return f"--reading_params_path of sha256 {(sha256_of(args.reading_params_path) or 'unknown')[:16]}"
+        return NEW_MODEL
+    return f"{STARTED_FROM}{(sha256_of(args.reading_params_path) or 'unknown')[:16]}"
 
 
 def check_batch_splits(batch_size, args):
