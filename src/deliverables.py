@@ -369,12 +369,12 @@ def where_and_earlier_zip(submission_dir, zip_path, outputs_wrong):
     this check's)."""
     text = ""
     if outputs_wrong:
-        folder = gradedpackage._rel(submission_dir)
+        folder = gradedpackage.typed_path(submission_dir)
         text = (f" (outputs read from {folder}{os.sep}; OUT_DIR=FOLDER ./run.sh deliverables, or --submission-dir, "
                 f"reads another)")
     if os.path.isfile(zip_path):
         made = time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(zip_path)))
-        text += f"; {gradedpackage._rel(zip_path)} is an earlier check's, of {made}, not this one's"
+        text += f"; {gradedpackage.typed_path(zip_path)} is an earlier check's, of {made}, not this one's"
     return text
 
 
@@ -453,7 +453,7 @@ def main(argv=None):
           f"{len(HANDOUT_ORDER)} deliverables and the package's other modules"
           + (f", the params' {cards} card(s)" if cards else "") + " "
           f"({os.path.getsize(args.zip) / 2 ** 20:.1f} MiB) from the outputs in "
-          f"{gradedpackage._rel(args.submission_dir)}; the written answers' PDF (make) is submitted apart")
+          f"{gradedpackage.typed_path(args.submission_dir)}; the written answers' PDF (make) is submitted apart")
     if low:
         print(f"{len(low)} of the predictions files {'are' if len(low) > 1 else 'is'} below the grader's pass mark "
               f"(low: {', '.join(low)}); they are in the zip, and their tests would fail (their lines say what "

@@ -31,7 +31,7 @@ CODE_FILES = ["__init__.py", "attention.py", "dataset.py", "helper.py", "model.p
 
 
 # grader.py and deliverables.py name paths with it too: one rule for every message of the grader's
-def _rel(path):
+def typed_path(path):
     """A path as the student would type it: relative to the repo root when inside it (run.sh runs
     from there), else absolute."""
     path = os.path.abspath(path)
@@ -62,7 +62,7 @@ def code_dir():
 def _package_init():
     """The package's __init__.py as messages name it: as the course's starter does for src/submission/, else the
     file in --code-dir."""
-    return _rel(os.path.join(_code_dir, "__init__.py")) if _code_dir else "submission/__init__.py"
+    return typed_path(os.path.join(_code_dir, "__init__.py")) if _code_dir else "submission/__init__.py"
 
 
 def code_dir_problem(folder, outputs):
@@ -137,12 +137,12 @@ def use_code_dir(folder):
     _code_dir = folder
 
 
-def _in_package(e):
+def in_package(e):
     """"path:line" of the innermost frame of `e`'s traceback in the submission package (past importlib's
     frames), or None."""
     package = package_dir() + os.sep
     frames = [f for f in traceback.extract_tb(e.__traceback__) if os.path.abspath(f.filename).startswith(package)]
-    return f"{_rel(frames[-1].filename)}:{frames[-1].lineno}" if frames else None
+    return f"{typed_path(frames[-1].filename)}:{frames[-1].lineno}" if frames else None
 
 
 def import_problem(e):
@@ -154,8 +154,8 @@ def import_problem(e):
     if unreadable:
         return f"{type(e).__name__}: {unreadable}"
     if isinstance(e, SyntaxError):
-        return f"SyntaxError at {_rel(e.filename or '?')}:{e.lineno}: {e.msg}"
-    where = _in_package(e)
+        return f"SyntaxError at {typed_path(e.filename or '?')}:{e.lineno}: {e.msg}"
+    where = in_package(e)
     if isinstance(e, SystemExit):
         return "exit() or sys.exit() runs as the package is imported; remove it" + (f" ({where})" if where else "")
     return f"{type(e).__name__}: {graderlib.text_of(e)}" + (f" (raised at {where})" if where else "")
@@ -187,7 +187,7 @@ def _unreadable_module():
         except OSError:
             continue
         if wrong:
-            return f"{_rel(path)}: {wrong[0]}; {wrong[1]}"
+            return f"{typed_path(path)}: {wrong[0]}; {wrong[1]}"
     return None
 
 
@@ -208,11 +208,11 @@ def sub():
         return importlib.import_module("submission")
     except graderlib.TestTimeout as e:
         if importing:
-            where = _in_package(e)
+            where = in_package(e)
             _import_hung.append(f" (it was at {where})" if where else "")
         raise
     except (Exception, SystemExit) as e:  # SyntaxError included; exit() at a module's top level
-        where = f" in {_rel(_code_dir)}" if _code_dir else ""
+        where = f" in {typed_path(_code_dir)}" if _code_dir else ""
         raise Failure(f"cannot import the submission package{where}: {import_problem(e)}") from None
 
 
@@ -221,10 +221,10 @@ def sub_attr(name):
     if not hasattr(m, name):
         package = package_dir()
         if os.path.isdir(os.path.join(package, "submission")):
-            raise Failure(f"{_rel(os.path.join(package, 'submission'))} is there: the package's files are one folder "
-                          f"too deep; move them up into {_rel(package)}")
+            raise Failure(f"{typed_path(os.path.join(package, 'submission'))} is there: the package's files are "
+                          f"one folder too deep; move them up into {typed_path(package)}")
         if not os.path.isfile(os.path.join(package, "__init__.py")):
-            raise Failure(f"{_rel(os.path.join(package, '__init__.py'))} is missing: it makes the folder the "
+            raise Failure(f"{typed_path(os.path.join(package, '__init__.py'))} is missing: it makes the folder the "
                           f"submission package and exports {name}; restore it from the starter code")
         raise Failure(f"the submission package has no {name} ({_package_init()} must export it)")
     return getattr(m, name)

@@ -49,7 +49,7 @@ with interruptible_start("grader"):  # torch loads here
 import gradedpackage  # noqa: E402
 import graderlib  # noqa: E402
 import ledger  # noqa: E402
-from gradedpackage import (CODE_FILES, DEFAULT_SUBMISSION_DIR, _in_package, _rel, code_dir,  # noqa: E402
+from gradedpackage import (CODE_FILES, DEFAULT_SUBMISSION_DIR, in_package, typed_path, code_dir,  # noqa: E402
                            code_dir_problem, package_dir, sub, sub_attr, use_code_dir)
 from graderlib import Failure, require  # noqa: E402
 
@@ -83,11 +83,12 @@ class Context:
         path = os.path.join(self.data_dir, name)
         if not os.path.isfile(path):
             if os.path.exists(path):  # a folder, a FIFO, a device: there, but not a file the tests can read twice
-                raise Failure(f"{_rel(path)} is not a regular file: the {what} must be one; replace it with the file")
+                raise Failure(f"{typed_path(path)} is not a regular file: the {what} must be one; "
+                              f"replace it with the file")
             default = self.data_dir == os.path.abspath(DEFAULT_DATA_DIR)
             hint = ("regenerate the embedded corpus with python src/make_world.py --out data" if default
                     else "pass the folder that holds it with --data-dir")
-            raise Failure(f"{_rel(path)} not found: the {what}; {hint}")
+            raise Failure(f"{typed_path(path)} not found: the {what}; {hint}")
         return path
 
     def wiki_text(self):
@@ -141,7 +142,7 @@ def _typed(path):
     """A folder as a command pasted where the grader runs reads it: relative (runs/demo) when the grader runs
     in the repo root, where `./run.sh` is, and the folder is below it; else absolute (from anywhere else
     the command is pasted after a cd)."""
-    return _rel(path) if os.path.abspath(os.getcwd()) == ROOT else os.path.abspath(path)
+    return typed_path(path) if os.path.abspath(os.getcwd()) == ROOT else os.path.abspath(path)
 
 
 def read_utf8(path, most=None):
@@ -151,22 +152,22 @@ def read_utf8(path, most=None):
     with open(path, "rb") as f:
         data = f.read(4)
         if data == b"PK\x03\x04":
-            raise Failure(f"{_rel(path)}: a zip archive (torch.save writes params as one), not UTF-8 text: check "
+            raise Failure(f"{typed_path(path)}: a zip archive (torch.save writes params as one), not UTF-8 text: check "
                           f"that the file under this name is the one it names")
         size = os.fstat(f.fileno()).st_size
         if most is not None and size > most[0]:
-            raise Failure(f"{_rel(path)}: {size:,} bytes, {most[1]}: check that the file under this name is the "
+            raise Failure(f"{typed_path(path)}: {size:,} bytes, {most[1]}: check that the file under this name is the "
                           f"one it names")
         data += f.read()
     if utf16(data):
-        raise Failure(f"{_rel(path)}: {utf16(data)}; save it as UTF-8")
+        raise Failure(f"{typed_path(path)}: {utf16(data)}; save it as UTF-8")
     skip = 3 if data.startswith(b"\xef\xbb\xbf") else 0  # a leading byte-order mark (Windows editors) dropped
     try:
         text = data[skip:].decode("utf-8")  # one decode of the whole file: the error's offset is the file's
     except UnicodeDecodeError as e:
         at = e.start + skip
         line = data[:at].count(b"\n") + 1
-        raise Failure(f"{_rel(path)}:{line}: not valid UTF-8 at byte {at}; save the file as UTF-8") from None
+        raise Failure(f"{typed_path(path)}:{line}: not valid UTF-8 at byte {at}; save the file as UTF-8") from None
     return text.replace("\r\n", "\n").replace("\r", "\n")  # as open() reads text: any newline is "\n"
 
 
@@ -638,7 +639,7 @@ def read_labels(path):
         if not line.strip():
             continue
         fields = line.split("\t")
-        require(len(fields) == 2, f"{_rel(path)}:{lineno}: expected question<TAB>place")
+        require(len(fields) == 2, f"{typed_path(path)}:{lineno}: expected question<TAB>place")
         answers.append(fields[1].rstrip())  # as evaluate_places reads it: the spaces that end the line go
     return answers
 
@@ -657,9 +658,9 @@ def check_labels_match_inputs(labels, inputs):
     if asked == known:
         return
     at = next((i for i, (a, k) in enumerate(zip(asked, known)) if a != k), min(len(asked), len(known)))
-    raise Failure(f"test labels absent: {_rel(labels)} labels other questions than {_rel(inputs)} beside it "
-                  f"({len(known)} against {len(asked)}, first differing at question {at + 1}), so test accuracy "
-                  f"cannot be graded; the course's data has no test labels: give --data-dir the course's folder, "
+    raise Failure(f"test labels absent: {typed_path(labels)} labels other questions than {typed_path(inputs)} "
+                  f"beside it ({len(known)} against {len(asked)}, first differing at question {at + 1}), so test "
+                  f"accuracy cannot be graded; the course's data has no test labels: give --data-dir the course's folder, "
                   f"or restore the embedded corpus (git checkout data)")
 
 
@@ -689,12 +690,12 @@ def read_predictions(ctx, name):
     labels = os.path.join(ctx.data_dir, LABELS[split])
     if not os.path.isfile(labels):
         if split == "test" and os.path.isfile(os.path.join(ctx.data_dir, "birth_test_inputs.tsv")):
-            raise Failure(f"test labels absent: {_rel(labels)} is not there (the course's data has the questions "
+            raise Failure(f"test labels absent: {typed_path(labels)} is not there (the course's data has the questions "
                           f"only, birth_test_inputs.tsv), so test accuracy cannot be graded with this --data-dir")
         ctx.data_file(LABELS[split], f"labelled {split} questions")
     answers = read_labels(labels)
     if not answers:  # the demo's world: no test split
-        raise Failure(f"no {split} questions: {_rel(labels)} holds none"
+        raise Failure(f"no {split} questions: {typed_path(labels)} holds none"
                       + (" (a demo's world has no test split)" if split == "test" else "")
                       + f", so {split} accuracy cannot be graded with this --data-dir")
     if split == "test":
@@ -702,9 +703,9 @@ def read_predictions(ctx, name):
     path = os.path.join(ctx.submission_dir, name)
     if not os.path.isfile(path):
         if os.path.isdir(path):  # "make it" alone sent the user round: run.py refuses a folder's path
-            raise Failure(f"{_rel(path)} is a folder, not a predictions file: remove or rename it, then make it "
+            raise Failure(f"{typed_path(path)} is a folder, not a predictions file: remove or rename it, then make it "
                           f"with {ctx.run_sh(mode, before)}")
-        raise Failure(f"{_rel(path)} not found: make it with {ctx.run_sh(mode, before)}")
+        raise Failure(f"{typed_path(path)} not found: make it with {ctx.run_sh(mode, before)}")
     lines = prediction_lines(path, len(answers))
     tabbed = sum("\t" in line for line in lines)
     if tabbed > len(lines) // 2:
@@ -737,8 +738,8 @@ def count_fix(ctx, split, mode, count):
     try:
         if os.path.realpath(data) != os.path.realpath(ctx.data_dir) and len(read_labels(os.path.join(
                 data, LABELS[split]))) == count:
-            return (f"it answers the {count} questions of {_rel(data)}: grade it with --data-dir "
-                    f"{shlex.quote(_rel(data))}")
+            return (f"it answers the {count} questions of {typed_path(data)}: grade it with --data-dir "
+                    f"{shlex.quote(typed_path(data))}")
     except (OSError, Failure):
         pass
     return f"if it answers another data folder's questions, give that folder with --data-dir, else remake it with " \
@@ -888,7 +889,7 @@ def _short_error(e):
 
 def item_problem(e, idx, doc, block):
     """Why dataset[idx] raised `e`: the exception, where in the package, the document drawn from."""
-    where = _in_package(e)
+    where = in_package(e)
     at = f" at {where}" if where else ""
     if isinstance(e, NotImplementedError):
         what = f"raised NotImplementedError{at}: CharCorruptionDataset.__getitem__ is not written yet"
@@ -1559,7 +1560,7 @@ def choose_marks(data_dir, marks="auto"):
         return "embedded", None
     import make_world  # (imported by world_changes already)
     flags = " ".join("--" + k.replace("_", "-") + ("" if v is True else f" {v}") for k, v in changes.items())
-    made = f"note: {_rel(data_dir)} was made by make_world with {flags}"
+    made = f"note: {typed_path(data_dir)} was made by make_world with {flags}"
     if set(changes) <= set(SAME_STATISTICS):
         return "embedded", (f"{made}; the embedded marks were calibrated on its default world (--seed "
                             f"{make_world.DEFAULT_SEED}), and another seed draws from the same statistics, so they "
@@ -1588,7 +1589,7 @@ def make_grader(data_dir=DEFAULT_DATA_DIR, submission_dir=DEFAULT_SUBMISSION_DIR
     """The grader with every test, for the given data and submission folders; graderlib.PointsError
     when the points file (default POINTS_PATH) cannot be used."""
     points_path = POINTS_PATH  # looked up now, so that tests can point it elsewhere
-    shown = _rel(points_path)
+    shown = typed_path(points_path)
     doc = graderlib.load_points(points_path, shown)
     corpus, note = choose_marks(data_dir, marks)
     ctx = Context(data_dir, submission_dir, load_marks(doc, corpus, shown, points_path), corpus, note)
@@ -1657,7 +1658,7 @@ def main(argv=None):
     # a blank path is left to json_path_problem, which names it as empty (its realpath is a file named " ")
     json_path = os.path.realpath(args.json) if args.json and args.json.strip() else None
     if json_path and json_path == os.path.realpath(POINTS_PATH):
-        print(f"grader: --json {args.json}: is the grader's points file ({_rel(POINTS_PATH)}), an input of the "
+        print(f"grader: --json {args.json}: is the grader's points file ({typed_path(POINTS_PATH)}), an input of the "
               f"grader; write results.json elsewhere", file=sys.stderr)
         return 2
     overwrites = json_path and os.path.isfile(json_path) and not graderlib.is_report(json_path)
@@ -1755,7 +1756,7 @@ def submission_holds_code(folder):
         return None
     shown = ", ".join(found[:3]) + (", ..." if len(found) > 3 else "")
     return (f"holds code files ({shown}), and --submission-dir grades only prediction files, with "
-            f"{_rel(DEFAULT_SUBMISSION_DIR)}'s code; to grade its code too give --code-dir {shlex.quote(folder)} "
+            f"{typed_path(DEFAULT_SUBMISSION_DIR)}'s code; to grade its code too give --code-dir {shlex.quote(folder)} "
             f"instead, or to grade only its prediction files add --code-dir "
             f"{shlex.quote(_typed(DEFAULT_SUBMISSION_DIR))}")
 
@@ -1793,28 +1794,28 @@ def grade(g, args):
                   file=sys.stderr)
         return 2
     ctx = g.context
-    header = [f"data: {_rel(ctx.data_dir)} ({ctx.corpus} corpus pass marks); prediction files: "
-              f"{_rel(ctx.submission_dir)}; code: {_rel(package_dir())}"]
+    header = [f"data: {typed_path(ctx.data_dir)} ({ctx.corpus} corpus pass marks); prediction files: "
+              f"{typed_path(ctx.submission_dir)}; code: {typed_path(package_dir())}"]
     if ctx.marks_note and any(t.id in MARK_TESTS for t in selected):
         header.append(ctx.marks_note)
     graded = code_dir()
     if graded and not set(os.listdir(graded)) & set(CODE_FILES):  # graded for its prediction files alone
-        header.append(f"note: {_rel(graded)} holds none of the handout's code files, so the tests of the code "
+        header.append(f"note: {typed_path(graded)} holds none of the handout's code files, so the tests of the code "
                       f"fail; to grade a folder of outputs (OUT_DIR) with this project's code, give --submission-dir "
-                      f"{_rel(graded)} instead of --code-dir")
+                      f"{typed_path(graded)} instead of --code-dir")
     test_tests = [t.id for t in selected if t.id in TEST_SPLIT_TESTS]
     test_labels = os.path.join(ctx.data_dir, LABELS["test"])
     if test_tests and not os.path.isfile(test_labels):  # staff: before, not after
-        header.append(f"note: no {LABELS['test']} (the labelled test questions) in {_rel(ctx.data_dir)}: "
+        header.append(f"note: no {LABELS['test']} (the labelled test questions) in {typed_path(ctx.data_dir)}: "
                       f"{', '.join(test_tests)} cannot pass; give --data-dir a folder that has it")
     elif test_tests and os.path.getsize(test_labels) == 0:
-        header.append(f"note: {LABELS['test']} in {_rel(ctx.data_dir)} holds no questions (a demo's world has no "
+        header.append(f"note: {LABELS['test']} in {typed_path(ctx.data_dir)} holds no questions (a demo's world has no "
                       f"test split): {', '.join(test_tests)} cannot pass")
     elif test_tests:
         try:
             check_labels_match_inputs(test_labels, os.path.join(ctx.data_dir, "birth_test_inputs.tsv"))
         except Failure:
-            header.append(f"note: {LABELS['test']} in {_rel(ctx.data_dir)} labels other questions than "
+            header.append(f"note: {LABELS['test']} in {typed_path(ctx.data_dir)} labels other questions than "
                           f"birth_test_inputs.tsv: {', '.join(test_tests)} cannot pass")
     start = time.monotonic()
     # absolute: the code under test may os.chdir; a link's target, which the report replaces (the link stays: a

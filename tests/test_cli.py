@@ -1438,7 +1438,7 @@ def test_paths_on_another_windows_drive_are_shown_whole(monkeypatch):
     monkeypatch.setattr(os.path, "relpath", other_drive)
     monkeypatch.setattr(os.path, "commonpath", other_drive)
     assert startup._shown("run.sh") == shlex.quote(os.path.join(startup.ROOT, "run.sh"))
-    assert gradedpackage._rel("/elsewhere/x.predictions") == "/elsewhere/x.predictions"
+    assert gradedpackage.typed_path("/elsewhere/x.predictions") == "/elsewhere/x.predictions"
 
 
 def test_the_machines_limits_end_in_one_line(tmp_path, capsys):
