@@ -660,8 +660,8 @@ def check_labels_match_inputs(labels, inputs):
     at = next((i for i, (a, k) in enumerate(zip(asked, known)) if a != k), min(len(asked), len(known)))
     raise Failure(f"test labels absent: {typed_path(labels)} labels other questions than {typed_path(inputs)} "
                   f"beside it ({len(known)} against {len(asked)}, first differing at question {at + 1}), so test "
-                  f"accuracy cannot be graded; the course's data has no test labels: give --data-dir the course's folder, "
-                  f"or restore the embedded corpus (git checkout data)")
+                  f"accuracy cannot be graded; the course's data has no test labels: give --data-dir the course's "
+                  f"folder, or restore the embedded corpus (git checkout data)")
 
 
 PREDICTION_BYTES_MOST = 1024  # a line of a predictions file, generously: evaluation decodes 32 characters
