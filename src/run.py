@@ -563,8 +563,9 @@ def check_predictions_path(path, eval_path, inputs):
     course names predictions (*.predictions) is replaced whatever its answers read like (a first answer
     ending "born?" or opening with "{" reads as a corpus or a loss log); under another name, text only
     when it holds one line a question of this corpus (an empty prediction an empty line), so that notes
-    of the user's (short-lined text) are not."""
-    if path.endswith(".predictions"):
+    of the user's (short-lined text) are not. The name that counts is the replaced file's: a link named
+    *.predictions to a file of another name is the other name's case."""
+    if os.path.realpath(path).endswith(".predictions"):
         check_output_path(path, "predictions", inputs, replaces=("text", "corpus", "long text", "log"))
         return
     check_output_path(path, "predictions", inputs, replaces=("text",))

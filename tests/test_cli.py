@@ -1390,6 +1390,14 @@ def test_an_output_path_holding_another_kind_of_file_is_refused(tmp_path, capsys
     assert e.value.code == 2 and err.count("\n") == 1 and err.startswith(
         f"error: {notes}: is text of 2 lines, not the predictions an earlier evaluation of {dev} wrote (1 line)"), err
     assert notes.read_text(encoding="utf-8") == "todo\nbuy milk\n"
+    # a link named as the course names predictions is judged by the file it points at: the notes were
+    # replaced through link.predictions (the fuzz audit's case)
+    link = tmp_path / "link.predictions"
+    link.symlink_to(notes)
+    with pytest.raises(SystemExit) as e:
+        driver.run_cli(lambda: driver.main(evaluate + [f"--outputs_path={link}"]))
+    assert e.value.code == 2 and "is text of 2 lines, not the predictions" in capsys.readouterr().err
+    assert notes.read_text(encoding="utf-8") == "todo\nbuy milk\n" and link.is_symlink()
     three = tmp_path / "three.tsv"  # fewer lines than questions is no earlier run's either
     three.write_text("Where was Bo Li born?\tOslo\n" * 3, encoding="utf-8")
     with pytest.raises(SystemExit) as e:
