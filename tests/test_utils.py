@@ -426,6 +426,28 @@ def test_a_dict_that_is_not_of_named_tensors_is_one_line(tmp_path, state, says):
         load_params(small(), str(p))
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch's notes on quantized and sparse CSR tensors
+@pytest.mark.parametrize("make, kind", [
+    (lambda v: v.to_sparse(), "sparse"),
+    (lambda v: v.to_sparse_csr(), "sparse_csr"),
+    (lambda v: torch.empty(v.shape, device="meta"), "meta (shape only, no values)"),
+    (lambda v: torch.quantize_per_tensor(v, 0.1, 0, torch.qint8), "quantized"),
+    (lambda v: v.to(torch.complex64), "complex"),
+])
+def test_a_tensor_that_is_not_dense_and_real_is_one_line(tmp_path, make, kind):
+    """Params holding a sparse, meta or quantized tensor ended in a 118-line traceback (the NaN check, or
+    load_state_dict), a complex one loaded with torch's warning that the imaginary part is dropped (the fuzz
+    audit)."""
+    state = small().state_dict()
+    state["head.weight"] = make(state["head.weight"])
+    p = tmp_path / "x.params"
+    torch.save(state, p)
+    with pytest.raises(ParamsError, match=rf"x.params: the value of 'head.weight' is a {re.escape(kind)} tensor, "
+                                          r"not a dense real one as params hold; pass a params file that run.py "
+                                          r"wrote$"):
+        load_params(small(), str(p))
+
+
 def test_params_that_do_not_fit_name_three_keys_and_count_the_rest(tmp_path):
     p = tmp_path / "x.params"
     state = small().state_dict()

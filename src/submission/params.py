@@ -326,6 +326,19 @@ def _same_corpus(path, corpus_flag):
     return f"use the same {corpus_flag} the params were trained with{named}"
 
 
+def _odd_tensor(v):
+    """What kind of tensor `v` is when it is none that params hold (dense, real, with data), else None."""
+    if v.layout != torch.strided:
+        return "sparse" if v.is_sparse else str(v.layout).replace("torch.", "")
+    if v.is_meta:
+        return "meta (shape only, no values)"
+    if v.is_quantized:
+        return "quantized"
+    if v.is_complex():
+        return "complex"
+    return None
+
+
 def nonfinite(state):
     """The keys of a state_dict's floating-point tensors that hold a NaN or an infinite value, in order."""
     return [k for k, v in state.items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
@@ -378,6 +391,10 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
                     f"the value of {k!r} is {type(v).__name__}, not a tensor")
             raise ParamsError(f"{path}: not a state_dict of tensors ({what}); pass a params file that run.py wrote",
                               problem=f"not a state_dict of tensors ({what})")
+        kind = _odd_tensor(v)
+        if kind:  # the checks below, and loading, took every tensor for a dense real one (tracebacks)
+            problem = f"the value of {k!r} is a {kind} tensor, not a dense real one as params hold"
+            raise ParamsError(f"{path}: {problem}; pass a params file that run.py wrote", problem=problem)
     state = clean_state_dict(state)
     # a model wrapped by DataParallel/DDP (`.module`) or torch.compile (`._orig_mod`) names its weights with
     # those prefixes; the file has none (clean_state_dict), so load into the model inside
