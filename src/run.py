@@ -652,7 +652,8 @@ def check_longer_run_kept(args, max_epochs, weights=None):
     training = {"pretrain": "pretraining", "finetune": "finetuning"}
     for params in dict.fromkeys([args.writing_params_path, os.path.realpath(args.writing_params_path)]):
         card = read_card(params) or {}
-        if card.get("function") in training and card["function"] != args.function:
+        function = card.get("function")  # a card edited by hand may hold any JSON there: a list was a TypeError
+        if isinstance(function, str) and function in training and function != args.function:
             raise DataError(f"{args.writing_params_path}: the params of a finished {training[card['function']]} run "
                             f"(its card {card_path(params)} says), which this {training[args.function]} run would "
                             f"replace; write elsewhere (OUT_DIR=FOLDER ./run.sh MODE), move the file away, or add "

@@ -635,6 +635,14 @@ def test_a_finetuning_over_pretrained_params_needs_restart_whatever_the_epochs(t
     with pytest.raises(DataError, match=r"the params of a finished finetuning run \(its card .*\), which this "
                                         r"pretraining run would replace"):
         pretrain(5)
+    # a card edited by hand whose function is no name (JSON's list, its sha256 still theirs): a TypeError
+    # ("unhashable type: 'list'") in the fuzz audit; such a card says nothing of the function, its epochs judge
+    card_file = tmp_path / "p.params.card.json"
+    card = json.loads(card_file.read_text(encoding="utf-8"))
+    card["function"] = ["finetune"]
+    card_file.write_text(json.dumps(card), encoding="utf-8")
+    pretrain(2)  # more epochs than the card's 1: replaced
+    assert read_card(str(params))["function"] == "pretrain"
     capsys.readouterr()
 
 
