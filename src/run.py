@@ -596,6 +596,10 @@ def check_outputs(args):
     params = args.writing_params_path
     check_output_path(params, "params", inputs, replaces=("params",))
     log, derived = default_log_path(args), None if args.log_path else "--writing_params_path"
+    if args.log_path and os.path.basename(args.log_path).endswith(".partial"):
+        # another run's log in progress: renamed over it, this run's lines became that run's log at its end
+        raise DataError(f"{args.log_path}: a name ending in .partial is where a run writes its loss log while it "
+                        f"trains; give --log_path a name without it (this run writes {args.log_path}.partial itself)")
     state = state_path(args)
     # the other files this run writes beside the params, which a --log_path must not name either
     written = {params: "params", card_path(params): "params' card", **({state: "training state"} if state else {})}
@@ -732,17 +736,19 @@ def main(argv=None):
 
 def train_or_evaluate(args):
     """The run main() parsed the flags of: the data and the model, then training or evaluation. A training
-    run holds its params' lock (training_lock), and its --log_path's when it names one, from before its output
-    check to its end: a second run into the same params or log stops at once (under torchrun rank 0 holds
+    run holds its params' lock (training_lock), and its loss log's (log_lock, default or --log_path), from before its
+    output check to its end: a second run into the same params or log stops at once (under torchrun rank 0 holds
     them, and evaluates alone)."""
     params = args.writing_params_path
     if args.function == "evaluate" and not is_main_process():  # under torchrun rank 0 evaluates alone: the
         return None                                              # others would write the same predictions
     if args.function == "evaluate" or not is_main_process() or is_special_file(params):
         return train_or_evaluate_unlocked(args)
-    # a --log_path of its own is locked too (the params' own path given as one is the output check's to refuse)
-    own_log = args.log_path and os.path.realpath(args.log_path) != os.path.realpath(params)
-    with training_lock(params), (log_lock(args.log_path) if own_log else contextlib.nullcontext()):
+    # its loss log is locked too, the default one beside the params included: a run given that log as its
+    # --log_path wrote the same <log>.partial (the params' own path given as one is the output check's to refuse)
+    log = default_log_path(args)
+    own_log = os.path.realpath(log) != os.path.realpath(params)
+    with training_lock(params), (log_lock(log) if own_log else contextlib.nullcontext()):
         return train_or_evaluate_unlocked(args)
 
 

@@ -459,6 +459,20 @@ def test_a_second_run_into_the_same_log_stops_while_the_first_trains(tmp_path):
     assert sorted(os.listdir(tmp_path / "logs")) == ["shared.log.jsonl"]
     with pytest.raises(DataError, match=r"the loss log would overwrite the params this run writes"):  # not "another
         driver.main(argv + [f"--log_path={tmp_path / 'b.params'}"])  # run": the run's own params lock is no log's
+    # a run given another run's default log (beside its params) as its --log_path wrote the same <log>.partial: the
+    # default log is locked too; and a --log_path naming a log in progress (.partial) replaced it, so that the
+    # first run's finished log held the second run's lines alone (the fuzz audit's case)
+    default = tmp_path / "b.params.log.jsonl"
+    with log_lock(str(default)):  # the first run, writing its default log now
+        with pytest.raises(DataError, match=r"b.params.log.jsonl: another run .* is writing its loss log there now"):
+            driver.main(argv[:-1] + [f"--writing_params_path={tmp_path / 'c.params'}", f"--log_path={default}"])
+    default.write_text('{"step": 1, "epoch": 1}\n', encoding="utf-8")  # the first run's, finished
+    kept = default.read_bytes()
+    for partial in (f"{default}.partial", str(tmp_path / "x.partial")):
+        with pytest.raises(DataError, match=r"\.partial: a name ending in \.partial is where a run writes its loss log "
+                                            r"while it trains; give --log_path a name without it"):
+            driver.main(argv[:-1] + [f"--writing_params_path={tmp_path / 'c.params'}", f"--log_path={partial}"])
+    assert default.read_bytes() == kept and not (tmp_path / "c.params").exists()
 
 
 def test_a_run_stopped_by_a_bad_input_leaves_no_empty_output_folder(tmp_path, capsys):
