@@ -311,6 +311,9 @@ def test_no_state_or_not_a_state_is_one_line(tmp_path):
     (lambda st: st["rng"].pop("python"), "a damaged training state (its 'rng python' is missing"),
     (lambda st: st["model"].update({"head.weight": torch.zeros(3, 3)}), "its model does not fit this run"),
     (lambda st: st["optimizer"]["param_groups"].pop(), "its optimizer state does not fit this run"),
+    # resumed, its first loss was NaN, and the error said to lower the learning rate (the fuzz audit)
+    (lambda st: st["model"]["head.weight"].view(-1)[:3].fill_(float("nan")),
+     "a damaged training state (3 of the 480 values of its model's head.weight are NaN or infinite"),
 ])
 def test_a_damaged_state_is_one_line_and_keeps_the_interrupted_log(tmp_path, monkeypatch, damage, says):
     data = cut_run(tmp_path, monkeypatch)
