@@ -20,6 +20,17 @@ ME="$(printf '%q' "${R:-./}run.sh")"  # this script as the caller types it, in t
 if [ "$(pwd -P)" = "$(cd "$ROOT" && pwd -P)/src" ]; then ME="./run.sh"; fi  # src/run.sh, the course's, runs it there
 # this command as the caller typed it, for a hint to run it again (in a mode `all` runs: the `all` command)
 AGAIN="${RUN_SH_ALL:-$ME${1+$(printf ' %q' "$@")}}"
+# set but empty (OUT_DIR=$TYPO, a variable left unset): the default was taken without a word, and the run wrote
+# into src/submission/
+for var in DATA_DIR:data/ OUT_DIR:src/submission/; do
+  name="${var%%:*}"
+  if [ -n "${!name+set}" ] && [ -z "${!name}" ]; then
+    echo "run.sh: $name is set but empty (a variable left unset in it?); give it a folder, or unset $name for" \
+      "its default ${var#*:}" >&2
+    exit 2
+  fi
+done
+unset var name
 DATA="${DATA_DIR:-${R}data}"
 OUT="${OUT_DIR:-${R}src/submission}"
 # a quoted ~ (OUT_DIR="~/runs") is the home folder, as the shell would have made it unquoted

@@ -746,6 +746,19 @@ def test_missing_params_names_the_mode(world, tmp_path):
                                               f"set OUT_DIR to a folder\n")
 
 
+@pytest.mark.parametrize("name, default", [("OUT_DIR", "src/submission/"), ("DATA_DIR", "data/")])
+def test_a_variable_set_but_empty_is_refused(tmp_path, name, default):
+    """OUT_DIR= (a mistyped $VAR) took the default without a word: the run wrote into src/submission/ (the fuzz
+    audit). Refused before any work, in one line."""
+    env = dict(os.environ, PYTHON=sys.executable, **{name: ""})
+    p = subprocess.run([os.path.join(ROOT, "run.sh"), "vanilla_pretrain", "--max_epochs", "1"], cwd=tmp_path,
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stdout == "" and p.stderr == (
+        f"run.sh: {name} is set but empty (a variable left unset in it?); give it a folder, or unset {name} for its "
+        f"default {default}\n")
+    assert not os.listdir(tmp_path)
+
+
 def test_a_flag_of_the_modes_own_is_refused_before_its_missing_input_is_named(world, tmp_path):
     """`vanilla_eval_dev_with_pretrain --reading_params_path P` said to make OUT_DIR's params first; made,
     the run then refused the flag itself."""
