@@ -3,6 +3,7 @@
 Run:  python -m pytest -q tests/test_dataset.py
 """
 import random
+import re
 import statistics
 from collections import Counter
 
@@ -248,9 +249,26 @@ def test_a_column_header_line_is_refused_by_line():
         parse_tsv("question\n" + "".join(q + "\n" for q, _, _ in parse_tsv(questions)), "t.tsv", require_label=False)
     for text in ("who\tx\nq1\ty\nq2\tz\n",                                          # no question marks at all
                  "Where was Al born\tx\nWhere was Bo born?\ty\nWhere was Cy born\tz\n",  # mixed
-                 "name\tplace\nWhere was Bo born?\ty\n",                               # too few to tell
+                 "Al Bo\tOslo\nWhere was Bo born?\ty\n",                               # too few to tell
                  "Where was Al born? \tx\n" + questions):                              # asks, space after
         assert len(parse_tsv(text, "t.tsv")) == text.count("\n")
+
+
+@pytest.mark.parametrize("text, require_label, first", [
+    ("name\tplace\n", True, "'name\\tplace'"),
+    ("Name\tBirth place\nWhere was Bo born?\ty\n", True, "'Name\\tBirth place'"),
+    ("question\r\n", False, "'question'"),
+    ("Question\tAnswer\n", False, "'Question\\tAnswer'"),
+])
+def test_a_header_of_a_headers_words_is_refused_above_any_rows(text, require_label, first):
+    """A TSV of its header alone was finetuned on ("name" -> "place"), evaluated ("Correct: 0.0 out of 1.0") and
+    scored by the London baseline, exit 0 (the fuzz audit): the question-mark test needs two questions under it.
+    A first line of a header's words (name / question, place / answer, any case) is refused by its words."""
+    with pytest.raises(DataError, match=rf"^t.tsv:1: {re.escape(first)} is a column header, not a question and its "
+                                        r"place; remove that line$"):
+        parse_tsv(text, "t.tsv", require_label=require_label)
+    # words of a header in a question, or a place alone, are data
+    assert len(parse_tsv("Where was Name born?\tplace\nname here\tplace\n", "t.tsv")) == 2
 
 
 def test_a_column_header_above_two_questions_is_refused():

@@ -218,7 +218,24 @@ def parse_tsv(text, path="<string>", require_label=True):
         first = "\t".join(field for field in rows[0][:2] if field is not None)
         raise DataError(f"{path}:{rows[0][2]}: {first[:60]!r} reads as a column header, not a question (every other "
                         f"line's question ends in '?'); remove that line, or end it in '?' if it is a question")
+    if rows and _header_words(rows[0]):  # a header with fewer than two questions under it (a header alone was data)
+        first = "\t".join(field for field in rows[0][:2] if field is not None)
+        raise DataError(f"{path}:{rows[0][2]}: {first[:60]!r} is a column header, not a question and its place; "
+                        f"remove that line")
     return rows
+
+
+_QUESTION_HEADERS = {"name", "names", "question", "questions", "person", "people", "input", "inputs", "query"}
+_PLACE_HEADERS = {"place", "places", "birth place", "birthplace", "birth_place", "answer", "answers", "label",
+                  "labels", "output", "outputs", "target", "city"}
+
+
+def _header_words(row):
+    """Whether a row's fields are a column header's words (name, place; any case), which no question is."""
+    question, place, _ = row
+    if question.strip().lower() not in _QUESTION_HEADERS:
+        return False
+    return place is None or place.strip().lower() in _PLACE_HEADERS
 
 
 def _asks(question):
