@@ -639,7 +639,8 @@ def read_labels(path):
         if not line.strip():
             continue
         fields = line.split("\t")
-        require(len(fields) == 2, f"{typed_path(path)}:{lineno}: expected question<TAB>place")
+        require(len(fields) == 2, f"{typed_path(path)}:{lineno}: expected question<TAB>place, found {len(fields)} "
+                                  f"tab-separated field(s); fix or remove that line")
         answers.append(fields[1].rstrip())  # as evaluate_places reads it: the spaces that end the line go
     return answers
 

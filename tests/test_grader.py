@@ -1376,11 +1376,13 @@ def test_a_labels_line_without_a_tab_is_named_by_its_line_number(tmp_path):
     """read_labels counts every line of the file, blank ones too, as an editor numbers them."""
     path = tmp_path / "birth_dev.tsv"
     path.write_text("Where was A born?\tLima\n\nWhere was B born? Oslo\n", encoding="utf-8")
-    with pytest.raises(graderlib.Failure, match=r"birth_dev\.tsv:3: expected question<TAB>place$"):
+    with pytest.raises(graderlib.Failure, match=r"birth_dev\.tsv:3: expected question<TAB>place, found 1 "
+                                               r"tab-separated field\(s\); fix or remove that line$"):
         grader.read_labels(str(path))
     # mutation audit: a line of three fields is named too (a tab inside the place), not graded on its second field
     path.write_text("Where was A born?\tLima\nWhere was B born?\tOslo\tNorway\n", encoding="utf-8")
-    with pytest.raises(graderlib.Failure, match=r"birth_dev\.tsv:2: expected question<TAB>place$"):
+    with pytest.raises(graderlib.Failure, match=r"birth_dev\.tsv:2: expected question<TAB>place, found 3 "
+                                               r"tab-separated field\(s\); fix or remove that line$"):
         grader.read_labels(str(path))
 
 
