@@ -46,6 +46,15 @@ def test_reserved_characters_rejected():
             parse_tsv(text, "f.tsv", require_label=False)
 
 
+def test_a_nul_byte_in_a_corpus_file_is_named_by_line():
+    """A NUL in wiki.txt became a character of the vocabulary (81 -> 82), quietly (the fuzz audit): zeros in a
+    text file are a damaged copy's. Refused for a corpus file; a corpus built from a string is the course's API."""
+    with pytest.raises(DataError, match=r"^w.txt:2: a NUL byte \(U\+0000\), which no text holds: the file is "
+                                        r"damaged .*; copy the corpus again, or remove the NULs$"):
+        CharCorruptionDataset("Ann was born in Oslo.\nBo was\0 born in Lima.\n", 32, "w.txt")
+    assert "\0" in CharCorruptionDataset("Ann\0 Bo\n", 32).stoi
+
+
 def draws(ds, idx, n, seed=0):
     random.seed(seed)
     return [ds[idx] for _ in range(n)]

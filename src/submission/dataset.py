@@ -337,6 +337,10 @@ class CharCorruptionDataset(Dataset):
             # every line question<TAB>place: a finetuning or evaluation file given for wiki.txt, which has no tab
             raise DataError(f"{path}: every line holds a tab, as the question files' question<TAB>place lines do; the "
                             f"pretraining corpus is biographies, one a line without tabs: give the wiki.txt")
+        if path != "<pretraining corpus>" and "\0" in data:  # a character of the vocabulary, quietly, before
+            lineno = data.count("\n", 0, data.index("\0")) + 1
+            raise DataError(f"{path}:{lineno}: a NUL byte (U+0000), which no text holds: the file is damaged (a crash "
+                            f"can leave a run of zeros in one); copy the corpus again, or remove the NULs")
         chars = sorted(set(data))
         for special, name in ((MASK_CHAR, "MASK"), (PAD_CHAR, "PAD")):
             if special in chars:
