@@ -344,6 +344,11 @@ def nonfinite(state):
     return [k for k, v in state.items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
 
 
+def nonfinite_share(v):
+    """How many of a tensor's values are NaN or infinite, in words: "3 of the 480 values"."""
+    return f"{int((~torch.isfinite(v)).sum()):,} of the {v.numel():,} values"
+
+
 def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_corpus_path",
                 size_fix="use the model size they were trained with", variant_fix=None, itos=None):
     """Load a params file into `model` on any device, refusing code and explaining mismatches.
@@ -436,7 +441,7 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
     bad = nonfinite(state)
     if bad:
         v = state[bad[0]]
-        problem = (f"{int((~torch.isfinite(v)).sum()):,} of the {v.numel():,} values of {bad[0]} are NaN or infinite"
+        problem = (f"{nonfinite_share(v)} of {bad[0]} are NaN or infinite"
                    + (f" (and {len(bad) - 1} more tensors hold some)" if len(bad) > 1 else ""))
         raise ParamsError(f"{path}: {problem}: the file is damaged, or the run that wrote it diverged; "
                           f"{_remake(path)}", problem=problem)

@@ -26,7 +26,7 @@ import time
 import torch
 
 from .files import atomic_torch_save, error_reason
-from .params import ParamsError, load_torch_file, nonfinite, unloadable_reason
+from .params import ParamsError, load_torch_file, nonfinite, nonfinite_share, unloadable_reason
 
 FORMAT = "cs224n-a5 training state, version 1"
 MODEL_FIELDS = ("vocab_size", "block_size", "n_layer", "n_head", "n_embd", "synthesizer")
@@ -214,10 +214,8 @@ def load(path, settings):
     # since; resumed, the first step's loss was NaN and the error blamed the learning rate
     bad = nonfinite({k: v for k, v in state["model"].items() if torch.is_tensor(v)})
     if bad:
-        v = state["model"][bad[0]]
-        raise ParamsError(f"{path}: a damaged training state ({int((~torch.isfinite(v)).sum()):,} of the "
-                          f"{v.numel():,} values of its model's {bad[0]} are NaN or infinite, which a run never "
-                          f"saves); {START_OVER}")
+        raise ParamsError(f"{path}: a damaged training state ({nonfinite_share(state['model'][bad[0]])} of its "
+                          f"model's {bad[0]} are NaN or infinite, which a run never saves); {START_OVER}")
     training = state["settings"]["training"]
     if isinstance(training, dict):  # settings checked since a later version: a state without one had the default
         state["settings"]["training"] = {**ADDED_LATER, **{k: settings["training"].get(k) for k in
