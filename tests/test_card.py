@@ -149,21 +149,30 @@ def test_finetuning_from_params_of_another_vocabulary_is_refused(trained, capsys
     assert not (folder / "f.params").exists()
 
 
-@pytest.mark.parametrize("damage", ["other params", "not json", "a list", "no card"])
-def test_a_card_of_other_params_or_a_damaged_one_checks_nothing(trained, capsys, damage):
-    """Params written since without a card (the course's, copied in) load as the course's would."""
+@pytest.mark.parametrize("damage, note", [("other params", None), ("no card", None), ("not json", "not JSON"),
+                                         ("a list", "JSON of a list, not an object"), ("a folder", "a folder")])
+def test_a_card_of_other_params_or_a_damaged_one_checks_nothing(trained, capsys, damage, note):
+    """Params written since without a card (the course's, copied in) load as the course's would. A card that
+    cannot be read says so in a note (its checks were skipped without a word: the fuzz audit)."""
     folder, params, evaluate = trained
     card = folder / "m.params.card.json"
     if damage == "other params":
         state = torch.load(params)
         torch.save({k: v + 1 for k, v in state.items()}, params)
-    elif damage == "no card":
+    elif damage in ("no card", "a folder"):
         card.unlink()
+        if damage == "a folder":
+            card.mkdir()
     else:
         card.write_text("{not json" if damage == "not json" else json.dumps([2]), encoding="utf-8")
     assert read_card(str(params)) is None
+    capsys.readouterr()
     driver.main(evaluate + ["--n_head", "4"])  # unchecked: it loads
     assert (folder / "dev.predictions").exists()
+    notes = [line for line in capsys.readouterr().err.splitlines() if "card.json" in line]
+    assert notes == ([f"note: {card}: {note}, not a card run.py writes, so the --n_head and vocabulary of {params} "
+                      f"are not checked; remove it (run.py writes a card beside the params it trains)"]
+                     if note else []), notes
 
 
 @pytest.mark.parametrize("heads", [0, -2, True])

@@ -147,6 +147,24 @@ def write_card(params_path, model, itos, function=None, epochs=None, corpus=None
               f"and vocabulary ({e})", file=sys.stderr)
 
 
+def _unreadable(params_path):
+    """Why the card beside `params_path` cannot be read, in words, or None: none there, a card read_card reads, or
+    one of other params (a card left beside params replaced since, such as the course's)."""
+    path = card_path(params_path)
+    if not os.path.lexists(path) or not os.path.isfile(params_path):
+        return None
+    if not os.path.isfile(path):
+        return "a folder" if os.path.isdir(path) else "not a regular file"
+    try:
+        with open(path, encoding="utf-8") as f:
+            card = json.load(f)
+    except OSError as e:
+        return f"cannot be read ({e.strerror or e})"
+    except ValueError:
+        return "not JSON"
+    return None if isinstance(card, dict) else f"JSON of a {type(card).__name__}, not an object"
+
+
 def read_card(params_path):
     """The card of a params file as a dict, or None: no card, one that cannot be read, or one of other
     params (its sha256 is not theirs)."""
@@ -216,6 +234,11 @@ def card_mismatch(params_path, model, itos=None):
     given, the vocabulary `itos`; None when they agree or there is no card to go by."""
     card = read_card(params_path)
     if card is None:
+        why = _unreadable(params_path)
+        if why:  # its checks were skipped without a word: a --n_head mismatch then loaded, quietly
+            print(f"note: {card_path(params_path)}: {why}, not a card run.py writes, so the --n_head and vocabulary "
+                  f"of {params_path} are not checked; remove it (run.py writes a card beside the params it trains)",
+                  file=sys.stderr)
         return None
     heads, trained = model_heads(model), card_heads(card)
     if trained is not None and heads is not None and trained != heads:
