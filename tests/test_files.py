@@ -604,6 +604,52 @@ def test_a_lock_taken_on_a_full_disk_holds_without_its_pid(tmp_path, monkeypatch
     assert not (tmp_path / "a.params.lock").exists()
 
 
+def another_users_lock(monkeypatch, readable=True):
+    """os.open as a user who may not write (nor, unless `readable`, read) the lock files there: they are
+    another user's, made 0644 (0600) under that user's umask. Root opens any file, so the refusal is made here."""
+    real_open = os.open
+
+    def as_another_user(path, flags, *args, **kwargs):
+        if str(path).endswith(".lock") and os.path.exists(path) and (flags & (os.O_WRONLY | os.O_RDWR) or not readable):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)
+    monkeypatch.setattr(os, "open", as_another_user)
+
+
+def test_another_users_lock_excludes_this_run_too(tmp_path, monkeypatch, capsys):
+    """(permission audit, non-root) A second user's run into a shared folder could not open the first user's lock
+    file (0644) for writing, and trained unlocked without a word: the two runs' params, card and log ended mixed.
+    Opened for reading it flocks all the same: the run is refused while the other holds it, and takes it after."""
+    from submission.locks import training_lock
+    params = tmp_path / "a.params"
+    with training_lock(str(params)):  # the other user's run
+        another_users_lock(monkeypatch)
+        with pytest.raises(DataError, match=rf"a.params: another run \(pid {os.getpid()}\) is training into it now"):
+            with training_lock(str(params)):
+                pass
+        monkeypatch.undo()
+    (tmp_path / "a.params.lock").write_text("4194303\n", encoding="ascii")  # its run was killed
+    another_users_lock(monkeypatch)
+    with training_lock(str(params)) as locked:
+        assert locked
+        monkeypatch.undo()
+        assert refused(params)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_lock_file_that_cannot_be_opened_at_all_is_said(tmp_path, monkeypatch, capsys):
+    """Another user's lock made 0600 (or a stale one of root's): the run cannot flock it and trains unlocked,
+    now with a note that says so and how to clear it, instead of silently."""
+    from submission.locks import training_lock
+    (tmp_path / "a.params.lock").write_text("4194303\n", encoding="ascii")
+    another_users_lock(monkeypatch, readable=False)
+    with training_lock(str(tmp_path / "a.params")) as locked:
+        assert locked is False
+    err = capsys.readouterr().err
+    assert re.fullmatch(r"note: \S*a.params.lock cannot be opened \(Permission denied\), so this run is not guarded "
+                        r"against a second run into the same files; remove that file if no run is using it\n", err)
+
+
 def run_a_ends_as_b_opens(tmp_path, monkeypatch, then=None):
     """Run A holds the lock of tmp_path/a.params; the next os.open of a lock file (run B's) is followed by A's
     end, which removes the file, and then by `then()` (another run making the file anew)."""

@@ -104,6 +104,18 @@ def _take(fcntl, path, busy):
             except OSError:  # it cannot be made (a folder above it this user cannot write in): no lock, and
                 return None  # the output check says what is wrong
             continue
+        except PermissionError:
+            # another user's lock (made 0644 under their umask): a descriptor opened for reading flocks as well,
+            # so runs of two users into a shared folder still exclude each other (O_RDWR failing was an
+            # unlocked run, without a word)
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except FileNotFoundError:  # it went meanwhile (its run ended): try again
+                continue
+            except OSError as e:
+                print(f"note: {path} cannot be opened ({e.strerror}), so this run is not guarded against a second "
+                      f"run into the same files; remove that file if no run is using it", file=sys.stderr)
+                return None
         except OSError:
             return None
         taken = False
@@ -137,8 +149,9 @@ def _take(fcntl, path, busy):
             try:
                 os.ftruncate(fd, 0)
                 os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-            except OSError:  # a full disk (or quota): the flock holds all the same, a second run is told no pid;
-                pass         # the run's first write says what is wrong (this was a traceback before any work)
+            except OSError:  # a full disk (or quota), another user's file opened for reading: the flock holds all
+                pass         # the same, a second run is told no pid or the earlier one; the run's first write says
+                             # what is wrong with the disk (this was a traceback before any work)
             taken = True
             return fd
         finally:
