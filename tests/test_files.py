@@ -68,6 +68,61 @@ def test_a_folder_the_user_cannot_write_is_named_up_front(tmp_path, monkeypatch)
     assert os.listdir(tmp_path) == []
 
 
+def test_an_existing_output_that_cannot_be_read_is_refused_up_front(tmp_path, monkeypatch):
+    """(permission audit, non-root) params made 0000 (or another user's 0600) were taken for an empty file: the
+    run trained, replaced them (the user's model lost), then failed to read its own params back for their card
+    and exited 1 saying to check the file's permissions, as if nothing had changed. Root reads any file, so the
+    refusal is made here."""
+    params, log = tmp_path / "p.params", tmp_path / "p.params.log.jsonl"
+    torch.save({"tok_emb.weight": torch.zeros(2, 2)}, params)
+    log.write_text('{"step": 1}\n', encoding="utf-8")
+    real = files_module.reads_as
+
+    def unreadable(path):
+        if os.path.basename(path) in ("p.params", "p.params.log.jsonl"):
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real(path)
+    monkeypatch.setattr(files_module, "reads_as", unreadable)
+    kept = params.read_bytes()
+    with pytest.raises(DataError, match=rf"^{re.escape(str(params))}: cannot be read \(Permission denied\), so this "
+                                        r"run cannot tell whether it may replace it; make it readable \(chmod u\+r "
+                                        rf"{re.escape(shlex.quote(str(params)))}\), or pick another path for the "
+                                        r"params$"):
+        check_output_path(str(params), "params", replaces=("params",))
+    with pytest.raises(DataError, match=r"p.params.log.jsonl: cannot be read .*, or give --writing_params_path "
+                                        r"another path \(the loss log goes beside it\)$"):
+        check_output_path(str(log), "loss log", replaces=("log",), named_by="--writing_params_path")
+    assert params.read_bytes() == kept
+    check_output_path(str(tmp_path / "new.params"), "params", replaces=("params",))  # nothing there: nothing read
+
+
+@pytest.mark.parametrize("owner", ["mine", "another user's"])
+def test_a_write_protected_output_is_not_replaced(tmp_path, monkeypatch, owner):
+    """(permission audit, non-root) params or predictions made read-only (chmod 444, as a student keeps a model
+    that took hours) were renamed over without a word, and kept mode 444; the course's torch.save, an open() for
+    writing, refuses them. Now refused up front, naming the mode and the fix (another user's file: no chmod of
+    theirs to suggest). os.access says root may write anything, so the refusal is made here."""
+    params = tmp_path / "p.params"
+    torch.save({"tok_emb.weight": torch.zeros(2, 2)}, params)
+    params.chmod(0o444)
+    real_access = os.access
+    monkeypatch.setattr(files_module.os, "access", lambda path, mode: False if os.fspath(path) == str(params)
+                        and mode & os.W_OK else real_access(path, mode))
+    if owner != "mine":
+        monkeypatch.setattr(files_module.os, "geteuid", lambda: os.stat(params).st_uid + 1)
+        says = (rf"^{re.escape(str(params))}: the file is another user's \(uid {os.stat(params).st_uid}\) and not "
+                r"writable by you, so this run does not replace it; pick another path for the params$")
+    else:
+        says = (rf"^{re.escape(str(params))}: the file is write-protected \(mode 0444\), so this run does not replace "
+                rf"it; make it writable \(chmod u\+w {re.escape(shlex.quote(str(params)))}\) to let it, or pick "
+                r"another path for the params$")
+    with pytest.raises(DataError, match=says):
+        check_output_path(str(params), "params", replaces=("params",))
+    monkeypatch.undo()
+    params.chmod(0o644)  # writable again: replaced as before
+    check_output_path(str(params), "params", replaces=("params",))
+
+
 @pytest.mark.parametrize("letter,kind", [("i", "immutable"), ("a", "append-only")])
 def test_an_immutable_or_append_only_output_is_refused_up_front(tmp_path, letter, kind):
     """A params file under `chattr +i` or `+a` cannot be renamed over, even by root: a run found it only at

@@ -480,8 +480,10 @@ def check_output_path(path, what, inputs=(), replaces=None, named_by=None, outpu
     if replaces is not None and os.path.isfile(full):
         try:
             kind = reads_as(full)
-        except OSError:
-            kind = "empty"  # unreadable: the trial write below says what is wrong
+        except OSError as e:  # (a user's 0000 params: replaced, they were lost, and the run then failed to read
+            # its own params back for their card, so it reported an error; another user's file in a shared folder)
+            raise DataError(f"{path}: cannot be read ({error_reason(e)}), so this run cannot tell whether it may "
+                            f"replace it; make it readable (chmod u+r {shlex.quote(path)}), or {pick}") from None
         other = ("run.sh names the file: use another OUT_DIR" if os.environ.get("RUN_SH_MODE")
                  else f"give {named_by} another path" if named_by else f"give the {what} another path")
         contents = [r for r in replaces if r in TORCH_CONTENT]  # "params", "state": torch files of that content
@@ -497,6 +499,14 @@ def check_output_path(path, what, inputs=(), replaces=None, named_by=None, outpu
     if flag:  # the run would train for hours, then fail to replace it
         raise DataError(f"{path}: the file is {flag[0]}, so no run can replace it; clear that with "
                         f"`{flag[1]}` (as {flag[2]}), or {pick}")
+    if os.path.isfile(full) and not os.access(full, os.W_OK):  # as open() for writing, which the course's
+        # torch.save and print(file=) use, refuses it (root excepted); renamed over it, it was replaced unasked
+        st = os.stat(full)
+        if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+            raise DataError(f"{path}: the file is another user's (uid {st.st_uid}) and not writable by you, so this "
+                            f"run does not replace it; {pick}")
+        raise DataError(f"{path}: the file is write-protected (mode {stat.S_IMODE(st.st_mode):04o}), so this run does "
+                        f"not replace it; make it writable (chmod u+w {shlex.quote(path)}) to let it, or {pick}")
     folder = os.path.dirname(full)
     existing = folder
     while not os.path.exists(existing):  # the nearest folder that is there: the rest are made in it
