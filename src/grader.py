@@ -85,6 +85,9 @@ class Context:
             if os.path.exists(path):  # a folder, a FIFO, a device: there, but not a file the tests can read twice
                 raise Failure(f"{typed_path(path)} is not a regular file: the {what} must be one; "
                               f"replace it with the file")
+            shut = graderlib.shut_folder(path)
+            if shut:  # "not found" sent the user to make it again
+                raise Failure(f"{typed_path(path)} cannot be reached: {shut}")
             default = self.data_dir == os.path.abspath(DEFAULT_DATA_DIR)
             hint = ("regenerate the embedded corpus with python src/make_world.py --out data" if default
                     else "pass the folder that holds it with --data-dir")
@@ -149,7 +152,12 @@ def read_utf8(path, most=None):
     """The text of a data or predictions file, or a Failure naming the file, the line and the byte that
     is not UTF-8 (UTF-16, a Windows editor's "Unicode", named by its byte-order mark). `most`: (bytes, why),
     a file larger than that being a Failure saying `why`, read no further (a zip is named as such first)."""
-    with open(path, "rb") as f:
+    try:
+        f = open(path, "rb")
+    except PermissionError as e:  # was "FAIL: PermissionError: [Errno 13] ..." with no fix
+        raise Failure(f"{typed_path(path)}: cannot be read ({e.strerror}); make it readable (chmod u+r "
+                      f"{shlex.quote(typed_path(path))}), or ask its owner to") from None
+    with f:
         data = f.read(4)
         if data == b"PK\x03\x04":
             raise Failure(f"{typed_path(path)}: a zip archive (torch.save writes params as one), not UTF-8 text: check "
@@ -706,6 +714,9 @@ def read_predictions(ctx, name):
         if os.path.isdir(path):  # "make it" alone sent the user round: run.py refuses a folder's path
             raise Failure(f"{typed_path(path)} is a folder, not a predictions file: remove or rename it, then make it "
                           f"with {ctx.run_sh(mode, before)}")
+        shut = graderlib.shut_folder(path)
+        if shut:  # "make it" would have the user train again
+            raise Failure(f"{typed_path(path)} cannot be reached: {shut}")
         raise Failure(f"{typed_path(path)} not found: make it with {ctx.run_sh(mode, before)}")
     lines = prediction_lines(path, len(answers))
     tabbed = sum("\t" in line for line in lines)

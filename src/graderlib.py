@@ -92,6 +92,28 @@ class Result:
         return f"<Result {self.id}: {self.points}/{self.max_points} {state}>"
 
 
+def shut_folder(path):
+    """Why `path` looks absent when a folder above it does not let this user in (no search permission: chmod 600,
+    another user's 0700 folder), in words with the fix; None when none is shut. A twin of the package's
+    dataset.folder_shut: the grader reads its files without the package it grades."""
+    try:
+        os.stat(path)
+        return None
+    except PermissionError:
+        pass
+    except (OSError, ValueError):
+        return None
+    folders, folder = [], os.path.dirname(os.path.abspath(path))
+    while os.path.dirname(folder) != folder:
+        folders.append(folder)
+        folder = os.path.dirname(folder)
+    for folder in reversed(folders):  # from the root down
+        if os.path.isdir(folder) and not os.access(folder, os.X_OK):
+            return (f"the folder {folder} does not let you in (Permission denied, mode "
+                    f"{os.stat(folder).st_mode & 0o7777:04o}); chmod u+rx it, or ask its owner to")
+    return None
+
+
 def text_of(obj):
     """str(obj); for an object whose str() raises (a student's exception class whose __str__ reads a missing
     attribute), what str() raised: the grader runs on with the other tests, rather than ending without

@@ -79,3 +79,26 @@ def broken_src(tmp_path):
             f.write(text)
         return tmp_path / "src", line
     return make
+
+
+@pytest.fixture
+def shut_folder(monkeypatch):
+    """shut_folder(folder): within the test, `folder` acts as one that does not let this user in (chmod 600, or
+    another user's 0700 folder): what is in it cannot be looked up (os.stat: PermissionError) and os.access says
+    it may not be searched. Root passes through any folder, so it is made here."""
+    def shut(folder):
+        folder = os.path.abspath(folder)
+        real_stat, real_access = os.stat, os.access
+
+        def stat(path, *args, **kwargs):
+            if isinstance(path, (str, os.PathLike)) and os.path.abspath(path).startswith(folder + os.sep):
+                raise PermissionError(13, "Permission denied", os.fspath(path))
+            return real_stat(path, *args, **kwargs)
+
+        def access(path, mode, *args, **kwargs):
+            if os.path.abspath(path) == folder and mode & os.X_OK:
+                return False
+            return real_access(path, mode, *args, **kwargs)
+        monkeypatch.setattr(os, "stat", stat)
+        monkeypatch.setattr(os, "access", access)
+    return shut

@@ -708,6 +708,30 @@ def test_helper_train_runs_any_trainer_then_writes_the_params(tmp_path):
     assert torch.equal(saved["head.weight"], torch.full_like(model.head.weight, 0.5))
 
 
+def test_a_file_behind_a_folder_that_does_not_let_the_user_in_is_not_called_missing(tmp_path, shut_folder):
+    """(permission audit, non-root) A data or params folder made 0600 (no search permission), or another user's
+    0700 one: its files read "not found" ("pretraining corpus not found; check the path", "params file not found"),
+    so the user looked for a typo or remade them. Now the folder that is shut is named with its fix; the errors
+    are PermissionErrors too, as the course's open() and torch.load raised."""
+    from submission.dataset import read_text
+    from submission.params import ParamsUnreachable
+    shut = tmp_path / "shut"
+    shut.mkdir()
+    (shut / "wiki.txt").write_text("Ada was born in Oslo.\n", encoding="utf-8")
+    torch.save(GPT(GPTConfig(8, 16, n_layer=1, n_head=1, n_embd=4)).state_dict(), shut / "a.params")
+    shut_folder(shut)
+    says = rf"the folder {re.escape(str(shut))} does not let you in \(Permission denied, mode 0\d\d\d\); chmod u\+rx "
+    with pytest.raises(PermissionError, match=rf"^{re.escape(str(shut / 'wiki.txt'))}: the pretraining corpus cannot be "
+                                               rf"reached: {says}") as caught:
+        read_text(str(shut / "wiki.txt"), "pretraining corpus")
+    assert isinstance(caught.value, DataError)
+    with pytest.raises(ParamsUnreachable, match=rf"^{re.escape(str(shut / 'a.params'))}: the params file cannot be "
+                                                rf"reached: {says}"):
+        load_params(GPT(GPTConfig(8, 16, n_layer=1, n_head=1, n_embd=4)), str(shut / "a.params"))
+    with pytest.raises(FileNotFoundError, match="not found"):  # a file that is not there is still missing
+        read_text(str(tmp_path / "gone.txt"), "pretraining corpus")
+
+
 def test_a_missing_file_is_a_file_not_found_error_as_the_courses_open_and_load_raised(tmp_path):
     """The course's helpers read with `open` and `torch.load`, so a missing params or corpus file raised
     FileNotFoundError: a program that catches it (or OSError) still does here, and one that catches

@@ -13,6 +13,7 @@ Print a few examples:  python src/submission/dataset.py namedata|charcorruption 
 import argparse
 import os
 import random
+import shlex
 import sys
 import unicodedata
 from contextlib import nullcontext
@@ -47,6 +48,11 @@ class ReservedCharacter(DataError, AssertionError):
 class DataNotFound(DataError, FileNotFoundError):
     """An input path that names no file (or a link to nothing): a DataError, and a FileNotFoundError as the
     course's `open(path)` raised, so a program that catches either works unchanged."""
+
+
+class DataUnreachable(DataError, PermissionError):
+    """An input in a folder that does not let the user in (dataset.folder_shut): a DataError, and a PermissionError
+    as the course's `open(path)` raised."""
 
 
 # the UTF-32 codec whose code units torch.frombuffer reads back as this machine's int32 (encode)
@@ -124,6 +130,34 @@ def _utf16_without_mark(head):
     return zeros[1] > 0.4 and zeros[0] < 0.05
 
 
+def folder_shut(path, what):
+    """Why `path` looks absent when a folder above it does not let this user in (no search permission, x:
+    `chmod 600` or another user's 0700 folder), as "PATH: the WHAT cannot be reached: ... ; FIX"; None when
+    nothing above it is shut (then it is missing, or there). Without it such a file read "not found", and the
+    fixes offered were to make it again."""
+    try:
+        os.stat(path)
+        return None
+    except PermissionError:
+        pass
+    except (OSError, ValueError):
+        return None
+    folders, folder = [], os.path.dirname(os.path.abspath(path))
+    while True:
+        folders.append(folder)
+        if os.path.dirname(folder) == folder:
+            break
+        folder = os.path.dirname(folder)
+    for folder in reversed(folders):  # from the root down: the first shut one is the one to open
+        if os.path.isdir(folder) and not os.access(folder, os.X_OK):
+            mode = os.stat(folder).st_mode & 0o7777
+            mine = not hasattr(os, "geteuid") or os.stat(folder).st_uid == os.geteuid()
+            fix = f"chmod u+rx {shlex.quote(folder)}" if mine else "ask its owner to let you in (chmod o+rx), or copy the file elsewhere"
+            return (f"{path}: the {what} cannot be reached: the folder {folder} does not let you in (Permission "
+                    f"denied, mode {mode:04o}); {fix}")
+    return None
+
+
 def _file_above(path):
     """The nearest existing folder of `path` (as written) when it is no folder but a file, else None."""
     above = os.path.dirname(os.fspath(path))
@@ -145,6 +179,9 @@ def read_text(path, what="file"):
     if os.path.exists(path) and not os.path.isfile(path):  # <(...), /dev/stdin, a FIFO: "not found" before
         raise DataError(f"{path}: not a regular file (a pipe or a device); save the {what} to a file and give that")
     if not os.path.isfile(path):
+        shut = folder_shut(path, what)
+        if shut:
+            raise DataUnreachable(shut)
         above = _file_above(path)
         if above:  # `--data-dir data/wiki.txt`, DATA_DIR=.../birth_dev.tsv: the folder named is a file
             if os.environ.get("RUN_SH_MODE"):  # run.sh's paths are DATA_DIR's folder and a file's name

@@ -15,6 +15,7 @@ import zipfile
 import torch
 
 from .card import card_heads, card_mismatch, corpus_record, pretrain_corpus, read_card
+from .dataset import folder_shut
 
 
 class ParamsError(ValueError):
@@ -25,6 +26,11 @@ class ParamsError(ValueError):
     def __init__(self, message, problem=None, looks_like=None):
         super().__init__(message)
         self.problem, self.looks_like = problem, looks_like
+
+
+class ParamsUnreachable(ParamsError, PermissionError):
+    """A params path in a folder that does not let the user in (dataset.folder_shut): a ParamsError, and a
+    PermissionError as the course's `torch.load(path)` raised."""
 
 
 class ParamsNotFound(ParamsError, FileNotFoundError):
@@ -361,6 +367,9 @@ def load_params(model, path, variant_flag="--variant=", corpus_flag="--pretrain_
     if not os.fspath(path).strip():  # a variable left unset ("$PARAMS"): ": params file not found" named no file
         raise ParamsNotFound("the params path is empty; give the params file run.py wrote", problem="empty path")
     if not os.path.exists(path):
+        shut = folder_shut(path, "params file")
+        if shut:
+            raise ParamsUnreachable(shut, problem="cannot be reached")
         raise ParamsNotFound(_not_found(path), problem="params file not found")
     if not os.path.isfile(path):  # a folder, /dev/null, a FIFO
         raise ParamsError(f"{path}: is not a regular file; give the params file run.py wrote",
