@@ -5,6 +5,7 @@ checks nothing, as the course's bare params are loaded.
 
 Run:  python -m pytest -q tests/test_card.py
 """
+import errno
 import hashlib
 import json
 import os
@@ -150,12 +151,16 @@ def test_finetuning_from_params_of_another_vocabulary_is_refused(trained, capsys
 
 
 @pytest.mark.parametrize("damage, note", [("other params", None), ("no card", None), ("not json", "not JSON"),
-                                         ("a list", "JSON of a list, not an object"), ("a folder", "a folder")])
-def test_a_card_of_other_params_or_a_damaged_one_checks_nothing(trained, capsys, damage, note):
+                                         ("a list", "JSON of a list, not an object"), ("a folder", "a folder"),
+                                         ("unreadable", "cannot be read (Permission denied)")])
+def test_a_card_of_other_params_or_a_damaged_one_checks_nothing(trained, capsys, monkeypatch, damage, note):
     """Params written since without a card (the course's, copied in) load as the course's would. A card that
-    cannot be read says so in a note (its checks were skipped without a word: the fuzz audit)."""
+    cannot be read says so in a note (its checks were skipped without a word: the fuzz audit), once a run, with
+    its fix: one the user made unreadable (chmod 000; made here, as root reads anything) is made readable again,
+    not removed, which would lose its checks for good (permission audit)."""
     folder, params, evaluate = trained
     card = folder / "m.params.card.json"
+    fix = "remove it (run.py writes a card beside the params it trains)"
     if damage == "other params":
         state = torch.load(params)
         torch.save({k: v + 1 for k, v in state.items()}, params)
@@ -163,16 +168,29 @@ def test_a_card_of_other_params_or_a_damaged_one_checks_nothing(trained, capsys,
         card.unlink()
         if damage == "a folder":
             card.mkdir()
+    elif damage == "unreadable":
+        real_open = open
+
+        def shut(path, *args, **kwargs):
+            if os.fspath(path) == str(card):
+                raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+            return real_open(path, *args, **kwargs)
+        monkeypatch.setattr("builtins.open", shut)
+        fix = f"make it readable (chmod u+r {card})"
     else:
         card.write_text("{not json" if damage == "not json" else json.dumps([2]), encoding="utf-8")
+    if damage not in ("unreadable", "other params", "no card"):
+        note += ", not a card run.py writes"
     assert read_card(str(params)) is None
     capsys.readouterr()
     driver.main(evaluate + ["--n_head", "4"])  # unchecked: it loads
     assert (folder / "dev.predictions").exists()
     notes = [line for line in capsys.readouterr().err.splitlines() if "card.json" in line]
-    assert notes == ([f"note: {card}: {note}, not a card run.py writes, so the --n_head and vocabulary of {params} "
-                      f"are not checked; remove it (run.py writes a card beside the params it trains)"]
+    assert notes == ([f"note: {card}: {note}, so the --n_head and vocabulary of {params} are not checked; {fix}"]
                      if note else []), notes
+    from submission.card import card_mismatch
+    card_mismatch(str(params), None)  # a second look in the same run (finetuning looks twice): said once
+    assert "card.json" not in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("heads", [0, -2, True])

@@ -24,6 +24,7 @@ Standard library only (the package imports nothing from outside itself, so not l
 import hashlib
 import json
 import os
+import shlex
 import sys
 
 CARD_SUFFIX = ".card.json"
@@ -148,21 +149,26 @@ def write_card(params_path, model, itos, function=None, epochs=None, corpus=None
 
 
 def _unreadable(params_path):
-    """Why the card beside `params_path` cannot be read, in words, or None: none there, a card read_card reads, or
-    one of other params (a card left beside params replaced since, such as the course's)."""
+    """(why, fix) when the card beside `params_path` cannot be read, in words; None: none there, a card read_card
+    reads, or one of other params (a card left beside params replaced since, such as the course's)."""
     path = card_path(params_path)
     if not os.path.lexists(path) or not os.path.isfile(params_path):
         return None
     if not os.path.isfile(path):
-        return "a folder" if os.path.isdir(path) else "not a regular file"
+        why = "a folder" if os.path.isdir(path) else "not a regular file"
+        return f"{why}, not a card run.py writes", "remove it (run.py writes a card beside the params it trains)"
     try:
         with open(path, encoding="utf-8") as f:
             card = json.load(f)
-    except OSError as e:
-        return f"cannot be read ({e.strerror or e})"
+    except OSError as e:  # its permissions: the card is fine, and removing it would lose its checks for good
+        return f"cannot be read ({e.strerror or e})", f"make it readable (chmod u+r {shlex.quote(path)})"
     except ValueError:
-        return "not JSON"
-    return None if isinstance(card, dict) else f"JSON of a {type(card).__name__}, not an object"
+        why = "not JSON"
+    else:
+        if isinstance(card, dict):
+            return None
+        why = f"JSON of a {type(card).__name__}, not an object"
+    return f"{why}, not a card run.py writes", "remove it (run.py writes a card beside the params it trains)"
 
 
 def read_card(params_path):
@@ -229,16 +235,20 @@ def corpus_folder(params_path, folders):
     return alike
 
 
+_NOTED = set()  # card_mismatch's notes said already in this process
+
+
 def card_mismatch(params_path, model, itos=None):
     """(problem, the flag to fix it) when the card of `params_path` disagrees with `model` (its heads) or,
     given, the vocabulary `itos`; None when they agree or there is no card to go by."""
     card = read_card(params_path)
     if card is None:
-        why = _unreadable(params_path)
-        if why:  # its checks were skipped without a word: a --n_head mismatch then loaded, quietly
-            print(f"note: {card_path(params_path)}: {why}, not a card run.py writes, so the --n_head and vocabulary "
-                  f"of {params_path} are not checked; remove it (run.py writes a card beside the params it trains)",
-                  file=sys.stderr)
+        unreadable = _unreadable(params_path)
+        note = unreadable and (f"note: {card_path(params_path)}: {unreadable[0]}, so the --n_head and vocabulary of "
+                               f"{params_path} are not checked; {unreadable[1]}")
+        if note and note not in _NOTED:  # its checks were skipped without a word: a --n_head mismatch then loaded,
+            _NOTED.add(note)             # quietly (said once a run: finetuning looks at the card twice)
+            print(note, file=sys.stderr)
         return None
     heads, trained = model_heads(model), card_heads(card)
     if trained is not None and heads is not None and trained != heads:
