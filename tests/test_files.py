@@ -1115,3 +1115,44 @@ def test_under_run_sh_the_fix_for_an_output_path_is_out_dir(tmp_path, monkeypatc
     monkeypatch.delenv("RUN_SH_MODE")
     with pytest.raises(DataError, match=r"is unchanged; pick another path$"):
         files_module.atomic_write(str(tmp_path / "p.params"), refused)
+
+
+def test_params_whose_final_write_fails_are_kept_elsewhere(tmp_path, monkeypatch):
+    """(permission audit) The params folder made read-only while a run trained (or its disk filled, its mount
+    went): the final write failed in one line, "pick another path", and the trained model was lost with it. Now
+    the params go to the temporary folder, and the line names that file and the `mv` that puts it in place."""
+    from submission.files import NoRoom
+    monkeypatch.setenv("GPT_NUM_THREADS", "1")
+    keep = tmp_path / "tmp"
+    keep.mkdir()
+    monkeypatch.setattr(files_module.tempfile, "tempdir", str(keep))
+    (tmp_path / "wiki.txt").write_text("Ada Quill was born in Lisbon.\nBo Li was born in Oslo.\n" * 8, encoding="utf-8")
+    out = tmp_path / "p.params"
+    argv = ["--function=pretrain", "--variant=vanilla", f"--pretrain_corpus_path={tmp_path / 'wiki.txt'}",
+            f"--writing_params_path={out}", "--max_epochs", "1", "--n_layer", "1", "--n_head", "2", "--n_embd", "16",
+            "--block_size", "32", "--batch_size", "4"]
+    real = files_module.atomic_torch_save
+    trained = {}
+
+    def folder_now_read_only(obj, path):
+        if path == str(out):
+            trained.update(obj)
+            raise error(f"{path}: could not write it (Permission denied); the previous file, if any, is unchanged; "
+                        f"pick another path")
+        return real(obj, path)
+    monkeypatch.setattr(files_module, "atomic_torch_save", folder_now_read_only)
+    for error in (DataError, NoRoom):
+        with pytest.raises(error) as caught:
+            driver.main(argv)
+        kept = keep / f"p.params.kept-{os.getpid()}"
+        assert str(caught.value) == (f"{out}: could not write it (Permission denied); the previous file, if any, is "
+                                     f"unchanged; pick another path (the trained params are kept in {kept}: mv "
+                                     f"{shlex.quote(str(kept))} {shlex.quote(str(out))} once that path can take them)")
+        saved = torch.load(kept, weights_only=True)
+        assert list(saved) == list(trained) and all(torch.equal(saved[k], trained[k]) for k in saved)
+        assert not out.exists()
+        kept.unlink()
+    monkeypatch.setattr(files_module.tempfile, "tempdir", str(tmp_path / "gone" / "too"))
+    (tmp_path / "gone").write_text("")  # the temporary folder fails as well: the first error alone
+    with pytest.raises(NoRoom, match=r"pick another path$"):
+        driver.main(argv)

@@ -325,6 +325,22 @@ def atomic_torch_save(obj, path):
     _atomic(path, lambda f: torch.save(obj, f))
 
 
+def save_trained(obj, path):
+    """atomic_torch_save for what a training run made (its params, at its end): where the write fails (its folder
+    made read-only meanwhile, a disk filled by another process, a mount gone), the params are written to the
+    temporary folder instead and the error names that file, so hours of training are not lost with the write."""
+    try:
+        atomic_torch_save(obj, path)
+    except DataError as e:
+        kept = os.path.join(tempfile.gettempdir(), f"{os.path.basename(path)}.kept-{os.getpid()}")
+        try:
+            atomic_torch_save(obj, kept)
+        except (DataError, OSError):  # that folder failed too: the first error is the one to say
+            raise e from None
+        raise type(e)(f"{e} (the trained params are kept in {kept}: mv {shlex.quote(kept)} {shlex.quote(path)} "
+                      f"once that path can take them)") from None
+
+
 def atomic_write(path, write):
     """write(f) into a binary file object that becomes `path` only once it has returned."""
     _atomic(path, write)

@@ -11,7 +11,7 @@ from .dataset import NameDataset, read_text
 from .interrupts import writes_finish
 from .model import GPT
 from .trainer import Trainer, TrainerConfig
-from .utils import atomic_torch_save, cpu_state_dict, is_main_process, load_params
+from .utils import cpu_state_dict, is_main_process, load_params, save_trained
 
 # The course's helper.py seeds Python's random on import, so a program (its grader among them) that
 # imports the package and then draws, e.g. span corruptions, sees the course's stream.
@@ -67,7 +67,8 @@ def train(model, writing_params_path, trainer_obj, *, describe=None):
     held from the params to the log) an interrupt leaves the old params, log and card, or the new ones."""
     def save():
         if is_main_process():
-            atomic_torch_save(cpu_state_dict(model), writing_params_path)  # unwrapped: the course's keys
+            save_trained(cpu_state_dict(model), writing_params_path)  # unwrapped: the course's keys; kept
+            # elsewhere if that path fails it now
             if describe is not None:
                 with writes_finish():  # the params are in place: what describes them follows
                     describe()

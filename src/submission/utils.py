@@ -15,14 +15,15 @@ import torch
 from .dataset import MASK_CHAR, DataError
 from .decoding import predict_places, predict_places_recompute, sample, sample_cached, top_k_logits
 from .cli import run_cli
-from .files import atomic_torch_save, atomic_write, atomic_write_text, check_output_path, cpu_state_dict
+from .files import (atomic_torch_save, atomic_write, atomic_write_text, check_output_path, cpu_state_dict,
+                    save_trained)
 from .params import ParamsError, clean_state_dict, load_params
 
 __all__ = [  # this module's own, then the re-exported names of dataset, decoding, cli, files and params
     "set_seed", "get_device", "is_main_process", "evaluate_places", "CountMismatch", "same_place", "MASK_CHAR",
     "DataError", "predict_places", "predict_places_recompute", "sample", "sample_cached", "top_k_logits",
     "ParamsError", "atomic_torch_save", "atomic_write", "atomic_write_text", "check_output_path", "clean_state_dict",
-    "cpu_state_dict", "load_params", "run_cli"]
+    "cpu_state_dict", "load_params", "run_cli", "save_trained"]
 
 
 def set_seed(seed):
