@@ -352,6 +352,16 @@ def check_out_folder(out):
     if os.path.isdir(os.path.join(out, DONE)):  # written after the first training step: refused before it
         raise DataError(f"{os.path.join(out, DONE)}: a folder where the demo keeps its record of the training "
                         f"steps it finished; remove it")
+    for name, what in ((RECORD, "the files it wrote"), (DONE, "the training steps it finished")):
+        try:  # unread, the record was taken for none: its files "not written by the demo", every step retrained
+            with open(os.path.join(out, name), "rb"):
+                pass
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise DataError(f"{os.path.join(out, name)}: cannot be read ({e.strerror or e}), and it is the demo's "
+                            f"record of {what}; make it readable (chmod u+r "
+                            f"{shlex.quote(os.path.join(out, name))})") from None
     default = os.path.realpath(out) == os.path.realpath(DEFAULT_OUT)
     adopt = None
     earlier = os.path.isdir(out) and set(os.listdir(out)) - {LOCK}  # the lock, taken first, made an empty folder
