@@ -24,6 +24,7 @@ import argparse
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -235,9 +236,13 @@ def check(code_dir, submission_dir, data_dir):
                 note = check_code(path)
         except (Bad, OSError) as e:
             what = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            fix = getattr(e, "fix", None) or (modes_instead if mode and demo else
-                                              f"remake it with {grader.run_sh_command(mode, data_dir, submission_dir)}"
-                                              if mode else "restore it from git")
+            fix = getattr(e, "fix", None)
+            if isinstance(e, PermissionError):  # not "remake it", hours of training for a chmod (and the run
+                # remaking it refuses a file it cannot read)
+                fix = f"make it readable (chmod u+r {shlex.quote(gradedpackage.typed_path(path))})"
+            fix = fix or (modes_instead if mode and demo else
+                          f"remake it with {grader.run_sh_command(mode, data_dir, submission_dir)}"
+                          if mode else "restore it from git")
             rows.append((name, "bad", f"{what}; {fix}"))
             continue
         rows.append((name, "ok", note))

@@ -5,6 +5,7 @@ a copy of the package imports; a missing or bad file names the run.sh mode that 
 
 Run:  python -m pytest -q tests/test_deliverables.py
 """
+import errno
 import json
 import os
 import time
@@ -249,6 +250,25 @@ def test_missing_and_bad_files_name_their_fix_and_no_zip_is_written(complete, tm
     os.remove(folder / "synthesizer.finetune.params")
     _, lines, _ = run(complete, out, capsys)
     assert lines[15].endswith("./run.sh synthesizer_finetune_with_pretrain (after synthesizer_pretrain)")
+
+
+def test_an_unreadable_output_is_made_readable_not_remade(complete, tmp_path, capsys, monkeypatch):
+    """(permission audit, non-root) Params made unreadable (chmod 000) read "Permission denied; remake it with
+    ./run.sh vanilla_pretrain": hours of training for a chmod, and the run remaking them refuses a file it cannot
+    read. Root reads anything, so the refusal is made here."""
+    code, folder = complete
+    real = deliverables.check_params
+
+    def shut(path, *args, **kwargs):
+        if os.path.basename(path) == "vanilla.pretrain.params":
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real(path, *args, **kwargs)
+    monkeypatch.setattr(deliverables, "check_params", shut)
+    status, lines, _ = run(complete, tmp_path / "submission.zip", capsys)
+    said = {line.split()[2]: line for line in lines}
+    assert status == 1 and said["vanilla.pretrain.params"].split()[1] == "bad"
+    assert said["vanilla.pretrain.params"].endswith(
+        f" Permission denied; make it readable (chmod u+r {folder / 'vanilla.pretrain.params'})"), said
 
 
 def test_code_saved_as_utf16_or_holding_a_nul_byte_is_named_so(complete, tmp_path, capsys):
