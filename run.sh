@@ -343,6 +343,11 @@ case "$MODE" in
     # every mode's input before the first mode trains: a missing birth_test_inputs.tsv stopped `all` only at the
     # first test evaluation, after the finetuning before it (hours on a CPU at the course's size)
     for f in "${WIKI#*=}" "${TRAIN#*=}" "${DEV#*=}" "${TEST#*=}"; do  # the files the modes are given
+      if [ ! -f "$f" ] && [ -d "$(dirname "$f")" ] && [ ! -x "$(dirname "$f")" ]; then  # its folder shut (no x): the file may be there
+        echo "run.sh all: $f cannot be reached: the folder $(dirname "$f") does not let you in (Permission" \
+          "denied); chmod u+rx $(dirname "$f"), or ask its owner to" >&2
+        exit 2
+      fi
       if [ ! -f "$f" ]; then
         echo "run.sh all: $f not found; its modes read wiki.txt, birth_places_train.tsv, birth_dev.tsv and" \
           "birth_test_inputs.tsv from the folder DATA_DIR names (the course's starter code has the four)" >&2

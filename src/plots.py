@@ -97,6 +97,10 @@ def read_log(path):
         print(f"note: plotting {path}, the log of an earlier run that finished; {named}, newer, is the log of a "
               f"run training now or stopped: give that name to plot it", file=sys.stderr)
     if not os.path.exists(path):
+        from submission.dataset import folder_shut  # only here: the package loads torch
+        shut = folder_shut(path, "log")
+        if shut:  # its folder does not let the user in: not "not found"
+            raise PlotError(shut)
         raise PlotError(f"{path}: log not found (src/run.py writes <writing_params_path>{LOG_SUFFIX}, as "
                         f"{LOG_SUFFIX}.partial while it trains)")
     if os.path.isdir(path):

@@ -192,6 +192,17 @@ def test_the_log_of_a_run_still_training_is_read_from_its_partial(tmp_path, caps
         plots.read_log(str(tmp_path / "b.log.jsonl"))
 
 
+def test_a_log_behind_a_folder_that_does_not_let_the_user_in_is_not_called_missing(tmp_path, shut_folder):
+    """(permission audit, non-root) A log in a folder made 0600 read "log not found"; the folder is named, with
+    its fix."""
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "a.params.log.jsonl").write_text(json.dumps({"step": 1, "loss": 3.0, "lr": 1e-3}) + "\n")
+    shut_folder(tmp_path / "runs")
+    with pytest.raises(plots.PlotError, match=r"a.params.log.jsonl: the log cannot be reached: the folder .*runs does "
+                                              r"not let you in \(Permission denied, mode 0\d{3}\); chmod u\+rx "):
+        plots.read_log(str(tmp_path / "runs" / "a.params.log.jsonl"))
+
+
 def test_a_finished_log_older_than_a_partial_beside_it_is_named_as_the_earlier_runs(tmp_path, capsys):
     """The same training command again (learners.md: watch a run by the log's own name) writes <log>.partial
     beside the earlier run's finished log: plotting the log's name drew the earlier run, with no word of it."""
