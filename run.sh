@@ -343,7 +343,8 @@ case "$MODE" in
     # every mode's input before the first mode trains: a missing birth_test_inputs.tsv stopped `all` only at the
     # first test evaluation, after the finetuning before it (hours on a CPU at the course's size)
     for f in "${WIKI#*=}" "${TRAIN#*=}" "${DEV#*=}" "${TEST#*=}"; do  # the files the modes are given
-      if [ ! -f "$f" ] && [ -d "$(dirname "$f")" ] && [ ! -x "$(dirname "$f")" ]; then  # its folder shut (no x): the file may be there
+      # its folder shut (no search permission): the file may be there all the same
+      if [ ! -f "$f" ] && [ -d "$(dirname "$f")" ] && [ ! -x "$(dirname "$f")" ]; then
         echo "run.sh all: $f cannot be reached: the folder $(dirname "$f") does not let you in (Permission" \
           "denied); chmod u+rx $(dirname "$f"), or ask its owner to" >&2
         exit 2
