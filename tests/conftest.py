@@ -102,3 +102,20 @@ def shut_folder(monkeypatch):
         monkeypatch.setattr(os, "stat", stat)
         monkeypatch.setattr(os, "access", access)
     return shut
+
+
+@pytest.fixture
+def unreadable_file(monkeypatch):
+    """unreadable_file(path): within the test, open() of `path` fails as for a file this user may not read
+    (chmod 000, another user's 0600 file). Root opens any file, so the refusal is made here."""
+    import builtins
+
+    def shut(path):
+        path, real_open = os.fspath(path), builtins.open
+
+        def refusing_open(name, *args, **kwargs):
+            if isinstance(name, (str, os.PathLike)) and os.fspath(name) == path:
+                raise PermissionError(13, "Permission denied", path)
+            return real_open(name, *args, **kwargs)
+        monkeypatch.setattr(builtins, "open", refusing_open)
+    return shut

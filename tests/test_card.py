@@ -5,7 +5,6 @@ checks nothing, as the course's bare params are loaded.
 
 Run:  python -m pytest -q tests/test_card.py
 """
-import errno
 import hashlib
 import json
 import os
@@ -153,7 +152,7 @@ def test_finetuning_from_params_of_another_vocabulary_is_refused(trained, capsys
 @pytest.mark.parametrize("damage, note", [("other params", None), ("no card", None), ("not json", "not JSON"),
                                          ("a list", "JSON of a list, not an object"), ("a folder", "a folder"),
                                          ("unreadable", "cannot be read (Permission denied)")])
-def test_a_card_of_other_params_or_a_damaged_one_checks_nothing(trained, capsys, monkeypatch, damage, note):
+def test_a_card_of_other_params_or_a_damaged_one_checks_nothing(trained, capsys, unreadable_file, damage, note):
     """Params written since without a card (the course's, copied in) load as the course's would. A card that
     cannot be read says so in a note (its checks were skipped without a word: the fuzz audit), once a run, with
     its fix: one the user made unreadable (chmod 000; made here, as root reads anything) is made readable again,
@@ -169,13 +168,7 @@ def test_a_card_of_other_params_or_a_damaged_one_checks_nothing(trained, capsys,
         if damage == "a folder":
             card.mkdir()
     elif damage == "unreadable":
-        real_open = open
-
-        def shut(path, *args, **kwargs):
-            if os.fspath(path) == str(card):
-                raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
-            return real_open(path, *args, **kwargs)
-        monkeypatch.setattr("builtins.open", shut)
+        unreadable_file(card)
         fix = f"make it readable (chmod u+r {card})"
     else:
         card.write_text("{not json" if damage == "not json" else json.dumps([2]), encoding="utf-8")

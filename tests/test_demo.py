@@ -5,7 +5,6 @@ the `ask` command the demo ends with, which runs as printed.
 
 Run:  python -m pytest -q tests/test_demo.py
 """
-import errno
 import json
 import os
 import re
@@ -587,20 +586,14 @@ def test_a_folder_named_as_the_demos_record_of_finished_steps_is_refused_before_
 
 
 @pytest.mark.parametrize("name", [demo.RECORD, demo.DONE])
-def test_a_demo_record_that_cannot_be_read_is_refused_before_any_work(tmp_path, monkeypatch, name):
+def test_a_demo_record_that_cannot_be_read_is_refused_before_any_work(tmp_path, unreadable_file, name):
     """(permission audit, non-root) An unreadable record of the demo's files read as none: its own params were
     then "not written by the demo" (give --out another folder); an unreadable record of finished steps made
     --resume retrain every step, then write the record again. Root reads anything, so the refusal is made here."""
     out = tmp_path / "out"
     out.mkdir()
     (out / name).write_text("{}", encoding="utf-8")
-    real_open = open
-
-    def shut(path, *args, **kwargs):
-        if os.fspath(path) == str(out / name):
-            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
-        return real_open(path, *args, **kwargs)
-    monkeypatch.setattr("builtins.open", shut)
+    unreadable_file(out / name)
     with pytest.raises(DataError, match=rf"^{re.escape(str(out / name))}: cannot be read \(Permission denied\), and "
                                         r"it is the demo's record of .*; make it readable \(chmod u\+r .*\)$"):
         demo.main(["--size", "cpu", "--variants", "nopretrain", "--out", str(out), "--n_layer", "1", "--n_head", "2",

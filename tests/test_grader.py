@@ -2473,7 +2473,8 @@ def test_list_shows_each_id_with_what_it_checks(capsys):
     assert lines[0] == "1c-0-hidden: vanilla model structure (module tree, parameter shapes, causal attention)"
 
 
-def test_files_the_grader_may_not_read_are_said_so_with_the_fix(corpus, tmp_path, monkeypatch, shut_folder):
+def test_files_the_grader_may_not_read_are_said_so_with_the_fix(corpus, tmp_path, monkeypatch, shut_folder,
+                                                                 unreadable_file):
     """(permission audit, non-root) An unreadable predictions or data file failed as "PermissionError: [Errno 13]
     Permission denied: '/...'" (no fix); a data or submission folder that does not let the user in read as its
     files "not found: make it with ./run.sh ...", which would have the student train again. Root reads anything,
@@ -2481,13 +2482,7 @@ def test_files_the_grader_may_not_read_are_said_so_with_the_fix(corpus, tmp_path
     name = ACCURACY["1f-1-hidden"]
     ctx = grader.make_grader(corpus[0], str(tmp_path), "course").context
     (tmp_path / name).write_text("".join(p + "\n" for p in corpus[1]["dev"]), encoding="utf-8")
-    real_open = open
-
-    def unreadable(path, *args, **kwargs):
-        if os.fspath(path) == str(tmp_path / name):
-            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
-        return real_open(path, *args, **kwargs)
-    monkeypatch.setattr("builtins.open", unreadable)
+    unreadable_file(tmp_path / name)
     with pytest.raises(graderlib.Failure, match=rf"{re.escape(name)}: cannot be read \(Permission denied\); make it "
                                                 r"readable \(chmod u\+r .*\), or ask its owner to$"):
         score(ctx, name)
