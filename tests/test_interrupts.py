@@ -290,7 +290,7 @@ def test_params_and_loss_log_change_together(when, tmp_path, monkeypatch):
     model, trainer = tiny_training(tmp_path)
     helper.train(model, str(params), trainer)
     old = params.read_bytes(), log.read_bytes()
-    real_save = helper.atomic_torch_save
+    real_save = helper.save_trained
 
     def interrupted_save(obj, path):
         if when == "during the params write":
@@ -302,7 +302,7 @@ def test_params_and_loss_log_change_together(when, tmp_path, monkeypatch):
             real_save(obj, path)
             signal.raise_signal(signal.SIGINT)
 
-    monkeypatch.setattr(helper, "atomic_torch_save", interrupted_save)
+    monkeypatch.setattr(helper, "save_trained", interrupted_save)
     model, trainer = tiny_training(tmp_path)
     for p in model.parameters():  # other params, so the new file differs from the old one
         p.data.add_(1.0)
@@ -328,7 +328,7 @@ def test_a_ctrl_c_after_the_params_write_still_gets_their_card_and_log_written(w
     model, trainer = tiny_training(tmp_path)
     helper.train(model, str(params), trainer)
     old_log = (tmp_path / "m.params.log.jsonl").read_bytes()
-    real_save = helper.atomic_torch_save
+    real_save = helper.save_trained
 
     def save_then_interrupt(obj, path):
         real_save(obj, path)
@@ -341,7 +341,7 @@ def test_a_ctrl_c_after_the_params_write_still_gets_their_card_and_log_written(w
         files._atomic(path, write)
 
     if when == "after the params write":
-        monkeypatch.setattr(helper, "atomic_torch_save", save_then_interrupt)
+        monkeypatch.setattr(helper, "save_trained", save_then_interrupt)
     else:
         monkeypatch.setattr(files, "atomic_write_text", interrupted_text)
     model, trainer = tiny_training(tmp_path)
