@@ -2496,7 +2496,8 @@ def test_files_the_grader_may_not_read_are_said_so_with_the_fix(corpus, tmp_path
     data = tmp_path / "course"
     data.mkdir()
     shut_folder(data)
-    with pytest.raises(graderlib.Failure, match=r"wiki\.txt cannot be reached: the folder .*course does not let you in"):
+    with pytest.raises(graderlib.Failure, match=r"wiki\.txt cannot be reached: the folder .*course does not let "
+                                                r"you in"):
         grader.Context(str(data), str(tmp_path), {}, "course").wiki_text()
 
 

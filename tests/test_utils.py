@@ -708,7 +708,8 @@ def test_helper_train_runs_any_trainer_then_writes_the_params(tmp_path):
     assert torch.equal(saved["head.weight"], torch.full_like(model.head.weight, 0.5))
 
 
-def test_a_file_behind_a_folder_that_does_not_let_the_user_in_is_not_called_missing(tmp_path, shut_folder):
+def test_a_file_behind_a_folder_that_does_not_let_the_user_in_is_not_called_missing(tmp_path, shut_folder,
+                                                                                     monkeypatch):
     """(permission audit, non-root) A data or params folder made 0600 (no search permission), or another user's
     0700 one: its files read "not found" ("pretraining corpus not found; check the path", "params file not found"),
     so the user looked for a typo or remade them. Now the folder that is shut is named with its fix; the errors
@@ -721,13 +722,17 @@ def test_a_file_behind_a_folder_that_does_not_let_the_user_in_is_not_called_miss
     torch.save(GPT(GPTConfig(8, 16, n_layer=1, n_head=1, n_embd=4)).state_dict(), shut / "a.params")
     shut_folder(shut)
     says = rf"the folder {re.escape(str(shut))} does not let you in \(Permission denied, mode 0\d\d\d\); chmod u\+rx "
-    with pytest.raises(PermissionError, match=rf"^{re.escape(str(shut / 'wiki.txt'))}: the pretraining corpus cannot be "
-                                               rf"reached: {says}") as caught:
+    with pytest.raises(PermissionError, match=rf"^{re.escape(str(shut / 'wiki.txt'))}: the pretraining corpus "
+                                               rf"cannot be reached: {says}") as caught:
         read_text(str(shut / "wiki.txt"), "pretraining corpus")
     assert isinstance(caught.value, DataError)
     with pytest.raises(ParamsUnreachable, match=rf"^{re.escape(str(shut / 'a.params'))}: the params file cannot be "
                                                 rf"reached: {says}"):
         load_params(GPT(GPTConfig(8, 16, n_layer=1, n_head=1, n_embd=4)), str(shut / "a.params"))
+    monkeypatch.setattr(os, "geteuid", lambda: os.stat(shut).st_uid + 1)  # another user's folder: no chmod of ours
+    with pytest.raises(PermissionError, match=rf"\(Permission denied, mode 0\d\d\d\); ask its owner to let you in "
+                                               rf"\(chmod o\+rx {re.escape(str(shut))}\)$"):
+        read_text(str(shut / "wiki.txt"), "pretraining corpus")
     with pytest.raises(FileNotFoundError, match="not found"):  # a file that is not there is still missing
         read_text(str(tmp_path / "gone.txt"), "pretraining corpus")
 

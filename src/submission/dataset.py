@@ -152,7 +152,8 @@ def folder_shut(path, what):
         if os.path.isdir(folder) and not os.access(folder, os.X_OK):
             mode = os.stat(folder).st_mode & 0o7777
             mine = not hasattr(os, "geteuid") or os.stat(folder).st_uid == os.geteuid()
-            fix = f"chmod u+rx {shlex.quote(folder)}" if mine else "ask its owner to let you in (chmod o+rx), or copy the file elsewhere"
+            fix = (f"chmod u+rx {shlex.quote(folder)}" if mine
+                   else f"ask its owner to let you in (chmod o+rx {shlex.quote(folder)})")
             return (f"{path}: the {what} cannot be reached: the folder {folder} does not let you in (Permission "
                     f"denied, mode {mode:04o}); {fix}")
     return None

@@ -67,8 +67,8 @@ def train(model, writing_params_path, trainer_obj, *, describe=None):
     held from the params to the log) an interrupt leaves the old params, log and card, or the new ones."""
     def save():
         if is_main_process():
-            save_trained(cpu_state_dict(model), writing_params_path)  # unwrapped: the course's keys; kept
-            # elsewhere if that path fails it now
+            # unwrapped: the course's keys; kept in the temporary folder if this path refuses them
+            save_trained(cpu_state_dict(model), writing_params_path)
             if describe is not None:
                 with writes_finish():  # the params are in place: what describes them follows
                     describe()
