@@ -66,6 +66,14 @@ def test_a_folder_the_user_cannot_write_is_named_up_front(tmp_path, monkeypatch)
                                         rf"{re.escape(folder)} is not writable; pick another path"):
         check_output_path(str(tmp_path / "new" / "p.params"), "params")
     assert os.listdir(tmp_path) == []
+    tmp_path.chmod(0o555)  # the user's own folder made read-only (permission audit): the chmod that undoes it
+    try:
+        with pytest.raises(DataError, match=rf": the folder {re.escape(folder)} is not writable; make it writable "
+                                            rf"\(chmod u\+w {re.escape(shlex.quote(folder))}\), or pick another "
+                                            r"path for the params$"):
+            check_output_path(str(tmp_path / "p.params"), "params")
+    finally:
+        tmp_path.chmod(0o755)
 
 
 def test_an_existing_output_that_cannot_be_read_is_refused_up_front(tmp_path, monkeypatch):

@@ -531,6 +531,11 @@ def check_output_path(path, what, inputs=(), replaces=None, named_by=None, outpu
         raise DataError(f"{path}: {existing} is a file, not a folder; {pick}")
     if not os.access(existing, os.W_OK | os.X_OK):
         made = "is not writable" if existing == folder else f"cannot be made: {existing} is not writable"
+        st = os.stat(existing)
+        if hasattr(os, "geteuid") and st.st_uid == os.geteuid() and not st.st_mode & stat.S_IWUSR:
+            # the user's own folder made read-only (chmod a-w, to keep what is in it): "pick another path" alone
+            # abandoned a --resume's training state there
+            pick = f"make it writable (chmod u+w {shlex.quote(existing)}), or {pick}"
         raise DataError(f"{path}: the folder {folder} {made}; {pick}")
     try:
         with interrupts_held():  # a Ctrl-C here would leave the trial file behind
