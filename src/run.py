@@ -39,7 +39,7 @@ with interruptible_start("run.py"):  # torch loads here
     from submission.params import load_torch_file
     from submission.fastpath import (COMPILE_MODES, GRAPH_MODES, compile_setting, compiled_graphs_conflict,
                                      step_graphs_need)
-    from submission.trainer import TrainerConfig, partial_log_path
+    from submission.trainer import TrainerConfig, exit_past_gloo, partial_log_path
     from submission.threads import denormals_flushed
     from submission.utils import (atomic_write_text, check_output_path, evaluate_places, distributed_env, get_device,
                                   load_params, is_main_process, predict_places, run_cli, set_seed)
@@ -793,4 +793,5 @@ def train_or_evaluate_unlocked(args):
 
 
 if __name__ == "__main__":
-    run_cli(main, keep_working=True)
+    # (a torchrun process on the CPU leaves by os._exit once its files are written: trainer.exit_past_gloo)
+    exit_past_gloo(lambda: run_cli(main, keep_working=True))
