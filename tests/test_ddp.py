@@ -8,7 +8,7 @@ different numbers of -100 targets). Only rank 0 writes the log and checkpoint an
 Ranks that pack their rows (TrainerConfig.pack) train to the same params too; DDP is built without
 its deprecation warning.
 `run.py` itself under torchrun prints once and writes once, and when rank 0 stops with an error,
-rank 1 says so in one line.
+rank 1 says so in one line; a gloo process leaves past Python's teardown (os._exit) with its output and status.
 
 Run:  python -m pytest -q tests/test_ddp.py
 """
@@ -526,3 +526,32 @@ def test_a_rank_whose_rows_have_no_counted_target_trains_the_same_params_as_one(
     logged = [json.loads(line)["loss"] for line in open(os.path.join(folder, "uncounted-rank0.log.jsonl"))]
     single = [json.loads(line)["loss"] for line in open(os.path.join(folder, "uncounted-single.log.jsonl"))]
     assert logged == pytest.approx(single, rel=1e-4, abs=1e-5)
+
+
+EXIT_PAST_GLOO = r"""
+import os, sys
+sys.path.insert(0, os.path.join(sys.argv[1], "src"))
+import torch.distributed as dist
+from submission.trainer import exit_past_gloo
+if sys.argv[2] == "gloo":
+    dist.init_process_group("gloo", init_method=f"file://{sys.argv[3]}", rank=0, world_size=1)
+ends = {"ok": lambda: None, "status": lambda: sys.exit(3), "text": lambda: sys.exit("stopped: says why")}
+def run():
+    print("written before the exit")  # stdout to a pipe is buffered: os._exit would drop it unflushed
+    ends[sys.argv[4]]()
+exit_past_gloo(run)
+print("after exit_past_gloo")  # only a process without gloo gets here, on a normal end
+"""
+
+
+@pytest.mark.parametrize("end, status, err", [("ok", 0, ""), ("status", 3, ""), ("text", 1, "stopped: says why\n")])
+@pytest.mark.parametrize("backend", ["gloo", "none"])
+def test_a_gloo_process_leaves_past_pythons_teardown_with_its_status_and_output(tmp_path, backend, end, status, err):
+    """trainer.exit_past_gloo: a process of a gloo group leaves by os._exit, which drops what Python has not
+    flushed and knows only ints: its printed lines, its exit status and a sys.exit("text") reach the caller as
+    they would without it (a process without gloo exits as Python does, carrying on after a normal end)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout buffered, as by default
+    p = subprocess.run([sys.executable, "-c", EXIT_PAST_GLOO, ROOT, backend, str(tmp_path / "rendezvous"), end],
+                       capture_output=True, text=True, timeout=120, env=env)
+    after = "after exit_past_gloo\n" if backend == "none" and end == "ok" else ""
+    assert (p.returncode, p.stdout, p.stderr) == (status, "written before the exit\n" + after, err)
