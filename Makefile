@@ -38,6 +38,8 @@ $(FIGURES_DONE): written/figures.py written/checks.py
 submission.pdf: submission.tex written/results.tex docs/attention_last.png $(FIGURES_DONE)
 	@command -v $(LATEXMK) >/dev/null 2>&1 || { echo "make: no $(LATEXMK) (LaTeX); install it: apt-get install" \
 	  "latexmk texlive-latex-base texlive-latex-recommended (the list CI uses: .ci/apt-packages.txt)" >&2; exit 2; }
+	@[ -w . ] || { echo "make: this folder is not writable, and LaTeX writes $(BUILD)/ and submission.pdf in" \
+	  "it; make it writable (chmod u+w .), or build in a writable copy" >&2; exit 2; }
 	@rm -rf $(BUILD)
 	@$(LATEXMK) $(LATEXMK_FLAGS) -outdir=$(BUILD) submission.tex >/dev/null || { \
 	  if [ -f $(BUILD)/submission.log ]; then grep -A2 -E '^([^ ]+\.(tex|sty|cls):[0-9]+: |!)' \
