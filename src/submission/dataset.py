@@ -150,8 +150,9 @@ def folder_shut(path, what):
         folder = os.path.dirname(folder)
     for folder in reversed(folders):  # from the root down: the first shut one is the one to open
         if os.path.isdir(folder) and not os.access(folder, os.X_OK):
-            mode = os.stat(folder).st_mode & 0o7777
-            mine = not hasattr(os, "geteuid") or os.stat(folder).st_uid == os.geteuid()
+            st = os.stat(folder)
+            mode = st.st_mode & 0o7777
+            mine = not hasattr(os, "geteuid") or st.st_uid == os.geteuid()
             fix = (f"chmod u+rx {shlex.quote(folder)}" if mine
                    else f"ask its owner to let you in (chmod o+rx {shlex.quote(folder)})")
             return (f"{path}: the {what} cannot be reached: the folder {folder} does not let you in (Permission "

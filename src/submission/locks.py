@@ -105,6 +105,8 @@ def _take(fcntl, path, busy):
                 return None  # the output check says what is wrong
             continue
         except PermissionError:
+            if not os.path.lexists(path):  # no file, and none can be made here (a folder this user cannot write
+                return None                # in): no lock, and the output check says what is wrong
             # another user's lock (made 0644 under their umask): a descriptor opened for reading flocks as well,
             # so runs of two users into a shared folder still exclude each other (O_RDWR failing was an
             # unlocked run, without a word)

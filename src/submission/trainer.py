@@ -221,15 +221,18 @@ def exit_past_gloo(run):
     without an active exception" (a gloo worker thread taking the GIL as Python finalized, which ends that thread
     inside C++). Every file is written and closed by then, so skipping the interpreter's teardown loses nothing;
     any other process exits as usual."""
+    def in_gloo_group():
+        return dist.is_available() and dist.is_initialized() and dist.get_backend() == "gloo"
     try:
         run()
-        status = 0
     except SystemExit as e:
-        if not (dist.is_available() and dist.is_initialized() and dist.get_backend() == "gloo"):
+        if not in_gloo_group():
             raise
         status = e.code
-    if not (dist.is_available() and dist.is_initialized() and dist.get_backend() == "gloo"):
-        return
+    else:
+        if not in_gloo_group():
+            return
+        status = 0
     if status is not None and not isinstance(status, int):  # sys.exit("text"): printed, status 1, as Python does
         print(status, file=sys.stderr)
         status = 1
