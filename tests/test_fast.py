@@ -133,6 +133,58 @@ def test_cpu_training_path_equals_reference_with_the_same_masks(synth, monkeypat
     assert_same_forward_and_backward(fast, a, loss_a, ref, b, loss_b)
 
 
+@pytest.mark.parametrize("synth", [False, True])
+def test_cpu_training_path_equals_reference_with_every_dropout_and_the_same_masks(synth, monkeypatch):
+    """With the embedding, attention, residual and MLP dropouts all on, the fast path draws every mask through
+    `_keep_mask` (the model's own two as KeepMaskDropout) in the order the reference path's dropouts draw theirs:
+    given the same masks, the same logits and gradients. (The MLP's and the embeddings' were nn.Dropout's own
+    draws on the fast path too, before KeepMaskDropout.)"""
+    torch.manual_seed(0)
+    kw = dict(synthesizer=synth, attn_pdrop=0.2, resid_pdrop=0.3, embd_pdrop=0.25)
+    fast, ref = scrambled(GPT(config(**kw))), GPT(config(**kw))
+    ref.load_state_dict(fast.state_dict())
+    set_fast_attention(ref, False)
+    masks = FixedMasks()
+    monkeypatch.setattr(attention_module, "_keep_mask", masks.draw)
+    ref.drop = MaskedDropout(0.25, masks)
+    for block in ref.blocks:
+        block.attn.attn_drop = MaskedDropout(0.2, masks)
+        block.attn.resid_drop = MaskedDropout(0.3, masks)
+        block.mlp[3] = MaskedDropout(0.3, masks)
+    x, y = torch.randint(0, 20, (3, 23)), torch.randint(0, 20, (3, 23))
+    fast.train(), ref.train()
+    a, loss_a = fast(x, y)
+    assert len(masks.masks) == 1 + 3 * 2  # the embeddings', then each layer's attention, residual and MLP masks
+    masks.replay = list(masks.masks)
+    b, loss_b = ref(x, y)
+    assert masks.replay == []
+    assert_same_forward_and_backward(fast, a, loss_a, ref, b, loss_b)
+
+
+def test_keep_mask_dropout_is_nn_dropout_off_the_fast_path_and_in_eval():
+    """KeepMaskDropout switched off (set_fast_attention(model, False), GPTConfig(fast_attention=False)) draws as
+    nn.Dropout does, bit for bit from the same seed, so the reference path is the course's computation; in eval
+    mode either path returns its input; and the switches reach it as they reach the attention layers."""
+    from submission.attention import KeepMaskDropout
+    x = torch.randn(4, 9, 16)
+    off = KeepMaskDropout(0.3, fast=False)
+    torch.manual_seed(3)
+    want = nn.Dropout(0.3)(x)
+    torch.manual_seed(3)
+    assert torch.equal(off(x), want)
+    for fast in (True, False):
+        assert torch.equal(KeepMaskDropout(0.3, fast=fast).eval()(x), x)
+    model = GPT(config(embd_pdrop=0.1, resid_pdrop=0.1))
+    switched = [model.drop] + [b.mlp[3] for b in model.blocks]
+    assert all(isinstance(m, KeepMaskDropout) and m.fast for m in switched)
+    with attention_paths(model, False):
+        assert not any(m.fast for m in switched)
+    assert all(m.fast for m in switched)
+    set_fast_attention(model, False)
+    assert not any(m.fast for m in switched)
+    assert not any(m.fast for m in GPT(config(fast_attention=False)).modules() if isinstance(m, KeepMaskDropout))
+
+
 def assert_same_forward_and_backward(fast, a, loss_a, ref, b, loss_b):
     """Logits a and b agree, and so do the gradients that loss_a and loss_b give the models' parameters."""
     assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)

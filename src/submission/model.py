@@ -13,7 +13,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .attention import BlockOverflow, CausalSelfAttention, PackedAttention, SynthesizerAttention
+from .attention import BlockOverflow, CausalSelfAttention, KeepMaskDropout, PackedAttention, SynthesizerAttention
 
 
 class GPTConfig:
@@ -50,7 +50,7 @@ class Block(nn.Module):
             nn.Linear(config.n_embd, 4 * config.n_embd),
             nn.GELU(),
             nn.Linear(4 * config.n_embd, config.n_embd),
-            nn.Dropout(config.resid_pdrop),
+            KeepMaskDropout(config.resid_pdrop, fast=getattr(config, "fast_attention", True)),
         )
 
     def forward(self, x, packed=None):
@@ -89,7 +89,7 @@ class GPT(nn.Module):
         super().__init__()
         self.tok_emb = nn.Embedding(config.vocab_size, config.n_embd)
         self.pos_emb = nn.Parameter(torch.zeros(1, config.block_size, config.n_embd))
-        self.drop = nn.Dropout(config.embd_pdrop)
+        self.drop = KeepMaskDropout(config.embd_pdrop, fast=getattr(config, "fast_attention", True))
         self.blocks = nn.Sequential(*[Block(config) for _ in range(config.n_layer)])
         self.ln_f = nn.LayerNorm(config.n_embd)
         self.head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
