@@ -137,8 +137,8 @@ def test_cpu_training_path_equals_reference_with_the_same_masks(synth, monkeypat
 def test_cpu_training_path_equals_reference_with_every_dropout_and_the_same_masks(synth, monkeypatch):
     """With the embedding, attention, residual and MLP dropouts all on, the fast path draws every mask through
     `_keep_mask` (the model's own two as KeepMaskDropout) in the order the reference path's dropouts draw theirs:
-    given the same masks, the same logits and gradients. (The MLP's and the embeddings' were nn.Dropout's own
-    draws on the fast path too, before KeepMaskDropout.)"""
+    given the same masks, the same logits and gradients. (Before KeepMaskDropout the fast path drew those two
+    through nn.Dropout, and this failed.)"""
     torch.manual_seed(0)
     kw = dict(synthesizer=synth, attn_pdrop=0.2, resid_pdrop=0.3, embd_pdrop=0.25)
     fast, ref = scrambled(GPT(config(**kw))), GPT(config(**kw))
