@@ -20,6 +20,7 @@ from torch.utils.data import TensorDataset
 
 from submission import GPT, GPTConfig, Trainer, TrainerConfig, helper
 from submission import cli, files, interrupts
+from submission.dataset import DataError
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 STARTING = "prog: interrupted while starting; nothing was written\n"
@@ -522,6 +523,55 @@ def test_an_error_raised_while_a_stop_unwinds_still_ends_in_the_stop_s_line(sign
     what, status = ("terminated (SIGTERM)", 143) if signum == signal.SIGTERM else ("interrupted", 130)
     assert stop.value.code == status
     assert capsys.readouterr().err == f"{what}: no output file was half-written\n"
+
+
+class _SignalledAsWritten:
+    """stderr that sends this process `signum` as the first line is written to it: a stop arriving just as a
+    run ends in its error (torchrun's SIGTERM, as a collective fails on the process that stopped first)."""
+
+    def __init__(self, signum):
+        self.signum, self.text, self.sent = signum, [], False
+
+    def write(self, text):
+        self.text.append(text)
+        if not self.sent:
+            self.sent = True
+            os.kill(os.getpid(), self.signum)  # its Python handler runs at the next bytecode, inside this write
+        return len(text)
+
+    def flush(self):
+        pass
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("error, line, status", [
+    (DataError("w.txt: missing"), "error: w.txt: missing\n", 2),
+    (RuntimeError("Connection closed by peer [127.0.0.1]:1"), "error: process 1 of 2 stopped because another "
+     "process of this torchrun run stopped first: that process's error says why\n", 1),
+])
+def test_a_stop_arriving_as_the_run_ends_in_its_error_adds_no_traceback(monkeypatch, signum, error, line, status):
+    """The error's one line and status stand: the stop raised KeyboardInterrupt inside the handler that printed
+    the line, and it left run_cli as a traceback instead of the exit (rank 1 of tests/test_ddp.py's torchrun run,
+    1 of about 70 runs on a 2-core Xeon). The SIGTERM goes to the handler the process had before run_cli."""
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    got = []
+    signal.signal(signal.SIGTERM, lambda *a: got.append("SIGTERM"))
+    stderr = _SignalledAsWritten(signum)
+    monkeypatch.setattr(sys, "stderr", stderr)
+
+    def main():
+        raise error
+    try:
+        cli.run_cli(main, keep_working=True)
+    except BaseException as e:  # noqa: BLE001 - a KeyboardInterrupt must not end the test session
+        ended = e
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    assert isinstance(ended, SystemExit) and ended.code == status, repr(ended)
+    assert "".join(stderr.text) == line
+    assert got == (["SIGTERM"] if signum == signal.SIGTERM else [])
 
 
 def test_a_runtime_error_without_a_stop_is_not_called_one():

@@ -255,10 +255,15 @@ def run_cli(main, keep_working=False):
         sys.stdout.flush()  # a closed pipe shows here, not at exit's flush (stdout to a pipe is buffered)
         if any(g.closed_pipe for g in guards):
             closed_pipe_exit()
+    # each error's exit ignores Ctrl-C first (SIGTERM back to its own handler): a stop arriving as the run ends in
+    # its error would raise inside the handler, and a traceback would follow the one line. torchrun sends its
+    # SIGTERM just as a process's collective fails on the peer that stopped (tests/test_ddp.py met it)
     except (DataError, ParamsError) as e:
+        _ignore_interrupts(previous_term)
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
     except TrainingDiverged as e:
+        _ignore_interrupts(previous_term)
         print(f"error: {e}", file=sys.stderr)
         sys.exit(1)
     except BrokenPipeError:
@@ -266,6 +271,7 @@ def run_cli(main, keep_working=False):
     except KeyboardInterrupt:
         _stopped(previous_term, keep_working)
     except (OSError, MemoryError, RuntimeError) as e:
+        _ignore_interrupts(previous_term)
         if _raised_while_stopping(e):
             _stopped(previous_term, keep_working)
         message = machine_limit(e) or peer_stopped(e)
