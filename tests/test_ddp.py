@@ -423,7 +423,8 @@ def test_a_process_whose_peer_stopped_says_so_in_one_line(tmp_path):
             f"{params}.state") in p.stderr
     assert ("error: process 1 of 2 stopped because another process of this torchrun run stopped first: that "
             "process's error says why" in p.stderr or "terminated (SIGTERM)" in p.stderr), p.stderr[-3000:]
-    assert "trainer.py" not in p.stderr and "[rank1]" not in p.stderr, p.stderr  # torchrun's own traceback names neither
+    # torchrun's own traceback names neither
+    assert "trainer.py" not in p.stderr and "[rank1]" not in p.stderr, p.stderr
     assert os.path.exists(params + ".state") and not os.path.exists(params)
 
 

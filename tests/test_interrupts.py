@@ -551,8 +551,9 @@ class _SignalledAsWritten:
 ])
 def test_a_stop_arriving_as_the_run_ends_in_its_error_adds_no_traceback(monkeypatch, signum, error, line, status):
     """The error's one line and status stand: the stop raised KeyboardInterrupt inside the handler that printed
-    the line, and it left run_cli as a traceback instead of the exit (rank 1 of tests/test_ddp.py's torchrun run,
-    1 of about 70 runs on a 2-core Xeon). The SIGTERM goes to the handler the process had before run_cli."""
+    the line, and it left run_cli as a traceback instead of the exit (rank 1 of tests/test_ddp.py's torchrun run:
+    2 of about 100 runs on a 2-core Xeon, and 6 of 6 with that line slowed down). The SIGTERM goes to the handler
+    the process had before run_cli."""
     monkeypatch.setenv("WORLD_SIZE", "2")
     monkeypatch.setenv("RANK", "1")
     got = []
