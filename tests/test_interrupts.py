@@ -575,6 +575,29 @@ def test_a_stop_arriving_as_the_run_ends_in_its_error_adds_no_traceback(monkeypa
     assert got == (["SIGTERM"] if signum == signal.SIGTERM else [])
 
 
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("keep_working", [False, True])
+def test_a_stop_arriving_as_a_closed_pipe_ends_the_run_adds_no_traceback(monkeypatch, signum, keep_working):
+    """A closed stdout (`| head`) ends the run in status 141 however a Ctrl-C or SIGTERM arrives as it does:
+    the stop raised KeyboardInterrupt inside the closed pipe's exit, before run_cli's `finally` ignored it, and
+    left as a traceback. The SIGTERM goes to the handler the process had before run_cli."""
+    got = []
+    signal.signal(signal.SIGTERM, lambda *a: got.append("SIGTERM"))
+    monkeypatch.setattr(cli, "_to_devnull", lambda stream: os.kill(os.getpid(), signum))  # the stop, in the exit
+
+    def main():
+        raise BrokenPipeError(32, "Broken pipe")
+    try:
+        cli.run_cli(main, keep_working=keep_working)
+    except BaseException as e:  # noqa: BLE001 - a KeyboardInterrupt must not end the test session
+        ended = e
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    assert isinstance(ended, SystemExit) and ended.code == 141, repr(ended)
+    assert got == (["SIGTERM"] if signum == signal.SIGTERM else [])
+
+
 def test_a_runtime_error_without_a_stop_is_not_called_one():
     """The stop's line is for errors raised while stopping; any other RuntimeError stays what it is."""
     def main():

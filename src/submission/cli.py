@@ -255,9 +255,10 @@ def run_cli(main, keep_working=False):
         sys.stdout.flush()  # a closed pipe shows here, not at exit's flush (stdout to a pipe is buffered)
         if any(g.closed_pipe for g in guards):
             closed_pipe_exit()
-    # each error's exit ignores Ctrl-C first (SIGTERM back to its own handler): a stop arriving as the run ends in
-    # its error would raise inside the handler, and a traceback would follow the one line. torchrun sends its
-    # SIGTERM just as a process's collective fails on the peer that stopped (tests/test_ddp.py met it)
+    # each error's exit, a closed pipe's too, ignores Ctrl-C first (SIGTERM back to its own handler): a stop
+    # arriving as the run ends in its error would raise inside the handler, and a traceback would follow the one
+    # line. torchrun sends its SIGTERM just as a process's collective fails on the peer that stopped
+    # (tests/test_ddp.py met it)
     except (DataError, ParamsError) as e:
         _ignore_interrupts(previous_term)
         print(f"error: {e}", file=sys.stderr)
@@ -267,6 +268,7 @@ def run_cli(main, keep_working=False):
         print(f"error: {e}", file=sys.stderr)
         sys.exit(1)
     except BrokenPipeError:
+        _ignore_interrupts(previous_term)
         closed_pipe_exit()
     except KeyboardInterrupt:
         _stopped(previous_term, keep_working)
