@@ -543,6 +543,21 @@ class _SignalledAsWritten:
         pass
 
 
+def _how_run_cli_ends(error, keep_working):
+    """What run_cli raised as it ended a main that raises `error` (SystemExit, or the KeyboardInterrupt that would
+    be a traceback), with SIGINT and SIGTERM set back to Python's defaults afterwards."""
+    def main():
+        raise error
+    try:
+        cli.run_cli(main, keep_working=keep_working)
+    except BaseException as e:  # noqa: BLE001 - a KeyboardInterrupt must not end the test session
+        return e
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    return None
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 @pytest.mark.parametrize("error, line, status", [
     (DataError("w.txt: missing"), "error: w.txt: missing\n", 2),
@@ -560,16 +575,7 @@ def test_a_stop_arriving_as_the_run_ends_in_its_error_adds_no_traceback(monkeypa
     signal.signal(signal.SIGTERM, lambda *a: got.append("SIGTERM"))
     stderr = _SignalledAsWritten(signum)
     monkeypatch.setattr(sys, "stderr", stderr)
-
-    def main():
-        raise error
-    try:
-        cli.run_cli(main, keep_working=True)
-    except BaseException as e:  # noqa: BLE001 - a KeyboardInterrupt must not end the test session
-        ended = e
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    ended = _how_run_cli_ends(error, keep_working=True)
     assert isinstance(ended, SystemExit) and ended.code == status, repr(ended)
     assert "".join(stderr.text) == line
     assert got == (["SIGTERM"] if signum == signal.SIGTERM else [])
@@ -584,16 +590,7 @@ def test_a_stop_arriving_as_a_closed_pipe_ends_the_run_adds_no_traceback(monkeyp
     got = []
     signal.signal(signal.SIGTERM, lambda *a: got.append("SIGTERM"))
     monkeypatch.setattr(cli, "_to_devnull", lambda stream: os.kill(os.getpid(), signum))  # the stop, in the exit
-
-    def main():
-        raise BrokenPipeError(32, "Broken pipe")
-    try:
-        cli.run_cli(main, keep_working=keep_working)
-    except BaseException as e:  # noqa: BLE001 - a KeyboardInterrupt must not end the test session
-        ended = e
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    ended = _how_run_cli_ends(BrokenPipeError(32, "Broken pipe"), keep_working)
     assert isinstance(ended, SystemExit) and ended.code == 141, repr(ended)
     assert got == (["SIGTERM"] if signum == signal.SIGTERM else [])
 
